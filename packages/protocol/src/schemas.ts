@@ -1,0 +1,50 @@
+/**
+ * zod validators for the wire boundary. A separate entry (`@interlude/protocol/schemas`) because
+ * zod is large: servers and tests import it; browser bundles use the light checks of the main entry.
+ * AG-UI's own schemas come from `@ag-ui/core/schemas`; Interlude adds only its own shapes.
+ */
+import {
+  EventSchema,
+  InterruptSchema,
+  MessageSchema,
+  ResumeEntrySchema,
+  RunAgentInputSchema,
+} from '@ag-ui/core/schemas'
+import { z } from 'zod'
+import { ADMISSION_ERROR_CODES, CLIENT_ERROR_CODES, STREAM_ERROR_CODES } from './errors.ts'
+import { isRfc3339 } from './expires-at.ts'
+
+export { EventSchema, InterruptSchema, MessageSchema, ResumeEntrySchema, RunAgentInputSchema }
+
+export const ErrorCodeSchema = z.enum([...ADMISSION_ERROR_CODES, ...STREAM_ERROR_CODES, ...CLIENT_ERROR_CODES])
+
+export const ErrorEnvelopeSchema = z.object({
+  error: z.object({ code: ErrorCodeSchema, message: z.string(), details: z.unknown().optional() }),
+})
+
+/** An interrupt as Interlude servers emit it: AG-UI's shape plus a strict RFC 3339 `expiresAt`. */
+export const StrictInterruptSchema = InterruptSchema.refine((i) => i.expiresAt === undefined || isRfc3339(i.expiresAt), {
+  message: 'expiresAt must be RFC 3339 with Z or an offset',
+  path: ['expiresAt'],
+})
+
+export const ThreadSnapshotSchema = z.object({
+  threadId: z.string().min(1),
+  revision: z.number().int().nonnegative(),
+  status: z.enum(['idle', 'running', 'interrupted']),
+  messages: z.array(MessageSchema),
+  state: z.unknown(),
+  interrupts: z.array(StrictInterruptSchema).min(1).optional(),
+  activeRunId: z.string().optional(),
+  lastEventId: z.number().int().nonnegative(),
+  unsettledEffects: z
+    .array(z.object({ toolCallId: z.string(), toolName: z.string(), status: z.literal('unknown') }))
+    .optional(),
+})
+
+export type ZodIssueSummary = { path: string; message: string }
+
+/** Flattens zod issues into `{ path, message }` pairs suitable for an error envelope's details. */
+export function summarizeIssues(error: z.ZodError): ZodIssueSummary[] {
+  return error.issues.slice(0, 20).map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }))
+}

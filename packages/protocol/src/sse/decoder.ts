@@ -1,0 +1,125 @@
+import { createParser } from 'eventsource-parser'
+import { InterludeError } from '../errors.ts'
+
+/**
+ * Streaming SSE decoder over `ReadableStream<Uint8Array>` built on eventsource-parser@4 (a small,
+ * spec-complete parser: CR, LF and CRLF line ends, multi-line `data:`, comments, BOM).
+ * This layer adds what a client needs on top: UTF-8 decoding across arbitrary byte splits
+ * (fatal on invalid bytes), last-event-id tracking, a frame size cap and typed errors instead of
+ * silent drops (a frame cut off by end of stream is reported, not discarded).
+ */
+
+export interface SseFrame {
+  /** `id:` of this frame, if it had one. */
+  readonly id: string | undefined
+  /** The last event id seen so far on this stream (persists across frames without `id:`). */
+  readonly lastEventId: string | undefined
+  readonly event: string | undefined
+  readonly data: string
+}
+
+export type ProtocolErrorReason =
+  | 'frame_too_large'
+  | 'invalid_utf8'
+  | 'truncated_frame'
+  | 'invalid_json'
+  | 'invalid_event'
+
+export interface SseDecodeOptions {
+  /** Largest frame (characters buffered for one event) before a `PROTOCOL_ERROR`. @default 8 MiB */
+  readonly maxFrameSize?: number
+  readonly onComment?: (comment: string) => void
+  readonly onRetry?: (ms: number) => void
+  readonly signal?: AbortSignal
+}
+
+export const DEFAULT_MAX_FRAME_SIZE = 8 * 1024 * 1024
+
+export function protocolError(reason: ProtocolErrorReason, message: string, cause?: unknown): InterludeError {
+  return new InterludeError('PROTOCOL_ERROR', message, cause === undefined ? { details: { reason } } : { details: { reason }, cause })
+}
+
+type ByteSource = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>
+
+async function* chunksOf(source: ByteSource, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+  if (typeof (source as ReadableStream<Uint8Array>).getReader === 'function') {
+    const reader = (source as ReadableStream<Uint8Array>).getReader()
+    const onAbort = () => void reader.cancel().catch(() => undefined)
+    signal?.addEventListener('abort', onAbort, { once: true })
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) return
+        yield value
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort)
+      // Release (or cancel) the body when the consumer stops early.
+      await reader.cancel().catch(() => undefined)
+      reader.releaseLock()
+    }
+  } else {
+    for await (const chunk of source as AsyncIterable<Uint8Array>) yield chunk
+  }
+}
+
+/** Decodes SSE frames. Throws `InterludeError('PROTOCOL_ERROR')` with a typed `details.reason`. */
+export async function* decodeSse(source: ByteSource, options: SseDecodeOptions = {}): AsyncGenerator<SseFrame, void, undefined> {
+  const maxFrameSize = options.maxFrameSize ?? DEFAULT_MAX_FRAME_SIZE
+  const queue: SseFrame[] = []
+  let lastEventId: string | undefined
+  let failure: InterludeError | undefined
+  const parser = createParser({
+    maxBufferSize: maxFrameSize,
+    onId: (id) => {
+      lastEventId = id
+    },
+    onEvent: (message) => {
+      if (message.data.length > maxFrameSize) {
+        failure ??= protocolError('frame_too_large', `SSE frame exceeds ${maxFrameSize} characters.`)
+        return
+      }
+      queue.push({ id: message.id, lastEventId, event: message.event, data: message.data })
+    },
+    ...(options.onComment ? { onComment: options.onComment } : {}),
+    ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+    onError: (error) => {
+      // Unknown fields and invalid `retry:` are ignored, as the SSE specification requires.
+      if (error.type === 'max-buffer-size-exceeded') {
+        failure ??= protocolError('frame_too_large', `SSE frame exceeds ${maxFrameSize} characters.`, error)
+      }
+    },
+  })
+  const decoder = new TextDecoder('utf-8', { fatal: true })
+  const decode = (bytes: Uint8Array | undefined): string => {
+    try {
+      return bytes === undefined ? decoder.decode() : decoder.decode(bytes, { stream: true })
+    } catch (error) {
+      throw protocolError('invalid_utf8', 'SSE stream is not valid UTF-8.', error)
+    }
+  }
+
+  for await (const chunk of chunksOf(source, options.signal)) {
+    const text = decode(chunk)
+    if (text.length > 0) {
+      parser.feed(text)
+      yield* drain()
+    }
+  }
+  const tail = decode(undefined)
+  if (tail.length > 0) parser.feed(tail)
+  yield* drain()
+  // A frame still being assembled at end of stream would be dropped silently by the spec's
+  // algorithm. Terminate it to find out whether there was one, and report it instead.
+  parser.feed('\n\n')
+  if (queue.length > 0) {
+    queue.length = 0
+    throw protocolError('truncated_frame', 'SSE stream ended inside a frame.')
+  }
+  if (failure) throw failure
+
+  function* drain(): Generator<SseFrame> {
+    while (queue.length > 0) yield queue.shift()!
+    if (failure) throw failure
+  }
+}

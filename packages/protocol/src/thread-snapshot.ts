@@ -1,0 +1,45 @@
+import type { Interrupt, Message } from '@ag-ui/core'
+
+export type ThreadStatus = 'idle' | 'running' | 'interrupted'
+
+/** An effect whose tool started but whose outcome was never recorded (the process died in between). */
+export interface UnsettledEffect {
+  readonly toolCallId: string
+  readonly toolName: string
+  readonly status: 'unknown'
+}
+
+/**
+ * The server's view of a thread for cold recovery (DESIGN §2). Served only to the owner; it never
+ * contains a client-side batch token.
+ */
+export interface ThreadSnapshot {
+  readonly threadId: string
+  /** +1 on every committed change. */
+  readonly revision: number
+  readonly status: ThreadStatus
+  readonly messages: readonly Message[]
+  readonly state: unknown
+  /** The complete pending batch, only while open and unexpired. */
+  readonly interrupts?: readonly Interrupt[]
+  readonly activeRunId?: string
+  /** Sequence of the last event in the thread's log (0 when empty). */
+  readonly lastEventId: number
+  readonly unsettledEffects?: readonly UnsettledEffect[]
+}
+
+/** One row of `GET {base}/threads?status=interrupted` (the approval inbox). */
+export interface ThreadSummary {
+  readonly threadId: string
+  readonly status: ThreadStatus
+  readonly revision: number
+  readonly updatedAt: string
+  readonly interrupts?: readonly Interrupt[]
+  readonly title?: string
+}
+
+export interface ThreadListPage {
+  readonly threads: readonly ThreadSummary[]
+  /** Opaque cursor for the next page, absent on the last page. */
+  readonly nextCursor?: string
+}

@@ -1,0 +1,31 @@
+// Prints one closing line "N passed, N failed" over the Vitest (and Playwright) JSON reports.
+import { existsSync, readFileSync } from 'node:fs'
+
+let passed = 0
+let failed = 0
+let skipped = 0
+const perProject = new Map()
+if (existsSync('.vitest-results.json')) {
+  const report = JSON.parse(readFileSync('.vitest-results.json', 'utf8'))
+  for (const file of report.testResults ?? []) {
+    for (const t of file.assertionResults ?? []) {
+      const project = file.name.split('/').slice(-4).find((_, i, a) => a[i - 1] === 'packages' || a[i - 1] === 'apps') ?? 'other'
+      const row = perProject.get(project) ?? { passed: 0, failed: 0 }
+      if (t.status === 'passed') { passed++; row.passed++ }
+      else if (t.status === 'failed') { failed++; row.failed++ }
+      else skipped++
+      perProject.set(project, row)
+    }
+  }
+}
+if (existsSync('e2e/artifacts/results.json')) {
+  const report = JSON.parse(readFileSync('e2e/artifacts/results.json', 'utf8'))
+  const stats = report.stats ?? {}
+  const row = { passed: stats.expected ?? 0, failed: (stats.unexpected ?? 0) + (stats.flaky ?? 0) }
+  passed += row.passed
+  failed += row.failed
+  skipped += stats.skipped ?? 0
+  perProject.set('e2e', row)
+}
+for (const [name, row] of perProject) console.log(`  ${name}: ${row.passed} passed, ${row.failed} failed`)
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`)
