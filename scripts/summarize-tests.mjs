@@ -9,7 +9,7 @@ if (existsSync('.vitest-results.json')) {
   const report = JSON.parse(readFileSync('.vitest-results.json', 'utf8'))
   for (const file of report.testResults ?? []) {
     for (const t of file.assertionResults ?? []) {
-      const project = file.name.split('/').slice(-4).find((_, i, a) => a[i - 1] === 'packages' || a[i - 1] === 'apps') ?? 'other'
+      const project = /\/(?:packages|apps)\/([^/]+)\//.exec(file.name)?.[1] ?? 'other'
       const row = perProject.get(project) ?? { passed: 0, failed: 0 }
       if (t.status === 'passed') { passed++; row.passed++ }
       else if (t.status === 'failed') { failed++; row.failed++ }

@@ -43,6 +43,10 @@ describe('canonicalJson', () => {
     expect(canonicalJson({ p: shared, q: shared })).toBe('{"p":{"x":1},"q":{"x":1}}')
   })
 
+  it('keeps an own "__proto__" key from parsed JSON as data', () => {
+    expect(canonicalJson(JSON.parse('{"b":2,"__proto__":{"a":1}}'))).toBe('{"__proto__":{"a":1},"b":2}')
+  })
+
   it('accepts null-prototype objects', () => {
     const o = Object.assign(Object.create(null) as object, { b: 2, a: 1 })
     expect(canonicalJson(o)).toBe('{"a":1,"b":2}')
@@ -70,7 +74,10 @@ function shuffleKeysDeep(value: unknown, seed: number): unknown {
     const keys = Object.keys(value)
     const rotated = keys.length === 0 ? keys : [...keys.slice(seed % keys.length), ...keys.slice(0, seed % keys.length)].reverse()
     const out: Record<string, unknown> = {}
-    for (const k of rotated) out[k] = shuffleKeysDeep((value as Record<string, unknown>)[k], seed + 1)
+    // defineProperty, not assignment: fast-check generates "__proto__" keys, which assignment would turn into a prototype.
+    for (const k of rotated) {
+      Object.defineProperty(out, k, { value: shuffleKeysDeep((value as Record<string, unknown>)[k], seed + 1), enumerable: true, writable: true, configurable: true })
+    }
     return out
   }
   return value
