@@ -4,7 +4,9 @@ import { InterludeError } from '../errors.ts'
 import type { SseFrame } from './decoder.ts'
 import { decodeSse } from './decoder.ts'
 import { encodeComment, encodeEvent, encodeEventFrame, HEARTBEAT_FRAME, SseEncodeError } from './encoder.ts'
-import { decodeEvents } from './events.ts'
+import type { Event as AgUiEvent } from '@ag-ui/core'
+import { EventSchema } from '@ag-ui/core/schemas'
+import { decodeEventBatches, decodeEvents } from './events.ts'
 
 const encoder = new TextEncoder()
 
@@ -249,5 +251,41 @@ describe('decodeEvents', () => {
     })
     expect(error.details).toEqual({ reason: 'invalid_event' })
     expect(error.message).not.toContain('zod says no')
+  })
+})
+
+describe('decodeEventBatches', () => {
+  it('yields one batch per chunk, with every event of the chunk', async () => {
+    const text = [1, 2, 3].map((i) => encodeEvent({ type: 'CUSTOM', name: `e${i}`, value: i }, i)).join('')
+    const bytes = encoder.encode(text)
+    const batches: string[][] = []
+    for await (const batch of decodeEventBatches(streamOf(bytes, [bytes.length - 5]))) {
+      batches.push(batch.map((d) => `${d.id}:${(d.event as { name: string }).name}`))
+    }
+    expect(batches).toEqual([['1:e1', '2:e2'], ['3:e3']])
+  })
+
+  it('delivers the valid events of a chunk before throwing for a bad one', async () => {
+    const text = `${encodeEvent({ type: 'CUSTOM', name: 'ok', value: 1 }, 1)}data: {"type":"RUN_STARTED"}\n\n`
+    const seen: string[] = []
+    const error = await failureOf(async () => {
+      for await (const batch of decodeEventBatches(streamOf(encoder.encode(text)))) seen.push(...batch.map((d) => d.event.type))
+    })
+    expect(seen).toEqual(['CUSTOM'])
+    expect(error.details).toEqual({ reason: 'invalid_event' })
+  })
+
+  it('validates with the zod EventSchema of @ag-ui/core at the boundary', async () => {
+    const good = encodeEvent({ type: 'TOOL_CALL_START', toolCallId: 'tc', toolCallName: 'deploy' }, 1)
+    const out: string[] = []
+    for await (const d of decodeEvents(streamOf(encoder.encode(good)), { validate: (v) => EventSchema.parse(v) as AgUiEvent })) out.push(d.event.type)
+    expect(out).toEqual(['TOOL_CALL_START'])
+    const bad = 'data: {"type":"TOOL_CALL_START","toolCallId":"tc"}\n\n'
+    const error = await failureOf(async () => {
+      for await (const _ of decodeEvents(streamOf(encoder.encode(bad)), { validate: (v) => EventSchema.parse(v) as AgUiEvent })) {
+        /* drain */
+      }
+    })
+    expect(error.details).toEqual({ reason: 'invalid_event' })
   })
 })
