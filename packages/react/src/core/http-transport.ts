@@ -1,0 +1,129 @@
+import type { ErrorCode, RunAgentInput, ThreadSnapshot } from '@interlude/protocol'
+import { decodeEvents, InterludeError } from '@interlude/protocol'
+import type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } from './transport.ts'
+
+type Lazy<T> = T | (() => T)
+
+/** Options of the HTTP + SSE transport (DESIGN §2). Functions are read before every request. */
+export interface HttpTransportOptions {
+  /** Base path of the endpoint. @default '/api/agent' */
+  readonly baseUrl?: Lazy<string>
+  /** Extra headers, e.g. `{ Authorization: 'Bearer …' }`. */
+  readonly headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>)
+  /** @default 'same-origin' */
+  readonly credentials?: Lazy<RequestCredentials>
+  /** @default globalThis.fetch, read at call time (SSR-safe, no window access at import) */
+  readonly fetch?: typeof fetch
+}
+
+function read<T>(value: Lazy<T> | undefined, fallback: T): T {
+  if (value === undefined) return fallback
+  return typeof value === 'function' ? (value as () => T)() : value
+}
+
+function statusCode(status: number): ErrorCode {
+  if (status === 401 || status === 403) return 'UNAUTHENTICATED'
+  if (status === 404) return 'NOT_FOUND'
+  if (status === 413) return 'PAYLOAD_TOO_LARGE'
+  if (status >= 500) return 'NETWORK_ERROR' // a proxy or crash page without the envelope: retryable
+  return 'INVALID_INPUT'
+}
+
+/** The typed error for a non-2xx answer: the server envelope when there is one. */
+async function responseError(res: Response): Promise<InterludeError> {
+  let body: unknown
+  try {
+    body = await res.json()
+  } catch {
+    body = undefined
+  }
+  return (
+    InterludeError.fromEnvelope(body) ??
+    new InterludeError(statusCode(res.status), `The server answered HTTP ${res.status}.`, { details: { status: res.status } })
+  )
+}
+
+function failure(error: unknown, signal: AbortSignal | undefined): InterludeError {
+  if (InterludeError.isInstance(error)) return error
+  if (signal?.aborted) return new InterludeError('ABORTED', 'The request was aborted.', { cause: error })
+  return new InterludeError('NETWORK_ERROR', 'The connection failed.', { cause: error })
+}
+
+/** Creates the default transport: `fetch` + the protocol SSE codec, typed admission errors. */
+export function createHttpTransport(options: HttpTransportOptions = {}): Transport {
+  const base = () => read(options.baseUrl, '/api/agent').replace(/\/+$/, '')
+  const doFetch: typeof fetch = (...args) => (options.fetch ?? globalThis.fetch)(...args)
+
+  async function headers(extra: Record<string, string>): Promise<Headers> {
+    const h = options.headers
+    const resolved = new Headers(typeof h === 'function' ? await h() : h)
+    for (const [k, v] of Object.entries(extra)) resolved.set(k, v)
+    return resolved
+  }
+
+  async function request(path: string, init: RequestInit, extraHeaders: Record<string, string>): Promise<Response> {
+    let res: Response
+    try {
+      res = await doFetch(`${base()}${path}`, {
+        ...init,
+        headers: await headers(extraHeaders),
+        credentials: read(options.credentials, 'same-origin'),
+      })
+    } catch (error) {
+      throw failure(error, init.signal ?? undefined)
+    }
+    if (!res.ok) throw await responseError(res)
+    return res
+  }
+
+  async function* events(res: Response, signal: AbortSignal): AsyncGenerator<TransportEvent> {
+    const type = res.headers.get('content-type') ?? ''
+    if (!type.includes('text/event-stream') || !res.body) {
+      await res.body?.cancel().catch(() => undefined)
+      throw new InterludeError('PROTOCOL_ERROR', 'The response is not an event stream.', { details: { reason: 'not_event_stream', contentType: type } })
+    }
+    try {
+      for await (const decoded of decodeEvents(res.body, { signal })) yield decoded
+    } catch (error) {
+      throw failure(error, signal)
+    }
+  }
+
+  const sse = { Accept: 'text/event-stream' }
+
+  return {
+    async *run(input: RunAgentInput, { signal }: RunRequestOptions) {
+      const res = await request('/runs', { method: 'POST', body: JSON.stringify(input), signal }, { ...sse, 'Content-Type': 'application/json' })
+      yield* events(res, signal)
+    },
+
+    async *connect(threadId: string, { lastEventId, signal }: ConnectOptions) {
+      const extra: Record<string, string> = { ...sse }
+      if (lastEventId !== undefined) extra['Last-Event-ID'] = lastEventId
+      const query = lastEventId === undefined ? '' : `?after=${encodeURIComponent(lastEventId)}`
+      const res = await request(`/threads/${encodeURIComponent(threadId)}/events${query}`, { method: 'GET', signal }, extra)
+      yield* events(res, signal)
+    },
+
+    async getThread(threadId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ThreadSnapshot> {
+      const init: RequestInit = { method: 'GET' }
+      if (opts.signal) init.signal = opts.signal
+      const res = await request(`/threads/${encodeURIComponent(threadId)}`, init, { Accept: 'application/json' })
+      let body: unknown
+      try {
+        body = await res.json()
+      } catch (error) {
+        throw new InterludeError('PROTOCOL_ERROR', 'The thread snapshot is not JSON.', { details: { reason: 'invalid_json' }, cause: error })
+      }
+      if (typeof body !== 'object' || body === null || typeof (body as ThreadSnapshot).threadId !== 'string') {
+        throw new InterludeError('PROTOCOL_ERROR', 'The thread snapshot is malformed.', { details: { reason: 'invalid_snapshot' } })
+      }
+      return body as ThreadSnapshot
+    },
+
+    async cancel(threadId: string, runId: string): Promise<void> {
+      const res = await request(`/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/cancel`, { method: 'POST' }, { Accept: 'application/json' })
+      await res.body?.cancel().catch(() => undefined)
+    },
+  }
+}

@@ -1,0 +1,222 @@
+import type { AgUiEvent, InterludeError, Message } from '@interlude/protocol'
+import { applyEvents } from './assemble.ts'
+import type { ChatSnapshot, ChatStatus, ConnectionStatus, ConversationSnapshot, InteractionOutcome, PendingInterruptBatch, RecoveryState } from './types.ts'
+
+/**
+ * The runtime's whole state and its one pure reducer. Every transition that belongs to a run
+ * carries that run's generation (`gen`); an action whose generation is not the live one is a
+ * no-op, so late callbacks of retired runs can never change state (the runtime also drops them
+ * earlier through per-run AbortControllers).
+ */
+
+export type InteractionKind = 'send' | 'resume' | 'attach'
+
+/** One logical interaction: a send, a resume (and its follow-up runs), or an attach to a live run. */
+export interface Interaction {
+  readonly gen: number
+  readonly kind: InteractionKind
+  /** The interaction began with `resume`: `isResuming` stays true through its follow-ups. */
+  readonly resumed: boolean
+  /** Local token of the claimed batch, until the resume run is acknowledged. */
+  readonly claimId: string | undefined
+  readonly runId: string
+  /** The current run has its matching `RUN_STARTED`. */
+  readonly acknowledged: boolean
+  /** For resumed interactions: the resume run itself was acknowledged (failures now need recovery). */
+  readonly resumeAcknowledged: boolean
+  readonly phase: Exclude<ChatStatus, 'idle'>
+  readonly connection: ConnectionStatus
+  /** Set when a streamed event could not be applied; the runtime fails the run. */
+  readonly fault: string | undefined
+}
+
+export interface CoreState {
+  readonly threadId: string
+  readonly messages: readonly Message[]
+  readonly state: unknown
+  readonly error: InterludeError | undefined
+  readonly pending: PendingInterruptBatch | undefined
+  readonly run: Interaction | undefined
+  readonly recovery: RecoveryState
+  /** Last SSE id seen on this thread (the resume point for reconnects and joins). */
+  readonly lastEventId: string | undefined
+  readonly unsettledEffects: ConversationSnapshot['unsettledEffects']
+}
+
+export type Action =
+  | { readonly type: 'thread/changed'; readonly threadId: string }
+  | { readonly type: 'messages/replaced'; readonly messages: readonly Message[] }
+  | { readonly type: 'state/replaced'; readonly state: unknown }
+  | { readonly type: 'interaction/started'; readonly run: Interaction; readonly messages?: readonly Message[] }
+  | { readonly type: 'run/connection'; readonly gen: number; readonly connection: ConnectionStatus }
+  | { readonly type: 'run/acknowledged'; readonly gen: number; readonly runId: string }
+  | { readonly type: 'run/events'; readonly gen: number; readonly events: readonly AgUiEvent[]; readonly lastEventId: string | undefined }
+  | { readonly type: 'run/tools'; readonly gen: number }
+  | { readonly type: 'run/follow-up'; readonly gen: number; readonly runId: string; readonly messages: readonly Message[] }
+  | {
+      readonly type: 'interaction/settled'
+      readonly gen: number
+      readonly outcome: Exclude<InteractionOutcome, 'retired'>
+      readonly error?: InterludeError
+      readonly batch?: PendingInterruptBatch
+    }
+  | {
+      readonly type: 'conversation/restored'
+      readonly messages: readonly Message[]
+      readonly state: unknown
+      readonly batch: PendingInterruptBatch | undefined
+      readonly lastEventId: string | undefined
+      readonly unsettledEffects: ConversationSnapshot['unsettledEffects']
+    }
+
+export function initialState(threadId: string, messages: readonly Message[], state: unknown): CoreState {
+  return {
+    threadId,
+    messages,
+    state,
+    error: undefined,
+    pending: undefined,
+    run: undefined,
+    recovery: { revision: 0, required: false },
+    lastEventId: undefined,
+    unsettledEffects: undefined,
+  }
+}
+
+function bump(recovery: RecoveryState, required = recovery.required): RecoveryState {
+  return { revision: recovery.revision + 1, required }
+}
+
+function live(state: CoreState, gen: number): Interaction | undefined {
+  return state.run !== undefined && state.run.gen === gen ? state.run : undefined
+}
+
+export function reduce(state: CoreState, action: Action): CoreState {
+  switch (action.type) {
+    case 'thread/changed':
+      if (action.threadId === state.threadId) return state
+      // Retire local ownership: the batch, any claim or run, the recovery requirement and the
+      // replay cursor belong to the old thread. Committed messages and state stay.
+      return {
+        ...state,
+        threadId: action.threadId,
+        error: undefined,
+        pending: undefined,
+        run: undefined,
+        recovery: bump(state.recovery, false),
+        lastEventId: undefined,
+        unsettledEffects: undefined,
+      }
+    case 'messages/replaced':
+      return { ...state, messages: action.messages, recovery: bump(state.recovery) }
+    case 'state/replaced':
+      return { ...state, state: action.state, recovery: bump(state.recovery) }
+    case 'interaction/started':
+      return {
+        ...state,
+        messages: action.messages ?? state.messages,
+        run: action.run,
+        error: undefined,
+        recovery: bump(state.recovery),
+      }
+    case 'run/connection': {
+      const run = live(state, action.gen)
+      if (!run || run.connection === action.connection) return state
+      return { ...state, run: { ...run, connection: action.connection } }
+    }
+    case 'run/acknowledged': {
+      const run = live(state, action.gen)
+      if (!run || run.acknowledged) return state
+      const claimed = run.claimId !== undefined
+      return {
+        ...state,
+        // The batch stays visible until the matching RUN_STARTED; then it disappears.
+        pending: claimed ? undefined : state.pending,
+        run: {
+          ...run,
+          runId: action.runId,
+          claimId: undefined,
+          acknowledged: true,
+          resumeAcknowledged: run.resumeAcknowledged || claimed,
+          phase: 'streaming',
+          connection: 'open',
+        },
+      }
+    }
+    case 'run/events': {
+      const run = live(state, action.gen)
+      if (!run) return state
+      const result = applyEvents(state.messages, state.state, action.events)
+      const lastEventId = action.lastEventId ?? state.lastEventId
+      if (result.messages === state.messages && result.state === state.state && lastEventId === state.lastEventId && !result.fault) return state
+      return {
+        ...state,
+        messages: result.messages,
+        state: result.state,
+        lastEventId,
+        run: result.fault && !run.fault ? { ...run, fault: result.fault } : run,
+      }
+    }
+    case 'run/tools': {
+      const run = live(state, action.gen)
+      if (!run) return state
+      return { ...state, run: { ...run, phase: 'running-tools', connection: 'idle' } }
+    }
+    case 'run/follow-up': {
+      const run = live(state, action.gen)
+      if (!run) return state
+      return {
+        ...state,
+        messages: action.messages,
+        run: { ...run, runId: action.runId, acknowledged: false, phase: 'submitted', connection: 'connecting' },
+      }
+    }
+    case 'interaction/settled': {
+      const run = live(state, action.gen)
+      if (!run) return state
+      const failedish = action.outcome === 'failed' || action.outcome === 'stopped' || action.outcome === 'cancelled'
+      // After the resume was acknowledged, a failure, stop or cancellation anywhere in the resumed
+      // interaction cannot be replayed: only a new thread or a restore gets out of it.
+      const required = state.recovery.required || (run.resumed && run.resumeAcknowledged && failedish)
+      const pending = action.outcome === 'interrupt' ? action.batch : state.pending // a released claim keeps its batch
+      return {
+        ...state,
+        run: undefined,
+        pending,
+        error: action.outcome === 'failed' ? action.error : undefined,
+        recovery: bump(state.recovery, required),
+      }
+    }
+    case 'conversation/restored':
+      return {
+        ...state,
+        messages: action.messages,
+        state: action.state,
+        pending: action.batch,
+        run: undefined,
+        error: undefined,
+        recovery: bump(state.recovery, false),
+        lastEventId: action.lastEventId,
+        unsettledEffects: action.unsettledEffects,
+      }
+  }
+}
+
+/** Derives the public snapshot. Called once per committed change; parts keep their identity. */
+export function toSnapshot<TState>(s: CoreState): ChatSnapshot<TState> {
+  const run = s.run
+  return Object.freeze({
+    threadId: s.threadId,
+    messages: s.messages,
+    state: s.state as TState,
+    status: run ? run.phase : 'idle',
+    connection: run ? run.connection : 'idle',
+    isLoading: run !== undefined,
+    isResuming: run !== undefined && run.resumed,
+    error: s.error,
+    pendingInterrupts: s.pending,
+    recovery: s.recovery,
+    runId: run?.runId,
+    unsettledEffects: s.unsettledEffects,
+  })
+}

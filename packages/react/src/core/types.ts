@@ -1,0 +1,196 @@
+import type { AgUiEvent, Context, InterludeError, Interrupt, Message, ResumeEntry, ThreadSnapshot, Tool } from '@interlude/protocol'
+import type { Transport } from './transport.ts'
+
+/**
+ * A batch of interrupts published by one paused run. `id` is a fresh local ownership token made
+ * when the batch is published (also when the server reuses interrupt ids); it is never sent over
+ * the wire and is never authority. `interrupts` is frozen and keeps every server field.
+ */
+export interface PendingInterruptBatch {
+  readonly id: string
+  readonly interrupts: readonly Interrupt[]
+}
+
+/** The argument of `resume`: one entry per interrupt of the batch named by `batchId`. */
+export interface ResumeOptions {
+  readonly batchId: string
+  readonly entries: readonly ResumeEntry[]
+}
+
+/**
+ * Local compare-and-swap guard for restoration. `revision` changes on every committed change of
+ * conversation ownership (thread, interaction start/end, batch, messages, state, restore);
+ * `required` is set after an unhealable failure of an acknowledged resumed interaction.
+ */
+export interface RecoveryState {
+  readonly revision: number
+  readonly required: boolean
+}
+
+/**
+ * What the runtime is doing, on one axis (connection details are on `connection`).
+ * - `idle`: nothing running (possibly awaiting answers: see `pendingInterrupts`).
+ * - `submitted`: a request is sent, not yet acknowledged by its `RUN_STARTED`.
+ * - `streaming`: the run is acknowledged and events are arriving.
+ * - `running-tools`: browser tools of a finished run are executing before a follow-up run.
+ */
+export type ChatStatus = 'idle' | 'submitted' | 'streaming' | 'running-tools'
+
+/** Connection axis: `reconnecting` while healing a dropped stream after acknowledgement. */
+export type ConnectionStatus = 'idle' | 'connecting' | 'open' | 'reconnecting'
+
+/** The immutable, identity-stable view of a runtime. Unchanged parts keep their identity. */
+export interface ChatSnapshot<TState = unknown> {
+  readonly threadId: string
+  readonly messages: readonly Message[]
+  readonly state: TState
+  readonly status: ChatStatus
+  readonly connection: ConnectionStatus
+  /** True while an interaction (send, resume and its follow-ups, attach) is active. */
+  readonly isLoading: boolean
+  /** True from the synchronous claim in `resume` until the whole resumed interaction settles. */
+  readonly isResuming: boolean
+  readonly error: InterludeError | undefined
+  readonly pendingInterrupts: PendingInterruptBatch | undefined
+  readonly recovery: RecoveryState
+  /** runId of the run in flight, if any. */
+  readonly runId: string | undefined
+  /** Effects the server could not settle (from the last restored `ThreadSnapshot`). */
+  readonly unsettledEffects: ThreadSnapshot['unsettledEffects']
+}
+
+/** Context handed to a browser tool handler. */
+export interface BrowserToolContext {
+  readonly toolCallId: string
+  readonly threadId: string
+  readonly runId: string
+  /** Aborted by `stop()`, a thread change or disposal. */
+  readonly signal: AbortSignal
+}
+
+/**
+ * A tool executed in the browser. Its declaration (`name`, `description`, `parameters`) is sent in
+ * `RunAgentInput.tools`; `handler` runs only for genuinely new calls of a successful run.
+ */
+export interface BrowserTool {
+  readonly name: string
+  readonly description: string
+  /** JSON Schema of the arguments. */
+  readonly parameters?: Record<string, unknown>
+  /** Returns the result (strings are sent as-is, anything else as JSON). Throwing sends an error result. */
+  readonly handler?: (args: unknown, context: BrowserToolContext) => unknown
+}
+
+/** A user message to send; `id` defaults to a fresh id. */
+export interface SendMessageInput {
+  readonly id?: string
+  readonly role?: 'user'
+  readonly content: string | Extract<Message, { role: 'user' }>['content']
+}
+
+/** Metadata handed to `onEvent` with every received event, before it is applied. */
+export interface EventMeta {
+  /** The SSE `id:` (the server's per-thread sequence), if any. */
+  readonly id: string | undefined
+  readonly runId: string
+  readonly threadId: string
+}
+
+/** How a finished interaction ended (handed to `onFinish`). */
+export type InteractionOutcome = 'success' | 'interrupt' | 'cancelled' | 'failed' | 'stopped' | 'retired'
+
+export interface FinishInfo {
+  readonly outcome: InteractionOutcome
+  readonly threadId: string
+  readonly resumed: boolean
+  readonly error?: InterludeError
+}
+
+export interface RetryOptions {
+  /** Extra attempts of a run before its acknowledgement. @default 2 */
+  readonly attempts?: number
+  /** Delay before retry n (1-based), in ms. @default 250 * 2^(n-1), capped at 4000 */
+  readonly delayMs?: (attempt: number) => number
+}
+
+export interface ReconnectOptions {
+  /** Reconnection attempts after acknowledgement without progress. @default 3 */
+  readonly attempts?: number
+  /** @default 250 * 2^(n-1), capped at 4000 */
+  readonly delayMs?: (attempt: number) => number
+}
+
+/** Options of a `ChatRuntime` (and of `useChat`). */
+export interface ChatRuntimeOptions<TState = unknown> {
+  /** The thread. @default a fresh random id */
+  readonly threadId?: string
+  /** Base path of the Interlude endpoint for the default HTTP transport. @default '/api/agent' */
+  readonly api?: string
+  /** Extra request headers (e.g. a bearer token); a function is read before every request. */
+  readonly headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>)
+  /** fetch credentials (the anonymous-session cookie needs `same-origin` or `include`). @default 'same-origin' */
+  readonly credentials?: RequestCredentials
+  /** Injectable fetch. @default globalThis.fetch (read at call time) */
+  readonly fetch?: typeof fetch
+  /** Replaces the HTTP transport entirely (tests, custom bindings). */
+  readonly transport?: Transport
+  readonly initialMessages?: readonly Message[]
+  readonly initialState?: TState
+  /** Browser tools (declarations + handlers). */
+  readonly tools?: readonly BrowserTool[]
+  readonly context?: readonly Context[]
+  readonly forwardedProps?: Record<string, unknown>
+  readonly retry?: RetryOptions
+  readonly reconnect?: ReconnectOptions
+  /** Longest delay before buffered stream deltas are committed, in ms. @default 16 */
+  readonly throttleMs?: number
+  /** Upper bound of follow-up runs after browser tools in one interaction. @default 8 */
+  readonly maxToolRoundtrips?: number
+  /** Clock for expiry checks. @default Date.now */
+  readonly now?: () => number
+  /** Id generator (runIds, batch tokens, message ids). @default crypto.randomUUID */
+  readonly generateId?: () => string
+  /** Every received event, before it is applied (e.g. a recorder). */
+  readonly onEvent?: (event: AgUiEvent, meta: EventMeta) => void
+  readonly onFinish?: (info: FinishInfo) => void
+  readonly onError?: (error: InterludeError) => void
+}
+
+/** Returned by `getRecoveryConfiguration()`: what this client would send, without sending anything. */
+export interface RecoveryConfiguration {
+  readonly threadId: string
+  readonly revision: number
+  readonly tools: readonly Tool[]
+  readonly context: readonly Context[]
+  readonly forwardedProps: Record<string, unknown>
+}
+
+/**
+ * A server-owned conversation to install with `restoreConversation`. A `ThreadSnapshot` is one;
+ * the extra server fields (`status`, `activeRunId`, `lastEventId`, `unsettledEffects`) are used
+ * when present.
+ */
+export interface ConversationSnapshot {
+  readonly threadId: string
+  readonly messages: readonly Message[]
+  readonly state?: unknown
+  /** The complete pending batch (without any local token). */
+  readonly interrupts?: readonly Interrupt[]
+  readonly revision?: number
+  readonly status?: ThreadSnapshot['status']
+  readonly activeRunId?: string
+  readonly lastEventId?: number
+  readonly unsettledEffects?: ThreadSnapshot['unsettledEffects']
+}
+
+export interface RestoreOptions {
+  /** `recovery.revision` captured before the asynchronous lookup. */
+  readonly expectedRevision: number
+}
+
+/** What `recover()` did. */
+export interface RecoverResult {
+  readonly snapshot: ThreadSnapshot
+  /** True when the thread was running and the runtime re-attached to its live events. */
+  readonly attached: boolean
+}
