@@ -1,0 +1,49 @@
+import type { ThreadListPage, ThreadSummary } from '@interlude/protocol'
+import { useCallback, useEffect, useState } from 'react'
+
+export interface InboxState {
+  readonly threads: readonly ThreadSummary[]
+  readonly error: string | undefined
+  readonly loading: boolean
+  readonly refresh: () => void
+}
+
+/**
+ * The approval inbox: the caller's threads with pending interrupts
+ * (`GET /api/agent/threads?status=interrupted`). Fetched when the live view is active and its
+ * `refreshKey` changes; never polled, never during replay.
+ */
+export function useInbox(active: boolean, refreshKey: string): InboxState {
+  const [threads, setThreads] = useState<readonly ThreadSummary[]>([])
+  const [error, setError] = useState<string | undefined>()
+  const [loading, setLoading] = useState(false)
+  const [manual, setManual] = useState(0)
+
+  useEffect(() => {
+    if (!active) return
+    const controller = new AbortController()
+    setLoading(true)
+    fetch('/api/agent/threads?status=interrupted', { credentials: 'same-origin', signal: controller.signal })
+      .then(async (response) => {
+        const body: unknown = await response.json().catch(() => undefined)
+        if (!response.ok) {
+          const envelope = body as { error?: { code?: string; message?: string } } | undefined
+          throw new Error(envelope?.error?.code ? `${envelope.error.code}: ${envelope.error.message ?? ''}` : `HTTP ${response.status}`)
+        }
+        const page = body as ThreadListPage
+        setThreads(Array.isArray(page?.threads) ? page.threads : [])
+        setError(undefined)
+      })
+      .catch((reason: unknown) => {
+        if (controller.signal.aborted) return
+        setError(reason instanceof Error ? reason.message : String(reason))
+      })
+      .finally(() => {
+        if (!controller.signal.aborted) setLoading(false)
+      })
+    return () => controller.abort()
+  }, [active, refreshKey, manual])
+
+  const refresh = useCallback(() => setManual((n) => n + 1), [])
+  return { threads, error, loading, refresh }
+}

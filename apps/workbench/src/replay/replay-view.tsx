@@ -1,0 +1,163 @@
+import { useEffect, useMemo, useRef } from 'react'
+import type { Recording } from '../recording/recording-types.ts'
+import { MessageList } from '../ui/message-list.tsx'
+import { BatchReadonly } from './batch-readonly.tsx'
+import { InspectorPanel, formatT } from './inspector-panel.tsx'
+import { SPEEDS } from './player-state.ts'
+import { buildReplayIndex } from './replay-index.ts'
+import { useReplayPlayer } from './use-replay-player.ts'
+
+export interface ReplayViewProps {
+  readonly recording: Recording
+  readonly sourceLabel: string
+  readonly onReturnToLive: () => void
+}
+
+/**
+ * Replay renders from the recording only. It mounts no `useChat`, holds no fetch and writes
+ * nothing (no storage, no requests): every control of the live session is shown disabled.
+ */
+export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayViewProps) {
+  const index = useMemo(() => buildReplayIndex(recording), [recording])
+  const [player, dispatch] = useReplayPlayer(recording.frames)
+  const view = index.inspect(player.index)
+  const snapshot = view?.snapshot
+  const timelineRef = useRef<HTMLOListElement>(null)
+
+  useEffect(() => {
+    const item = timelineRef.current?.querySelector<HTMLElement>(`[data-index="${player.index}"]`)
+    item?.scrollIntoView({ block: 'nearest' })
+  }, [player.index])
+
+  const awaiting = useMemo(() => {
+    const ids = new Set<string>()
+    for (const interrupt of snapshot?.pendingInterrupts?.interrupts ?? []) {
+      if (typeof interrupt === 'object' && interrupt !== null && !Array.isArray(interrupt)) {
+        const toolCallId = (interrupt as { toolCallId?: unknown }).toolCallId
+        if (typeof toolCallId === 'string') ids.add(toolCallId)
+      }
+    }
+    return ids
+  }, [snapshot])
+
+  const last = Math.max(0, recording.frames.length - 1)
+  return (
+    <div className="replay" data-testid="replay-view">
+      <div className="replay-banner" role="status">
+        <strong>Replay</strong> of “{recording.meta.title}” ({sourceLabel}) · recorded {new Date(recording.createdAt).toLocaleString()} · read-only: no requests, no writes.
+        <button type="button" className="primary" onClick={onReturnToLive}>
+          Return to Live
+        </button>
+      </div>
+
+      <div className="replay-controls" role="toolbar" aria-label="Replay controls">
+        <button type="button" onClick={() => dispatch({ type: 'seek', index: 0 })} disabled={player.index === 0} aria-label="First frame">
+          « First
+        </button>
+        <button type="button" onClick={() => dispatch({ type: 'step', by: -1 })} disabled={player.index === 0} aria-label="Step back">
+          ◀ Step
+        </button>
+        {player.playing ? (
+          <button type="button" className="primary" onClick={() => dispatch({ type: 'pause' })}>
+            Pause
+          </button>
+        ) : (
+          <button type="button" className="primary" onClick={() => dispatch({ type: 'play' })} disabled={recording.frames.length === 0}>
+            Play
+          </button>
+        )}
+        <button type="button" onClick={() => dispatch({ type: 'step', by: 1 })} disabled={player.index >= last} aria-label="Step forward">
+          Step ▶
+        </button>
+        <button type="button" onClick={() => dispatch({ type: 'seek', index: last })} disabled={player.index >= last} aria-label="Last frame">
+          Last »
+        </button>
+        <label>
+          Speed{' '}
+          <select value={player.speed} onChange={(e) => dispatch({ type: 'set-speed', speed: Number(e.target.value) })}>
+            {SPEEDS.map((speed) => (
+              <option key={speed} value={speed}>
+                {speed}×
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Pacing{' '}
+          <select value={player.pacing} onChange={(e) => dispatch({ type: 'set-pacing', pacing: e.target.value === 'fixed' ? 'fixed' : 'recorded' })}>
+            <option value="recorded">Recorded gaps (≤ {player.maxGapMs / 1000} s)</option>
+            <option value="fixed">Fixed ({player.fixedMs} ms per frame)</option>
+          </select>
+        </label>
+        <span className="frame-counter" aria-live="polite">
+          Frame {recording.frames.length === 0 ? 0 : player.index + 1} / {recording.frames.length}
+          {view ? ` · t = ${formatT(view.frame.t)}` : ''}
+        </span>
+        {index.pausedFrames.length > 0 && (
+          <span className="paused-links">
+            Paused frames:{' '}
+            {index.pausedFrames.map((at, n) => (
+              <button key={at} type="button" className="link" onClick={() => dispatch({ type: 'seek', index: at })}>
+                batch {n + 1}
+              </button>
+            ))}
+          </span>
+        )}
+      </div>
+
+      <div className="replay-body">
+        <nav className="timeline" aria-label="Timeline">
+          <ol ref={timelineRef}>
+            {index.timeline.map((entry) => (
+              <li key={entry.index}>
+                <button
+                  type="button"
+                  data-index={entry.index}
+                  className={`frame frame-${entry.kind}${entry.paused ? ' frame-paused' : ''}`}
+                  aria-current={entry.index === player.index ? 'step' : undefined}
+                  onClick={() => dispatch({ type: 'seek', index: entry.index })}
+                >
+                  <span className="frame-t">{formatT(entry.t)}</span> <span className="frame-label">{entry.label}</span>
+                </button>
+              </li>
+            ))}
+          </ol>
+        </nav>
+
+        <section className="replay-chat" aria-label="Conversation at this frame">
+          <div className="chat-status">
+            {snapshot ? (
+              <>
+                thread <code>{snapshot.threadId.slice(0, 8)}</code> · {snapshot.isResuming ? 'resuming…' : snapshot.isLoading ? `${snapshot.status}…` : 'idle'}
+                {snapshot.recovery.required && <span className="alert-inline"> · recovery required</span>}
+              </>
+            ) : (
+              'no snapshot yet'
+            )}
+          </div>
+          {snapshot?.error && (
+            <p className="error" role="alert">
+              {snapshot.error.code}: {snapshot.error.message}
+            </p>
+          )}
+          <MessageList messages={snapshot?.messages ?? []} awaitingToolCallIds={awaiting} busy={snapshot?.isLoading ?? false} />
+          {view?.batch && view.batchState !== 'none' && <BatchReadonly batch={view.batch} form={view.form} state={view.batchState === 'pending' ? 'pending' : 'answered'} />}
+          <form className="composer" onSubmit={(e) => e.preventDefault()} aria-label="Message composer (disabled in replay)">
+            <label className="visually-hidden" htmlFor="replay-composer">
+              Message
+            </label>
+            <textarea id="replay-composer" disabled placeholder="Live controls are disabled during replay" rows={2} />
+            <button type="submit" disabled>
+              Send
+            </button>
+            <button type="button" disabled>
+              Stop
+            </button>
+          </form>
+        </section>
+
+        <aside className="replay-inspector">{view ? <InspectorPanel view={view} /> : <p className="muted">This recording has no frames.</p>}</aside>
+      </div>
+    </div>
+  )
+}

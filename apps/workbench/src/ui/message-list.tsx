@@ -1,0 +1,120 @@
+import { Fragment } from 'react'
+
+/**
+ * Renders AG-UI messages (live from `useChat`, or from a recorded snapshot in replay): user and
+ * assistant text, and each tool call with its arguments, its approval state and its result.
+ * Everything is rendered as text.
+ */
+
+interface ToolCallLike {
+  readonly id: string
+  readonly function?: { readonly name?: string; readonly arguments?: string }
+}
+
+interface MessageLike {
+  readonly id?: string
+  readonly role?: string
+  readonly content?: unknown
+  readonly toolCalls?: readonly ToolCallLike[]
+  readonly toolCallId?: string
+  readonly error?: string
+}
+
+export interface MessageListProps {
+  readonly messages: readonly unknown[]
+  /** toolCallIds of the pending batch (shown as "awaiting approval"). */
+  readonly awaitingToolCallIds?: ReadonlySet<string>
+  /** True while a run is streaming (tool calls without a result are "running"). */
+  readonly busy?: boolean
+}
+
+function isMessageLike(value: unknown): value is MessageLike {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+export function textOf(content: unknown): string {
+  if (typeof content === 'string') return content
+  if (Array.isArray(content)) {
+    return content
+      .map((part: unknown) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : ''))
+      .join('')
+  }
+  return content === undefined || content === null ? '' : JSON.stringify(content)
+}
+
+function prettyArgs(text: string | undefined): string {
+  if (text === undefined || text === '') return '{}'
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2)
+  } catch {
+    return text // still streaming, or not JSON: shown as it arrived
+  }
+}
+
+function resultState(result: MessageLike | undefined): 'denied' | 'failed' | 'done' | undefined {
+  if (result === undefined) return undefined
+  if (typeof result.error === 'string') return 'failed'
+  const text = textOf(result.content)
+  try {
+    const value: unknown = JSON.parse(text)
+    if (typeof value === 'object' && value !== null) {
+      const record = value as Record<string, unknown>
+      if (record.denied === true || record.approved === false || record.status === 'denied' || record.status === 'cancelled') return 'denied'
+      if (typeof record.error === 'string' || record.status === 'failed') return 'failed'
+    }
+  } catch {
+    if (/\b(denied|cancelled|canceled)\b/i.test(text)) return 'denied'
+  }
+  return 'done'
+}
+
+export function MessageList({ messages, awaitingToolCallIds, busy = false }: MessageListProps) {
+  const list = messages.filter(isMessageLike)
+  const results = new Map<string, MessageLike>()
+  for (const message of list) {
+    if (message.role === 'tool' && typeof message.toolCallId === 'string') results.set(message.toolCallId, message)
+  }
+  if (list.length === 0) return <p className="empty">No messages yet. Try “deploy v2.1 to production”.</p>
+  return (
+    <ol className="messages" aria-label="Conversation">
+      {list.map((message, index) => {
+        if (message.role === 'tool') return null
+        const key = message.id ?? `m${index}`
+        const text = textOf(message.content)
+        return (
+          <Fragment key={key}>
+            {(text !== '' || message.role !== 'assistant') && (
+              <li className={`message message-${message.role ?? 'unknown'}`} data-role={message.role}>
+                <span className="message-role">{message.role === 'user' ? 'You' : message.role === 'assistant' ? 'Assistant' : message.role}</span>
+                <p className="message-text">{text}</p>
+              </li>
+            )}
+            {(message.toolCalls ?? []).map((call) => {
+              const result = results.get(call.id)
+              const state = awaitingToolCallIds?.has(call.id) ? 'awaiting' : (resultState(result) ?? (busy ? 'running' : 'pending'))
+              return (
+                <li key={call.id} className={`tool-call tool-${state}`} data-tool-call-id={call.id} data-state={state}>
+                  <div className="tool-head">
+                    <span className="tool-name">{call.function?.name ?? 'tool'}</span>
+                    <span className="tool-state">{TOOL_STATE_LABEL[state]}</span>
+                  </div>
+                  <pre className="tool-args">{prettyArgs(call.function?.arguments)}</pre>
+                  {result !== undefined && <pre className="tool-result">{textOf(result.content) || result.error}</pre>}
+                </li>
+              )
+            })}
+          </Fragment>
+        )
+      })}
+    </ol>
+  )
+}
+
+const TOOL_STATE_LABEL = {
+  awaiting: 'awaiting approval',
+  running: 'running…',
+  pending: 'no result',
+  denied: 'denied',
+  failed: 'failed',
+  done: 'done',
+} as const
