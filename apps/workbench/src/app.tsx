@@ -1,0 +1,133 @@
+import { useCallback, useState, useSyncExternalStore } from 'react'
+import { LiveView } from './live/live-view.tsx'
+import { Recorder } from './recording/recorder.ts'
+import { downloadRecording, readRecordingFile } from './recording/recording-file.ts'
+import type { Recording } from './recording/recording-types.ts'
+import { SHIPPED_RECORDINGS } from './recordings/index.ts'
+import { ReplayView } from './replay/replay-view.tsx'
+
+type Mode = { readonly kind: 'live' } | { readonly kind: 'replay'; readonly recording: Recording; readonly label: string; readonly key: number }
+
+export const APP_NAME = '@interlude/workbench'
+
+function initialMode(): Mode {
+  // `?replay=<id>` opens a shipped recording directly; the live session is then not even mounted
+  // until "Return to Live".
+  const id = new URLSearchParams(window.location.search).get('replay')
+  const shipped = SHIPPED_RECORDINGS.find((item) => item.id === id)
+  return shipped ? { kind: 'replay', recording: shipped.recording, label: 'shipped', key: 0 } : { kind: 'live' }
+}
+
+export function App() {
+  const [recorder] = useState(() => new Recorder())
+  const [mode, setMode] = useState<Mode>(initialMode)
+  const [liveMounted, setLiveMounted] = useState(() => mode.kind === 'live')
+  const [loadProblems, setLoadProblems] = useState<readonly string[]>([])
+  const status = useSyncExternalStore(recorder.subscribe, recorder.getStatus, recorder.getStatus)
+  const replaying = mode.kind === 'replay'
+
+  const openReplay = useCallback((recording: Recording, label: string) => {
+    setLoadProblems([])
+    setMode({ kind: 'replay', recording, label, key: Date.now() })
+  }, [])
+
+  const returnToLive = useCallback(() => {
+    setLiveMounted(true)
+    setMode({ kind: 'live' })
+  }, [])
+
+  const currentRecording = useCallback(
+    () => recorder.toRecording({ title: `Live session ${new Date().toLocaleString()}`, app: APP_NAME, origin: window.location.origin, userAgent: navigator.userAgent }),
+    [recorder],
+  )
+
+  const onFile = async (input: HTMLInputElement) => {
+    const file = input.files?.[0]
+    input.value = ''
+    if (file === undefined) return
+    const check = await readRecordingFile(file)
+    if (check.ok) openReplay(check.recording, `file ${file.name}`)
+    else setLoadProblems(check.problems)
+  }
+
+  return (
+    <div className={`app ${replaying ? 'mode-replay' : 'mode-live'}`}>
+      <header className="app-header">
+        <h1>
+          Interlude <span className="muted">workbench</span>
+        </h1>
+        <span className={`mode-pill ${replaying ? 'pill-replay' : 'pill-live'}`} data-testid="mode">
+          {replaying ? 'Replay' : 'Live'}
+        </span>
+        <div className="header-actions">
+          <span className="recorder-status" data-testid="recorder-status" title="Every SSE event, snapshot change, form choice and request outcome of the live session">
+            ● Recording · {status.frameCount} frame{status.frameCount === 1 ? '' : 's'}
+            {status.truncated ? ' (limit reached)' : ''}
+          </span>
+          <button type="button" disabled={replaying || status.frameCount === 0} onClick={() => downloadRecording(currentRecording())}>
+            Download recording
+          </button>
+          <details className="menu">
+            <summary>Replay ▾</summary>
+            <ul className="menu-list" aria-label="Recordings">
+              <li>
+                <button type="button" disabled={status.frameCount === 0} onClick={(e) => {
+                  closeMenu(e.currentTarget)
+                  openReplay(currentRecording(), 'this session')
+                }}>
+                  This session ({status.frameCount} frames)
+                </button>
+              </li>
+              {SHIPPED_RECORDINGS.map((item) => (
+                <li key={item.id}>
+                  <button type="button" data-recording-id={item.id} onClick={(e) => {
+                    closeMenu(e.currentTarget)
+                    openReplay(item.recording, 'shipped')
+                  }}>
+                    {item.title}
+                  </button>
+                </li>
+              ))}
+              <li>
+                <label className="file-button">
+                  Load from file…
+                  <input type="file" accept="application/json,.json" onChange={(e) => {
+                    closeMenu(e.currentTarget)
+                    void onFile(e.currentTarget)
+                  }} />
+                </label>
+              </li>
+            </ul>
+          </details>
+        </div>
+      </header>
+
+      {loadProblems.length > 0 && (
+        <div className="error banner" role="alert">
+          This file is not a workbench recording:
+          <ul>
+            {loadProblems.map((problem) => (
+              <li key={problem}>{problem}</li>
+            ))}
+          </ul>
+          <button type="button" onClick={() => setLoadProblems([])}>
+            Dismiss
+          </button>
+        </div>
+      )}
+
+      {/* The live session stays mounted (hidden and inert) during replay so that "Return to Live"
+          continues with the current live batch and its form drafts. */}
+      {liveMounted && (
+        <div className="live-container" hidden={replaying} inert={replaying}>
+          <LiveView recorder={recorder} active={!replaying} />
+        </div>
+      )}
+      {mode.kind === 'replay' && <ReplayView key={mode.key} recording={mode.recording} sourceLabel={mode.label} onReturnToLive={returnToLive} />}
+    </div>
+  )
+}
+
+function closeMenu(element: HTMLElement): void {
+  element.closest('details')?.removeAttribute('open')
+}
