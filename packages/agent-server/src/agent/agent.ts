@@ -1,0 +1,47 @@
+import type { ModelProvider } from '../models/model.ts'
+import type { ValidatorCache } from '../schema/validator-cache.ts'
+import { SchemaDefinitionError } from '../schema/validator-cache.ts'
+import type { ResolvedTool, ToolDefinition } from './tool.ts'
+import { resolveTool } from './tool.ts'
+
+/** An agent: system prompt, model, tools (DESIGN §3). */
+export interface AgentDefinition<TState = unknown> {
+  readonly name?: string
+  readonly systemPrompt?: string
+  readonly model: ModelProvider
+  readonly tools?: readonly ToolDefinition<unknown, TState>[]
+  /** State of a new thread. @default () => ({}) */
+  readonly initialState?: () => TState
+  /** Model calls per run before the run fails with `RUN_FAILED`. @default 8 */
+  readonly maxIterations?: number
+}
+
+export interface ResolvedAgent {
+  readonly definition: AgentDefinition
+  readonly model: ModelProvider
+  readonly tools: ReadonlyMap<string, ResolvedTool>
+  readonly maxIterations: number
+  initialState(): unknown
+}
+
+/** Normalises schemas and compiles every schema once up front, so a bad tool fails at startup. */
+export function resolveAgent(definition: AgentDefinition, validators: ValidatorCache): ResolvedAgent {
+  const tools = new Map<string, ResolvedTool>()
+  for (const def of definition.tools ?? []) {
+    if (tools.has(def.name)) throw new SchemaDefinitionError(`Duplicate tool name "${def.name}".`)
+    const tool = resolveTool(def)
+    validators.compile(tool.parameters)
+    validators.compile(tool.approvalSchema)
+    if (def.human) validators.compile(def.human.responseSchema)
+    tools.set(tool.name, tool)
+  }
+  const maxIterations = definition.maxIterations ?? 8
+  if (!Number.isInteger(maxIterations) || maxIterations < 1) throw new RangeError('maxIterations must be a positive integer.')
+  return {
+    definition,
+    model: definition.model,
+    tools,
+    maxIterations,
+    initialState: () => (definition.initialState ? definition.initialState() : {}),
+  }
+}

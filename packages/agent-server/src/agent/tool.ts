@@ -1,0 +1,145 @@
+import { z } from 'zod'
+import { remoteRefs, SchemaDefinitionError } from '../schema/validator-cache.ts'
+
+/** A JSON Schema object (draft-07 vocabulary, local `$ref`s only). */
+export type JsonSchema = Record<string, unknown>
+
+/** What a tool receives besides its arguments. */
+export interface ToolContext<TState = unknown> {
+  /** The model's id for this call. */
+  readonly toolCallId: string
+  /** Equal to `toolCallId`: pass it to the system that performs the effect so a retry is a no-op. */
+  readonly idempotencyKey: string
+  readonly threadId: string
+  readonly runId: string
+  /** The authenticated principal that owns the thread. */
+  readonly principal: string
+  /** A private copy of the thread state at call time. */
+  readonly state: TState
+  /** Replaces the thread state; committed together with the tool's result in the effects ledger. */
+  updateState(update: (state: TState) => TState): void
+  /** Aborted when the run is cancelled or the server shuts down. */
+  readonly signal: AbortSignal
+}
+
+/** Context for policy hooks (`approval`, `authorize`), before anything runs. */
+export type PolicyContext<TState = unknown> = Omit<ToolContext<TState>, 'updateState'>
+
+/** A function type checked bivariantly, so a tool with specific argument types fits a `ToolDefinition<unknown>` list. */
+type Bivariant<TArgs extends unknown[], TResult> = { hook(...args: TArgs): TResult }['hook']
+
+export type ApprovalPolicy<TArgs, TState = unknown> =
+  | 'never'
+  | 'always'
+  | Bivariant<[args: TArgs, ctx: PolicyContext<TState>], boolean | Promise<boolean>>
+
+/**
+ * A server tool (DESIGN §3).
+ * @example
+ * defineTool({
+ *   name: 'deploy', description: 'Deploy a version',
+ *   parameters: z.object({ version: z.string(), environment: z.enum(['staging', 'production']) }),
+ *   approval: 'always', allowEdits: true,
+ *   execute: async (args, ctx) => deployments.start({ ...args, key: ctx.idempotencyKey }),
+ * })
+ */
+export interface ToolDefinition<TArgs = unknown, TState = unknown> {
+  readonly name: string
+  readonly description: string
+  /** JSON Schema or a zod schema of the arguments. */
+  readonly parameters: JsonSchema | z.ZodType
+  /** Whether a person must approve each call. @default 'never' */
+  readonly approval?: ApprovalPolicy<TArgs, TState>
+  /** Offer `editedArgs` in the approval schema (a full replacement of the arguments). @default false */
+  readonly allowEdits?: boolean
+  /** Human-readable text of the approval interrupt. */
+  approvalMessage?(args: TArgs): string
+  /**
+   * Policy check, run when the model calls the tool and again right before execution (the
+   * resource may have changed while a person decided). `false` yields a denied result.
+   */
+  authorize?(args: TArgs, ctx: PolicyContext<TState>): boolean | Promise<boolean>
+  /**
+   * Performs the call; the return value (string, or JSON-serialised) is the tool result. For an
+   * `external` tool it only starts the operation; its result arrives later by toolCallId.
+   */
+  execute?(args: TArgs, ctx: ToolContext<TState>): unknown
+  /** The result is supplied later by another system as a `tool` message matched by toolCallId. */
+  readonly external?: true
+  /** Set by `askUser`: the call is answered by a person through an `input_required` interrupt. */
+  readonly human?: HumanToolSpec<TArgs>
+}
+
+export interface HumanToolSpec<TArgs> {
+  readonly responseSchema: JsonSchema
+  message(args: TArgs): string
+}
+
+/** Identity helper that infers argument types from a zod `parameters` schema. */
+export function defineTool<S extends z.ZodType, TState = unknown>(
+  definition: Omit<ToolDefinition<z.infer<S>, TState>, 'parameters'> & { readonly parameters: S },
+): ToolDefinition<z.infer<S>, TState>
+export function defineTool<TArgs = Record<string, unknown>, TState = unknown>(definition: ToolDefinition<TArgs, TState>): ToolDefinition<TArgs, TState>
+export function defineTool(definition: ToolDefinition): ToolDefinition {
+  return definition
+}
+
+export type ToolKind = 'server' | 'human' | 'external'
+
+/** A tool after its schemas were normalised and checked at server creation. */
+export interface ResolvedTool {
+  readonly definition: ToolDefinition
+  readonly name: string
+  readonly kind: ToolKind
+  readonly parameters: JsonSchema
+  /** The responseSchema of its approval interrupt (DESIGN §2). */
+  readonly approvalSchema: JsonSchema
+}
+
+function isZodSchema(value: unknown): value is z.ZodType {
+  return typeof value === 'object' && value !== null && '_zod' in value
+}
+
+/** JSON Schema of a tool's parameters (zod is converted to draft-07). */
+export function toJsonSchema(parameters: JsonSchema | z.ZodType): JsonSchema {
+  if (isZodSchema(parameters)) {
+    const converted = z.toJSONSchema(parameters, { target: 'draft-7' }) as JsonSchema
+    const { $schema: _ignored, ...rest } = converted
+    return rest
+  }
+  if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters)) {
+    throw new SchemaDefinitionError('Tool parameters must be a JSON Schema object or a zod schema.')
+  }
+  return parameters
+}
+
+/** `{ approved, editedArgs?, reason? }` with `additionalProperties: false` (DESIGN §2). */
+export function approvalResponseSchema(parameters: JsonSchema, allowEdits: boolean): JsonSchema {
+  const properties: Record<string, unknown> = { approved: { type: 'boolean' } }
+  if (allowEdits) properties.editedArgs = parameters
+  properties.reason = { type: 'string', maxLength: 2000 }
+  return { type: 'object', properties, required: ['approved'], additionalProperties: false }
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
+
+export function resolveTool(definition: ToolDefinition): ResolvedTool {
+  if (!TOOL_NAME.test(definition.name)) {
+    throw new SchemaDefinitionError(`Tool name "${definition.name}" must match ${TOOL_NAME.source}.`)
+  }
+  const parameters = toJsonSchema(definition.parameters)
+  const remote = remoteRefs(parameters)
+  if (remote.length > 0) throw new SchemaDefinitionError(`Tool "${definition.name}" uses remote $ref (${remote.join(', ')}).`)
+  if (definition.human && definition.external) throw new SchemaDefinitionError(`Tool "${definition.name}" cannot be both human and external.`)
+  if (!definition.human && !definition.external && typeof definition.execute !== 'function') {
+    throw new SchemaDefinitionError(`Tool "${definition.name}" needs execute().`)
+  }
+  const kind: ToolKind = definition.human ? 'human' : definition.external ? 'external' : 'server'
+  return {
+    definition,
+    name: definition.name,
+    kind,
+    parameters,
+    approvalSchema: approvalResponseSchema(parameters, definition.allowEdits === true),
+  }
+}

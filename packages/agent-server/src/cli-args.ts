@@ -1,0 +1,80 @@
+import { parseArgs } from 'node:util'
+export const USAGE = `Usage: interlude-server [options]
+
+  --port <n>            port to listen on (default 8787; 0 = any free port)
+  --host <host>         interface to bind (default 127.0.0.1)
+  --db <path>           SQLite file, created on first start (default .data/interlude.db)
+  --model <name>        scripted | openai (default scripted; openai reads OPENAI_API_KEY,
+                        OPENAI_BASE_URL, OPENAI_MODEL)
+  --interrupt-ttl <s>   seconds before an interrupt batch expires (default 3600)
+  --token <name=secret> bearer token for principal <name>; repeatable. Without tokens,
+                        signed anonymous-session cookies are used.
+  --static <dir>        serve a built workbench from <dir> at /
+  --pacing-ms <ms>      scripted model: delay between streamed tokens (default 25)
+  --base-path <path>    mount point of the API (default /api/agent)
+  -h, --help            show this help
+`
+
+export interface CliOptions {
+  readonly port: number
+  readonly host: string
+  readonly db: string
+  readonly model: 'scripted' | 'openai'
+  readonly interruptTtlSeconds: number
+  readonly tokens: Record<string, string> | undefined
+  readonly staticDir: string | undefined
+  readonly pacingMs: number
+  readonly basePath: string
+}
+
+function positiveNumber(flag: string, text: string, allowZero: boolean): number {
+  const n = Number(text)
+  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) throw new Error(`${flag} must be a ${allowZero ? 'non-negative' : 'positive'} number`)
+  return n
+}
+
+/** Parses argv (without node and script) into options; throws with a message on bad flags. */
+export function parseCliArgs(argv: readonly string[]): CliOptions | 'help' {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      db: { type: 'string' },
+      model: { type: 'string' },
+      'interrupt-ttl': { type: 'string' },
+      token: { type: 'string', multiple: true },
+      static: { type: 'string' },
+      'pacing-ms': { type: 'string' },
+      'base-path': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
+  if (values.help) return 'help'
+  const model = values.model ?? 'scripted'
+  if (model !== 'scripted' && model !== 'openai') throw new Error('--model must be scripted or openai')
+  const db = values.db ?? '.data/interlude.db'
+  if (/^postgres(ql)?:\/\//i.test(db)) throw new Error('The PostgreSQL store is not built yet; use a SQLite file path for --db.')
+  let tokens: Record<string, string> | undefined
+  for (const spec of values.token ?? []) {
+    const eq = spec.indexOf('=')
+    if (eq <= 0 || eq === spec.length - 1) throw new Error(`--token must look like name=secret (got "${spec}")`)
+    tokens ??= {}
+    tokens[spec.slice(0, eq)] = spec.slice(eq + 1)
+  }
+  const port = positiveNumber('--port', values.port ?? '8787', true)
+  if (!Number.isInteger(port) || port > 65535) throw new Error('--port must be an integer between 0 and 65535')
+  return {
+    port,
+    host: values.host ?? '127.0.0.1',
+    db,
+    model,
+    interruptTtlSeconds: positiveNumber('--interrupt-ttl', values['interrupt-ttl'] ?? '3600', false),
+    tokens,
+    staticDir: values.static,
+    pacingMs: positiveNumber('--pacing-ms', values['pacing-ms'] ?? '25', true),
+    basePath: values['base-path'] ?? '/api/agent',
+  }
+}

@@ -1,0 +1,51 @@
+import type { CliOptions } from './cli-args.ts'
+import { parseCliArgs, USAGE } from './cli-args.ts'
+import { startServer } from './server.ts'
+
+/** The `interlude-server` entry (bin/interlude-server.js imports the built copy). */
+export async function main(argv: readonly string[]): Promise<void> {
+  let options: CliOptions | 'help'
+  try {
+    options = parseCliArgs(argv)
+  } catch (error) {
+    process.stderr.write(`interlude-server: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`)
+    process.exitCode = 2
+    return
+  }
+  if (options === 'help') {
+    process.stdout.write(USAGE)
+    return
+  }
+  const server = await startServer({
+    port: options.port,
+    host: options.host,
+    dbPath: options.db,
+    model: options.model,
+    interruptTtlSeconds: options.interruptTtlSeconds,
+    pacingMs: options.pacingMs,
+    basePath: options.basePath,
+    ...(options.tokens ? { tokens: options.tokens } : {}),
+    ...(options.staticDir !== undefined ? { staticDir: options.staticDir } : {}),
+  })
+  process.stdout.write(`listening on ${server.url}\n`)
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    process.stdout.write(`${signal}: shutting down\n`)
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error)
+        process.exit(1)
+      },
+    )
+  }
+  process.once('SIGINT', () => stop('SIGINT'))
+  process.once('SIGTERM', () => stop('SIGTERM'))
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  console.error('interlude-server failed to start:', error)
+  process.exit(1)
+})

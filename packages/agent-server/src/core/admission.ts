@@ -1,0 +1,227 @@
+import { randomUUID } from 'node:crypto'
+import { checkResume, decisionHash, InterludeError, resumeCheckError } from '@interlude/protocol'
+import type { Message, ResumeEntry, RunAgentInput, ToolMessage } from '@interlude/protocol'
+import type { ResolvedAgent } from '../agent/agent.ts'
+import type { SchemaIssue, ValidatorCache } from '../schema/validator-cache.ts'
+import type { Store, ThreadRecord } from '../store/store.ts'
+import type { RunPlan } from './run-plan.ts'
+
+export interface AdmissionDeps {
+  readonly store: Store
+  readonly agent: ResolvedAgent
+  readonly validators: ValidatorCache
+  readonly now: () => number
+}
+
+/** Admission answers with a run to start, or with an already admitted run whose events to send. */
+export type Admission = { readonly kind: 'start'; readonly plan: RunPlan } | { readonly kind: 'replay'; readonly threadId: string; readonly runId: string }
+
+const RETRY = Symbol('retry')
+const MAX_ATTEMPTS = 4
+
+const notFound = () => new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
+
+function ownedThread(thread: ThreadRecord | undefined, principal: string): ThreadRecord | undefined {
+  // Another principal's thread is indistinguishable from a missing one.
+  return thread !== undefined && thread.ownerId === principal ? thread : undefined
+}
+
+function textContent(message: ToolMessage): string {
+  const content = message.content as unknown
+  if (typeof content === 'string') return content
+  return JSON.stringify(content)
+}
+
+/**
+ * Everything decidable without running is decided here, before any stream byte (DESIGN §2), and a
+ * refusal changes nothing: the only writes are the two atomic admission transactions of the store.
+ * Lost races (revision changed between read and write) are re-evaluated from scratch.
+ */
+export async function admitRun(deps: AdmissionDeps, principal: string, input: RunAgentInput): Promise<Admission> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const result = input.resume !== undefined ? await admitResume(deps, principal, input, input.resume) : await admitInput(deps, principal, input)
+    if (result !== RETRY) return result
+  }
+  throw new InterludeError('THREAD_BUSY', 'The thread changed concurrently; retry.')
+}
+
+async function admitInput(deps: AdmissionDeps, principal: string, input: RunAgentInput): Promise<Admission | typeof RETRY> {
+  const { store } = deps
+  const { threadId, runId } = input
+  const existing = await store.getThread(threadId)
+  if (existing !== undefined && existing.ownerId !== principal) throw notFound()
+  const thread = ownedThread(existing, principal)
+
+  const messages: Message[] = thread ? await store.listMessages(threadId) : []
+  if (thread) {
+    const run = await store.getRun(threadId, runId)
+    if (run) {
+      // A retry of the same input run (before its acknowledgement) joins the first attempt.
+      if (run.kind === 'input') return { kind: 'replay', threadId, runId }
+      throw new InterludeError('DECISION_CONFLICT', 'This runId was already used for a resume on this thread.', { details: { runId } })
+    }
+    const open = await store.getOpenBatch(threadId)
+    if (open) {
+      throw new InterludeError('INTERRUPTS_PENDING', 'The thread has pending interrupts; answer them with resume first.', {
+        details: { interrupts: open.interrupts.map((i) => i.interrupt) },
+      })
+    }
+    if (thread.activeRunId !== undefined) {
+      throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.', { details: { activeRunId: thread.activeRunId } })
+    }
+  }
+
+  // History is server-owned: only unseen ids are considered, and only user messages and results
+  // for pending browser/external calls are accepted. Client assistant/tool messages never approve
+  // or execute anything.
+  const known = new Set(messages.map((m) => m.id))
+  const allCallIds = new Set<string>()
+  for (const m of messages) if (m.role === 'assistant') for (const c of m.toolCalls ?? []) allCallIds.add(c.id)
+  const awaiting = thread ? await store.listToolCalls(threadId, { status: ['awaiting_result'] }) : []
+  const awaitingIds = new Set(awaiting.map((c) => c.toolCallId))
+  const seen = new Set<string>()
+  const answered = new Set<string>()
+  const toolMessages: Message[] = []
+  const userMessages: Message[] = []
+  const toolResults: { toolCallId: string; status: 'succeeded' | 'cancelled'; result: string }[] = []
+  for (const message of input.messages) {
+    if (seen.has(message.id)) throw new InterludeError('INVALID_INPUT', 'Message ids must be unique.', { details: { messageId: message.id } })
+    seen.add(message.id)
+    if (known.has(message.id)) continue
+    if (message.role === 'user') {
+      userMessages.push(message)
+    } else if (message.role === 'tool') {
+      if (awaitingIds.has(message.toolCallId)) {
+        if (answered.has(message.toolCallId)) continue
+        answered.add(message.toolCallId)
+        toolMessages.push(message)
+        toolResults.push({ toolCallId: message.toolCallId, status: 'succeeded', result: textContent(message) })
+      } else if (!allCallIds.has(message.toolCallId)) {
+        throw new InterludeError('UNKNOWN_TOOL_CALL', 'A tool message answers a tool call this thread does not have.', {
+          details: { toolCallId: message.toolCallId },
+        })
+      }
+      // A known but settled (or server-side, or awaiting-decision) call: ignored.
+    }
+  }
+  // A new user message abandons calls still waiting for a result, so the history stays answerable.
+  if (userMessages.length > 0) {
+    for (const call of awaiting) {
+      if (answered.has(call.toolCallId)) continue
+      const result = JSON.stringify({ status: 'cancelled', message: 'No result arrived before the next message.' })
+      toolMessages.push({ id: `msg_${randomUUID()}`, role: 'tool', toolCallId: call.toolCallId, content: result })
+      toolResults.push({ toolCallId: call.toolCallId, status: 'cancelled', result })
+    }
+  }
+
+  const started = await store.startInputRun({
+    threadId,
+    ownerId: principal,
+    runId,
+    parentRunId: input.parentRunId,
+    expectedRevision: thread ? thread.revision : null,
+    initialState: deps.agent.initialState(),
+    messages: [...toolMessages, ...userMessages],
+    toolResults,
+    now: deps.now(),
+  })
+  if (!started.ok) {
+    if (started.reason === 'busy') throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.')
+    return RETRY
+  }
+  return {
+    kind: 'start',
+    plan: { kind: 'input', threadId, runId, principal, clientTools: input.tools ?? [], context: input.context ?? [] },
+  }
+}
+
+async function admitResume(
+  deps: AdmissionDeps,
+  principal: string,
+  input: RunAgentInput,
+  entries: readonly ResumeEntry[],
+): Promise<Admission | typeof RETRY> {
+  const { store, validators } = deps
+  const { threadId, runId } = input
+  const thread = ownedThread(await store.getThread(threadId), principal)
+  if (!thread) throw notFound()
+
+  // Shape problems first (they do not depend on the batch), so the decision can be hashed.
+  const shape = checkResume([], entries, { now: deps.now() })
+  if (!shape.ok && shape.code === 'INVALID_INPUT') throw resumeCheckError(shape)
+  const hash = await decisionHash(entries)
+
+  const run = await store.getRun(threadId, runId)
+  if (run) {
+    // The runId is the idempotency key: same decision → the first run's events again.
+    if (run.kind === 'resume' && run.decisionHash === hash) return { kind: 'replay', threadId, runId }
+    throw new InterludeError('DECISION_CONFLICT', 'This runId was already admitted with a different request.', { details: { runId } })
+  }
+
+  const open = await store.getOpenBatch(threadId)
+  const ids = entries.map((e) => e.interruptId)
+  const targetsOpen = open !== undefined && ids.some((id) => open.interrupts.some((i) => i.interrupt.id === id))
+  if (!targetsOpen) {
+    // Answers to a batch that was already decided: tell the client who won.
+    for (const id of ids) {
+      const decided = await store.getBatchOfInterrupt(threadId, id)
+      if (!decided || decided.status === 'pending' || decided.claimedByRunId === undefined) continue
+      if (decided.decisionHash === hash) {
+        throw new InterludeError('ALREADY_RESUMED', 'This decision was already admitted under another runId.', {
+          details: { runId: decided.claimedByRunId },
+        })
+      }
+      throw new InterludeError('DECISION_CONFLICT', 'This batch was already decided differently.', { details: { runId: decided.claimedByRunId } })
+    }
+  }
+
+  const pending = open ? open.interrupts.map((i) => i.interrupt) : []
+  const check = checkResume(pending, entries, { now: deps.now(), expiry: 'refuse-resolved' })
+  if (!check.ok) throw resumeCheckError(check)
+  const batch = open!
+
+  const errors: Record<string, readonly SchemaIssue[]> = {}
+  for (const entry of check.entries) {
+    if (entry.status !== 'resolved') continue
+    const schema = batch.interrupts.find((i) => i.interrupt.id === entry.interruptId)?.interrupt.responseSchema
+    if (!schema) continue
+    const result = validators.validate(schema, entry.payload)
+    if (!result.ok) errors[entry.interruptId] = result.issues
+  }
+  if (Object.keys(errors).length > 0) {
+    throw new InterludeError('RESUME_PAYLOAD_INVALID', 'A resume payload does not match its responseSchema.', { details: { errors } })
+  }
+
+  const claim = await store.claimBatch({ threadId, batchId: batch.batchId, runId, decisionHash: hash, decision: check.entries, now: deps.now() })
+  if (claim.ok) {
+    return {
+      kind: 'start',
+      plan: {
+        kind: 'resume',
+        threadId,
+        runId,
+        principal,
+        clientTools: input.tools ?? [],
+        context: input.context ?? [],
+        batch,
+        decision: check.entries,
+        allCancelled: check.allCancelled,
+        expired: check.expired,
+      },
+    }
+  }
+  switch (claim.reason) {
+    case 'already_claimed':
+      if (claim.decisionHash !== hash) {
+        throw new InterludeError('DECISION_CONFLICT', 'This batch was already decided differently.', { details: { runId: claim.claimedByRunId } })
+      }
+      if (claim.claimedByRunId === runId) return { kind: 'replay', threadId, runId }
+      throw new InterludeError('ALREADY_RESUMED', 'This decision was already admitted under another runId.', {
+        details: { runId: claim.claimedByRunId },
+      })
+    case 'busy':
+      throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.')
+    default:
+      return RETRY
+  }
+}

@@ -1,0 +1,48 @@
+import { EventType, InterludeError } from '@interlude/protocol'
+import type { AgUiEvent, ErrorCode, Interrupt, Message, RunFinishedOutcome } from '@interlude/protocol'
+
+/** Small constructors so the execution core reads as a sequence of protocol events. */
+export const ev = {
+  runStarted: (threadId: string, runId: string): AgUiEvent => ({ type: EventType.RUN_STARTED, threadId, runId }),
+  runFinished: (threadId: string, runId: string, outcome: RunFinishedOutcome): AgUiEvent => ({
+    type: EventType.RUN_FINISHED,
+    threadId,
+    runId,
+    outcome,
+  }),
+  runError: (code: ErrorCode, message: string): AgUiEvent => ({ type: EventType.RUN_ERROR, message, code }),
+  textStart: (messageId: string): AgUiEvent => ({ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' }),
+  textContent: (messageId: string, delta: string): AgUiEvent => ({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta }),
+  textEnd: (messageId: string): AgUiEvent => ({ type: EventType.TEXT_MESSAGE_END, messageId }),
+  toolStart: (toolCallId: string, toolCallName: string, parentMessageId: string): AgUiEvent => ({
+    type: EventType.TOOL_CALL_START,
+    toolCallId,
+    toolCallName,
+    parentMessageId,
+  }),
+  toolArgs: (toolCallId: string, delta: string): AgUiEvent => ({ type: EventType.TOOL_CALL_ARGS, toolCallId, delta }),
+  toolEnd: (toolCallId: string): AgUiEvent => ({ type: EventType.TOOL_CALL_END, toolCallId }),
+  toolResult: (messageId: string, toolCallId: string, content: string): AgUiEvent => ({
+    type: EventType.TOOL_CALL_RESULT,
+    messageId,
+    toolCallId,
+    content,
+    role: 'tool',
+  }),
+  stateSnapshot: (snapshot: unknown): AgUiEvent => ({ type: EventType.STATE_SNAPSHOT, snapshot }),
+  messagesSnapshot: (messages: readonly Message[]): AgUiEvent => ({ type: EventType.MESSAGES_SNAPSHOT, messages: [...messages] }),
+}
+
+export type InterruptOutcome = { readonly type: 'interrupt'; readonly interrupts: Interrupt[] }
+
+export function isTerminal(type: string): boolean {
+  return type === EventType.RUN_FINISHED || type === EventType.RUN_ERROR
+}
+
+/**
+ * The message a client may see for an error: an `InterludeError` keeps its own (it was written for
+ * clients); anything else gets the generic fallback, never the raw exception text.
+ */
+export function publicMessage(error: unknown, fallback: string): string {
+  return InterludeError.isInstance(error) ? error.message : fallback
+}

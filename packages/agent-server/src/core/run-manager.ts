@@ -1,0 +1,190 @@
+import { EventType } from '@interlude/protocol'
+import type { AgUiEvent, RunFinishedOutcome } from '@interlude/protocol'
+import type { ResolvedAgent } from '../agent/agent.ts'
+import type { ValidatorCache } from '../schema/validator-cache.ts'
+import type { FinishRunRequest, NewEvent, Store } from '../store/store.ts'
+import type { EventHub } from './event-hub.ts'
+import { ev, isTerminal } from './events.ts'
+import { executeRun } from './execute-run.ts'
+import type { RunPlan } from './run-plan.ts'
+
+export interface RunManagerOptions {
+  readonly store: Store
+  readonly hub: EventHub
+  readonly agent: ResolvedAgent
+  readonly validators: ValidatorCache
+  readonly now: () => number
+  readonly interruptTtlMs: number
+  readonly maxInterruptsPerBatch: number
+  readonly logError: (message: string, error: unknown) => void
+  /** Events buffered before a write to the log. @default 256 */
+  readonly flushEvery?: number
+}
+
+interface ActiveRun {
+  readonly controller: AbortController
+  readonly done: Promise<void>
+}
+
+const key = (threadId: string, runId: string) => `${threadId}\u0000${runId}`
+
+/**
+ * Drives admitted runs in the background, independent of any HTTP connection: a dropped client
+ * does not stop a run; its events keep going to the log. Events are appended in small
+ * transactions (batched, in order, with per-thread `seq`) and then announced on the hub.
+ */
+export class RunManager {
+  readonly #o: RunManagerOptions
+  readonly #active = new Map<string, ActiveRun>()
+
+  constructor(options: RunManagerOptions) {
+    this.#o = options
+  }
+
+  /** Starts executing an admitted run. Returns at once; the run continues in the background. */
+  start(plan: RunPlan): void {
+    const controller = new AbortController()
+    const id = key(plan.threadId, plan.runId)
+    const done = this.#drive(plan, controller.signal).finally(() => this.#active.delete(id))
+    this.#active.set(id, { controller, done })
+  }
+
+  isActive(threadId: string, runId: string): boolean {
+    return this.#active.has(key(threadId, runId))
+  }
+
+  /** Explicit stop: the run ends with a `cancelled` outcome at its next step. */
+  cancel(threadId: string, runId: string): boolean {
+    const run = this.#active.get(key(threadId, runId))
+    if (!run) return false
+    run.controller.abort()
+    return true
+  }
+
+  get activeCount(): number {
+    return this.#active.size
+  }
+
+  /** Resolves when no run is executing (used by tests and graceful shutdown). */
+  async idle(): Promise<void> {
+    while (this.#active.size > 0) await Promise.allSettled([...this.#active.values()].map((r) => r.done))
+  }
+
+  /** Cancels every run and waits for each to write its terminal event. */
+  async shutdown(): Promise<void> {
+    for (const run of this.#active.values()) run.controller.abort()
+    await this.idle()
+  }
+
+  async #drive(plan: RunPlan, signal: AbortSignal): Promise<void> {
+    const { store, hub, logError } = this.#o
+    const writer = new LogWriter(store, hub, plan.threadId, plan.runId, this.#o.flushEvery ?? 256)
+    let terminal: AgUiEvent | undefined
+    try {
+      const events = executeRun(plan, {
+        agent: this.#o.agent,
+        store,
+        validators: this.#o.validators,
+        now: this.#o.now,
+        interruptTtlMs: this.#o.interruptTtlMs,
+        maxInterruptsPerBatch: this.#o.maxInterruptsPerBatch,
+        signal,
+        checkpoint: () => writer.flush(),
+        logError,
+      })
+      for await (const event of events) {
+        if (isTerminal(event.type)) {
+          terminal = event
+          break
+        }
+        writer.push(event)
+        if (writer.full) await writer.flush(true)
+      }
+    } catch (error) {
+      logError(`run ${plan.threadId}/${plan.runId} crashed`, error)
+    }
+    terminal ??= ev.runError('INTERNAL', 'Internal error')
+    try {
+      await writer.flush()
+      const stored = await store.finishRun(finishRequest(plan, terminal, this.#o.now()))
+      hub.publish(plan.threadId, stored)
+    } catch (error) {
+      // The thread stays marked running; startup recovery closes it.
+      logError(`run ${plan.threadId}/${plan.runId} could not be finished`, error)
+    }
+  }
+}
+
+function finishRequest(plan: RunPlan, terminal: AgUiEvent, now: number): FinishRunRequest {
+  const outcome: RunFinishedOutcome | undefined =
+    terminal.type === EventType.RUN_FINISHED ? ((terminal as { outcome?: RunFinishedOutcome }).outcome ?? { type: 'success' }) : undefined
+  const status: FinishRunRequest['status'] =
+    outcome === undefined ? 'failed' : outcome.type === 'interrupt' ? 'interrupted' : outcome.type === 'cancelled' ? 'cancelled' : 'succeeded'
+  const closeBatch: FinishRunRequest['closeBatch'] =
+    plan.kind === 'resume'
+      ? { batchId: plan.batch.batchId, status: plan.allCancelled ? (plan.expired ? 'expired' : 'cancelled') : 'resolved' }
+      : undefined
+  return {
+    threadId: plan.threadId,
+    runId: plan.runId,
+    status,
+    outcome,
+    errorCode: outcome === undefined ? String((terminal as { code?: unknown }).code ?? 'INTERNAL') : undefined,
+    events: [toNewEvent(terminal)],
+    closeBatch,
+    now,
+  }
+}
+
+function toNewEvent(event: AgUiEvent): NewEvent {
+  return { type: event.type, json: JSON.stringify(event) }
+}
+
+/** Buffers events and appends them in order; a pending buffer is flushed on the next macrotask. */
+class LogWriter {
+  readonly #store: Store
+  readonly #hub: EventHub
+  readonly #threadId: string
+  readonly #runId: string
+  readonly #flushEvery: number
+  #buffer: NewEvent[] = []
+  #chain: Promise<void> = Promise.resolve()
+  #scheduled = false
+
+  constructor(store: Store, hub: EventHub, threadId: string, runId: string, flushEvery: number) {
+    this.#store = store
+    this.#hub = hub
+    this.#threadId = threadId
+    this.#runId = runId
+    this.#flushEvery = flushEvery
+  }
+
+  get full(): boolean {
+    return this.#buffer.length >= this.#flushEvery
+  }
+
+  push(event: AgUiEvent): void {
+    this.#buffer.push(toNewEvent(event))
+    if (!this.#scheduled) {
+      this.#scheduled = true
+      // Paced streams (a token every few ms) reach the client promptly without a flush per event.
+      setImmediate(() => {
+        this.#scheduled = false
+        this.flush().catch(() => undefined)
+      })
+    }
+  }
+
+  /** Appends everything buffered so far. `yieldAfter` lets sockets drain during a hot run. */
+  flush(yieldAfter = false): Promise<void> {
+    this.#chain = this.#chain.then(async () => {
+      if (this.#buffer.length === 0) return
+      const batch = this.#buffer
+      this.#buffer = []
+      const stored = await this.#store.appendEvents(this.#threadId, this.#runId, batch)
+      this.#hub.publish(this.#threadId, stored)
+    })
+    if (!yieldAfter) return this.#chain
+    return this.#chain.then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+  }
+}

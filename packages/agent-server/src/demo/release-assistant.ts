@@ -1,0 +1,216 @@
+import type { Message } from '@interlude/protocol'
+import type { AgentDefinition } from '../agent/agent.ts'
+import { askUser } from '../agent/ask-user.ts'
+import type { ToolDefinition } from '../agent/tool.ts'
+import { defineTool } from '../agent/tool.ts'
+import type { ModelProvider, ModelRequest } from '../models/model.ts'
+import type { ScriptedResponse } from '../models/scripted.ts'
+import { scriptedModel } from '../models/scripted.ts'
+
+/** The demo agent's thread state. */
+export interface ReleaseState {
+  releases: { version: string; toolCallId: string }[]
+  deployments: { operationId: string; version: string; environment: 'staging' | 'production' }[]
+}
+
+export const ENVIRONMENT_CHOICE_SCHEMA = {
+  type: 'object',
+  properties: {
+    environment: { type: 'string', enum: ['staging', 'production'] },
+    notes: { type: 'string', maxLength: 2000 },
+  },
+  required: ['environment'],
+  additionalProperties: false,
+} as const
+
+const VERSION_SCHEMA = { type: 'string', minLength: 1, maxLength: 64 } as const
+
+const publishRelease = defineTool<{ version: string }, ReleaseState>({
+  name: 'publish_release',
+  description: 'Publish a release of the given version.',
+  parameters: { type: 'object', properties: { version: VERSION_SCHEMA }, required: ['version'], additionalProperties: false },
+  approval: 'always',
+  approvalMessage: (args) => `Publish release ${args.version}?`,
+  execute: (args, ctx) => {
+    ctx.updateState((state) =>
+      state.releases.some((r) => r.toolCallId === ctx.idempotencyKey)
+        ? state
+        : { ...state, releases: [...state.releases, { version: args.version, toolCallId: ctx.idempotencyKey }] },
+    )
+    return { published: args.version }
+  },
+})
+
+const deploy = defineTool<{ version: string; environment: 'staging' | 'production' }, ReleaseState>({
+  name: 'deploy',
+  description: 'Deploy a version to an environment.',
+  parameters: {
+    type: 'object',
+    properties: { version: VERSION_SCHEMA, environment: { type: 'string', enum: ['staging', 'production'] } },
+    required: ['version', 'environment'],
+    additionalProperties: false,
+  },
+  approval: 'always',
+  allowEdits: true,
+  approvalMessage: (args) => `Deploy ${args.version} to ${args.environment}?`,
+  execute: (args, ctx) => {
+    const operation = { operationId: ctx.idempotencyKey, version: args.version, environment: args.environment }
+    // The ledger already guarantees one execution per toolCallId; the operation id makes the
+    // effect itself idempotent too.
+    ctx.updateState((state) =>
+      state.deployments.some((d) => d.operationId === operation.operationId)
+        ? state
+        : { ...state, deployments: [...state.deployments, operation] },
+    )
+    return { deployed: true, ...operation }
+  },
+})
+
+const askEnvironment = askUser({ responseSchema: ENVIRONMENT_CHOICE_SCHEMA })
+
+function textOf(message: Message): string {
+  const content = (message as { content?: unknown }).content
+  if (typeof content === 'string') return content
+  if (Array.isArray(content)) {
+    return content.map((part: unknown) => (typeof part === 'object' && part !== null && 'text' in part ? String((part as { text: unknown }).text) : '')).join(' ')
+  }
+  return ''
+}
+
+export function versionOf(text: string): string {
+  return /\bv\d+(?:\.\d+)*\b/i.exec(text)?.[0] ?? 'v1.0.0'
+}
+
+export function environmentOf(text: string): 'staging' | 'production' {
+  return /production/i.test(text) ? 'production' : 'staging'
+}
+
+interface ToolOutcome {
+  readonly name: string
+  readonly args: Record<string, unknown>
+  readonly result: Record<string, unknown> | string
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    return text
+  }
+}
+
+/** Tool calls of this turn paired with their results. */
+function outcomesSince(messages: readonly Message[], from: number): ToolOutcome[] {
+  const outcomes: ToolOutcome[] = []
+  const results = new Map<string, unknown>()
+  for (const m of messages.slice(from)) if (m.role === 'tool') results.set(m.toolCallId, parse(textOf(m)))
+  for (const m of messages.slice(from)) {
+    if (m.role !== 'assistant') continue
+    for (const call of m.toolCalls ?? []) {
+      const args = parse(call.function.arguments)
+      outcomes.push({
+        name: call.function.name,
+        args: typeof args === 'object' && args !== null ? (args as Record<string, unknown>) : {},
+        result: (results.get(call.id) ?? 'no result') as Record<string, unknown> | string,
+      })
+    }
+  }
+  return outcomes
+}
+
+function describe(outcome: ToolOutcome): string {
+  const r = outcome.result
+  const status = typeof r === 'object' && r !== null ? r.status : undefined
+  if (outcome.name === 'publish_release') {
+    const version = String(outcome.args.version ?? '?')
+    if (status === 'denied') return `publish_release ${version} was denied${typeof r === 'object' && r.reason ? ` (${String(r.reason)})` : ''}`
+    if (status === 'cancelled') return `publish_release ${version} was cancelled`
+    if (status === 'error') return `publish_release ${version} failed`
+    return `published ${String((r as Record<string, unknown>).published ?? version)}`
+  }
+  if (outcome.name === 'deploy') {
+    const what = `${String(outcome.args.version ?? '?')} to ${String(outcome.args.environment ?? '?')}`
+    if (status === 'denied') return `deploy ${what} was denied${typeof r === 'object' && r.reason ? ` (${String(r.reason)})` : ''}`
+    if (status === 'cancelled') return `deploy ${what} was cancelled`
+    if (status === 'error') return `deploy ${what} failed`
+    const d = r as Record<string, unknown>
+    return `deployed ${String(d.version)} to ${String(d.environment)} (operation ${String(d.operationId)})`
+  }
+  return `${outcome.name} finished`
+}
+
+/** The release assistant's script (DESIGN §6): deterministic on the last user message. */
+export function releaseAssistantScript(request: ModelRequest): ScriptedResponse {
+  const messages = request.messages
+  let lastUser = -1
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === 'user') {
+      lastUser = i
+      break
+    }
+  }
+  const userText = lastUser >= 0 ? textOf(messages[lastUser]!) : ''
+  const outcomes = lastUser >= 0 ? outcomesSince(messages, lastUser + 1) : []
+
+  if (outcomes.length > 0) {
+    const ask = outcomes.find((o) => o.name === 'ask_user')
+    if (ask) {
+      const r = ask.result
+      if (typeof r === 'object' && r !== null && typeof r.environment === 'string') {
+        const notes = typeof r.notes === 'string' && r.notes.length > 0 ? ` Notes: ${r.notes}.` : ''
+        return { text: `You chose ${r.environment}. I will use ${r.environment} from now on.${notes}` }
+      }
+      return { text: 'No environment was chosen, so I will keep the current setting.' }
+    }
+    const ran = outcomes.filter((o) => typeof o.result !== 'object' || !['denied', 'cancelled', 'error'].includes(String(o.result.status)))
+    const summary = outcomes.map(describe).join('; ')
+    const head = ran.length === outcomes.length ? 'All steps ran.' : ran.length === 0 ? 'Nothing ran.' : 'Some steps ran.'
+    return { text: `${head} Summary: ${summary}.` }
+  }
+
+  if (/deploy|release/i.test(userText)) {
+    const version = versionOf(userText)
+    const environment = environmentOf(userText)
+    return {
+      text: `Plan: publish release ${version}, then deploy ${version} to ${environment}. Both steps need your approval.`,
+      toolCalls: [
+        { name: 'publish_release', args: { version } },
+        { name: 'deploy', args: { version, environment } },
+      ],
+    }
+  }
+  if (/\bask\b|choose/i.test(userText)) {
+    return {
+      text: 'Let me ask which environment you want.',
+      toolCalls: [{ name: 'ask_user', args: { question: 'Which environment should I use?' } }],
+    }
+  }
+  return {
+    text: 'I can publish and deploy releases. Try "deploy v2.1 to production", or ask me to choose an environment.',
+  }
+}
+
+export interface ReleaseAssistantOptions {
+  /** The model; defaults to the scripted release-assistant model. */
+  readonly model?: ModelProvider
+  /** Token pacing of the scripted model, in ms. @default 0 */
+  readonly pacingMs?: number
+}
+
+export const RELEASE_ASSISTANT_PROMPT =
+  'You are a release assistant. You can publish releases and deploy them to staging or production with the ' +
+  'publish_release and deploy tools (a person approves each call), and ask the user to choose an environment ' +
+  'with ask_user. Version strings look like v2.1; default to v1.0.0 and to staging. After tools ran, summarise ' +
+  'what ran and what was denied.'
+
+/** The demo agent of DESIGN §6, served by the CLI by default. */
+export function releaseAssistant(options: ReleaseAssistantOptions = {}): AgentDefinition<ReleaseState> {
+  const tools: ToolDefinition<unknown, ReleaseState>[] = [publishRelease, deploy, askEnvironment]
+  return {
+    name: 'release-assistant',
+    systemPrompt: RELEASE_ASSISTANT_PROMPT,
+    model: options.model ?? scriptedModel(releaseAssistantScript, { pacingMs: options.pacingMs ?? 0 }),
+    tools,
+    initialState: () => ({ releases: [], deployments: [] }),
+  }
+}

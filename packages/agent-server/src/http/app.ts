@@ -1,0 +1,145 @@
+import { Hono } from 'hono'
+import { EventType, InterludeError, SSE_HEADERS } from '@interlude/protocol'
+import type { AgentDefinition } from '../agent/agent.ts'
+import { resolveAgent } from '../agent/agent.ts'
+import type { Authenticate } from '../auth/authenticate.ts'
+import { admitRun } from '../core/admission.ts'
+import { EventHub } from '../core/event-hub.ts'
+import type { Limits } from '../core/limits.ts'
+import { DEFAULT_LIMITS } from '../core/limits.ts'
+import { parseRunInput } from '../core/parse-input.ts'
+import { RunManager } from '../core/run-manager.ts'
+import { runFrames } from '../core/run-stream.ts'
+import { ValidatorCache } from '../schema/validator-cache.ts'
+import type { Store } from '../store/store.ts'
+import type { ServerEnv } from './env.ts'
+import { auth } from './middleware/auth.ts'
+import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
+import { jsonBody } from './middleware/json-body.ts'
+import { sseBody } from './sse-response.ts'
+
+export interface AgentServerOptions {
+  readonly agent: AgentDefinition
+  readonly store: Store
+  /** `authenticate(request) -> principal | null`; see `bearerTokens` and `anonymousSessionCookie`. */
+  readonly authenticate: Authenticate
+  /** Mount point of the routes. @default '/api/agent' */
+  readonly basePath?: string
+  /** The server clock in epoch ms (inject to test expiry). @default Date.now */
+  readonly now?: () => number
+  /** Lifetime of an interrupt batch. @default 3600 (1 hour) */
+  readonly interruptTtlSeconds?: number
+  readonly limits?: Partial<Limits>
+  /**
+   * On the first request, close runs a previous process left `running` (single-process
+   * deployments). Disable when several replicas share one database. @default true
+   */
+  readonly recoverAbandonedRuns?: boolean
+  /** Where unexpected errors are reported (never to clients). @default console.error */
+  readonly logError?: (message: string, error: unknown) => void
+}
+
+/** The Hono app plus the handles a host needs. */
+export type AgentServer = Hono<ServerEnv> & {
+  readonly runs: RunManager
+  readonly store: Store
+  readonly basePath: string
+  /** Resolves once startup recovery has run. */
+  ready(): Promise<void>
+  /** Cancels active runs, waits for their terminal events, then closes the store. */
+  close(): Promise<void>
+}
+
+function defaultLogError(message: string, error: unknown): void {
+  console.error(`[interlude] ${message}:`, error)
+}
+
+/**
+ * The AG-UI 1.0 endpoint (DESIGN §2, §3): `POST {base}/runs` answers admission errors as JSON and
+ * admitted runs as SSE; `GET {base}/health` reports liveness and store reachability.
+ * @example
+ * const app = createAgentServer({ agent: releaseAssistant(), store: createSqliteStore('data.db'), authenticate: bearerTokens({ alice: 'secret' }) })
+ * serve({ fetch: app.fetch, port: 8787 })
+ */
+export function createAgentServer(options: AgentServerOptions): AgentServer {
+  const basePath = (options.basePath ?? '/api/agent').replace(/\/+$/, '')
+  const now = options.now ?? Date.now
+  const logError = options.logError ?? defaultLogError
+  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits }
+  const ttlSeconds = options.interruptTtlSeconds ?? 3600
+  if (!(ttlSeconds > 0)) throw new RangeError('interruptTtlSeconds must be positive.')
+  const validators = new ValidatorCache()
+  const agent = resolveAgent(options.agent, validators)
+  const { store } = options
+  const hub = new EventHub()
+  const runs = new RunManager({
+    store,
+    hub,
+    agent,
+    validators,
+    now,
+    interruptTtlMs: ttlSeconds * 1000,
+    maxInterruptsPerBatch: limits.maxInterruptsPerBatch,
+    logError,
+  })
+
+  let readyPromise: Promise<void> | undefined
+  const ready = () => {
+    readyPromise ??=
+      options.recoverAbandonedRuns === false
+        ? Promise.resolve()
+        : store
+            .recoverAbandonedRuns(now(), () => ({
+              type: EventType.RUN_ERROR,
+              json: JSON.stringify({ type: EventType.RUN_ERROR, code: 'RUN_FAILED', message: 'The server stopped while this run was executing.' }),
+            }))
+            .then(() => undefined)
+    return readyPromise
+  }
+
+  const app = new Hono<ServerEnv>()
+  app.onError(errorHandler(logError))
+  app.notFound(notFoundHandler)
+  app.use('*', async (_c, next) => {
+    await ready()
+    await next()
+  })
+
+  app.get(`${basePath}/health`, async (c) => {
+    try {
+      await store.ping()
+    } catch (error) {
+      logError('health check: store unreachable', error)
+      throw new InterludeError('STORE_UNAVAILABLE', 'The store is unreachable.')
+    }
+    return c.json({ status: 'ok', store: store.kind, activeRuns: runs.activeCount })
+  })
+
+  app.post(`${basePath}/runs`, auth(options.authenticate), jsonBody(limits.maxBodyBytes), async (c) => {
+    const input = parseRunInput(c.get('body'), limits)
+    // Admission (including the atomic claim) completes before the streaming response exists.
+    const admission = await admitRun({ store, agent, validators, now }, c.get('principal'), input)
+    if (admission.kind === 'start') runs.start(admission.plan)
+    const { threadId, runId } = input
+    const body = sseBody(
+      (signal) => runFrames(threadId, runId, { store, hub, signal, isLocal: () => runs.isActive(threadId, runId) }),
+      logError,
+    )
+    return c.body(body, 200, SSE_HEADERS)
+  })
+
+  let closing: Promise<void> | undefined
+  return Object.assign(app, {
+    runs,
+    store,
+    basePath,
+    ready,
+    close: () => {
+      closing ??= (async () => {
+        await runs.shutdown()
+        await store.close()
+      })()
+      return closing
+    },
+  })
+}

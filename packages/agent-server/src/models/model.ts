@@ -1,0 +1,34 @@
+import type { Context, Message } from '@interlude/protocol'
+import type { JsonSchema } from '../agent/tool.ts'
+
+/** A tool as the model sees it. */
+export interface ModelTool {
+  readonly name: string
+  readonly description: string
+  readonly parameters: JsonSchema
+}
+
+export interface ModelRequest {
+  readonly systemPrompt: string | undefined
+  /** The server-owned history, every tool call answered. */
+  readonly messages: readonly Message[]
+  readonly tools: readonly ModelTool[]
+  readonly context: readonly Context[]
+  readonly state: unknown
+  readonly signal: AbortSignal
+}
+
+/**
+ * What a provider streams. Tool calls are announced by `tool_call_start` and their argument JSON
+ * arrives as fragments; the execution core turns these into AG-UI events.
+ */
+export type ModelChunk =
+  | { readonly type: 'text'; readonly delta: string }
+  | { readonly type: 'tool_call_start'; readonly id: string | undefined; readonly name: string; readonly key: string }
+  | { readonly type: 'tool_call_args'; readonly key: string; readonly delta: string }
+
+/** One model behind one interface: the scripted provider and the OpenAI provider implement it. */
+export interface ModelProvider {
+  readonly name: string
+  stream(request: ModelRequest): AsyncIterable<ModelChunk>
+}

@@ -1,0 +1,120 @@
+import type { AddressInfo } from 'node:net'
+import type { Server } from 'node:http'
+import { serve } from '@hono/node-server'
+import { serveStatic } from '@hono/node-server/serve-static'
+import type { AgentDefinition } from './agent/agent.ts'
+import type { Authenticate } from './auth/authenticate.ts'
+import { anonymousSessionCookie, bearerTokens, generateSessionSecret } from './auth/authenticate.ts'
+import type { Limits } from './core/limits.ts'
+import { releaseAssistant } from './demo/release-assistant.ts'
+import type { AgentServer } from './http/app.ts'
+import { createAgentServer } from './http/app.ts'
+import type { OpenAIModelOptions } from './models/openai.ts'
+import { openaiModel } from './models/openai.ts'
+import { createSqliteStore } from './store/sqlite/sqlite-store.ts'
+import type { Store } from './store/store.ts'
+
+export interface StartServerOptions {
+  /** @default 0 (an ephemeral port) */
+  readonly port?: number
+  /** @default '127.0.0.1' */
+  readonly host?: string
+  /** SQLite file (created on first start). */
+  readonly dbPath: string
+  /** @default 'scripted' */
+  readonly model?: 'scripted' | 'openai'
+  /** Options of the OpenAI provider (defaults come from OPENAI_* environment variables). */
+  readonly openai?: OpenAIModelOptions
+  /** A custom agent instead of the release assistant. */
+  readonly agent?: AgentDefinition
+  /** @default 3600 */
+  readonly interruptTtlSeconds?: number
+  readonly now?: () => number
+  /** Bearer tokens by principal name; without them, signed anonymous-session cookies are used. */
+  readonly tokens?: Readonly<Record<string, string>>
+  /** Secret of the anonymous-session cookies. @default a secret generated once and kept in the store */
+  readonly sessionSecret?: string
+  /** Scripted-model token pacing in ms. @default 0 */
+  readonly pacingMs?: number
+  /** @default '/api/agent' */
+  readonly basePath?: string
+  /** Serve this directory (the built workbench) at `/`. */
+  readonly staticDir?: string
+  readonly limits?: Partial<Limits>
+  readonly logError?: (message: string, error: unknown) => void
+}
+
+export interface RunningServer {
+  /** `http://HOST:PORT` */
+  readonly url: string
+  /** `url + basePath`, e.g. `http://127.0.0.1:PORT/api/agent` */
+  readonly baseUrl: string
+  readonly port: number
+  readonly app: AgentServer
+  readonly store: Store
+  /** Stops accepting connections, finishes active runs (as cancelled) and closes the store. */
+  close(): Promise<void>
+}
+
+async function authenticatorFor(options: StartServerOptions, store: Store): Promise<Authenticate> {
+  if (options.tokens && Object.keys(options.tokens).length > 0) return bearerTokens(options.tokens)
+  const secret = options.sessionSecret ?? process.env.INTERLUDE_SESSION_SECRET ?? (await store.getOrCreateSetting('session_secret', generateSessionSecret))
+  return anonymousSessionCookie({ secret })
+}
+
+/**
+ * Starts the agent server on @hono/node-server (the CLI and other packages' tests use this).
+ * @example
+ * const server = await startServer({ dbPath: '/tmp/x/agent.db', tokens: { alice: 'secret' } })
+ * // POST `${server.baseUrl}/runs` …
+ * await server.close()
+ */
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const store = createSqliteStore(options.dbPath)
+  try {
+    const agent =
+      options.agent ??
+      (options.model === 'openai'
+        ? releaseAssistant({ model: openaiModel(options.openai ?? {}) })
+        : releaseAssistant({ pacingMs: options.pacingMs ?? 0 }))
+    const app = createAgentServer({
+      agent,
+      store,
+      authenticate: await authenticatorFor(options, store),
+      ...(options.basePath !== undefined ? { basePath: options.basePath } : {}),
+      ...(options.now !== undefined ? { now: options.now } : {}),
+      ...(options.interruptTtlSeconds !== undefined ? { interruptTtlSeconds: options.interruptTtlSeconds } : {}),
+      ...(options.limits !== undefined ? { limits: options.limits } : {}),
+      ...(options.logError !== undefined ? { logError: options.logError } : {}),
+    })
+    await app.ready()
+    if (options.staticDir !== undefined) app.use('*', serveStatic({ root: options.staticDir }))
+    const host = options.host ?? '127.0.0.1'
+    const { server, port } = await new Promise<{ server: Server; port: number }>((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, (info: AddressInfo) => resolve({ server: s as Server, port: info.port }))
+      s.once('error', reject)
+    })
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+    let closing: Promise<void> | undefined
+    return {
+      url,
+      baseUrl: `${url}${app.basePath}`,
+      port,
+      app,
+      store,
+      close: () => {
+        closing ??= (async () => {
+          const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+          await app.close()
+          // Streams of finished runs end by themselves; drop idle keep-alive sockets.
+          server.closeAllConnections()
+          await closed
+        })()
+        return closing
+      },
+    }
+  } catch (error) {
+    await store.close()
+    throw error
+  }
+}

@@ -1,0 +1,121 @@
+import type Database from 'better-sqlite3'
+
+/**
+ * Schema migrations, applied in order inside one transaction each and tracked by
+ * `PRAGMA user_version`. Never edit a shipped migration: append a new one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: threads, append-only messages, runs, the per-thread event log, interrupt batches and the
+  // tool-call ledger (which is also the effects ledger).
+  `
+  CREATE TABLE settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  CREATE TABLE threads (
+    thread_id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('idle', 'running', 'interrupted')),
+    state_json TEXT NOT NULL,
+    active_run_id TEXT,
+    last_seq INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX threads_by_owner ON threads (owner_id, status, updated_at);
+  CREATE TABLE messages (
+    thread_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    message_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    run_id TEXT,
+    json TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (thread_id, position),
+    UNIQUE (thread_id, message_id)
+  );
+  CREATE TABLE runs (
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('input', 'resume')),
+    status TEXT NOT NULL CHECK (status IN ('running', 'succeeded', 'interrupted', 'failed', 'cancelled')),
+    parent_run_id TEXT,
+    batch_id TEXT,
+    decision_hash TEXT,
+    outcome_json TEXT,
+    error_code TEXT,
+    created_at INTEGER NOT NULL,
+    finished_at INTEGER,
+    PRIMARY KEY (thread_id, run_id)
+  );
+  CREATE INDEX runs_running ON runs (status) WHERE status = 'running';
+  CREATE TABLE events (
+    thread_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    run_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    json TEXT NOT NULL,
+    PRIMARY KEY (thread_id, seq)
+  ) WITHOUT ROWID;
+  CREATE INDEX events_by_run ON events (thread_id, run_id, seq);
+  CREATE TABLE interrupt_batches (
+    batch_id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'claimed', 'resolved', 'cancelled', 'expired')),
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    decision_hash TEXT,
+    decision_json TEXT,
+    claimed_by_run_id TEXT,
+    claimed_at INTEGER,
+    closed_at INTEGER
+  );
+  -- At most one open batch per thread, enforced by the database.
+  CREATE UNIQUE INDEX one_pending_batch_per_thread ON interrupt_batches (thread_id) WHERE status = 'pending';
+  CREATE TABLE interrupts (
+    interrupt_id TEXT PRIMARY KEY,
+    batch_id TEXT NOT NULL REFERENCES interrupt_batches (batch_id),
+    thread_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    json TEXT NOT NULL
+  );
+  CREATE INDEX interrupts_by_batch ON interrupts (batch_id, position);
+  CREATE TABLE tool_calls (
+    thread_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    args_text TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    result TEXT,
+    attempt_run_id TEXT,
+    created_at INTEGER NOT NULL,
+    started_at INTEGER,
+    finished_at INTEGER,
+    PRIMARY KEY (thread_id, tool_call_id)
+  );
+  CREATE INDEX tool_calls_open ON tool_calls (thread_id, status);
+  `,
+]
+
+export function migrate(db: Database.Database): number {
+  const current = db.pragma('user_version', { simple: true }) as number
+  if (current > MIGRATIONS.length) {
+    throw new Error(`Database schema version ${current} is newer than this server (${MIGRATIONS.length}).`)
+  }
+  for (let version = current; version < MIGRATIONS.length; version++) {
+    const sql = MIGRATIONS[version]!
+    db.transaction(() => {
+      db.exec(sql)
+      db.pragma(`user_version = ${version + 1}`)
+    }).immediate()
+  }
+  return MIGRATIONS.length
+}

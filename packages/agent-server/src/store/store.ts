@@ -1,0 +1,260 @@
+import type { Interrupt, Message, ResumeEntry, RunFinishedOutcome, ThreadStatus } from '@interlude/protocol'
+
+/**
+ * The persistence contract of the agent server (DESIGN §3). Every method returns a Promise so that
+ * a network database (PostgreSQL, issue 4) fits behind the same interface as the embedded SQLite
+ * file. Races are decided here, by conditional writes, never by process memory: `startInputRun`
+ * and `claimBatch` are the two admission writes and each is one atomic transaction.
+ */
+export interface Store {
+  readonly kind: string
+  /** Cheap round trip used by `GET {base}/health`. */
+  ping(): Promise<void>
+  close(): Promise<void>
+
+  /** A server-wide setting (e.g. the anonymous-session secret); `create()` runs only when absent. */
+  getOrCreateSetting(key: string, create: () => string): Promise<string>
+
+  getThread(threadId: string): Promise<ThreadRecord | undefined>
+  listMessages(threadId: string): Promise<Message[]>
+  getRun(threadId: string, runId: string): Promise<RunRecord | undefined>
+  /** The thread's open batch (status `pending`, expired or not). At most one exists per thread. */
+  getOpenBatch(threadId: string): Promise<BatchRecord | undefined>
+  /** The batch (any status) that contains this interrupt id on this thread. */
+  getBatchOfInterrupt(threadId: string, interruptId: string): Promise<BatchRecord | undefined>
+  listToolCalls(threadId: string, filter?: { readonly status?: readonly ToolCallStatus[] }): Promise<ToolCallRecord[]>
+  getToolCall(threadId: string, toolCallId: string): Promise<ToolCallRecord | undefined>
+
+  /**
+   * Admits a run carrying new input. Atomically: checks the thread is at `expectedRevision`
+   * (`null` = the thread must not exist yet and is created), idle, and has no open batch; inserts
+   * the run; appends `messages`; settles `toolResults`; marks the thread running.
+   */
+  startInputRun(request: StartInputRunRequest): Promise<StartRunResult>
+  /**
+   * Admits a resume. Atomically: `UPDATE interrupt_batches SET status='claimed' … WHERE status =
+   * 'pending'`, requires the thread to be idle, inserts the run and marks the thread running.
+   */
+  claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult>
+
+  /** Appends events to the thread's log with strictly increasing `seq` (one transaction). */
+  appendEvents(threadId: string, runId: string, events: readonly NewEvent[]): Promise<StoredEvent[]>
+  readEvents(threadId: string, query: EventQuery): Promise<StoredEvent[]>
+
+  /** Appends messages (append-only; a known id is an error). */
+  appendMessages(threadId: string, runId: string, messages: readonly Message[]): Promise<void>
+  setState(threadId: string, state: unknown): Promise<void>
+
+  /** Records the tool calls of one model response. */
+  insertToolCalls(records: readonly NewToolCall[]): Promise<void>
+  /**
+   * Effects ledger: moves a call to `started` only from a not-yet-started status (conditional
+   * update). `false` means another attempt already started it: it must not run again.
+   */
+  beginEffect(threadId: string, toolCallId: string, runId: string, now: number): Promise<boolean>
+  /**
+   * Settles a call (result + status) and, when given, stores the new state and the tool message in
+   * the same transaction, so a state change and its ledger entry commit together.
+   */
+  settleToolCall(request: SettleToolCallRequest): Promise<void>
+
+  /** Stores an interrupt batch (and its interrupts) and marks the thread interrupted. */
+  createBatch(batch: NewBatch): Promise<void>
+
+  /**
+   * Ends a run: appends its last events, records status + outcome, closes the batch the run
+   * claimed, releases the thread (idle or interrupted) and bumps the revision — one transaction,
+   * so the terminal event is in the log before another run can start on the thread.
+   */
+  finishRun(request: FinishRunRequest): Promise<StoredEvent[]>
+
+  /**
+   * Startup recovery for a single-process deployment: runs left `running` by a dead process are
+   * closed with a `RUN_ERROR` event and their threads released. Returns the closed runs.
+   */
+  recoverAbandonedRuns(now: number, makeErrorEvent: () => NewEvent): Promise<{ threadId: string; runId: string }[]>
+}
+
+export type RunKind = 'input' | 'resume'
+export type RunStatus = 'running' | 'succeeded' | 'interrupted' | 'failed' | 'cancelled'
+export type BatchStatus = 'pending' | 'claimed' | 'resolved' | 'cancelled' | 'expired'
+
+/**
+ * Tool-call ledger statuses. `pending`: recorded, may run without a decision. `awaiting_decision`: in an interrupt batch. `awaiting_result`: a
+ * browser or external call whose result comes later by toolCallId. `started`: the effect began
+ * (a crash leaves it here: an unknown effect, never re-executed blindly).
+ */
+export type ToolCallStatus =
+  | 'pending'
+  | 'awaiting_decision'
+  | 'awaiting_result'
+  | 'started'
+  | 'succeeded'
+  | 'failed'
+  | 'denied'
+  | 'cancelled'
+  | 'rejected'
+
+export type ToolCallKind = 'server' | 'human' | 'client' | 'external'
+
+export interface ThreadRecord {
+  readonly threadId: string
+  readonly ownerId: string
+  readonly revision: number
+  readonly status: ThreadStatus
+  readonly state: unknown
+  readonly activeRunId: string | undefined
+  readonly lastSeq: number
+  readonly createdAt: number
+  readonly updatedAt: number
+}
+
+export interface RunRecord {
+  readonly threadId: string
+  readonly runId: string
+  readonly kind: RunKind
+  readonly status: RunStatus
+  readonly parentRunId: string | undefined
+  /** For resume runs: the batch claimed and the decision hash admitted. */
+  readonly batchId: string | undefined
+  readonly decisionHash: string | undefined
+  readonly outcome: RunFinishedOutcome | undefined
+  readonly errorCode: string | undefined
+  readonly createdAt: number
+  readonly finishedAt: number | undefined
+}
+
+export type InterruptKind = 'approval' | 'input'
+
+/** An interrupt as emitted, plus the server-side data needed to act on its answer. */
+export interface StoredInterrupt {
+  readonly interrupt: Interrupt
+  readonly kind: InterruptKind
+  readonly toolCallId: string
+  readonly toolName: string
+}
+
+export interface BatchRecord {
+  readonly batchId: string
+  readonly threadId: string
+  /** The run that raised the batch. */
+  readonly runId: string
+  readonly status: BatchStatus
+  readonly interrupts: readonly StoredInterrupt[]
+  readonly createdAt: number
+  readonly expiresAt: number
+  readonly decisionHash: string | undefined
+  readonly decision: readonly ResumeEntry[] | undefined
+  readonly claimedByRunId: string | undefined
+}
+
+export interface ToolCallRecord {
+  readonly threadId: string
+  readonly toolCallId: string
+  readonly runId: string
+  /** The assistant message that carries the call. */
+  readonly messageId: string
+  readonly toolName: string
+  /** Raw argument text as the model produced it. */
+  readonly argsText: string
+  readonly kind: ToolCallKind
+  readonly status: ToolCallStatus
+  /** The TOOL_CALL_RESULT content once settled. */
+  readonly result: string | undefined
+  readonly startedAt: number | undefined
+  readonly finishedAt: number | undefined
+}
+
+export interface NewToolCall {
+  readonly threadId: string
+  readonly toolCallId: string
+  readonly runId: string
+  readonly messageId: string
+  readonly toolName: string
+  readonly argsText: string
+  readonly kind: ToolCallKind
+  readonly status: ToolCallStatus
+  readonly now: number
+}
+
+export interface SettleToolCallRequest {
+  readonly threadId: string
+  readonly runId: string
+  readonly toolCallId: string
+  readonly status: Extract<ToolCallStatus, 'succeeded' | 'failed' | 'denied' | 'cancelled' | 'rejected' | 'awaiting_result'>
+  readonly result: string | undefined
+  /** The tool message that carries the result into history. */
+  readonly message: Message | undefined
+  readonly state?: unknown
+  readonly now: number
+}
+
+export interface NewEvent {
+  readonly type: string
+  readonly json: string
+}
+
+export interface StoredEvent extends NewEvent {
+  readonly seq: number
+  readonly runId: string
+}
+
+export interface EventQuery {
+  /** Only events with `seq > afterSeq`. @default 0 */
+  readonly afterSeq?: number
+  readonly runId?: string
+  readonly limit?: number
+}
+
+export interface StartInputRunRequest {
+  readonly threadId: string
+  readonly ownerId: string
+  readonly runId: string
+  readonly parentRunId: string | undefined
+  /** `null`: the thread must not exist (it is created with `initialState`). */
+  readonly expectedRevision: number | null
+  readonly initialState: unknown
+  readonly messages: readonly Message[]
+  /** Results for pending browser/external calls carried by this input. */
+  readonly toolResults: readonly { readonly toolCallId: string; readonly status: 'succeeded' | 'cancelled'; readonly result: string }[]
+  readonly now: number
+}
+
+export type StartRunResult =
+  | { readonly ok: true; readonly thread: ThreadRecord }
+  | { readonly ok: false; readonly reason: 'revision_changed' | 'busy' | 'interrupted' | 'run_exists' | 'thread_exists' }
+
+export interface ClaimBatchRequest {
+  readonly threadId: string
+  readonly batchId: string
+  readonly runId: string
+  readonly decisionHash: string
+  readonly decision: readonly ResumeEntry[]
+  readonly now: number
+}
+
+export type ClaimBatchResult =
+  | { readonly ok: true; readonly thread: ThreadRecord }
+  | { readonly ok: false; readonly reason: 'already_claimed'; readonly claimedByRunId: string; readonly decisionHash: string }
+  | { readonly ok: false; readonly reason: 'busy' | 'run_exists' | 'not_pending' }
+
+export interface NewBatch {
+  readonly batchId: string
+  readonly threadId: string
+  readonly runId: string
+  readonly interrupts: readonly StoredInterrupt[]
+  readonly createdAt: number
+  readonly expiresAt: number
+}
+
+export interface FinishRunRequest {
+  readonly threadId: string
+  readonly runId: string
+  readonly status: Exclude<RunStatus, 'running'>
+  readonly outcome: RunFinishedOutcome | undefined
+  readonly errorCode: string | undefined
+  readonly events: readonly NewEvent[]
+  /** For a resume run: how its claimed batch closes. */
+  readonly closeBatch: { readonly batchId: string; readonly status: Extract<BatchStatus, 'resolved' | 'cancelled' | 'expired'> } | undefined
+  readonly now: number
+}
