@@ -1,1 +1,13 @@
-export {}
+/**
+ * `@interlude/react`: `useChat` over the framework-free `ChatRuntime`, plus the form helpers.
+ * The core is also available alone as `@interlude/react/core`.
+ */
+export * from './core/index.ts'
+export { useChat } from './use-chat.ts'
+export type { UseChatOptions, UseChatResult } from './use-chat.ts'
+export { useInterruptForm, isApproval, editedArgsSchema } from './forms/use-interrupt-form.ts'
+export type { InterruptDraft, UseInterruptFormOptions, UseInterruptFormResult } from './forms/use-interrupt-form.ts'
+export { InterruptForm } from './forms/interrupt-form.tsx'
+export type { InterruptFormProps } from './forms/interrupt-form.tsx'
+export { validatePayload } from './forms/validate-payload.ts'
+export type { FieldError } from './forms/validate-payload.ts'

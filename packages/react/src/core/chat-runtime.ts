@@ -294,6 +294,34 @@ export class ChatRuntime<TState = unknown> {
     return { snapshot, attached: false }
   }
 
+  #holders = 0
+  #disposeTimer: ReturnType<typeof setTimeout> | undefined
+
+  /**
+   * Reference counting for UI bindings: `release()` of the last holder disposes the runtime on
+   * the next macrotask unless it is retained again first (React StrictMode unmounts and remounts
+   * effects synchronously; that must not kill the runtime).
+   */
+  readonly retain = (): (() => void) => {
+    this.#holders += 1
+    if (this.#disposeTimer !== undefined) {
+      clearTimeout(this.#disposeTimer)
+      this.#disposeTimer = undefined
+    }
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      this.#holders -= 1
+      if (this.#holders === 0) {
+        this.#disposeTimer = setTimeout(() => {
+          this.#disposeTimer = undefined
+          if (this.#holders === 0) this.dispose()
+        }, 0)
+      }
+    }
+  }
+
   /** Aborts everything local (server work is not cancelled) and drops listeners. */
   readonly dispose = (): void => {
     if (this.#disposed) return

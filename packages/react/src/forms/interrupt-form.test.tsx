@@ -1,0 +1,196 @@
+// @vitest-environment jsdom
+import type { Interrupt, Message } from '@interlude/protocol'
+import { act, cleanup, fireEvent, render, renderHook, screen, within } from '@testing-library/react'
+import { StrictMode, type ReactNode } from 'react'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { PendingInterruptBatch } from '../core/types.ts'
+import { InterruptForm } from './interrupt-form.tsx'
+import { useInterruptForm } from './use-interrupt-form.ts'
+import { validatePayload } from './validate-payload.ts'
+
+afterEach(cleanup)
+
+const strict = ({ children }: { children: ReactNode }) => <StrictMode>{children}</StrictMode>
+
+const approval = (args?: object) => ({
+  type: 'object',
+  properties: { approved: { type: 'boolean' }, ...(args ? { editedArgs: args } : {}), reason: { type: 'string' } },
+  required: ['approved'],
+  additionalProperties: false,
+})
+const deployArgs = {
+  type: 'object',
+  properties: { version: { type: 'string', minLength: 1 }, environment: { type: 'string', enum: ['staging', 'production'] }, replicas: { type: 'integer', minimum: 1 } },
+  required: ['version', 'environment'],
+  additionalProperties: false,
+}
+const releaseBatch = (id = 'b-1'): PendingInterruptBatch => ({
+  id,
+  interrupts: [
+    { id: 'i-pub', reason: 'tool_call', toolCallId: 'c-pub', message: 'Publish release v2.1?', responseSchema: approval() },
+    { id: 'i-dep', reason: 'tool_call', toolCallId: 'c-dep', message: 'Deploy v2.1 to staging?', responseSchema: approval(deployArgs) },
+  ],
+})
+const askBatch = (id = 'b-ask'): PendingInterruptBatch => ({
+  id,
+  interrupts: [
+    {
+      id: 'i-ask',
+      reason: 'input_required',
+      message: 'Which environment?',
+      responseSchema: {
+        type: 'object',
+        properties: { environment: { type: 'string', enum: ['staging', 'production'] }, notes: { type: 'string' }, urgent: { type: 'boolean' }, window: { type: 'object', properties: { hours: { type: 'number' } } } },
+        required: ['environment'],
+        additionalProperties: false,
+      },
+    },
+  ],
+})
+const history: Message[] = [
+  {
+    id: 'a1',
+    role: 'assistant',
+    content: 'Plan',
+    toolCalls: [
+      { id: 'c-pub', type: 'function', function: { name: 'publish_release', arguments: '{"version":"v2.1"}' } },
+      { id: 'c-dep', type: 'function', function: { name: 'deploy', arguments: '{"version":"v2.1","environment":"staging"}' } },
+    ],
+  },
+]
+
+describe('validatePayload (@cfworker/json-schema)', () => {
+  it('reports leaf errors with payload paths', () => {
+    const schema = approval(deployArgs)
+    expect(validatePayload(schema, { approved: true })).toEqual([])
+    const errors = validatePayload(schema, { approved: 'yes', editedArgs: { environment: 'dev', extra: 1 } })
+    expect(errors.map((e) => [e.path.join('.'), e.keyword])).toEqual([
+      ['approved', 'type'],
+      ['editedArgs', 'required'],
+      ['editedArgs.environment', 'enum'],
+      ['editedArgs', 'additionalProperties'],
+    ])
+  })
+})
+
+describe('useInterruptForm', () => {
+  it('builds the complete resume argument with the approve/deny/cancel shortcuts', () => {
+    const { result } = renderHook(() => useInterruptForm(releaseBatch()), { wrapper: strict })
+    expect(result.current).toMatchObject({ batchId: 'b-1', isComplete: false, isValid: false })
+    expect(() => result.current.buildResume()).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }))
+    act(() => result.current.approveAll())
+    expect(result.current.buildResume()).toEqual({
+      batchId: 'b-1',
+      entries: [
+        { interruptId: 'i-pub', status: 'resolved', payload: { approved: true } },
+        { interruptId: 'i-dep', status: 'resolved', payload: { approved: true } },
+      ],
+    })
+    act(() => result.current.denyAll())
+    expect(result.current.buildResume().entries.map((e) => e.payload)).toEqual([{ approved: false }, { approved: false }])
+    act(() => result.current.cancelAll())
+    expect(result.current.buildResume().entries).toEqual([
+      { interruptId: 'i-pub', status: 'cancelled' },
+      { interruptId: 'i-dep', status: 'cancelled' },
+    ])
+  })
+
+  it('validates each answer against its responseSchema (edits included)', () => {
+    const { result } = renderHook(() => useInterruptForm(releaseBatch(), { messages: history }), { wrapper: strict })
+    act(() => {
+      result.current.approve('i-pub')
+      result.current.approve('i-dep')
+      result.current.setField('i-dep', ['editedArgs'], result.current.toolArgs(result.current.interrupts[1]!))
+    })
+    expect(result.current.isValid).toBe(true)
+    act(() => result.current.setField('i-dep', ['editedArgs', 'environment'], 'moon'))
+    expect(result.current.isValid).toBe(false)
+    expect(result.current.errors['i-dep']?.[0]).toMatchObject({ path: ['editedArgs', 'environment'], keyword: 'enum' })
+    act(() => result.current.setField('i-dep', ['editedArgs', 'environment'], 'production'))
+    expect(result.current.buildResume().entries[1]).toEqual({
+      interruptId: 'i-dep',
+      status: 'resolved',
+      payload: { approved: true, editedArgs: { version: 'v2.1', environment: 'production' } },
+    })
+  })
+
+  it('keeps drafts bound to the batch id the form was opened with', () => {
+    const { result, rerender } = renderHook(({ batch }: { batch: PendingInterruptBatch | undefined }) => useInterruptForm(batch), {
+      wrapper: strict,
+      initialProps: { batch: releaseBatch('b-old') as PendingInterruptBatch | undefined },
+    })
+    act(() => result.current.approveAll())
+    // The batch disappears (claimed, acknowledged): the drafts still belong to the old id.
+    rerender({ batch: undefined })
+    expect(result.current.buildResume().batchId).toBe('b-old')
+    // A new batch (same interrupt ids reused by the server) starts fresh: old answers never move over.
+    rerender({ batch: releaseBatch('b-new') })
+    expect(result.current).toMatchObject({ batchId: 'b-new', drafts: {}, isComplete: false })
+    expect(() => result.current.buildResume()).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }))
+  })
+})
+
+describe('<InterruptForm>', () => {
+  it('answers the release batch: approve with edited arguments, deny with a reason', () => {
+    const onSubmit = vi.fn()
+    render(
+      <StrictMode>
+        <InterruptForm batch={releaseBatch()} messages={history} onSubmit={onSubmit} />
+      </StrictMode>,
+    )
+    const form = screen.getByRole('form', { name: 'The agent needs your answer' })
+    const submit = within(form).getByRole('button', { name: 'Submit answers' })
+    expect((submit as HTMLButtonElement).disabled).toBe(true)
+    const publish = screen.getByRole('group', { name: 'Publish release v2.1?' })
+    const deploy = screen.getByRole('group', { name: 'Deploy v2.1 to staging?' })
+    fireEvent.click(within(publish).getByRole('radio', { name: 'Deny' }))
+    fireEvent.change(within(publish).getByLabelText('Reason'), { target: { value: 'not today' } })
+    fireEvent.click(within(deploy).getByRole('radio', { name: 'Approve' }))
+    fireEvent.click(within(deploy).getByLabelText('Edit arguments'))
+    fireEvent.change(within(deploy).getByLabelText('Environment'), { target: { value: '1' } })
+    fireEvent.change(within(deploy).getByLabelText('Replicas'), { target: { value: '0' } })
+    // replicas must be >= 1: flagged on the field and not submittable.
+    expect(within(deploy).getByLabelText('Replicas').getAttribute('aria-invalid')).toBe('true')
+    expect((submit as HTMLButtonElement).disabled).toBe(true)
+    fireEvent.change(within(deploy).getByLabelText('Replicas'), { target: { value: '3' } })
+    fireEvent.click(submit)
+    expect(onSubmit).toHaveBeenCalledTimes(1)
+    expect(onSubmit.mock.calls[0]![0]).toEqual({
+      batchId: 'b-1',
+      entries: [
+        { interruptId: 'i-pub', status: 'resolved', payload: { approved: false, reason: 'not today' } },
+        { interruptId: 'i-dep', status: 'resolved', payload: { approved: true, editedArgs: { version: 'v2.1', environment: 'production', replicas: 3 } } },
+      ],
+    })
+  })
+
+  it('answers an input_required question with enums, strings, booleans and nested objects; shows a stale-batch rejection', () => {
+    const onSubmit = vi.fn(() => {
+      throw Object.assign(new Error('Stale interrupt batch.'), { code: 'STALE_BATCH' })
+    })
+    render(<InterruptForm batch={askBatch()} onSubmit={onSubmit} />)
+    fireEvent.change(screen.getByLabelText('Environment'), { target: { value: '1' } })
+    fireEvent.change(screen.getByLabelText('Notes'), { target: { value: 'after 6pm' } })
+    fireEvent.click(screen.getByLabelText('Urgent'))
+    fireEvent.change(screen.getByLabelText('Hours'), { target: { value: '1.5' } })
+    fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
+    expect(onSubmit).toHaveBeenCalledWith({
+      batchId: 'b-ask',
+      entries: [{ interruptId: 'i-ask', status: 'resolved', payload: { environment: 'production', notes: 'after 6pm', urgent: true, window: { hours: 1.5 } } }],
+    })
+    expect(screen.getByRole('alert').textContent).toContain('Stale interrupt batch.')
+  })
+
+  it('cancels the whole batch and renders nothing without a batch', () => {
+    const onSubmit = vi.fn()
+    const { rerender, container } = render(<InterruptForm batch={askBatch()} onSubmit={onSubmit} />)
+    fireEvent.click(screen.getByRole('button', { name: 'Cancel all' }))
+    fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
+    expect(onSubmit).toHaveBeenCalledWith({ batchId: 'b-ask', entries: [{ interruptId: 'i-ask', status: 'cancelled' }] })
+    rerender(<InterruptForm batch={undefined} onSubmit={onSubmit} />)
+    expect(container.innerHTML).toBe('')
+    const unknownReason: Interrupt = { id: 'x', reason: 'interlude:custom' }
+    render(<InterruptForm batch={{ id: 'b', interrupts: [unknownReason] }} onSubmit={onSubmit} />)
+    expect(screen.getByRole('group', { name: 'interlude:custom' })).toBeTruthy()
+  })
+})
