@@ -5,6 +5,7 @@ import { downloadRecording, readRecordingFile } from './recording/recording-file
 import type { Recording } from './recording/recording-types.ts'
 import { SHIPPED_RECORDINGS } from './recordings/index.ts'
 import { ReplayView } from './replay/replay-view.tsx'
+import { ErrorBoundary } from './ui/error-boundary.tsx'
 
 type Mode = { readonly kind: 'live' } | { readonly kind: 'replay'; readonly recording: Recording; readonly label: string; readonly key: number }
 
@@ -120,10 +121,16 @@ export function App() {
           continues with the current live batch and its form drafts. */}
       {liveMounted && (
         <div className="live-container" hidden={replaying} inert={replaying}>
-          <LiveView recorder={recorder} active={!replaying} />
+          <ErrorBoundary label="live session">
+            <LiveView recorder={recorder} active={!replaying} />
+          </ErrorBoundary>
         </div>
       )}
-      {mode.kind === 'replay' && <ReplayView key={mode.key} recording={mode.recording} sourceLabel={mode.label} onReturnToLive={returnToLive} />}
+      {mode.kind === 'replay' && (
+        <ErrorBoundary label="replay">
+          <ReplayView key={mode.key} recording={mode.recording} sourceLabel={mode.label} onReturnToLive={returnToLive} />
+        </ErrorBoundary>
+      )}
     </div>
   )
 }

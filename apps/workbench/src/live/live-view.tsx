@@ -1,13 +1,16 @@
+import { InterruptForm } from '@interlude/react'
+import type { ResumeOptions } from '@interlude/react'
 import type { InterludeError } from '@interlude/protocol'
-import { useCallback, useEffect, useRef, useState } from 'react'
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import type { Recorder } from '../recording/recorder.ts'
+import type { Json } from '../recording/recording-types.ts'
 import { toJson, toRecordedError } from '../recording/to-json.ts'
 import { MessageList } from '../ui/message-list.tsx'
-import type { Choices, InterruptLike } from './answers.ts'
-import { BatchForm } from './batch-form.tsx'
+import { earliestExpiry, useExpired } from './expiry.ts'
+import { readFormChoices } from './form-choices.ts'
 import { threadFromUrl, writeThreadToUrl } from './thread-url.ts'
 import { useInbox } from './use-inbox.ts'
-import { useLiveChat } from './use-live-chat.ts'
+import { useRecordedChat } from './use-recorded-chat.ts'
 
 export interface LiveViewProps {
   readonly recorder: Recorder
@@ -17,16 +20,22 @@ export interface LiveViewProps {
 
 export function LiveView({ recorder, active }: LiveViewProps) {
   const [initialThread] = useState(threadFromUrl)
-  const { runtime, chat } = useLiveChat(recorder, initialThread)
+  const chat = useRecordedChat(recorder, initialThread)
+  const { runtime } = chat
   const [draft, setDraft] = useState('')
   const [localError, setLocalError] = useState<string | undefined>()
   const [recovering, setRecovering] = useState(false)
-  // Form choices belong to the batch they were made for (keyed by its local id).
-  const [form, setForm] = useState<{ readonly batchId: string; readonly choices: Choices } | undefined>()
   const recoveredFor = useRef<string | undefined>(undefined)
+  const formRoot = useRef<HTMLDivElement>(null)
+  const lastChoices = useRef<string | undefined>(undefined)
 
   const batch = chat.pendingInterrupts
-  const choices = form !== undefined && batch !== undefined && form.batchId === batch.id ? form.choices : {}
+  // The form gets a thawed copy of the batch (same local id): the SDK deep-freezes interrupts, and
+  // the JSON Schema validator behind <InterruptForm> annotates schema objects, which throws on a
+  // frozen schema (@interlude/react issue, see README). The id is what `resume` checks.
+  const formBatch = useMemo(() => (batch === undefined ? undefined : { id: batch.id, interrupts: structuredClone(batch.interrupts) as typeof batch.interrupts }), [batch])
+  const expiresAt = batch ? earliestExpiry(batch.interrupts) : undefined
+  const expired = useExpired(expiresAt)
   const inbox = useInbox(active, `${chat.threadId}:${chat.isLoading ? 'busy' : 'idle'}:${batch?.id ?? ''}`)
 
   useEffect(() => writeThreadToUrl(chat.threadId), [chat.threadId])
@@ -59,16 +68,17 @@ export function LiveView({ recorder, active }: LiveViewProps) {
     recover('reload')
   }, [initialThread, recover])
 
-  const act = (name: string, detail: unknown, fn: () => unknown): boolean => {
+  /** Runs a command, recording it; a synchronous refusal is recorded and shown as text. */
+  const act = (name: string, detail: Json | undefined, fn: () => unknown): boolean => {
     try {
-      recorder.addAction(name, toJson(detail))
+      recorder.addAction(name, detail)
       const result = fn()
       if (result instanceof Promise) result.catch(() => undefined)
       setLocalError(undefined)
       return true
     } catch (error) {
       const recorded = toRecordedError(error)
-      recorder.addAction(`${name}-refused`, toJson(detail), recorded)
+      recorder.addAction(`${name}-refused`, detail, recorded)
       // A second click on a batch that is already claimed is expected; it is refused quietly.
       if (recorded.code !== 'BATCH_CLAIMED') setLocalError(`${recorded.code}: ${recorded.message}`)
       return false
@@ -83,24 +93,44 @@ export function LiveView({ recorder, active }: LiveViewProps) {
 
   const newConversation = () => {
     act('new-conversation', { from: chat.threadId }, () => {
-      const id = runtime.newThread()
-      recoveredFor.current = id
+      recoveredFor.current = runtime.newThread()
     })
-    setForm(undefined)
   }
 
   const selectThread = (threadId: string) => {
     if (threadId === chat.threadId) return
-    act('select-thread', { threadId }, () => runtime.setThreadId(threadId))
+    if (!act('select-thread', { threadId }, () => runtime.setThreadId(threadId))) return
     recoveredFor.current = threadId
-    setForm(undefined)
     recover('select-thread')
   }
 
-  const onChoicesChange = (next: Choices) => {
-    if (batch === undefined) return
-    setForm({ batchId: batch.id, choices: next })
-    recorder.add({ kind: 'form', batchId: batch.id, phase: 'draft', choices: toJson(next) as Record<string, never> })
+  /** Records the form choices as they stand after React has committed the change. */
+  const captureChoices = () => {
+    const current = runtime.getSnapshot().pendingInterrupts
+    if (current === undefined) return
+    setTimeout(() => {
+      const root = formRoot.current
+      if (root === null || runtime.getSnapshot().pendingInterrupts?.id !== current.id) return
+      const choices = readFormChoices(root, current.interrupts.map((i) => i.id))
+      const json = JSON.stringify([current.id, choices])
+      if (json === lastChoices.current) return
+      lastChoices.current = json
+      recorder.add({ kind: 'form', batchId: current.id, phase: 'draft', choices })
+    }, 0)
+  }
+
+  const submit = (resume: ResumeOptions) => {
+    const root = formRoot.current
+    const ids = resume.entries.map((e) => e.interruptId)
+    // The intent is recorded before the SDK is called, so an immediate request stays in order.
+    recorder.add({
+      kind: 'form',
+      batchId: resume.batchId,
+      phase: 'submit',
+      choices: root === null ? {} : readFormChoices(root, ids),
+      entries: resume.entries.map((entry) => toJson(entry)),
+    })
+    act('resume', { batchId: resume.batchId, entries: toJson(resume.entries) }, () => chat.resume(resume))
   }
 
   const busy = chat.isLoading || recovering
@@ -148,9 +178,7 @@ export function LiveView({ recorder, active }: LiveViewProps) {
       <main className="chat" aria-label="Live chat">
         {blocked && (
           <div className="banner recovery" role="alert">
-            <p>
-              The continuation failed after the server acknowledged it. This conversation cannot continue safely; start a new one (the server keeps what already happened).
-            </p>
+            <p>The continuation failed after the server acknowledged it. This conversation cannot continue safely; start a new one (the server keeps what already happened).</p>
             <button type="button" className="primary" onClick={newConversation}>
               New conversation
             </button>
@@ -158,19 +186,25 @@ export function LiveView({ recorder, active }: LiveViewProps) {
         )}
         <MessageList messages={chat.messages} awaitingToolCallIds={awaiting} busy={chat.isLoading} />
         {batch !== undefined && (
-          <BatchForm
-            key={batch.id}
-            batchId={batch.id}
-            interrupts={batch.interrupts as readonly InterruptLike[]}
-            choices={choices}
-            onChoicesChange={onChoicesChange}
-            disabled={chat.isResuming || blocked || !active}
-            onSubmit={(answer) => {
-              // The intent is recorded before the SDK is called, so an immediate request stays in order.
-              recorder.add({ kind: 'form', batchId: batch.id, phase: 'submit', choices: toJson(choices) as Record<string, never>, entries: answer.entries.map((e) => toJson(e)) })
-              act('resume', { batchId: batch.id, entries: answer.entries }, () => runtime.resume({ batchId: batch.id, entries: answer.entries }))
-            }}
-          />
+          <section className="batch" aria-label="Pending approvals" data-batch-id={batch.id} data-expired={expired ? 'true' : 'false'}>
+            {expired ? (
+              <p className="error" role="alert" data-testid="batch-expired">
+                This request expired at {new Date(expiresAt ?? 0).toLocaleTimeString()} and can no longer be answered. Start a new conversation to continue.
+              </p>
+            ) : (
+              expiresAt !== undefined && <p className="muted">Answer before {new Date(expiresAt).toLocaleTimeString()}.</p>
+            )}
+            <div ref={formRoot} onChange={captureChoices} onClick={captureChoices} onInput={captureChoices}>
+              <InterruptForm
+                key={batch.id}
+                batch={formBatch}
+                messages={chat.messages}
+                disabled={chat.isResuming || blocked || expired || !active}
+                onSubmit={submit}
+                title={batch.interrupts.length === 1 ? 'The assistant is waiting for your answer' : `The assistant is waiting for ${batch.interrupts.length} answers`}
+              />
+            </div>
+          </section>
         )}
         <div className="chat-status" role="status" aria-live="polite">
           {recovering ? 'Restoring the conversation from the server…' : chat.isResuming ? 'Continuing the same turn…' : chat.isLoading ? 'The assistant is working…' : ''}
