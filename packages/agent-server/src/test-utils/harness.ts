@@ -4,7 +4,7 @@ import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import Database from 'better-sqlite3'
 import { decodeEvents, EventType } from '@interlude/protocol'
-import type { AgUiEvent, ErrorEnvelope, Interrupt, Message, ResumeEntry, RunAgentInput } from '@interlude/protocol'
+import type { AgUiEvent, ErrorEnvelope, Interrupt, Message, ResumeEntry, RunAgentInput, UserMessage } from '@interlude/protocol'
 import type { RunningServer, StartServerOptions } from '../server.ts'
 import { startServer } from '../server.ts'
 
@@ -56,7 +56,7 @@ export function authHeader(principal: keyof typeof TOKENS): Record<string, strin
 export async function postRun(
   server: Pick<RunningServer, 'baseUrl'>,
   body: unknown,
-  options: { principal?: keyof typeof TOKENS | null; headers?: Record<string, string>; rawBody?: string } = {},
+  options: { principal?: keyof typeof TOKENS | null; headers?: Record<string, string>; rawBody?: string | Uint8Array; signal?: AbortSignal } = {},
 ): Promise<RunResponse> {
   const principal = options.principal === undefined ? 'alice' : options.principal
   const response = await fetch(`${server.baseUrl}/runs`, {
@@ -67,7 +67,8 @@ export async function postRun(
       ...(principal ? authHeader(principal) : {}),
       ...options.headers,
     },
-    body: options.rawBody ?? JSON.stringify(body),
+    body: options.rawBody === undefined ? JSON.stringify(body) : typeof options.rawBody === 'string' ? options.rawBody : new Blob([new Uint8Array(options.rawBody)]),
+    ...(options.signal ? { signal: options.signal } : {}),
   })
   const raw = await response.text()
   if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
@@ -89,7 +90,7 @@ export async function postRun(
   return { status: response.status, headers: response.headers, events: [], ids: [], error, raw }
 }
 
-export function userMessage(content: string, id = `user_${randomUUID()}`): Message {
+export function userMessage(content: string, id = `user_${randomUUID()}`): UserMessage {
   return { id, role: 'user', content }
 }
 
