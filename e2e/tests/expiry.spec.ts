@@ -1,0 +1,39 @@
+import { expect, resumeRequests, trackRequests } from '../support/fixtures.ts'
+import { test as base } from '@playwright/test'
+import type { RunningServer } from '../support/server.ts'
+import { startServer } from '../support/server.ts'
+import { batchForm, openWorkbench, startRelease, submitButton } from '../support/workbench.ts'
+
+// A server whose interrupts expire after 3 seconds.
+const test = base.extend<{ server: RunningServer }>({
+  // eslint-disable-next-line no-empty-pattern
+  server: async ({}, use) => {
+    const server = await startServer({ interruptTtl: 3 })
+    try {
+      await use(server)
+    } finally {
+      await server.stop()
+    }
+  },
+})
+
+test('an expired batch stays visible, says so, and cannot be submitted', async ({ page, server }) => {
+  const requests = trackRequests(page)
+  await openWorkbench(page, server)
+  await startRelease(page)
+  await batchForm(page).getByRole('button', { name: 'Approve all' }).click()
+
+  // The expiry is announced when expiresAt passes (the UI re-renders at that moment).
+  await expect(page.getByTestId('batch-expired')).toBeVisible({ timeout: 15_000 })
+  await expect(page.getByTestId('batch-expired')).toContainText('expired')
+  await expect(batchForm(page)).toBeVisible()
+  await expect(submitButton(page)).toBeDisabled()
+  for (const radio of await batchForm(page).getByRole('radio').all()) await expect(radio).toBeDisabled()
+  await expect(batchForm(page).getByRole('button', { name: 'Cancel all' })).toBeDisabled()
+
+  // Even a forced click on the disabled button sends nothing.
+  await submitButton(page).click({ force: true })
+  await page.keyboard.press('Enter')
+  expect(resumeRequests(requests)).toHaveLength(0)
+  await expect(page.locator('section.batch[data-expired="true"]')).toBeVisible()
+})

@@ -1,0 +1,47 @@
+import { expect, test } from '../support/fixtures.ts'
+import { startServer } from '../support/server.ts'
+import { batchForm, openWorkbench, serverThread, startRelease, submitButton, threadId, toolCall, waitForTurnEnd } from '../support/workbench.ts'
+
+test.describe('recovery while paused', () => {
+  test('a reload brings the paused batch back and answering it works', async ({ page, server }) => {
+    await openWorkbench(page, server)
+    await startRelease(page)
+    const id = await threadId(page)
+    expect(page.url()).toContain(`thread=${id}`)
+
+    await page.reload()
+    // recover(): the server snapshot restores the messages and the pending batch (a fresh local id).
+    await expect(batchForm(page)).toBeVisible()
+    expect(await threadId(page)).toBe(id)
+    await expect(batchForm(page).locator('fieldset.interlude-interrupt')).toHaveCount(2)
+    await expect(toolCall(page, 'deploy')).toHaveAttribute('data-state', 'awaiting')
+
+    await batchForm(page).getByRole('button', { name: 'Approve all' }).click()
+    await submitButton(page).click()
+    await waitForTurnEnd(page)
+    await expect(toolCall(page, 'deploy')).toHaveAttribute('data-state', 'done')
+    const thread = await serverThread(page, server)
+    expect(thread.state.deployments).toHaveLength(1)
+  })
+
+  test('the server is killed and restarted while paused, then the batch is answered', async ({ page, server }) => {
+    await openWorkbench(page, server)
+    await startRelease(page)
+
+    await server.kill() // SIGKILL: no shutdown hooks run
+    const restarted = await startServer({ dbPath: server.dbPath, port: server.port })
+    try {
+      // The same page answers the batch it already shows; the new process admits it from SQLite.
+      await batchForm(page).getByRole('button', { name: 'Approve all' }).click()
+      await submitButton(page).click()
+      await waitForTurnEnd(page)
+      await expect(toolCall(page, 'publish_release')).toHaveAttribute('data-state', 'done')
+      await expect(toolCall(page, 'deploy')).toHaveAttribute('data-state', 'done')
+      const thread = await serverThread(page, restarted)
+      expect(thread.state.releases).toHaveLength(1)
+      expect(thread.state.deployments).toHaveLength(1)
+    } finally {
+      await restarted.stop()
+    }
+  })
+})

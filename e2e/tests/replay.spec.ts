@@ -1,0 +1,86 @@
+import { join } from 'node:path'
+import { expect, test, trackRequests } from '../support/fixtures.ts'
+import { SCREENSHOTS } from '../support/paths.ts'
+import { DEPLOY, PUBLISH, batchForm, openWorkbench, question, serverThread, startRelease, submitButton, waitForTurnEnd } from '../support/workbench.ts'
+
+test.describe('replay', () => {
+  test('a shipped recording replays with zero network requests; live controls are disabled', async ({ page, server }, testInfo) => {
+    await openWorkbench(page, server)
+    await expect(page.getByText('No thread is waiting for answers.')).toBeVisible()
+
+    // From here on, every request is counted and refused.
+    const requests = trackRequests(page)
+    await page.route('**/*', (route) => route.abort())
+
+    await page.locator('.menu summary').click()
+    await page.getByRole('button', { name: /both approved/i }).click()
+    await expect(page.getByTestId('mode')).toHaveText('Replay')
+    const replay = page.getByTestId('replay-view')
+    await expect(replay).toBeVisible()
+
+    // Every control of the live session is disabled or hidden.
+    await expect(page.locator('.live-container')).toBeHidden()
+    for (const button of await replay.locator('.replay-chat button').all()) await expect(button).toBeDisabled()
+    await expect(replay.locator('#replay-composer')).toBeDisabled()
+
+    // Play the whole recording fast, then walk it frame by frame.
+    await replay.getByLabel('Pacing').selectOption('fixed')
+    await replay.getByLabel('Speed').selectOption('8')
+    await replay.getByRole('button', { name: 'Play' }).click()
+    await expect(replay.locator('.frame-counter')).toHaveText(/Frame (\d+) \/ \1\b/, { timeout: 30_000 })
+    await replay.getByRole('button', { name: 'Step back' }).click()
+    await replay.getByRole('button', { name: 'Step forward' }).click()
+
+    // The paused frame: the SDK batch paired with the form choices of that moment.
+    await replay.getByRole('button', { name: 'batch 1' }).click()
+    const inspector = replay.getByLabel('Inspector')
+    await expect(inspector.getByLabel('SDK batch')).toContainText('publish_release')
+    await expect(replay.locator('.batch-readonly')).toBeVisible()
+    for (const button of await replay.locator('.batch-readonly button').all()) await expect(button).toBeDisabled()
+    // Walk forward to the submitted form and its request outcome.
+    await replay.locator('.frame-form').filter({ hasText: 'submit' }).first().click()
+    await expect(inspector.getByLabel('Form choices')).toContainText('"entries"')
+    await replay.locator('.frame-request-start').filter({ hasText: '(resume)' }).first().click()
+    await replay.getByRole('button', { name: 'Step forward' }).click()
+    await expect(inspector.getByTestId('request-outcome')).toContainText('HTTP 200')
+    await expect(inspector.getByLabel('Raw frame')).toBeVisible()
+
+    const shot = join(SCREENSHOTS, 'replay.png')
+    await page.screenshot({ path: shot, fullPage: true })
+    await testInfo.attach('replay', { path: shot, contentType: 'image/png' })
+
+    expect(requests, `replay made requests: ${requests.map((r) => `${r.method} ${r.url}`).join(', ')}`).toHaveLength(0)
+    await page.unroute('**/*')
+  })
+
+  test('"Return to Live" continues with the current live batch and its choices', async ({ page, server }, testInfo) => {
+    await openWorkbench(page, server)
+    await startRelease(page)
+    await question(page, PUBLISH).getByLabel('Deny').check()
+
+    const shot = join(SCREENSHOTS, 'paused.png')
+    await page.screenshot({ path: shot, fullPage: true })
+    await testInfo.attach('paused', { path: shot, contentType: 'image/png' })
+
+    // Replay this very session up to now: no request while it is shown.
+    const requests = trackRequests(page)
+    await page.locator('.menu summary').click()
+    await page.getByRole('button', { name: /^This session/ }).click()
+    const replay = page.getByTestId('replay-view')
+    await expect(replay).toBeVisible()
+    await replay.getByRole('button', { name: 'Last frame' }).click()
+    await expect(replay.getByLabel('Inspector').getByLabel('Form choices')).toContainText('deny')
+    expect(requests).toHaveLength(0)
+
+    await replay.getByRole('button', { name: 'Return to Live' }).click()
+    await expect(page.getByTestId('mode')).toHaveText('Live')
+    await expect(question(page, PUBLISH).getByLabel('Deny')).toBeChecked()
+    await question(page, DEPLOY).getByLabel('Approve').check()
+    await submitButton(page).click()
+    await waitForTurnEnd(page)
+    const thread = await serverThread(page, server)
+    expect(thread.state.releases ?? []).toEqual([])
+    expect(thread.state.deployments).toHaveLength(1)
+    await expect(batchForm(page)).toHaveCount(0)
+  })
+})
