@@ -1,0 +1,105 @@
+import { spawn } from 'node:child_process'
+import type { ChildProcessWithoutNullStreams } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { parseCliArgs } from './cli-args.ts'
+import { interruptsOf, newThreadId, postRun, resumeInput, runInput, tempDir, textOf, userMessage } from './test-utils/harness.ts'
+
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/interlude-server.js')
+const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/cli.js')
+const tmp = tempDir()
+const children: ChildProcessWithoutNullStreams[] = []
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+})
+afterAll(() => tmp.cleanup())
+
+/** Starts the real CLI as a child process and resolves with its URL once it prints the ready line. */
+function launch(args: string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string; baseUrl: string }> {
+  if (!fs.existsSync(DIST)) throw new Error(`${DIST} is missing: run "pnpm --filter @interlude/agent-server build" first`)
+  const child = spawn(process.execPath, [BIN, '--port', '0', '--pacing-ms', '0', ...args], { stdio: 'pipe' })
+  children.push(child)
+  return new Promise((resolve, reject) => {
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8')
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)
+      if (match) resolve({ child, url: match[1]!, baseUrl: `${match[1]!}/api/agent` })
+    })
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')))
+    child.once('exit', (code) => reject(new Error(`CLI exited with ${code}: ${err}`)))
+  })
+}
+
+function exited(child: ChildProcessWithoutNullStreams): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode)
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+}
+
+describe('interlude-server CLI', () => {
+  it('parses the flags of DESIGN §3', () => {
+    expect(parseCliArgs(['--port', '9000', '--host', '0.0.0.0', '--db', 'x.db', '--model', 'openai', '--interrupt-ttl', '60', '--token', 'alice=s1', '--token', 'bob=s=2', '--static', 'dist'])).toMatchObject({
+      port: 9000,
+      host: '0.0.0.0',
+      db: 'x.db',
+      model: 'openai',
+      interruptTtlSeconds: 60,
+      tokens: { alice: 's1', bob: 's=2' },
+      staticDir: 'dist',
+    })
+    expect(() => parseCliArgs(['--model', 'gpt'])).toThrow(/scripted or openai/)
+    expect(() => parseCliArgs(['--token', 'nosecret'])).toThrow(/name=secret/)
+    expect(() => parseCliArgs(['--interrupt-ttl', '0'])).toThrow(/positive/)
+    expect(() => parseCliArgs(['--db', 'postgres://x/y'])).toThrow(/PostgreSQL/)
+    expect(() => parseCliArgs(['--bogus'])).toThrow()
+  })
+
+  it('serves anonymous-session cookies, survives SIGKILL while paused, and resumes after a restart', async () => {
+    const db = path.join(tmp.dir, 'cli.db')
+    const first = await launch(['--db', db])
+    expect((await fetch(`${first.baseUrl}/health`)).status).toBe(200)
+
+    const threadId = newThreadId()
+    const paused = await postRun(first, runInput(threadId, [userMessage('deploy v2.1')]), { principal: null })
+    expect(paused.status).toBe(200)
+    const cookie = paused.headers.get('set-cookie')!.split(';')[0]!
+    const [publish, deploy] = interruptsOf(paused.events)
+    // Without the cookie the caller is a new anonymous principal: the thread does not exist for it.
+    const stranger = await postRun(first, resumeInput(threadId, [{ interruptId: publish!.id, status: 'cancelled' }, { interruptId: deploy!.id, status: 'cancelled' }]), { principal: null })
+    expect(stranger.error?.code).toBe('THREAD_NOT_FOUND')
+
+    first.child.kill('SIGKILL')
+    await exited(first.child)
+    const second = await launch(['--db', db])
+    const resumed = await postRun(
+      second,
+      resumeInput(threadId, [
+        { interruptId: publish!.id, status: 'resolved', payload: { approved: true } },
+        { interruptId: deploy!.id, status: 'resolved', payload: { approved: true } },
+      ]),
+      { principal: null, headers: { Cookie: cookie } },
+    )
+    expect(resumed.status).toBe(200)
+    expect(textOf(resumed.events)).toMatch(/^All steps ran\./)
+    second.child.kill('SIGTERM')
+    expect(await exited(second.child)).toBe(0)
+  })
+
+  it('requires a bearer token when --token is given', async () => {
+    const server = await launch(['--db', path.join(tmp.dir, 'tokens.db'), '--token', 'alice=alice-secret-token'])
+    const anonymous = await postRun(server, runInput(newThreadId(), [userMessage('hi')]), { principal: null })
+    expect(anonymous.status).toBe(401)
+    expect((await postRun(server, runInput(newThreadId(), [userMessage('hi')]), { principal: 'alice' })).status).toBe(200)
+  })
+
+  it('exits with status 2 and the usage on bad flags', async () => {
+    const child = spawn(process.execPath, [BIN, '--model', 'nope'], { stdio: 'pipe' })
+    let err = ''
+    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')))
+    expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(2)
+    expect(err).toMatch(/Usage: interlude-server/)
+  })
+})

@@ -1,0 +1,169 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { EventType } from '@interlude/protocol'
+import { releaseAssistant } from '../demo/release-assistant.ts'
+import type { ReleaseState } from '../demo/release-assistant.ts'
+import type { TestServer } from '../test-utils/harness.ts'
+import { interruptsOf, lastState, newThreadId, postRun, resumeInput, runInput, startTestServer, textOf, toolResults, types, userMessage } from '../test-utils/harness.ts'
+import { openaiModel } from './openai.ts'
+
+/** A local OpenAI-compatible server: each request is answered by the next queued handler. */
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: Record<string, unknown>) => void
+const queue: Handler[] = []
+const requests: Record<string, unknown>[] = []
+let fake: http.Server
+let baseURL: string
+
+function chunk(delta: Record<string, unknown>, finish: string | null = null): string {
+  return `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 0, model: 'fake-model', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+}
+
+function streamOf(frames: string[], options: { drop?: boolean } = {}): Handler {
+  return (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' })
+    for (const f of frames) res.write(f)
+    if (options.drop) {
+      // Kill the connection mid-stream, without a final chunk.
+      setTimeout(() => res.socket?.destroy(), 10)
+      return
+    }
+    res.end('data: [DONE]\n\n')
+  }
+}
+
+beforeAll(async () => {
+  fake = http.createServer((req, res) => {
+    let raw = ''
+    req.on('data', (c: Buffer) => (raw += c.toString('utf8')))
+    req.on('end', () => {
+      const body = JSON.parse(raw) as Record<string, unknown>
+      requests.push(body)
+      const handler = queue.shift()
+      if (!handler) {
+        res.writeHead(500).end('no handler queued')
+        return
+      }
+      handler(req, res, body)
+    })
+  })
+  await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve))
+  baseURL = `http://127.0.0.1:${(fake.address() as AddressInfo).port}/v1`
+})
+afterAll(async () => {
+  fake.closeAllConnections()
+  await new Promise<void>((resolve) => fake.close(() => resolve()))
+})
+
+let server: TestServer
+afterEach(async () => {
+  await server?.dispose()
+  queue.length = 0
+  requests.length = 0
+})
+
+async function serve(maxRetries = 0): Promise<TestServer> {
+  server = await startTestServer({
+    agent: releaseAssistant({ model: openaiModel({ apiKey: 'test-key', baseURL, model: 'fake-model', maxRetries }) }),
+  })
+  return server
+}
+
+describe('OpenAI provider (real openai client, local compatible server)', () => {
+  it('streams text and tool-call argument fragments, pauses, and sends the tool results back on resume', async () => {
+    const s = await serve()
+    queue.push(
+      streamOf([
+        chunk({ role: 'assistant', content: 'Plan: ' }),
+        chunk({ content: 'publish and deploy.' }),
+        chunk({ tool_calls: [{ index: 0, id: 'call_pub', type: 'function', function: { name: 'publish_release', arguments: '' } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '{"vers' } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: 'ion":"v2.1"}' } }] }),
+        chunk({ tool_calls: [{ index: 1, id: 'call_dep', type: 'function', function: { name: 'deploy', arguments: '{"version":"v2.1",' } }] }),
+        chunk({ tool_calls: [{ index: 1, function: { arguments: '"environment":"production"}' } }] }),
+        chunk({}, 'tool_calls'),
+      ]),
+    )
+    const threadId = newThreadId()
+    const first = await postRun(s, runInput(threadId, [userMessage('deploy v2.1 to production')]))
+    expect(textOf(first.events)).toBe('Plan: publish and deploy.')
+    const args = first.events.filter((e) => e.type === EventType.TOOL_CALL_ARGS).map((e) => (e as { delta: string }).delta)
+    expect(args).toEqual(['{"vers', 'ion":"v2.1"}', '{"version":"v2.1",', '"environment":"production"}'])
+    const [publish, deploy] = interruptsOf(first.events)
+    expect(publish).toMatchObject({ toolCallId: 'call_pub', message: 'Publish release v2.1?' })
+    expect(deploy).toMatchObject({ toolCallId: 'call_dep', message: 'Deploy v2.1 to production?' })
+
+    const sent = requests[0]!
+    expect(sent).toMatchObject({ model: 'fake-model', stream: true })
+    expect((sent.tools as { function: { name: string } }[]).map((t) => t.function.name)).toEqual(['publish_release', 'deploy', 'ask_user'])
+    expect((sent.messages as { role: string }[]).map((m) => m.role)).toEqual(['system', 'user'])
+
+    queue.push(streamOf([chunk({ role: 'assistant', content: 'Both done.' }), chunk({}, 'stop')]))
+    const resumed = await postRun(
+      s,
+      resumeInput(threadId, [
+        { interruptId: publish!.id, status: 'resolved', payload: { approved: true } },
+        { interruptId: deploy!.id, status: 'resolved', payload: { approved: false, reason: 'not today' } },
+      ]),
+    )
+    expect(textOf(resumed.events)).toBe('Both done.')
+    expect((lastState(resumed.events) as ReleaseState).releases).toHaveLength(1)
+    const second = requests[1]!.messages as { role: string; tool_call_id?: string; tool_calls?: unknown[]; content: unknown }[]
+    expect(second.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'tool'])
+    expect(second[2]!.tool_calls).toEqual([
+      { id: 'call_pub', type: 'function', function: { name: 'publish_release', arguments: '{"version":"v2.1"}' } },
+      { id: 'call_dep', type: 'function', function: { name: 'deploy', arguments: '{"version":"v2.1","environment":"production"}' } },
+    ])
+    expect(second[4]).toEqual({ role: 'tool', tool_call_id: 'call_dep', content: '{"status":"denied","reason":"not today"}' })
+    expect(toolResults(resumed.events).map((r) => r.toolCallId)).toEqual(['call_pub', 'call_dep'])
+  })
+
+  it('an HTTP error from the model is RUN_ERROR MODEL_ERROR with a generic message', async () => {
+    const s = await serve()
+    queue.push((_req, res) => {
+      res.writeHead(500, { 'Content-Type': 'application/json' })
+      res.end(JSON.stringify({ error: { message: 'internal secret: org-42 quota', type: 'server_error' } }))
+    })
+    const threadId = newThreadId()
+    const r = await postRun(s, runInput(threadId, [userMessage('hello')]))
+    expect(types(r.events)).toEqual([EventType.RUN_STARTED, EventType.RUN_ERROR])
+    expect(r.events[1]).toEqual({ type: EventType.RUN_ERROR, code: 'MODEL_ERROR', message: 'The model request failed.' })
+    expect(r.raw).not.toContain('org-42')
+    // The thread is usable afterwards.
+    queue.push(streamOf([chunk({ content: 'hi' }), chunk({}, 'stop')]))
+    expect(textOf((await postRun(s, runInput(threadId, [userMessage('again')]))).events)).toBe('hi')
+  })
+
+  it('retries a 503 through the SDK when maxRetries allows it', async () => {
+    const s = await serve(1)
+    queue.push((_req, res) => res.writeHead(503, { 'Content-Type': 'application/json', 'retry-after-ms': '1' }).end('{"error":{"message":"busy"}}'))
+    queue.push(streamOf([chunk({ content: 'after retry' }), chunk({}, 'stop')]))
+    const r = await postRun(s, runInput(newThreadId(), [userMessage('hello')]))
+    expect(textOf(r.events)).toBe('after retry')
+    expect(requests).toHaveLength(2)
+  })
+
+  it('a dropped stream is RUN_ERROR MODEL_ERROR; the partial text is closed and not stored as history', async () => {
+    const s = await serve()
+    queue.push(streamOf([chunk({ role: 'assistant', content: 'Half an ans' })], { drop: true }))
+    const threadId = newThreadId()
+    const r = await postRun(s, runInput(threadId, [userMessage('hello')]))
+    const t = types(r.events)
+    expect(t[0]).toBe(EventType.RUN_STARTED)
+    expect(t[t.length - 1]).toBe(EventType.RUN_ERROR)
+    expect(r.events[r.events.length - 1]).toMatchObject({ code: 'MODEL_ERROR' })
+    queue.push(streamOf([chunk({ content: 'ok' }), chunk({}, 'stop')]))
+    await postRun(s, runInput(threadId, [userMessage('again')]))
+    expect((requests[1]!.messages as { role: string }[]).map((m) => m.role)).toEqual(['system', 'user', 'user'])
+  })
+
+  it('a stream that ends cleanly without finish_reason counts as truncated', async () => {
+    const s = await serve()
+    queue.push((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' })
+      res.end(chunk({ content: 'cut' }))
+    })
+    const r = await postRun(s, runInput(newThreadId(), [userMessage('hello')]))
+    expect(r.events[r.events.length - 1]).toMatchObject({ type: EventType.RUN_ERROR, code: 'MODEL_ERROR' })
+  })
+})
