@@ -5,6 +5,8 @@
  * gets the same React 18 copy (pnpm links it against the workspace's React 19 otherwise).
  */
 import Module, { createRequire } from 'node:module'
+import type * as ReactTypes from 'react'
+import type * as ReactDOMClientTypes from 'react-dom/client'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { approvalInterrupt, ControllableTransport, ev, step } from './test-utils/controllable-transport.ts'
 
@@ -27,8 +29,8 @@ afterAll(() => {
   M._resolveFilename = original
 })
 
-const React = require('react-18') as typeof import('react') & { act: (fn: () => unknown) => Promise<void> }
-const ReactDOMClient = require('react-dom-18/client') as typeof import('react-dom/client')
+const React = require('react-18') as typeof ReactTypes & { act: (fn: () => unknown) => Promise<void> }
+const ReactDOMClient = require('react-dom-18/client') as typeof ReactDOMClientTypes
 ;(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true
 
 describe('useChat on React 18', () => {
