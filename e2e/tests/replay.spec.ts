@@ -34,19 +34,19 @@ test.describe('replay', () => {
     // The paused frame: the SDK batch paired with the form choices of that moment.
     await replay.getByRole('button', { name: 'batch 1' }).click()
     const inspector = replay.getByLabel('Inspector')
-    await expect(inspector.getByLabel('SDK batch')).toContainText('publish_release')
+    await expect(inspector.getByTestId('inspector-batch')).toContainText('publish_release')
     await expect(replay.locator('.batch-readonly')).toBeVisible()
     for (const button of await replay.locator('.batch-readonly button').all()) await expect(button).toBeDisabled()
     // Walk forward to the submitted form and its request outcome.
     await replay.locator('.frame-form').filter({ hasText: 'submit' }).first().click()
-    await expect(inspector.getByLabel('Form choices')).toContainText('"entries"')
+    await expect(inspector.getByTestId('inspector-form')).toContainText('"entries"')
     await replay.locator('.frame-request-start').filter({ hasText: '(resume)' }).first().click()
     await replay.getByRole('button', { name: 'Step forward' }).click()
     await expect(inspector.getByTestId('request-outcome')).toContainText('HTTP 200')
-    await expect(inspector.getByLabel('Raw frame')).toBeVisible()
+    await expect(inspector.getByTestId('inspector-raw')).toBeVisible()
 
     const shot = join(SCREENSHOTS, 'replay.png')
-    await page.screenshot({ path: shot, fullPage: true })
+    await page.screenshot({ path: shot })
     await testInfo.attach('replay', { path: shot, contentType: 'image/png' })
 
     expect(requests, `replay made requests: ${requests.map((r) => `${r.method} ${r.url}`).join(', ')}`).toHaveLength(0)
@@ -69,7 +69,7 @@ test.describe('replay', () => {
     const replay = page.getByTestId('replay-view')
     await expect(replay).toBeVisible()
     await replay.getByRole('button', { name: 'Last frame' }).click()
-    await expect(replay.getByLabel('Inspector').getByLabel('Form choices')).toContainText('deny')
+    await expect(replay.getByTestId('inspector-form')).toContainText('deny')
     expect(requests).toHaveLength(0)
 
     await replay.getByRole('button', { name: 'Return to Live' }).click()

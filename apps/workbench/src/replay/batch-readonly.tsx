@@ -5,11 +5,11 @@ import { JsonView } from '../ui/json-view.tsx'
  * The batch as it was shown at the selected frame, with the form choices captured at that moment.
  * Every control is disabled: replay never submits a decision.
  */
-export function BatchReadonly({ batch, form, state }: { readonly batch: RecordedBatch; readonly form: FormFrame | undefined; readonly state: 'pending' | 'answered' }) {
+export function BatchReadonly({ batch, form, state, resuming }: { readonly batch: RecordedBatch; readonly form: FormFrame | undefined; readonly state: 'pending' | 'answered'; readonly resuming: boolean }) {
   return (
     <section className="batch batch-readonly" aria-label="Approval batch (replay)">
       <header className="batch-head">
-        <h3>{state === 'pending' ? 'Waiting for answers' : 'Answered batch'}</h3>
+        <h3>{state === 'answered' ? 'Answered batch' : resuming ? 'Submitted: waiting for the server to acknowledge' : 'Waiting for answers'}</h3>
         <span className="muted">
           {batch.interrupts.length} interrupt{batch.interrupts.length === 1 ? '' : 's'} · batch <code>{batch.id.slice(0, 8)}</code>
         </span>

@@ -14,7 +14,7 @@ export function InspectorPanel({ view }: { readonly view: InspectorView }) {
         {batch ? (
           <>
             <p className="muted">{batchState === 'pending' ? 'pendingInterrupts at this frame' : 'last batch (no longer pending at this frame)'}</p>
-            <JsonView value={batch} label="SDK batch" />
+            <JsonView value={batch} label="SDK batch (JSON)" testId="inspector-batch" />
           </>
         ) : (
           <p className="muted">No batch at this frame.</p>
@@ -27,7 +27,7 @@ export function InspectorPanel({ view }: { readonly view: InspectorView }) {
             <p className="muted">
               {form.phase === 'submit' ? 'submitted' : 'draft'} at t = {formatT(form.t)} (frame {form.seq})
             </p>
-            <JsonView value={form.entries === undefined ? { choices: form.choices } : { choices: form.choices, entries: form.entries }} label="Form choices" />
+            <JsonView value={form.entries === undefined ? { choices: form.choices } : { choices: form.choices, entries: form.entries }} label="Form choices (JSON)" testId="inspector-form" />
           </>
         ) : (
           <p className="muted">{batch ? 'No choice made yet.' : 'No form.'}</p>
@@ -69,7 +69,7 @@ export function InspectorPanel({ view }: { readonly view: InspectorView }) {
         <p className="muted">
           frame {frame.seq} · {frame.kind} · t = {formatT(frame.t)}
         </p>
-        <JsonView value={frame} label="Raw frame" />
+        <JsonView value={frame} label="Raw frame (JSON)" testId="inspector-raw" />
       </section>
     </div>
   )

@@ -141,7 +141,7 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
             </p>
           )}
           <MessageList messages={snapshot?.messages ?? []} awaitingToolCallIds={awaiting} busy={snapshot?.isLoading ?? false} />
-          {view?.batch && view.batchState !== 'none' && <BatchReadonly batch={view.batch} form={view.form} state={view.batchState === 'pending' ? 'pending' : 'answered'} />}
+          {view?.batch && view.batchState !== 'none' && <BatchReadonly batch={view.batch} form={view.form} state={view.batchState === 'pending' ? 'pending' : 'answered'} resuming={snapshot?.isResuming ?? false} />}
           <form className="composer" onSubmit={(e) => e.preventDefault()} aria-label="Message composer (disabled in replay)">
             <label className="visually-hidden" htmlFor="replay-composer">
               Message

@@ -1,7 +1,7 @@
 import { useMemo } from 'react'
 
 /** JSON as escaped text (React escapes it; nothing is ever injected as HTML). */
-export function JsonView({ value, label }: { readonly value: unknown; readonly label?: string }) {
+export function JsonView({ value, label, testId }: { readonly value: unknown; readonly label?: string; readonly testId?: string }) {
   const text = useMemo(() => {
     if (value === undefined) return 'undefined'
     try {
@@ -11,7 +11,7 @@ export function JsonView({ value, label }: { readonly value: unknown; readonly l
     }
   }, [value])
   return (
-    <pre className="json" aria-label={label} tabIndex={0}>
+    <pre className="json" aria-label={label} data-testid={testId} tabIndex={0}>
       {text}
     </pre>
   )
