@@ -119,13 +119,28 @@ describe('ChatRuntime: ordinary runs', () => {
     expect(transport.runs).toHaveLength(1) // a server failure is never retried
   })
 
-  it('rejects a RUN_STARTED that does not match the request (retried, then failed)', async () => {
-    const { rt, transport } = setup({ retry: { attempts: 0 } })
+  it('fails on a RUN_STARTED that does not match the request, without retrying or reconnecting', async () => {
+    const { rt, transport } = setup()
     const done = rt.sendMessage('hi')
     const call = await transport.waitForRun(1)
     call.channel.push(ev.runStarted('t1', 'someone-else'))
     await done
     expect(rt.getSnapshot().error?.code).toBe('PROTOCOL_ERROR')
+    expect(transport.runs).toHaveLength(1)
+    expect(transport.connects).toHaveLength(0)
+  })
+
+  it('heals a malformed frame after acknowledgement by reconnecting, but not an out-of-order event', async () => {
+    const { rt, transport } = setup()
+    const done = rt.sendMessage('hi')
+    const call = await transport.waitForRun(1)
+    const runId = call.input.runId
+    call.channel.push(ev.runStarted('t1', runId), '1').fail(new InterludeError('PROTOCOL_ERROR', 'SSE frame data is not JSON.', { details: { reason: 'invalid_json' } }))
+    const re = await transport.waitForConnect(1)
+    re.channel.push(ev.runStarted('t1', runId), '2') // a second RUN_STARTED for the same run
+    await done
+    expect(rt.getSnapshot().error).toMatchObject({ code: 'PROTOCOL_ERROR', details: { reason: 'invalid_event' } })
+    expect(transport.connects).toHaveLength(1)
   })
 
   it('applies STATE_DELTA immutably with structural sharing, and fails on a patch that does not apply', async () => {

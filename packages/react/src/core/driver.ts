@@ -1,6 +1,6 @@
 import type { AgUiEvent, Interrupt, InterludeError, Message, RunAgentInput, RunFinishedEvent } from '@interlude/protocol'
 import { isExpiredAt } from '@interlude/protocol'
-import { clientError, isRunError, protocolViolation, runError, toInterludeError } from './errors.ts'
+import { clientError, isFatal, protocolViolation, runError, toInterludeError } from './errors.ts'
 import type { CoreState, InteractionKind } from './reducer.ts'
 import type { Transport, TransportEvent } from './transport.ts'
 import type { BrowserTool, ConnectionStatus, InteractionOutcome } from './types.ts'
@@ -243,7 +243,7 @@ async function runOnce(host: DriverHost, plan: InteractionPlan, runId: string, i
     } catch (raw) {
       if (!host.isCurrent(gen)) return RETIRED
       const error = toInterludeError(raw)
-      if (isRunError(error)) throw error
+      if (isFatal(error)) throw error
       if (!progress.acked) {
         const details = error.details as { runId?: unknown } | undefined
         if (error.code === 'ALREADY_RESUMED' && plan.kind === 'resume' && mode === 'post' && typeof details?.runId === 'string') {

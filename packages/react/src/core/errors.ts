@@ -6,23 +6,29 @@ export function clientError(code: ErrorCode, message: string, details?: unknown)
   return new InterludeError(code, message, details === undefined ? {} : { details })
 }
 
-const SERVER_FAILURE = Symbol.for('@interlude/react/server-failure')
+// Marks errors that neither a retry nor a reconnect can heal: a server-reported RUN_ERROR, or a
+// stream this client refuses (events out of order, ids that do not match the run).
+const FATAL = Symbol.for('@interlude/react/fatal')
+
+function fatal(error: InterludeError): InterludeError {
+  Object.defineProperty(error, FATAL, { value: true })
+  return error
+}
 
 /** A `RUN_ERROR` the server reported inside the stream: never retried, never healed by reconnecting. */
 export function runError(event: { message?: unknown; code?: unknown }): InterludeError {
   const code: ErrorCode = isErrorCode(event.code) ? event.code : 'RUN_FAILED'
   const message = typeof event.message === 'string' && event.message !== '' ? event.message : 'The run failed.'
-  const error = new InterludeError(code, message, { details: { rawCode: event.code } })
-  Object.defineProperty(error, SERVER_FAILURE, { value: true })
-  return error
+  return fatal(new InterludeError(code, message, { details: { rawCode: event.code } }))
 }
 
-export function isRunError(error: InterludeError): boolean {
-  return (error as unknown as Record<symbol, unknown>)[SERVER_FAILURE] === true
+export function isFatal(error: InterludeError): boolean {
+  return (error as unknown as Record<symbol, unknown>)[FATAL] === true
 }
 
+/** The stream broke the run lifecycle (AG-UI ordering, mismatched ids): fatal. */
 export function protocolViolation(message: string): InterludeError {
-  return new InterludeError('PROTOCOL_ERROR', message, { details: { reason: 'invalid_event' } })
+  return fatal(new InterludeError('PROTOCOL_ERROR', message, { details: { reason: 'invalid_event' } }))
 }
 
 export function toInterludeError(error: unknown): InterludeError {

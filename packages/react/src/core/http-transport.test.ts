@@ -1,0 +1,82 @@
+import type { RunAgentInput } from '@interlude/protocol'
+import { describe, expect, it } from 'vitest'
+import { createHttpTransport } from './http-transport.ts'
+
+const input: RunAgentInput = { threadId: 't', runId: 'r', messages: [], tools: [], context: [], state: {}, forwardedProps: {} }
+
+function recorder(respond: (url: string, init: RequestInit) => Response | Promise<Response>) {
+  const calls: { url: string; init: RequestInit; headers: Headers }[] = []
+  const fetchImpl: typeof fetch = async (url, init = {}) => {
+    calls.push({ url: String(url), init, headers: new Headers(init.headers) })
+    return respond(String(url), init)
+  }
+  return { calls, fetch: fetchImpl }
+}
+
+const sse = (text: string, type = 'text/event-stream') => new Response(text, { status: 200, headers: { 'Content-Type': type } })
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = []
+  for await (const x of it) out.push(x)
+  return out
+}
+
+describe('createHttpTransport', () => {
+  it('POSTs RunAgentInput with configurable headers and credentials and decodes ids and events', async () => {
+    const r = recorder(() => sse('id: 7\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n: ping\n\nid: 8\ndata: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n'))
+    let token = 'one'
+    const transport = createHttpTransport({ baseUrl: 'http://x/api/agent/', headers: () => ({ Authorization: `Bearer ${token}` }), credentials: 'include', fetch: r.fetch })
+    const events = await collect(transport.run(input, { signal: new AbortController().signal }))
+    expect(events.map((e) => [e.id, e.event.type])).toEqual([
+      ['7', 'RUN_STARTED'],
+      ['8', 'RUN_FINISHED'],
+    ])
+    expect(r.calls[0]).toMatchObject({ url: 'http://x/api/agent/runs', init: { method: 'POST', credentials: 'include' } })
+    expect(JSON.parse(r.calls[0]!.init.body as string)).toEqual(input)
+    expect(r.calls[0]!.headers.get('authorization')).toBe('Bearer one')
+    expect(r.calls[0]!.headers.get('accept')).toBe('text/event-stream')
+    token = 'two' // read before every request
+    await collect(transport.connect('t/1', { lastEventId: '8', signal: new AbortController().signal }))
+    expect(r.calls[1]!.url).toBe('http://x/api/agent/threads/t%2F1/events?after=8')
+    expect(r.calls[1]!.headers.get('last-event-id')).toBe('8')
+    expect(r.calls[1]!.headers.get('authorization')).toBe('Bearer two')
+  })
+
+  it('turns the admission envelope into a typed InterludeError with details', async () => {
+    const body = { error: { code: 'ALREADY_RESUMED', message: 'already', details: { runId: 'first' } } }
+    const transport = createHttpTransport({ fetch: recorder(() => new Response(JSON.stringify(body), { status: 409, headers: { 'Content-Type': 'application/json' } })).fetch })
+    await expect(collect(transport.run(input, { signal: new AbortController().signal }))).rejects.toMatchObject({
+      code: 'ALREADY_RESUMED',
+      details: { runId: 'first' },
+      retryable: false,
+    })
+  })
+
+  it('maps other failures to typed codes (proxy 502 → retryable NETWORK_ERROR, fetch failure, wrong content type)', async () => {
+    const signal = new AbortController().signal
+    const proxy = createHttpTransport({ fetch: recorder(() => new Response('<html>bad gateway</html>', { status: 502 })).fetch })
+    await expect(collect(proxy.run(input, { signal }))).rejects.toMatchObject({ code: 'NETWORK_ERROR', retryable: true })
+    const down = createHttpTransport({ fetch: async () => Promise.reject(new TypeError('fetch failed')) })
+    await expect(collect(down.run(input, { signal }))).rejects.toMatchObject({ code: 'NETWORK_ERROR' })
+    const html = createHttpTransport({ fetch: recorder(() => sse('<html/>', 'text/html')).fetch })
+    await expect(collect(html.run(input, { signal }))).rejects.toMatchObject({ code: 'PROTOCOL_ERROR', details: { reason: 'not_event_stream' } })
+    const garbage = createHttpTransport({ fetch: recorder(() => sse('data: {not json\n\n')).fetch })
+    await expect(collect(garbage.run(input, { signal }))).rejects.toMatchObject({ code: 'PROTOCOL_ERROR', details: { reason: 'invalid_json' } })
+    const aborted = new AbortController()
+    aborted.abort()
+    const abortable = createHttpTransport({ fetch: async (_u, init) => Promise.reject(init?.signal?.reason ?? new Error('aborted')) })
+    await expect(collect(abortable.run(input, { signal: aborted.signal }))).rejects.toMatchObject({ code: 'ABORTED' })
+  })
+
+  it('reads the ThreadSnapshot and posts an explicit cancel', async () => {
+    const snapshot = { threadId: 't', revision: 2, status: 'idle', messages: [], state: {}, lastEventId: 4 }
+    const r = recorder((url) => (url.endsWith('/cancel') ? new Response(null, { status: 202 }) : new Response(JSON.stringify(snapshot), { status: 200 })))
+    const transport = createHttpTransport({ fetch: r.fetch })
+    expect(await transport.getThread('t')).toEqual(snapshot)
+    await transport.cancel!('t', 'r 1')
+    expect(r.calls.map((c) => [c.init.method, c.url])).toEqual([
+      ['GET', '/api/agent/threads/t'],
+      ['POST', '/api/agent/threads/t/runs/r%201/cancel'],
+    ])
+  })
+})
