@@ -1,0 +1,178 @@
+// @vitest-environment jsdom
+/**
+ * Recovery paths of useChat against the real agent server (scripted model, SQLite in a temp dir,
+ * 127.0.0.1, <StrictMode>): a page reload (a new runtime on the same thread) + recover(), a
+ * connection dropped after acknowledgement, and a server restart while paused.
+ */
+import { startServer, type RunningServer } from '@interlude/agent-server'
+import type { Message } from '@interlude/protocol'
+import { act, cleanup, renderHook, waitFor } from '@testing-library/react'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { StrictMode, type ReactNode } from 'react'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { useChat, type UseChatOptions, type UseChatResult } from './use-chat.ts'
+
+const TOKEN = 'bob-token'
+const headers = { Authorization: `Bearer ${TOKEN}` }
+let dir: string
+let server: RunningServer
+let seq = 0
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'interlude-react-recovery-'))
+  server = await startServer({ dbPath: join(dir, 'agent.db'), tokens: { bob: TOKEN } })
+})
+afterAll(async () => {
+  await server.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+afterEach(cleanup)
+
+/**
+ * TEMPORARY: `GET …/threads/:id` and `GET …/threads/:id/events` are still being written in
+ * agent-server. Until they answer (anything but the router's NOT_FOUND), these tests skip at run
+ * time and say so; they are listed as blocked in the package README. Remove this gate once the
+ * routes land.
+ */
+async function threadRoutesMissing(): Promise<boolean> {
+  const res = await fetch(`${server.baseUrl}/threads/route-probe/events`, { headers })
+  const body = (await res.json().catch(() => undefined)) as { error?: { code?: string } } | undefined
+  const missing = res.status === 404 && body?.error?.code === 'NOT_FOUND'
+  if (missing) console.warn('[@interlude/react] SKIPPED: agent-server has no GET …/threads/:id[/events] routes yet')
+  return missing
+}
+
+const strict = ({ children }: { children: ReactNode }) => <StrictMode>{children}</StrictMode>
+const thread = () => `recovery-${process.pid}-${++seq}`
+
+function mount(options: UseChatOptions & { threadId: string }, base = server.baseUrl) {
+  return renderHook((props: UseChatOptions) => useChat({ api: base, headers, throttleMs: 0, ...props }), { wrapper: strict, initialProps: options })
+}
+
+const assistantText = (messages: readonly Message[]) =>
+  messages
+    .filter((m) => m.role === 'assistant')
+    .map((m) => (typeof m.content === 'string' ? m.content : ''))
+    .join('|')
+
+async function pause(result: { current: UseChatResult }) {
+  act(() => void result.current.sendMessage('deploy v4.2 to production'))
+  await waitFor(() => expect(result.current.pendingInterrupts).toBeDefined())
+  return result.current.pendingInterrupts!
+}
+
+function approveAll(result: { current: UseChatResult }) {
+  const batch = result.current.pendingInterrupts!
+  act(() => void result.current.resume({ batchId: batch.id, entries: batch.interrupts.map((i) => ({ interruptId: i.id, status: 'resolved' as const, payload: { approved: true } })) }))
+}
+
+/** Cuts the first POST /runs response after `keepFrames` complete SSE frames plus half a frame. */
+function droppingFetch(keepFrames: number) {
+  let cut = false
+  const requests: string[] = []
+  const fetchImpl: typeof fetch = async (input, init) => {
+    const url = String(input)
+    requests.push(`${init?.method ?? 'GET'} ${url.replace(server.baseUrl, '')}`)
+    const res = await globalThis.fetch(input, init)
+    if (cut || !url.endsWith('/runs') || !res.body) return res
+    cut = true
+    const upstream = res.body.getReader()
+    let text = ''
+    const decoder = new TextDecoder()
+    const encoder = new TextEncoder()
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        for (;;) {
+          const { done, value } = await upstream.read()
+          if (done) break
+          text += decoder.decode(value, { stream: true })
+          let boundary = -1
+          for (let i = 0; i < keepFrames; i++) boundary = text.indexOf('\n\n', boundary + 1)
+          if (boundary < 0) continue
+          const next = text.indexOf('\n\n', boundary + 2)
+          if (next < 0) continue
+          // Everything up to the frame boundary, then half of the next frame, then the wire dies.
+          controller.enqueue(encoder.encode(text.slice(0, boundary + 2 + Math.floor((next - boundary) / 2))))
+          void upstream.cancel()
+          controller.error(new TypeError('terminated'))
+          return
+        }
+        controller.error(new TypeError('terminated early'))
+      },
+    })
+    return new Response(body, { status: res.status, headers: res.headers })
+  }
+  return { requests, fetch: fetchImpl }
+}
+
+describe('useChat recovery against the agent server', () => {
+  it('a reload (new runtime on the same thread) + recover() brings back the pending batch, which can be answered', async ({ skip }) => {
+    if (await threadRoutesMissing()) return skip()
+    const threadId = thread()
+    const first = mount({ threadId })
+    const original = await pause(first.result)
+    first.unmount()
+
+    const second = mount({ threadId })
+    expect(second.result.current).toMatchObject({ messages: [], pendingInterrupts: undefined })
+    let attached: boolean | undefined
+    await act(async () => {
+      attached = (await second.result.current.recover()).attached
+    })
+    expect(attached).toBe(false)
+    const restored = second.result.current.pendingInterrupts!
+    expect(restored.id).not.toBe(original.id) // fresh local ownership
+    expect(restored.interrupts.map((i) => i.id)).toEqual(original.interrupts.map((i) => i.id))
+    expect(assistantText(second.result.current.messages)).toContain('Plan: publish release v4.2')
+    approveAll(second.result)
+    await waitFor(() => expect(second.result.current.isResuming).toBe(false))
+    expect(second.result.current.error).toBeUndefined()
+    expect(second.result.current.state).toMatchObject({ deployments: [expect.objectContaining({ version: 'v4.2', environment: 'production' })] })
+  })
+
+  it('a connection dropped after acknowledgement heals through the events route without duplicated text', async ({ skip }) => {
+    if (await threadRoutesMissing()) return skip()
+    const clean = mount({ threadId: thread() })
+    act(() => void clean.result.current.sendMessage('hello there'))
+    await waitFor(() => expect(clean.result.current.isLoading).toBe(false))
+    const expected = assistantText(clean.result.current.messages)
+    expect(expected.length).toBeGreaterThan(20)
+
+    const dropping = droppingFetch(4) // RUN_STARTED, TEXT_MESSAGE_START and two deltas, then half a frame
+    const { result } = mount({ threadId: thread(), fetch: dropping.fetch, reconnect: { attempts: 3, delayMs: () => 0 } })
+    act(() => void result.current.sendMessage('hello there'))
+    await waitFor(() => expect(result.current.isLoading).toBe(false))
+    expect(result.current.error).toBeUndefined()
+    expect(assistantText(result.current.messages)).toBe(expected)
+    expect(dropping.requests.filter((r) => r.startsWith('POST'))).toHaveLength(1) // never re-sent
+    expect(dropping.requests.some((r) => r.startsWith('GET') && r.includes('/events'))).toBe(true)
+  })
+
+  it('a server restart while paused, then recover(), then resume', async ({ skip }) => {
+    if (await threadRoutesMissing()) return skip()
+    const own = mkdtempSync(join(tmpdir(), 'interlude-react-restart-'))
+    const dbPath = join(own, 'agent.db')
+    let srv = await startServer({ dbPath, tokens: { bob: TOKEN } })
+    try {
+      const threadId = thread()
+      const before = mount({ threadId }, srv.baseUrl)
+      const batch = await pause(before.result)
+      before.unmount()
+      await srv.close()
+      srv = await startServer({ dbPath, tokens: { bob: TOKEN } })
+
+      const after = mount({ threadId }, srv.baseUrl)
+      await act(async () => void (await after.result.current.recover()))
+      expect(after.result.current.pendingInterrupts?.interrupts.map((i) => i.id)).toEqual(batch.interrupts.map((i) => i.id))
+      approveAll(after.result)
+      await waitFor(() => expect(after.result.current.isResuming).toBe(false))
+      expect(after.result.current.error).toBeUndefined()
+      expect(assistantText(after.result.current.messages)).toContain('All steps ran.')
+    } finally {
+      await srv.close()
+      rmSync(own, { recursive: true, force: true })
+    }
+  })
+})
