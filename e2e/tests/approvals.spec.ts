@@ -87,6 +87,27 @@ test.describe('answering the release batch', () => {
     expect(thread.state.deployments).toHaveLength(1)
   })
 
+  test('fill in: an input_required question answered from its schema', async ({ page, server }) => {
+    const requests = trackRequests(page)
+    await openWorkbench(page, server)
+    await page.locator('#composer').fill('please ask me to choose an environment')
+    await page.locator('#composer').press('Enter')
+    await expect(batchForm(page)).toBeVisible()
+
+    const form = batchForm(page)
+    await form.getByLabel('Environment').selectOption({ label: 'staging' })
+    await form.getByLabel('Notes').fill('after the freeze')
+    await submitButton(page).click()
+    await waitForTurnEnd(page)
+
+    await expect(page.locator('.chat .message-assistant').last()).toContainText('You chose staging')
+    await expect(page.locator('.chat .message-assistant').last()).toContainText('after the freeze')
+    const [resume] = resumeRequests(requests)
+    expect((resume!.body as { resume: unknown[] }).resume).toEqual([
+      expect.objectContaining({ status: 'resolved', payload: { environment: 'staging', notes: 'after the freeze' } }),
+    ])
+  })
+
   test('keyboard only: answer both questions and submit without the mouse', async ({ page, server }) => {
     await openWorkbench(page, server)
     await page.locator('#composer').focus()

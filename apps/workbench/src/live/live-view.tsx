@@ -156,7 +156,7 @@ export function LiveView({ recorder, active }: LiveViewProps) {
             refresh
           </button>
         </h3>
-        {inbox.error !== undefined && <p className="error">{inbox.error}</p>}
+        {inbox.error !== undefined && <p className="muted">{inbox.error}</p>}
         {inbox.threads.length === 0 ? (
           <p className="muted">{inbox.loading ? 'Loading…' : 'No thread is waiting for answers.'}</p>
         ) : (

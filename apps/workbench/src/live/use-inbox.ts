@@ -26,6 +26,12 @@ export function useInbox(active: boolean, refreshKey: string): InboxState {
     fetch('/api/agent/threads?status=interrupted', { credentials: 'same-origin', signal: controller.signal })
       .then(async (response) => {
         const body: unknown = await response.json().catch(() => undefined)
+        if (response.status === 404) {
+          // A server without the inbox route: no list, nothing alarming.
+          setThreads([])
+          setError('The inbox is not available on this server.')
+          return
+        }
         if (!response.ok) {
           const envelope = body as { error?: { code?: string; message?: string } } | undefined
           throw new Error(envelope?.error?.code ? `${envelope.error.code}: ${envelope.error.message ?? ''}` : `HTTP ${response.status}`)
