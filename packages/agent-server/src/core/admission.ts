@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { checkResume, decisionHash, InterludeError, resumeCheckError } from '@interlude/protocol'
+import { checkResume, InterludeError, resumeCheckError } from '@interlude/protocol'
 import type { Message, ResumeEntry, RunAgentInput, ToolMessage } from '@interlude/protocol'
 import type { ResolvedAgent } from '../agent/agent.ts'
 import type { SchemaIssue, ValidatorCache } from '../schema/validator-cache.ts'
 import type { Store, ThreadRecord } from '../store/store.ts'
+import { decisionHashSync } from './decision-hash.ts'
 import type { RunPlan } from './run-plan.ts'
 
 export interface AdmissionDeps {
@@ -48,26 +49,24 @@ export async function admitRun(deps: AdmissionDeps, principal: string, input: Ru
 async function admitInput(deps: AdmissionDeps, principal: string, input: RunAgentInput): Promise<Admission | typeof RETRY> {
   const { store } = deps
   const { threadId, runId } = input
-  const existing = await store.getThread(threadId)
-  if (existing !== undefined && existing.ownerId !== principal) throw notFound()
-  const thread = ownedThread(existing, principal)
+  const view = await store.getAdmissionView(threadId, runId, { history: true })
+  if (view !== undefined && view.thread.ownerId !== principal) throw notFound()
+  const thread = view?.thread
 
-  const messages: Message[] = thread ? await store.listMessages(threadId) : []
-  if (thread) {
-    const run = await store.getRun(threadId, runId)
-    if (run) {
+  const messages: readonly Message[] = view?.messages ?? []
+  if (view) {
+    if (view.run) {
       // A retry of the same input run (before its acknowledgement) joins the first attempt.
-      if (run.kind === 'input') return { kind: 'replay', threadId, runId }
+      if (view.run.kind === 'input') return { kind: 'replay', threadId, runId }
       throw new InterludeError('DECISION_CONFLICT', 'This runId was already used for a resume on this thread.', { details: { runId } })
     }
-    const open = await store.getOpenBatch(threadId)
-    if (open) {
+    if (view.openBatch) {
       throw new InterludeError('INTERRUPTS_PENDING', 'The thread has pending interrupts; answer them with resume first.', {
-        details: { interrupts: open.interrupts.map((i) => i.interrupt) },
+        details: { interrupts: view.openBatch.interrupts.map((i) => i.interrupt) },
       })
     }
-    if (thread.activeRunId !== undefined) {
-      throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.', { details: { activeRunId: thread.activeRunId } })
+    if (view.thread.activeRunId !== undefined) {
+      throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.', { details: { activeRunId: view.thread.activeRunId } })
     }
   }
 
@@ -77,7 +76,7 @@ async function admitInput(deps: AdmissionDeps, principal: string, input: RunAgen
   const known = new Set(messages.map((m) => m.id))
   const allCallIds = new Set<string>()
   for (const m of messages) if (m.role === 'assistant') for (const c of m.toolCalls ?? []) allCallIds.add(c.id)
-  const awaiting = thread ? await store.listToolCalls(threadId, { status: ['awaiting_result'] }) : []
+  const awaiting = view?.awaitingResults ?? []
   const awaitingIds = new Set(awaiting.map((c) => c.toolCallId))
   const seen = new Set<string>()
   const answered = new Set<string>()
@@ -143,22 +142,21 @@ async function admitResume(
 ): Promise<Admission | typeof RETRY> {
   const { store, validators } = deps
   const { threadId, runId } = input
-  const thread = ownedThread(await store.getThread(threadId), principal)
-  if (!thread) throw notFound()
+  const view = await store.getAdmissionView(threadId, runId, { history: false })
+  if (!view || !ownedThread(view.thread, principal)) throw notFound()
 
   // Shape problems first (they do not depend on the batch), so the decision can be hashed.
   const shape = checkResume([], entries, { now: deps.now() })
   if (!shape.ok && shape.code === 'INVALID_INPUT') throw resumeCheckError(shape)
-  const hash = await decisionHash(entries)
+  const hash = decisionHashSync(entries)
 
-  const run = await store.getRun(threadId, runId)
-  if (run) {
+  if (view.run) {
     // The runId is the idempotency key: same decision → the first run's events again.
-    if (run.kind === 'resume' && run.decisionHash === hash) return { kind: 'replay', threadId, runId }
+    if (view.run.kind === 'resume' && view.run.decisionHash === hash) return { kind: 'replay', threadId, runId }
     throw new InterludeError('DECISION_CONFLICT', 'This runId was already admitted with a different request.', { details: { runId } })
   }
 
-  const open = await store.getOpenBatch(threadId)
+  const open = view.openBatch
   const ids = entries.map((e) => e.interruptId)
   const targetsOpen = open !== undefined && ids.some((id) => open.interrupts.some((i) => i.interrupt.id === id))
   if (!targetsOpen) {

@@ -28,6 +28,11 @@ interface ActiveRun {
 
 const key = (threadId: string, runId: string) => `${threadId}\u0000${runId}`
 
+/** CPU time a run may take before it yields to the event loop. */
+const SLICE_MS = 4
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
+
 /**
  * Drives admitted runs in the background, independent of any HTTP connection: a dropped client
  * does not stop a run; its events keep going to the log. Events are appended in small
@@ -80,6 +85,9 @@ export class RunManager {
     const { store, hub, logError } = this.#o
     const writer = new LogWriter(store, hub, plan.threadId, plan.runId, this.#o.flushEvery ?? 256)
     let terminal: AgUiEvent | undefined
+    // Let the admission response go out (and pending I/O run) before the run takes the CPU.
+    await yieldToEventLoop()
+    let sliceStart = performance.now()
     try {
       const events = executeRun(plan, {
         agent: this.#o.agent,
@@ -98,7 +106,13 @@ export class RunManager {
           break
         }
         writer.push(event)
-        if (writer.full) await writer.flush(true)
+        if (writer.full) await writer.flush()
+        // Cooperative time slicing: a hot run (0 ms pacing, microtask-only awaits) must not
+        // starve admissions and other streams of the event loop.
+        if (performance.now() - sliceStart > SLICE_MS) {
+          await yieldToEventLoop()
+          sliceStart = performance.now()
+        }
       }
     } catch (error) {
       logError(`run ${plan.threadId}/${plan.runId} crashed`, error)
@@ -175,8 +189,8 @@ class LogWriter {
     }
   }
 
-  /** Appends everything buffered so far. `yieldAfter` lets sockets drain during a hot run. */
-  flush(yieldAfter = false): Promise<void> {
+  /** Appends everything buffered so far, in order. */
+  flush(): Promise<void> {
     this.#chain = this.#chain.then(async () => {
       if (this.#buffer.length === 0) return
       const batch = this.#buffer
@@ -184,7 +198,6 @@ class LogWriter {
       const stored = await this.#store.appendEvents(this.#threadId, this.#runId, batch)
       this.#hub.publish(this.#threadId, stored)
     })
-    if (!yieldAfter) return this.#chain
-    return this.#chain.then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+    return this.#chain
   }
 }

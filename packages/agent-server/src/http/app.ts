@@ -116,10 +116,13 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   })
 
   app.post(`${basePath}/runs`, auth(options.authenticate), jsonBody(limits.maxBodyBytes), async (c) => {
+    const startedAt = performance.now()
     const input = parseRunInput(c.get('body'), limits)
     // Admission (including the atomic claim) completes before the streaming response exists.
     const admission = await admitRun({ store, agent, validators, now }, c.get('principal'), input)
     if (admission.kind === 'start') runs.start(admission.plan)
+    // Admission time (validation, ownership, resume checks, claim), once the body was read.
+    c.header('Server-Timing', `admission;dur=${(performance.now() - startedAt).toFixed(3)}`)
     const { threadId, runId } = input
     const body = sseBody(
       (signal) => runFrames(threadId, runId, { store, hub, signal, isLocal: () => runs.isActive(threadId, runId) }),

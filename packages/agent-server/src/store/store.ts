@@ -16,6 +16,12 @@ export interface Store {
   getOrCreateSetting(key: string, create: () => string): Promise<string>
 
   getThread(threadId: string): Promise<ThreadRecord | undefined>
+  /**
+   * Everything admission reads, from one consistent snapshot (one round trip): the thread, the
+   * run with this id, the open batch and — with `history` — the messages and the calls awaiting
+   * a browser/external result. `undefined` when the thread does not exist.
+   */
+  getAdmissionView(threadId: string, runId: string, options: { readonly history: boolean }): Promise<AdmissionView | undefined>
   listMessages(threadId: string): Promise<Message[]>
   getRun(threadId: string, runId: string): Promise<RunRecord | undefined>
   /** The thread's open batch (status `pending`, expired or not). At most one exists per thread. */
@@ -73,6 +79,16 @@ export interface Store {
    * closed with a `RUN_ERROR` event and their threads released. Returns the closed runs.
    */
   recoverAbandonedRuns(now: number, makeErrorEvent: () => NewEvent): Promise<{ threadId: string; runId: string }[]>
+}
+
+export interface AdmissionView {
+  readonly thread: ThreadRecord
+  readonly run: RunRecord | undefined
+  readonly openBatch: BatchRecord | undefined
+  /** Only with `history: true`. */
+  readonly messages: readonly Message[]
+  /** Only with `history: true`. */
+  readonly awaitingResults: readonly ToolCallRecord[]
 }
 
 export type RunKind = 'input' | 'resume'

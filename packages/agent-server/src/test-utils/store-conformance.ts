@@ -164,6 +164,26 @@ export function storeConformance(name: string, open: () => Promise<{ store: Stor
         expect((await store.readEvents(threadId, {})).map((e) => e.type)).toEqual(['RUN_ERROR'])
       }))
 
+    it('reads the admission view from one snapshot', () =>
+      withStore(async (store) => {
+        const { threadId, runId } = ids()
+        expect(await store.getAdmissionView(threadId, runId, { history: true })).toBeUndefined()
+        await start(store, threadId, runId)
+        await store.insertToolCalls([
+          { threadId, toolCallId: 'ext', runId, messageId: 'a1', toolName: 'x', argsText: '{}', kind: 'client', status: 'awaiting_result', now },
+        ])
+        await store.createBatch(batchFor(threadId, runId, `b-${threadId}`))
+        const view = (await store.getAdmissionView(threadId, runId, { history: true }))!
+        expect(view.thread.threadId).toBe(threadId)
+        expect(view.run).toMatchObject({ runId, kind: 'input' })
+        expect(view.openBatch?.batchId).toBe(`b-${threadId}`)
+        expect(view.messages.map((m) => m.id)).toEqual([`u-${runId}`])
+        expect(view.awaitingResults.map((c) => c.toolCallId)).toEqual(['ext'])
+        const light = (await store.getAdmissionView(threadId, 'other-run', { history: false }))!
+        expect(light.run).toBeUndefined()
+        expect(light.messages).toEqual([])
+      }))
+
     it('keeps one setting value once created', () =>
       withStore(async (store) => {
         const first = await store.getOrCreateSetting('k', () => 'v1')

@@ -3,6 +3,7 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import type { Interrupt, Message, ResumeEntry, RunFinishedOutcome, ThreadStatus } from '@interlude/protocol'
 import type {
+  AdmissionView,
   BatchRecord,
   BatchStatus,
   ClaimBatchRequest,
@@ -200,6 +201,26 @@ export class SqliteStore implements Store {
   async getThread(threadId: string): Promise<ThreadRecord | undefined> {
     const row = this.#stmts.getThread.get(threadId) as ThreadRow | undefined
     return row ? toThread(row) : undefined
+  }
+
+  async getAdmissionView(threadId: string, runId: string, options: { readonly history: boolean }): Promise<AdmissionView | undefined> {
+    // A deferred transaction is one WAL snapshot: the reads below are mutually consistent.
+    return this.#db.transaction((): AdmissionView | undefined => {
+      const s = this.#stmts
+      const row = s.getThread.get(threadId) as ThreadRow | undefined
+      if (!row) return undefined
+      const run = s.getRun.get(threadId, runId) as RunRow | undefined
+      const batch = s.getOpenBatch.get(threadId) as BatchRow | undefined
+      return {
+        thread: toThread(row),
+        run: run ? toRun(run) : undefined,
+        openBatch: batch ? this.#toBatch(batch) : undefined,
+        messages: options.history ? (s.listMessages.all(threadId) as { json: string }[]).map((r) => JSON.parse(r.json) as Message) : [],
+        awaitingResults: options.history
+          ? (s.listToolCalls.all(threadId) as ToolCallRow[]).filter((r) => r.status === 'awaiting_result').map(toToolCall)
+          : [],
+      }
+    })()
   }
 
   async listMessages(threadId: string): Promise<Message[]> {
