@@ -150,6 +150,63 @@ describe('useChat recovery against the agent server', () => {
     expect(dropping.requests.some((r) => r.startsWith('GET') && r.includes('/events'))).toBe(true)
   })
 
+  it('two tabs, same decision: the second joins the first run (ALREADY_RESUMED); a different decision is a DECISION_CONFLICT', async ({ skip }) => {
+    if (await threadRoutesMissing()) return skip()
+    const threadId = thread()
+    const tabA = mount({ threadId })
+    await pause(tabA.result)
+    const tabB = mount({ threadId })
+    const tabC = mount({ threadId })
+    await act(async () => void (await tabB.result.current.recover()))
+    await act(async () => void (await tabC.result.current.recover()))
+    approveAll(tabA.result)
+    await waitFor(() => expect(tabA.result.current.isResuming).toBe(false))
+    expect(tabA.result.current.error).toBeUndefined()
+
+    // Tab B still shows its restored batch and answers it identically: it joins tab A's run.
+    approveAll(tabB.result)
+    await waitFor(() => expect(tabB.result.current.isResuming).toBe(false))
+    expect(tabB.result.current.error).toBeUndefined()
+    expect(tabB.result.current.pendingInterrupts).toBeUndefined()
+    expect(assistantText(tabB.result.current.messages)).toContain('All steps ran.')
+    expect(tabB.result.current.state).toEqual(tabA.result.current.state)
+
+    // Tab C answers differently: refused before any stream, the claim is released.
+    const batch = tabC.result.current.pendingInterrupts!
+    act(() => void tabC.result.current.resume({ batchId: batch.id, entries: batch.interrupts.map((i) => ({ interruptId: i.id, status: 'cancelled' as const })) }))
+    await waitFor(() => expect(tabC.result.current.isResuming).toBe(false))
+    expect(tabC.result.current).toMatchObject({ error: { code: 'DECISION_CONFLICT' }, pendingInterrupts: batch, recovery: { required: false } })
+    // The way forward is the server's view: the batch is gone there.
+    await act(async () => void (await tabC.result.current.recover()))
+    expect(tabC.result.current).toMatchObject({ pendingInterrupts: undefined, error: undefined })
+  })
+
+  it('recover() on a running thread re-attaches to its live events', async ({ skip }) => {
+    if (await threadRoutesMissing()) return skip()
+    const own = mkdtempSync(join(tmpdir(), 'interlude-react-attach-'))
+    const paced = await startServer({ dbPath: join(own, 'agent.db'), tokens: { bob: TOKEN }, pacingMs: 15 })
+    try {
+      const threadId = thread()
+      const tabA = mount({ threadId }, paced.baseUrl)
+      act(() => void tabA.result.current.sendMessage('hello, what can you do?'))
+      await waitFor(() => expect(tabA.result.current.status).toBe('streaming'))
+      const tabB = mount({ threadId }, paced.baseUrl)
+      let attached: boolean | undefined
+      await act(async () => {
+        attached = (await tabB.result.current.recover()).attached
+      })
+      expect(attached).toBe(true)
+      expect(tabB.result.current.isLoading).toBe(true)
+      await waitFor(() => expect(tabA.result.current.isLoading).toBe(false))
+      await waitFor(() => expect(tabB.result.current.isLoading).toBe(false))
+      expect(tabB.result.current.error).toBeUndefined()
+      expect(assistantText(tabB.result.current.messages)).toBe(assistantText(tabA.result.current.messages))
+    } finally {
+      await paced.close()
+      rmSync(own, { recursive: true, force: true })
+    }
+  })
+
   it('a server restart while paused, then recover(), then resume', async ({ skip }) => {
     if (await threadRoutesMissing()) return skip()
     const own = mkdtempSync(join(tmpdir(), 'interlude-react-restart-'))

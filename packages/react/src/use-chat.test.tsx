@@ -2,6 +2,8 @@
 import type { Message } from '@interlude/protocol'
 import { act, cleanup, render, renderHook } from '@testing-library/react'
 import { memo, StrictMode, type ReactNode } from 'react'
+import { hydrateRoot } from 'react-dom/client'
+import { renderToString } from 'react-dom/server'
 import { afterEach, describe, expect, it } from 'vitest'
 import { approvalInterrupt, ControllableTransport, ev, step } from './test-utils/controllable-transport.ts'
 import { useChat, type UseChatOptions } from './use-chat.ts'
@@ -130,5 +132,33 @@ describe('useChat (StrictMode, controllable transport)', () => {
     expect(rowRenders.get('old')).toBe(oldRowRenders)
     expect(container.textContent).toContain('故事🙂'.repeat(3))
     expect((api!.messages[2]!.content as string).length).toBe(DELTAS * 2)
+  })
+})
+
+describe('useChat hydration', () => {
+  it('hydrates server HTML without a mismatch (server snapshot = initial snapshot)', async () => {
+    const errors: unknown[] = []
+    function App() {
+      const chat = useChat({ threadId: 'hydrate-me', initialMessages: [{ id: 'm1', role: 'user', content: 'hi' }] })
+      return (
+        <p data-thread={chat.threadId} data-loading={String(chat.isLoading)}>
+          {chat.messages.map((m) => String(m.content)).join(',')}
+        </p>
+      )
+    }
+    const container = document.createElement('div')
+    container.innerHTML = renderToString(<App />)
+    const root = await act(async () =>
+      hydrateRoot(
+        container,
+        <StrictMode>
+          <App />
+        </StrictMode>,
+        { onRecoverableError: (error) => errors.push(error) },
+      ),
+    )
+    expect(errors).toEqual([])
+    expect(container.innerHTML).toBe('<p data-thread="hydrate-me" data-loading="false">hi</p>')
+    act(() => root.unmount())
   })
 })

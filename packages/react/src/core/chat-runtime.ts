@@ -403,7 +403,16 @@ export class ChatRuntime<TState = unknown> {
       if (this.#depth === 0 && this.#dirty) {
         this.#dirty = false
         this.#snapshot = toSnapshot<TState>(this.#state)
-        for (const listener of [...this.#listeners]) listener()
+        for (const listener of [...this.#listeners]) {
+          try {
+            listener()
+          } catch (error) {
+            // A throwing subscriber must not break the runtime or starve the others: report it.
+            queueMicrotask(() => {
+              throw error
+            })
+          }
+        }
       }
     }
   }
