@@ -162,3 +162,33 @@ describe('useChat hydration', () => {
     act(() => root.unmount())
   })
 })
+
+describe('useCompletion (StrictMode)', () => {
+  it('sends each new input once and defers changes during a pause', async () => {
+    const { useCompletion } = await import('./use-completion.ts')
+    const transport = new ControllableTransport()
+    const view = renderHook(({ input }: { input: string }) => useCompletion(input, { transport, threadId: 't1', retry: { attempts: 0 } }), {
+      wrapper: strict,
+      initialProps: { input: 'A' },
+    })
+    const first = await transport.waitForRun(1)
+    await act(async () => {
+      first.channel.pushAll([ev.runStarted('t1', first.input.runId), ev.interrupted('t1', first.input.runId, [approvalInterrupt('i', 'c')])])
+      await step(first.channel)
+    })
+    expect(transport.runs).toHaveLength(1) // StrictMode's double effects do not double-send
+    view.rerender({ input: 'B' })
+    view.rerender({ input: 'C' })
+    expect(view.result.current.deferredInput).toBe('C')
+    const batch = view.result.current.pendingInterrupts!
+    act(() => void view.result.current.resume({ batchId: batch.id, entries: [{ interruptId: 'i', status: 'resolved', payload: { approved: true } }] }))
+    const resumed = await transport.waitForRun(2)
+    await act(async () => {
+      resumed.channel.pushAll([ev.runStarted('t1', resumed.input.runId), ev.finished('t1', resumed.input.runId)])
+      await step(resumed.channel)
+    })
+    const third = await transport.waitForRun(3)
+    expect(third.input.messages.at(-1)).toMatchObject({ role: 'user', content: 'C' })
+    expect(view.result.current.deferredInput).toBeUndefined()
+  })
+})

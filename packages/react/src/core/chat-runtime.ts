@@ -15,6 +15,7 @@ import type {
   ChatSnapshot,
   ConnectionStatus,
   ConversationSnapshot,
+  FinishInfo,
   InteractionOutcome,
   PendingInterruptBatch,
   RecoverResult,
@@ -83,6 +84,16 @@ export class ChatRuntime<TState = unknown> {
   }
 
   readonly getSnapshot = (): ChatSnapshot<TState> => this.#snapshot
+
+  readonly #finishListeners = new Set<(info: FinishInfo) => void>()
+
+  /** Called after every interaction settles (after the settling commit), like `onFinish`. */
+  readonly subscribeFinish = (listener: (info: FinishInfo) => void): (() => void) => {
+    this.#finishListeners.add(listener)
+    return () => {
+      this.#finishListeners.delete(listener)
+    }
+  }
 
   /** The snapshot used for server rendering and hydration: the initial one, never network state. */
   readonly getServerSnapshot = (): ChatSnapshot<TState> => this.#serverSnapshot
@@ -333,6 +344,7 @@ export class ChatRuntime<TState = unknown> {
     for (const resolve of this.#waiters.values()) resolve()
     this.#waiters.clear()
     this.#listeners.clear()
+    this.#finishListeners.clear()
   }
 
   // ---------------------------------------------------------------- internals
@@ -499,10 +511,20 @@ export class ChatRuntime<TState = unknown> {
     this.#controllers.delete(run.gen)
     const resolve = this.#waiters.get(run.gen)
     this.#waiters.delete(run.gen)
+    const info: FinishInfo = error ? { outcome, threadId: this.#state.threadId, resumed: run.resumed, error } : { outcome, threadId: this.#state.threadId, resumed: run.resumed }
     try {
       if (error) this.#options.onError?.(error)
-      this.#options.onFinish?.(error ? { outcome, threadId: this.#state.threadId, resumed: run.resumed, error } : { outcome, threadId: this.#state.threadId, resumed: run.resumed })
+      this.#options.onFinish?.(info)
     } finally {
+      for (const listener of [...this.#finishListeners]) {
+        try {
+          listener(info)
+        } catch (e) {
+          queueMicrotask(() => {
+            throw e
+          })
+        }
+      }
       resolve?.()
     }
   }

@@ -30,3 +30,5 @@ export type {
 } from './types.ts'
 export { InterludeError } from '@interlude/protocol'
 export type { ErrorCode, Interrupt, Message, ResumeEntry, ThreadSnapshot } from '@interlude/protocol'
+export { CompletionInput } from './completion-input.ts'
+export type { CompletionRuntime } from './completion-input.ts'
