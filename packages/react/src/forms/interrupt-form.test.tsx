@@ -140,7 +140,10 @@ describe('<InterruptForm>', () => {
     )
     const form = screen.getByRole('form', { name: 'The agent needs your answer' })
     const submit = within(form).getByRole('button', { name: 'Submit answers' })
-    expect((submit as HTMLButtonElement).disabled).toBe(true)
+    fireEvent.click(submit) // nothing answered yet: announced, not submitted
+    expect(onSubmit).not.toHaveBeenCalled()
+    expect(screen.getByRole('alert').textContent).toBe('Some answers are missing or invalid.')
+    expect(screen.getAllByText('An answer is required.')).toHaveLength(2)
     const publish = screen.getByRole('group', { name: 'Publish release v2.1?' })
     const deploy = screen.getByRole('group', { name: 'Deploy v2.1 to staging?' })
     fireEvent.click(within(publish).getByRole('radio', { name: 'Deny' }))
@@ -151,7 +154,8 @@ describe('<InterruptForm>', () => {
     fireEvent.change(within(deploy).getByLabelText('Replicas'), { target: { value: '0' } })
     // replicas must be >= 1: flagged on the field and not submittable.
     expect(within(deploy).getByLabelText('Replicas').getAttribute('aria-invalid')).toBe('true')
-    expect((submit as HTMLButtonElement).disabled).toBe(true)
+    fireEvent.click(submit)
+    expect(onSubmit).not.toHaveBeenCalled()
     fireEvent.change(within(deploy).getByLabelText('Replicas'), { target: { value: '3' } })
     fireEvent.click(submit)
     expect(onSubmit).toHaveBeenCalledTimes(1)

@@ -240,7 +240,9 @@ function InputQuestion({ interrupt, form, id, disabled }: { interrupt: Interrupt
  * The default accessible form for a batch: one fieldset per interrupt (legend = the server's
  * message), approve/deny/cancel radios for approval schemas (with `editedArgs` editing when the tool
  * allows it), schema-driven fields for other questions, and Approve all / Deny all / Cancel all.
- * Submits the complete batch at once; nothing is submitted while an answer is missing or invalid.
+ * Submits the complete batch at once. The submit button stays enabled (so a keyboard or screen
+ * reader user can always ask what is missing); an incomplete or invalid batch is not submitted and
+ * the missing answers are announced instead.
  */
 export function InterruptForm({ batch, onSubmit, disabled = false, messages, title }: InterruptFormProps) {
   const form = useInterruptForm(batch, messages ? { messages } : {})
@@ -296,10 +298,11 @@ export function InterruptForm({ batch, onSubmit, disabled = false, messages, tit
         <button type="button" disabled={disabled} onClick={form.cancelAll}>
           Cancel all
         </button>
-        <button type="submit" disabled={disabled || !form.isValid}>
+        <button type="submit" disabled={disabled}>
           Submit answers
         </button>
       </div>
+      {showMissing && !form.isValid && <p role="alert">Some answers are missing or invalid.</p>}
       {problem && <p role="alert">{problem}</p>}
     </form>
   )
