@@ -188,6 +188,9 @@ describe('<InterruptForm>', () => {
   it('cancels the whole batch and renders nothing without a batch', () => {
     const onSubmit = vi.fn()
     const { rerender, container } = render(<InterruptForm batch={askBatch()} onSubmit={onSubmit} />)
+    fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
+    expect(screen.getAllByText('An answer is required.')).toHaveLength(1) // once per question
+    expect(onSubmit).not.toHaveBeenCalled()
     fireEvent.click(screen.getByRole('button', { name: 'Cancel all' }))
     fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
     expect(onSubmit).toHaveBeenCalledWith({ batchId: 'b-ask', entries: [{ interruptId: 'i-ask', status: 'cancelled' }] })

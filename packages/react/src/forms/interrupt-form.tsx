@@ -30,7 +30,8 @@ export interface InterruptFormProps {
 const typeOf = (s: Schema | undefined): string | undefined => (Array.isArray(s?.type) ? (s!.type as string[]).find((t) => t !== 'null') : (s?.type as string | undefined))
 
 function errorsAt(errors: readonly FieldError[] | undefined, path: readonly string[]): FieldError[] {
-  return (errors ?? []).filter((e) => e.path.length === path.length && e.path.every((p, i) => p === path[i]))
+  // "unanswered" is announced once per question by the form, not by a field.
+  return (errors ?? []).filter((e) => e.keyword !== 'unanswered' && e.path.length === path.length && e.path.every((p, i) => p === path[i]))
 }
 
 function label(key: string, schema: Schema): string {

@@ -113,7 +113,7 @@ export function useInterruptForm(batch: PendingInterruptBatch | undefined, optio
     const out: Record<string, readonly FieldError[]> = {}
     for (const i of interrupts) {
       const d = drafts[i.id]
-      if (d === undefined) out[i.id] = [{ path: [], message: 'An answer is required.', keyword: 'required' }]
+      if (d === undefined) out[i.id] = [{ path: [], message: 'An answer is required.', keyword: 'unanswered' }]
       else if (d.status === 'resolved') {
         const problems = validatePayload(i.responseSchema, d.payload)
         if (problems.length > 0) out[i.id] = problems
