@@ -41,6 +41,8 @@ export interface StartServerOptions {
   /** Serve this directory (the built workbench) at `/`. */
   readonly staticDir?: string
   readonly limits?: Partial<Limits>
+  /** Silence on an SSE stream before a `: ping` comment. @default 15000 */
+  readonly heartbeatMs?: number
   readonly logError?: (message: string, error: unknown) => void
 }
 
@@ -86,6 +88,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       ...(options.interruptTtlSeconds !== undefined ? { interruptTtlSeconds: options.interruptTtlSeconds } : {}),
       ...(options.limits !== undefined ? { limits: options.limits } : {}),
       ...(options.logError !== undefined ? { logError: options.logError } : {}),
+      ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
     })
     await app.ready()
     if (options.staticDir !== undefined) app.use('*', serveStatic({ root: options.staticDir }))

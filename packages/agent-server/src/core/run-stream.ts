@@ -3,10 +3,17 @@ import type { Store, StoredEvent } from '../store/store.ts'
 import type { EventHub } from './event-hub.ts'
 import { isTerminal } from './events.ts'
 
-export interface RunStreamOptions {
+export interface LogStreamOptions {
   readonly store: Store
   readonly hub: EventHub
-  /** Whether this process executes the run (otherwise the log is polled: another replica, or a dead run). */
+  /** Only this run's events (a run's own stream); absent = every event of the thread (replay). */
+  readonly runId?: string
+  /**
+   * The stream ends after this run's terminal event. Absent: it ends as soon as the log has been
+   * read up to date (a replay of a thread with no active run).
+   */
+  readonly untilRunEnds?: string
+  /** Whether `untilRunEnds` executes in this process (otherwise the log is polled). */
   readonly isLocal: () => boolean
   /** Only events with `seq > afterSeq`. @default 0 */
   readonly afterSeq?: number
@@ -23,12 +30,13 @@ export function framesOf(events: readonly StoredEvent[]): string {
 }
 
 /**
- * The frames of one run from the durable log, then its live tail until its terminal event. Used for
- * a fresh run and for "same runId + same decision" retries alike, so a duplicate receives exactly
- * the first run's events. Subscribes before reading so nothing appended in between is missed.
+ * Frames from the durable log, then the live tail. Used for a fresh run, for "same runId + same
+ * decision" retries (so a duplicate receives exactly the first run's events) and for the thread
+ * replay route. Subscribes before reading so nothing appended in between is missed; the seq
+ * cursor removes what both paths deliver.
  */
-export async function* runFrames(threadId: string, runId: string, options: RunStreamOptions): AsyncGenerator<string, void, undefined> {
-  const { store, hub, signal } = options
+export async function* logFrames(threadId: string, options: LogStreamOptions): AsyncGenerator<string, void, undefined> {
+  const { store, hub, signal, runId, untilRunEnds } = options
   const pollMs = options.pollMs ?? 500
   const queue: StoredEvent[] = []
   let wake: (() => void) | undefined
@@ -38,7 +46,7 @@ export async function* runFrames(threadId: string, runId: string, options: RunSt
     w?.()
   }
   const unsubscribe = hub.subscribe(threadId, (events) => {
-    for (const e of events) if (e.runId === runId) queue.push(e)
+    for (const e of events) if (runId === undefined || e.runId === runId) queue.push(e)
     if (queue.length > 0) notify()
   })
   signal.addEventListener('abort', notify)
@@ -50,17 +58,18 @@ export async function* runFrames(threadId: string, runId: string, options: RunSt
       if (e.seq <= last) continue
       fresh.push(e)
       last = e.seq
-      if (isTerminal(e.type)) {
+      if (untilRunEnds !== undefined && e.runId === untilRunEnds && isTerminal(e.type)) {
         done = true
         break
       }
     }
     return { frames: framesOf(fresh), done }
   }
+  const read = () => store.readEvents(threadId, runId === undefined ? { afterSeq: last } : { runId, afterSeq: last })
   try {
-    const first = take(await store.readEvents(threadId, { runId, afterSeq: last }))
+    const first = take(await read())
     if (first.frames.length > 0) yield first.frames
-    if (first.done) return
+    if (first.done || untilRunEnds === undefined) return
     while (!signal.aborted) {
       if (queue.length === 0) {
         await new Promise<void>((resolve) => {
@@ -74,11 +83,11 @@ export async function* runFrames(threadId: string, runId: string, options: RunSt
         if (signal.aborted) return
         if (queue.length === 0) {
           // Slow path: nothing announced. Read the log; if the run is not executing here and
-          // nothing new is logged, stop once the run is no longer running anywhere.
-          const more = await store.readEvents(threadId, { runId, afterSeq: last })
+          // nothing new is logged, stop once it is no longer running anywhere.
+          const more = await read()
           if (more.length > 0) queue.push(...more)
           else if (!options.isLocal()) {
-            const run = await store.getRun(threadId, runId)
+            const run = await store.getRun(threadId, untilRunEnds)
             if (!run || run.status !== 'running') return
           }
           continue

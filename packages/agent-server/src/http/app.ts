@@ -9,13 +9,14 @@ import type { Limits } from '../core/limits.ts'
 import { DEFAULT_LIMITS } from '../core/limits.ts'
 import { parseRunInput } from '../core/parse-input.ts'
 import { RunManager } from '../core/run-manager.ts'
-import { runFrames } from '../core/run-stream.ts'
+import { logFrames } from '../core/run-stream.ts'
 import { ValidatorCache } from '../schema/validator-cache.ts'
 import type { Store } from '../store/store.ts'
 import type { ServerEnv } from './env.ts'
 import { auth } from './middleware/auth.ts'
 import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
 import { jsonBody } from './middleware/json-body.ts'
+import { registerThreadRoutes } from './routes/threads.ts'
 import { sseBody } from './sse-response.ts'
 
 export interface AgentServerOptions {
@@ -35,6 +36,8 @@ export interface AgentServerOptions {
    * deployments). Disable when several replicas share one database. @default true
    */
   readonly recoverAbandonedRuns?: boolean
+  /** Silence on an SSE stream before a `: ping` comment is sent. @default 15000 */
+  readonly heartbeatMs?: number
   /** Where unexpected errors are reported (never to clients). @default console.error */
   readonly logError?: (message: string, error: unknown) => void
 }
@@ -56,7 +59,8 @@ function defaultLogError(message: string, error: unknown): void {
 
 /**
  * The AG-UI 1.0 endpoint (DESIGN §2, §3): `POST {base}/runs` answers admission errors as JSON and
- * admitted runs as SSE; `GET {base}/health` reports liveness and store reachability.
+ * admitted runs as SSE; thread snapshot, event replay, cancel and inbox routes; `GET {base}/health`
+ * reports liveness and store reachability.
  * @example
  * const app = createAgentServer({ agent: releaseAssistant(), store: createSqliteStore('data.db'), authenticate: bearerTokens({ alice: 'secret' }) })
  * serve({ fetch: app.fetch, port: 8787 })
@@ -115,7 +119,9 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     return c.json({ status: 'ok', store: store.kind, activeRuns: runs.activeCount })
   })
 
-  app.post(`${basePath}/runs`, auth(options.authenticate), jsonBody(limits.maxBodyBytes), async (c) => {
+  const authenticate = auth(options.authenticate)
+  const sseOptions = { logError, ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}) }
+  app.post(`${basePath}/runs`, authenticate, jsonBody(limits.maxBodyBytes), async (c) => {
     const startedAt = performance.now()
     const input = parseRunInput(c.get('body'), limits)
     // Admission (including the atomic claim) completes before the streaming response exists.
@@ -125,11 +131,13 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     c.header('Server-Timing', `admission;dur=${(performance.now() - startedAt).toFixed(3)}`)
     const { threadId, runId } = input
     const body = sseBody(
-      (signal) => runFrames(threadId, runId, { store, hub, signal, isLocal: () => runs.isActive(threadId, runId) }),
-      logError,
+      (signal) => logFrames(threadId, { store, hub, signal, runId, untilRunEnds: runId, isLocal: () => runs.isActive(threadId, runId) }),
+      sseOptions,
     )
     return c.body(body, 200, SSE_HEADERS)
   })
+
+  registerThreadRoutes(app, basePath, authenticate, { store, hub, runs, now, logError, heartbeatMs: options.heartbeatMs })
 
   let closing: Promise<void> | undefined
   return Object.assign(app, {

@@ -1,31 +1,62 @@
-import { encodeEvent, EventType } from '@interlude/protocol'
+import { encodeEvent, EventType, HEARTBEAT_FRAME } from '@interlude/protocol'
+
+export interface SseBodyOptions {
+  readonly logError: (message: string, error: unknown) => void
+  /** A `: ping` comment after this much silence (keeps proxies from closing idle streams). @default 15000 */
+  readonly heartbeatMs?: number
+}
 
 /**
  * A ReadableStream over SSE frame chunks. Cancelling it (the client went away) only stops this
  * reader — the run itself keeps going and its events stay in the log.
  */
-export function sseBody(
-  open: (signal: AbortSignal) => AsyncGenerator<string, void, undefined>,
-  logError: (message: string, error: unknown) => void,
-): ReadableStream<Uint8Array> {
+export function sseBody(open: (signal: AbortSignal) => AsyncGenerator<string, void, undefined>, options: SseBodyOptions): ReadableStream<Uint8Array> {
   const controller = new AbortController()
   const frames = open(controller.signal)
   const encoder = new TextEncoder()
+  const heartbeatMs = options.heartbeatMs ?? 15_000
+  let lastWrite = Date.now()
+  let timer: ReturnType<typeof setInterval> | undefined
+  let closed = false
+  const stop = () => {
+    closed = true
+    if (timer !== undefined) clearInterval(timer)
+  }
   return new ReadableStream<Uint8Array>(
     {
+      start(stream) {
+        timer = setInterval(() => {
+          if (closed || Date.now() - lastWrite < heartbeatMs) return
+          lastWrite = Date.now()
+          try {
+            stream.enqueue(encoder.encode(HEARTBEAT_FRAME))
+          } catch {
+            stop()
+          }
+        }, Math.max(10, Math.floor(heartbeatMs / 3)))
+        timer.unref?.()
+      },
       async pull(stream) {
         try {
           const next = await frames.next()
-          if (next.done) stream.close()
-          else stream.enqueue(encoder.encode(next.value))
+          if (closed) return
+          if (next.done) {
+            stop()
+            stream.close()
+          } else {
+            lastWrite = Date.now()
+            stream.enqueue(encoder.encode(next.value))
+          }
         } catch (error) {
           // Cannot change the status any more: end with a well-formed, generic RUN_ERROR frame.
-          logError('event stream failed', error)
+          options.logError('event stream failed', error)
+          stop()
           stream.enqueue(encoder.encode(encodeEvent({ type: EventType.RUN_ERROR, code: 'INTERNAL', message: 'Internal error' })))
           stream.close()
         }
       },
       async cancel() {
+        stop()
         controller.abort()
         await frames.return(undefined).catch(() => undefined)
       },

@@ -23,6 +23,8 @@ export interface Store {
    */
   getAdmissionView(threadId: string, runId: string, options: { readonly history: boolean }): Promise<AdmissionView | undefined>
   listMessages(threadId: string): Promise<Message[]>
+  /** The owner's threads, most recently updated first (keyset pagination). */
+  listThreads(ownerId: string, query: ThreadQuery): Promise<ThreadRecord[]>
   getRun(threadId: string, runId: string): Promise<RunRecord | undefined>
   /** The thread's open batch (status `pending`, expired or not). At most one exists per thread. */
   getOpenBatch(threadId: string): Promise<BatchRecord | undefined>
@@ -79,6 +81,13 @@ export interface Store {
    * closed with a `RUN_ERROR` event and their threads released. Returns the closed runs.
    */
   recoverAbandonedRuns(now: number, makeErrorEvent: () => NewEvent): Promise<{ threadId: string; runId: string }[]>
+}
+
+export interface ThreadQuery {
+  readonly status?: ThreadStatus
+  readonly limit: number
+  /** Continue after this (updatedAt, threadId) position of the previous page. */
+  readonly after?: { readonly updatedAt: number; readonly threadId: string }
 }
 
 export interface AdmissionView {

@@ -38,15 +38,24 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   }
 }
 
+function checkJsonContentType(type: string | undefined): void {
+  // Requiring a JSON content type also keeps cookie-authenticated routes out of reach of
+  // cross-site "simple" requests (forms, no-cors fetch), which cannot send it.
+  if (type === undefined || !/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
+    throw new InterludeError('INVALID_INPUT', 'The request must be sent as application/json.')
+  }
+}
+
+/** For state-changing routes without a body (e.g. cancel): only the content type is required. */
+export const requireJsonContentType: MiddlewareHandler<ServerEnv> = async (c, next) => {
+  checkJsonContentType(c.req.header('content-type'))
+  await next()
+}
+
 /** Body-limit + JSON middleware: the parsed body is `c.get('body')`. */
 export function jsonBody(maxBytes: number): MiddlewareHandler<ServerEnv> {
   return async function jsonBody(c, next) {
-    const type = c.req.header('content-type')
-    // Requiring a JSON content type also keeps cookie-authenticated routes out of reach of
-    // cross-site "simple" requests (forms, no-cors fetch), which cannot send it.
-    if (type === undefined || !/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
-      throw new InterludeError('INVALID_INPUT', 'The request body must be sent as application/json.')
-    }
+    checkJsonContentType(c.req.header('content-type'))
     c.set('body', await readJsonBody(c.req.raw, maxBytes))
     await next()
   }

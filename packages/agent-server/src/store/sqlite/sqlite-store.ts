@@ -23,6 +23,7 @@ import type {
   Store,
   StoredEvent,
   StoredInterrupt,
+  ThreadQuery,
   ThreadRecord,
   ToolCallKind,
   ToolCallRecord,
@@ -221,6 +222,18 @@ export class SqliteStore implements Store {
           : [],
       }
     })()
+  }
+
+  async listThreads(ownerId: string, query: ThreadQuery): Promise<ThreadRecord[]> {
+    const after = query.after
+    const rows = this.#stmts.listThreads.all({
+      owner: ownerId,
+      status: query.status ?? null,
+      afterUpdated: after ? after.updatedAt : null,
+      afterThread: after ? after.threadId : null,
+      limit: query.limit,
+    }) as ThreadRow[]
+    return rows.map(toThread)
   }
 
   async listMessages(threadId: string): Promise<Message[]> {
@@ -476,6 +489,13 @@ function prepare(db: Database.Database) {
     getSetting: db.prepare('SELECT value FROM settings WHERE key = ?'),
     insertSetting: db.prepare('INSERT INTO settings (key, value) VALUES (?, ?)'),
     getThread: db.prepare('SELECT * FROM threads WHERE thread_id = ?'),
+    listThreads: db.prepare(
+      `SELECT * FROM threads
+       WHERE owner_id = @owner AND (@status IS NULL OR status = @status)
+         AND (@afterUpdated IS NULL OR updated_at < @afterUpdated OR (updated_at = @afterUpdated AND thread_id > @afterThread))
+       ORDER BY updated_at DESC, thread_id ASC
+       LIMIT @limit`,
+    ),
     insertThread: db.prepare(
       `INSERT INTO threads (thread_id, owner_id, revision, status, state_json, active_run_id, last_seq, created_at, updated_at)
        VALUES (?, ?, 1, 'running', ?, ?, 0, ?, ?)`,

@@ -1,0 +1,112 @@
+import type { Hono, MiddlewareHandler } from 'hono'
+import { InterludeError, SSE_HEADERS } from '@interlude/protocol'
+import type { ThreadListPage, ThreadStatus } from '@interlude/protocol'
+import type { EventHub } from '../../core/event-hub.ts'
+import type { RunManager } from '../../core/run-manager.ts'
+import { logFrames } from '../../core/run-stream.ts'
+import { threadSnapshot, threadSummary } from '../../core/thread-view.ts'
+import type { Store, ThreadRecord } from '../../store/store.ts'
+import type { ServerEnv } from '../env.ts'
+import { requireJsonContentType } from '../middleware/json-body.ts'
+import { sseBody } from '../sse-response.ts'
+
+export interface ThreadRoutesDeps {
+  readonly store: Store
+  readonly hub: EventHub
+  readonly runs: RunManager
+  readonly now: () => number
+  readonly logError: (message: string, error: unknown) => void
+  readonly heartbeatMs: number | undefined
+}
+
+const STATUSES: readonly ThreadStatus[] = ['idle', 'running', 'interrupted']
+
+function encodeCursor(thread: ThreadRecord): string {
+  return Buffer.from(JSON.stringify([thread.updatedAt, thread.threadId]), 'utf8').toString('base64url')
+}
+
+function decodeCursor(cursor: string): { updatedAt: number; threadId: string } {
+  try {
+    const [updatedAt, threadId] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[]
+    if (typeof updatedAt === 'number' && typeof threadId === 'string') return { updatedAt, threadId }
+  } catch {
+    // fall through
+  }
+  throw new InterludeError('INVALID_INPUT', 'Invalid cursor.')
+}
+
+/** A non-negative integer event id from `Last-Event-ID` or `?after=`. */
+function parseAfter(value: string | undefined): number {
+  if (value === undefined || value === '') return 0
+  if (!/^\d{1,15}$/.test(value)) throw new InterludeError('INVALID_INPUT', 'Last-Event-ID / after must be a non-negative integer.')
+  return Number(value)
+}
+
+/**
+ * Thread routes (DESIGN §2): snapshot, event replay + live tail, explicit cancel, and the
+ * approval inbox. All are owner-only: another principal's thread does not exist.
+ */
+export function registerThreadRoutes(app: Hono<ServerEnv>, basePath: string, auth: MiddlewareHandler<ServerEnv>, deps: ThreadRoutesDeps): void {
+  const { store, hub, runs, now } = deps
+  const owned = async (threadId: string, principal: string): Promise<ThreadRecord> => {
+    const thread = await store.getThread(threadId)
+    if (!thread || thread.ownerId !== principal) throw new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
+    return thread
+  }
+
+  app.get(`${basePath}/threads`, auth, async (c) => {
+    const status = c.req.query('status')
+    if (status !== undefined && !STATUSES.includes(status as ThreadStatus)) {
+      throw new InterludeError('INVALID_INPUT', 'status must be idle, running or interrupted.')
+    }
+    const limitText = c.req.query('limit') ?? '20'
+    const limit = Number(limitText)
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new InterludeError('INVALID_INPUT', 'limit must be an integer from 1 to 100.')
+    const cursor = c.req.query('cursor')
+    const threads = await store.listThreads(c.get('principal'), {
+      limit: limit + 1,
+      ...(status !== undefined ? { status: status as ThreadStatus } : {}),
+      ...(cursor !== undefined ? { after: decodeCursor(cursor) } : {}),
+    })
+    const page = threads.slice(0, limit)
+    const body: ThreadListPage = {
+      threads: await Promise.all(page.map((t) => threadSummary(store, t, now()))),
+      ...(threads.length > limit ? { nextCursor: encodeCursor(page[page.length - 1]!) } : {}),
+    }
+    return c.json(body)
+  })
+
+  app.get(`${basePath}/threads/:threadId`, auth, async (c) => {
+    const thread = await owned(c.req.param('threadId'), c.get('principal'))
+    return c.json(await threadSnapshot(store, thread, now(), (runId) => runs.isActive(thread.threadId, runId)))
+  })
+
+  app.get(`${basePath}/threads/:threadId/events`, auth, async (c) => {
+    const thread = await owned(c.req.param('threadId'), c.get('principal'))
+    const afterSeq = parseAfter(c.req.header('last-event-id') ?? c.req.query('after'))
+    const active = thread.activeRunId
+    const body = sseBody(
+      (signal) =>
+        logFrames(thread.threadId, {
+          store,
+          hub,
+          signal,
+          afterSeq,
+          ...(active !== undefined ? { untilRunEnds: active } : {}),
+          isLocal: () => active !== undefined && runs.isActive(thread.threadId, active),
+        }),
+      { logError: deps.logError, ...(deps.heartbeatMs !== undefined ? { heartbeatMs: deps.heartbeatMs } : {}) },
+    )
+    return c.body(body, 200, SSE_HEADERS)
+  })
+
+  app.post(`${basePath}/threads/:threadId/runs/:runId/cancel`, auth, requireJsonContentType, async (c) => {
+    const thread = await owned(c.req.param('threadId'), c.get('principal'))
+    const runId = c.req.param('runId')
+    const run = await store.getRun(thread.threadId, runId)
+    if (!run) throw new InterludeError('RUN_NOT_FOUND', 'Run not found.')
+    if (run.status !== 'running') return c.json({ runId, status: run.status })
+    if (runs.cancel(thread.threadId, runId)) return c.json({ runId, status: 'cancelling' }, 202)
+    throw new InterludeError('THREAD_BUSY', 'The run executes in another server process.')
+  })
+}
