@@ -21,7 +21,7 @@ function run(args: readonly string[]): void {
 /**
  * Builds what the real server needs: the libraries (only when a `dist` is missing or older than
  * its `src`; the README test command has built them already) and the workbench, which the server
- * serves with `--static`. `E2E_SKIP_BUILD=1` skips both (e.g. when iterating on a test).
+ * serves with `--static`. `E2E_SKIP_BUILD=1` skips both, `E2E_SKIP_LIBRARY_BUILD=1` only the libraries.
  */
 export default function globalSetup(): void {
   mkdirSync(SCREENSHOTS, { recursive: true })
@@ -31,7 +31,7 @@ export default function globalSetup(): void {
       const pkg = join(REPO_ROOT, 'packages', name)
       return newest(join(pkg, 'src')) > newest(join(pkg, 'dist'))
     })
-    if (stale) run(['-r', '--filter', './packages/**', 'run', 'build'])
+    if (stale && process.env.E2E_SKIP_LIBRARY_BUILD !== '1') run(['-r', '--filter', './packages/**', 'run', 'build'])
     run(['--filter', '@interlude/workbench', 'run', 'build'])
   }
   if (!existsSync(SERVER_BIN)) throw new Error(`The agent server CLI is missing: ${SERVER_BIN}`)

@@ -57,6 +57,34 @@ export async function serverThread(page: Page, server: RunningServer): Promise<{
   return (await response.json()) as { status: string; state: ReleaseState; interrupts?: unknown[] }
 }
 
+/** The shared agent state as the live client holds it (the "Agent state" panel). */
+export async function agentState(page: Page): Promise<ReleaseState> {
+  return JSON.parse((await page.getByTestId('agent-state').textContent()) ?? 'null') as ReleaseState
+}
+
+/**
+ * Whether the server has the thread routes (`GET /threads/:id`, the inbox). Until agent-server
+ * ships them, the cases that need them are skipped with that reason instead of failing.
+ */
+export async function hasThreadRoutes(server: RunningServer): Promise<boolean> {
+  const response = await fetch(`${server.url}/api/agent/threads/probe-thread-routes`)
+  const body = (await response.json().catch(() => ({}))) as { error?: { code?: string } }
+  return response.status !== 404 || body.error?.code === 'THREAD_NOT_FOUND'
+}
+
+/**
+ * Runs `check` on the state the workbench holds (from the server's STATE_SNAPSHOT) and, when the
+ * server has the thread route, on the server's own snapshot of the thread too.
+ */
+export async function checkState(page: Page, server: RunningServer, check: (state: ReleaseState, source: 'client' | 'server') => void): Promise<void> {
+  check(await agentState(page), 'client')
+  if (await hasThreadRoutes(server)) {
+    const thread = await serverThread(page, server)
+    expect(thread.status).toBe('idle')
+    check(thread.state, 'server')
+  }
+}
+
 /** The tool-call cards of the conversation with their state (awaiting, done, denied, …). */
 export function toolCall(page: Page, name: string): Locator {
   return page.locator('.chat .tool-call').filter({ has: page.locator('.tool-name', { hasText: name }) })

@@ -1,6 +1,6 @@
 import type { Page } from '@playwright/test'
 import { expect, resumeRequests, test, trackRequests } from '../support/fixtures.ts'
-import { DEPLOY, PUBLISH, batchForm, openWorkbench, question, serverThread, startRelease, submitButton, toolCall, waitForTurnEnd } from '../support/workbench.ts'
+import { DEPLOY, PUBLISH, batchForm, openWorkbench, question, checkState, startRelease, submitButton, toolCall, waitForTurnEnd } from '../support/workbench.ts'
 
 test.describe('answering the release batch', () => {
   test('approve all: both tools run once and the turn continues', async ({ page, server }) => {
@@ -15,10 +15,10 @@ test.describe('answering the release batch', () => {
 
     await expect(toolCall(page, 'publish_release')).toHaveAttribute('data-state', 'done')
     await expect(toolCall(page, 'deploy')).toHaveAttribute('data-state', 'done')
-    const thread = await serverThread(page, server)
-    expect(thread.status).toBe('idle')
-    expect(thread.state.releases).toEqual([expect.objectContaining({ version: 'v2.1' })])
-    expect(thread.state.deployments).toEqual([expect.objectContaining({ version: 'v2.1', environment: 'production' })])
+    await checkState(page, server, (state) => {
+      expect(state.releases).toEqual([expect.objectContaining({ version: 'v2.1' })])
+      expect(state.deployments).toEqual([expect.objectContaining({ version: 'v2.1', environment: 'production' })])
+    })
     const resumes = resumeRequests(requests)
     expect(resumes).toHaveLength(1)
     expect((resumes[0]!.body as { resume: unknown[] }).resume).toEqual([
@@ -42,9 +42,11 @@ test.describe('answering the release batch', () => {
 
     await expect(toolCall(page, 'publish_release')).toHaveAttribute('data-state', 'denied')
     await expect(toolCall(page, 'deploy')).toHaveAttribute('data-state', 'done')
-    const thread = await serverThread(page, server)
-    expect(thread.state.releases ?? []).toEqual([])
-    expect(thread.state.deployments).toEqual([expect.objectContaining({ version: 'v2.1', environment: 'staging' })])
+    await expect(toolCall(page, 'deploy').locator('.tool-result')).toContainText('"environment":"staging"')
+    await checkState(page, server, (state) => {
+      expect(state.releases ?? []).toEqual([])
+      expect(state.deployments).toEqual([expect.objectContaining({ version: 'v2.1', environment: 'staging' })])
+    })
     const [resume] = resumeRequests(requests)
     expect((resume!.body as { resume: unknown[] }).resume).toEqual([
       expect.objectContaining({ status: 'resolved', payload: { approved: false } }),
@@ -61,10 +63,10 @@ test.describe('answering the release batch', () => {
     await submitButton(page).click()
     await waitForTurnEnd(page)
 
-    const thread = await serverThread(page, server)
-    expect(thread.status).toBe('idle')
-    expect(thread.state.releases ?? []).toEqual([])
-    expect(thread.state.deployments ?? []).toEqual([])
+    await checkState(page, server, (state) => {
+      expect(state.releases ?? []).toEqual([])
+      expect(state.deployments ?? []).toEqual([])
+    })
     const [resume] = resumeRequests(requests)
     const entries = (resume!.body as { resume: Record<string, unknown>[] }).resume
     expect(entries.map((e) => e.status)).toEqual(['cancelled', 'cancelled'])
@@ -83,8 +85,7 @@ test.describe('answering the release batch', () => {
     expect(resumeRequests(requests)).toHaveLength(1)
     await expect(page.getByTestId('local-error')).toHaveCount(0)
     await expect(page.getByTestId('chat-error')).toHaveCount(0)
-    const thread = await serverThread(page, server)
-    expect(thread.state.deployments).toHaveLength(1)
+    await checkState(page, server, (state) => expect(state.deployments).toHaveLength(1))
   })
 
   test('fill in: an input_required question answered from its schema', async ({ page, server }) => {
@@ -126,9 +127,10 @@ test.describe('answering the release batch', () => {
     await page.keyboard.press('Enter')
     await waitForTurnEnd(page)
 
-    const thread = await serverThread(page, server)
-    expect(thread.state.releases).toHaveLength(1)
-    expect(thread.state.deployments).toHaveLength(1)
+    await checkState(page, server, (state) => {
+      expect(state.releases).toHaveLength(1)
+      expect(state.deployments).toHaveLength(1)
+    })
   })
 })
 

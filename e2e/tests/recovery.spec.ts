@@ -1,9 +1,10 @@
 import { expect, test } from '../support/fixtures.ts'
 import { startServer } from '../support/server.ts'
-import { batchForm, openWorkbench, serverThread, startRelease, submitButton, threadId, toolCall, waitForTurnEnd } from '../support/workbench.ts'
+import { batchForm, checkState, hasThreadRoutes, openWorkbench, startRelease, submitButton, threadId, toolCall, waitForTurnEnd } from '../support/workbench.ts'
 
 test.describe('recovery while paused', () => {
   test('a reload brings the paused batch back and answering it works', async ({ page, server }) => {
+    test.skip(!(await hasThreadRoutes(server)), 'needs GET /api/agent/threads/:id (agent-server: "Not built yet")')
     await openWorkbench(page, server)
     await startRelease(page)
     const id = await threadId(page)
@@ -20,8 +21,7 @@ test.describe('recovery while paused', () => {
     await submitButton(page).click()
     await waitForTurnEnd(page)
     await expect(toolCall(page, 'deploy')).toHaveAttribute('data-state', 'done')
-    const thread = await serverThread(page, server)
-    expect(thread.state.deployments).toHaveLength(1)
+    await checkState(page, server, (state) => expect(state.deployments).toHaveLength(1))
   })
 
   test('the server is killed and restarted while paused, then the batch is answered', async ({ page, server }) => {
@@ -37,9 +37,10 @@ test.describe('recovery while paused', () => {
       await waitForTurnEnd(page)
       await expect(toolCall(page, 'publish_release')).toHaveAttribute('data-state', 'done')
       await expect(toolCall(page, 'deploy')).toHaveAttribute('data-state', 'done')
-      const thread = await serverThread(page, restarted)
-      expect(thread.state.releases).toHaveLength(1)
-      expect(thread.state.deployments).toHaveLength(1)
+      await checkState(page, restarted, (state) => {
+        expect(state.releases).toHaveLength(1)
+        expect(state.deployments).toHaveLength(1)
+      })
     } finally {
       await restarted.stop()
     }

@@ -1,12 +1,14 @@
 import { join } from 'node:path'
 import { expect, test, trackRequests } from '../support/fixtures.ts'
 import { SCREENSHOTS } from '../support/paths.ts'
-import { DEPLOY, PUBLISH, batchForm, openWorkbench, question, serverThread, startRelease, submitButton, waitForTurnEnd } from '../support/workbench.ts'
+import { DEPLOY, PUBLISH, batchForm, openWorkbench, question, checkState, startRelease, submitButton, waitForTurnEnd } from '../support/workbench.ts'
 
 test.describe('replay', () => {
   test('a shipped recording replays with zero network requests; live controls are disabled', async ({ page, server }, testInfo) => {
     await openWorkbench(page, server)
+    // Let the live view settle (its inbox request) before counting.
     await expect(page.getByText('No thread is waiting for answers.')).toBeVisible()
+    await page.waitForLoadState('networkidle')
 
     // From here on, every request is counted and refused.
     const requests = trackRequests(page)
@@ -78,9 +80,10 @@ test.describe('replay', () => {
     await question(page, DEPLOY).getByLabel('Approve').check()
     await submitButton(page).click()
     await waitForTurnEnd(page)
-    const thread = await serverThread(page, server)
-    expect(thread.state.releases ?? []).toEqual([])
-    expect(thread.state.deployments).toHaveLength(1)
+    await checkState(page, server, (state) => {
+      expect(state.releases ?? []).toEqual([])
+      expect(state.deployments).toHaveLength(1)
+    })
     await expect(batchForm(page)).toHaveCount(0)
   })
 })

@@ -5,6 +5,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import type { Recorder } from '../recording/recorder.ts'
 import type { Json } from '../recording/recording-types.ts'
 import { toJson, toRecordedError } from '../recording/to-json.ts'
+import { JsonView } from '../ui/json-view.tsx'
 import { MessageList } from '../ui/message-list.tsx'
 import { earliestExpiry, useExpired } from './expiry.ts'
 import { readFormChoices } from './form-choices.ts'
@@ -173,6 +174,10 @@ export function LiveView({ recorder, active }: LiveViewProps) {
             ))}
           </ul>
         )}
+        <details className="agent-state" open>
+          <summary>Agent state</summary>
+          <JsonView value={chat.state ?? null} label="Shared agent state" testId="agent-state" />
+        </details>
       </aside>
 
       <main className="chat" aria-label="Live chat">
