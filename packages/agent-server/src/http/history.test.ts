@@ -97,4 +97,15 @@ describe('history is server-owned', () => {
     expect(rows.filter((m) => m.message_id === 'fixed-id').map((m) => (JSON.parse(m.json) as { content: string }).content)).toEqual(['hello'])
     expect(rows.map((m) => (JSON.parse(m.json) as { role: string }).role)).toEqual(['user', 'assistant', 'user', 'assistant'])
   })
+
+  it('keeps non-ASCII text intact through storage, snapshots and SSE (Chinese, emoji)', async () => {
+    const threadId = newThreadId()
+    const text = '请 deploy v2.1 到 production 🚀👩‍💻，谢谢'
+    const first = await postRun(server, runInput(threadId, [userMessage(text)]))
+    const snapshot = first.events.find((e) => e.type === 'MESSAGES_SNAPSHOT') as { messages: { role: string; content?: string }[] }
+    expect(snapshot.messages[0]!.content).toBe(text)
+    const rows = (dumpStore(server.dbPath).messages as { thread_id: string; json: string }[]).filter((m) => m.thread_id === threadId)
+    expect((JSON.parse(rows[0]!.json) as { content: string }).content).toBe(text)
+    expect(interruptsOf(first.events)[0]!.message).toBe('Publish release v2.1?')
+  })
 })
