@@ -45,4 +45,27 @@ test.describe('recovery while paused', () => {
       await restarted.stop()
     }
   })
+
+  test('the approval inbox lists the paused thread and opens it from another conversation', async ({ page, server }) => {
+    test.skip(!(await hasThreadRoutes(server)), 'needs GET /api/agent/threads?status=interrupted (agent-server: "Not built yet")')
+    await openWorkbench(page, server)
+    await startRelease(page)
+    const paused = await threadId(page)
+
+    await page.getByRole('button', { name: 'New conversation' }).click()
+    await expect(batchForm(page)).toHaveCount(0)
+    expect(await threadId(page)).not.toBe(paused)
+    const inbox = page.getByRole('list', { name: 'Threads waiting for answers' })
+    await expect(inbox.getByRole('button')).toHaveCount(1)
+    await expect(inbox.getByRole('button')).toContainText('2 waiting')
+
+    await inbox.getByRole('button').click()
+    await expect(batchForm(page)).toBeVisible()
+    expect(await threadId(page)).toBe(paused)
+    await batchForm(page).getByRole('button', { name: 'Approve all' }).click()
+    await submitButton(page).click()
+    await waitForTurnEnd(page)
+    await checkState(page, server, (state) => expect(state.deployments).toHaveLength(1))
+    await expect(page.getByText('No thread is waiting for answers.')).toBeVisible()
+  })
 })
