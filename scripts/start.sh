@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# The README main command: set up, build, and run the agent server with the workbench on SQLite
-# with the offline scripted model (OpenAI when OPENAI_API_KEY is set).
+# The README main command: set up, build the workbench, and run the agent server serving it, on
+# SQLite with the offline scripted model (OpenAI when OPENAI_API_KEY is set).
+#   HOST (default 127.0.0.1), PORT (default 8787), INTERLUDE_DB (default .data/interlude.db)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/setup.sh
 
-if [ ! -f packages/agent-server/bin/interlude-server.js ]; then
-  cat >&2 <<'MSG'
-Interlude's agent server is not built yet (see README "Status").
-The plan: this command will build the workbench and start
-  interlude-server --db .data/interlude.db --static apps/workbench/dist
-on http://127.0.0.1:8787 with the scripted release-assistant model.
-MSG
-  exit 2
-fi
+echo "› building the workbench"
+pnpm --filter @interlude/workbench run build >/dev/null
+
+model=scripted
+if [ -n "${OPENAI_API_KEY:-}" ]; then model=openai; fi
+db="${INTERLUDE_DB:-.data/interlude.db}"
+mkdir -p "$(dirname "$db")"
+
+echo "› starting interlude-server (model: $model, db: $db)"
+exec node packages/agent-server/bin/interlude-server.js \
+  --host "${HOST:-127.0.0.1}" --port "${PORT:-8787}" \
+  --db "$db" --model "$model" \
+  --static apps/workbench/dist
