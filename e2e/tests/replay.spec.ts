@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, test, trackRequests } from '../support/fixtures.ts'
 import { SCREENSHOTS } from '../support/paths.ts'
@@ -85,5 +86,37 @@ test.describe('replay', () => {
       expect(state.deployments).toHaveLength(1)
     })
     await expect(batchForm(page)).toHaveCount(0)
+  })
+
+  test('a downloaded recording loads back from the file and replays the same run', async ({ page, server }) => {
+    await openWorkbench(page, server)
+    await startRelease(page)
+    await batchForm(page).getByRole('button', { name: 'Approve all' }).click()
+    await submitButton(page).click()
+    await waitForTurnEnd(page)
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download recording' }).click()])
+    expect(download.suggestedFilename()).toMatch(/^interlude-recording-.*\.json$/)
+    const path = await download.path()
+    const recording = JSON.parse(readFileSync(path, 'utf8')) as { version: number; frames: { kind: string; purpose?: string; phase?: string }[] }
+    expect(recording.version).toBe(1)
+    expect(recording.frames.filter((f) => f.kind === 'request-start').map((f) => f.purpose)).toEqual(['run', 'resume'])
+    expect(recording.frames.some((f) => f.kind === 'form' && f.phase === 'submit')).toBe(true)
+    expect(recording.frames.filter((f) => f.kind === 'sse-event').length).toBeGreaterThan(10)
+
+    const requests = trackRequests(page)
+    await page.locator('.menu summary').click()
+    await page.locator('input[type="file"]').setInputFiles(path)
+    const replay = page.getByTestId('replay-view')
+    await expect(replay).toContainText('(file ')
+    await expect(replay.locator('.frame-counter')).toContainText(`/ ${recording.frames.length}`)
+    await replay.getByRole('button', { name: 'Last frame' }).click()
+    await expect(replay.locator('.replay-chat .tool-call[data-state="done"]')).toHaveCount(2)
+    expect(requests).toHaveLength(0)
+
+    // A file that is not a recording is refused with the reason, as text.
+    await page.locator('.menu summary').click()
+    await page.locator('input[type="file"]').setInputFiles({ name: 'other.json', mimeType: 'application/json', buffer: Buffer.from('{"version":9}') })
+    await expect(page.getByRole('alert')).toContainText('unsupported recording version 9')
   })
 })

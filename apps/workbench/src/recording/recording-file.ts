@@ -23,5 +23,16 @@ export function defaultFileName(recording: Recording): string {
 
 /** Reads and checks a recording from a file the person picked. */
 export async function readRecordingFile(file: Blob): Promise<RecordingCheck> {
-  return parseRecording(await file.text())
+  return parseRecording(await textOf(file))
+}
+
+function textOf(file: Blob): Promise<string> {
+  if (typeof file.text === 'function') return file.text()
+  // Environments without Blob#text (older DOM implementations) still have FileReader.
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader()
+    reader.onload = () => resolve(String(reader.result))
+    reader.onerror = () => reject(reader.error ?? new Error('The file could not be read.'))
+    reader.readAsText(file)
+  })
 }
