@@ -2,7 +2,7 @@ import { expect, test } from '../support/fixtures.ts'
 import { startServer } from '../support/server.ts'
 import { batchForm, checkState, hasThreadRoutes, openWorkbench, startRelease, submitButton, threadId, toolCall, waitForTurnEnd } from '../support/workbench.ts'
 
-test.describe('recovery while paused', () => {
+test.describe('recovery', () => {
   test('a reload brings the paused batch back and answering it works', async ({ page, server }) => {
     test.skip(!(await hasThreadRoutes(server)), 'needs GET /api/agent/threads/:id (agent-server: "Not built yet")')
     await openWorkbench(page, server)
@@ -67,5 +67,40 @@ test.describe('recovery while paused', () => {
     await waitForTurnEnd(page)
     await checkState(page, server, (state) => expect(state.deployments).toHaveLength(1))
     await expect(page.getByText('No thread is waiting for answers.')).toBeVisible()
+  })
+
+  test('a failure after acknowledgement shows the recovery banner; New conversation starts over', async ({ page }) => {
+    // Slow token pacing keeps the resumed run streaming long enough to kill the server mid-turn.
+    const first = await startServer({ pacingMs: 150 })
+    let second: Awaited<ReturnType<typeof startServer>> | undefined
+    try {
+      await openWorkbench(page, first)
+      await startRelease(page)
+      const before = await threadId(page)
+      await batchForm(page).getByRole('button', { name: 'Approve all' }).click()
+      await submitButton(page).click()
+      // The batch disappears at the matching RUN_STARTED: the resume is acknowledged.
+      await expect(batchForm(page)).toHaveCount(0)
+      await expect(page.locator('.chat-status')).toHaveText('Continuing the same turn…')
+      await first.kill()
+
+      // Reconnecting to the event log fails: the SDK requires recovery; the UI offers a new thread.
+      const banner = page.locator('.banner.recovery')
+      await expect(banner).toBeVisible({ timeout: 30_000 })
+      await expect(banner).toHaveAttribute('role', 'alert')
+      await expect(page.locator('#composer')).toBeDisabled()
+
+      second = await startServer({ dbPath: first.dbPath, port: first.port })
+      await banner.getByRole('button', { name: 'New conversation' }).click()
+      await expect(banner).toHaveCount(0)
+      expect(await threadId(page)).not.toBe(before)
+      await expect(page.locator('.chat .message')).toHaveCount(0)
+      await page.locator('#composer').fill('hello')
+      await page.locator('#composer').press('Enter')
+      await expect(page.locator('.chat .message-assistant')).toHaveCount(1)
+    } finally {
+      await second?.stop()
+      await first.stop()
+    }
   })
 })
