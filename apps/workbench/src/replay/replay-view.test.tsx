@@ -49,4 +49,21 @@ describe('ReplayView over the shipped recordings', () => {
       setItem.mockRestore()
     }
   })
+
+  it('steps with the arrow keys and jumps with Home and End', () => {
+    const item = SHIPPED_RECORDINGS[0]!
+    render(<ReplayView recording={item.recording} sourceLabel="shipped" onReturnToLive={() => undefined} />)
+    const view = screen.getByTestId('replay-view')
+    const total = item.recording.frames.length
+    const counter = () => view.querySelector('.frame-counter')?.textContent ?? ''
+    fireEvent.keyDown(view, { key: 'ArrowRight' })
+    fireEvent.keyDown(view, { key: 'ArrowRight' })
+    expect(counter()).toContain(`Frame 3 / ${total}`)
+    fireEvent.keyDown(view, { key: 'ArrowLeft' })
+    expect(counter()).toContain(`Frame 2 / ${total}`)
+    fireEvent.keyDown(view, { key: 'End' })
+    expect(counter()).toContain(`Frame ${total} / ${total}`)
+    fireEvent.keyDown(view, { key: 'Home' })
+    expect(counter()).toContain(`Frame 1 / ${total}`)
+  })
 })

@@ -42,7 +42,23 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
 
   const last = Math.max(0, recording.frames.length - 1)
   return (
-    <div className="replay" data-testid="replay-view">
+    <div
+      className="replay"
+      data-testid="replay-view"
+      onKeyDown={(e) => {
+        // ← / → step, Home / End jump; form controls keep their own keys.
+        if (e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement) return
+        const action =
+          e.key === 'ArrowRight' ? ({ type: 'step', by: 1 } as const)
+          : e.key === 'ArrowLeft' ? ({ type: 'step', by: -1 } as const)
+          : e.key === 'Home' ? ({ type: 'seek', index: 0 } as const)
+          : e.key === 'End' ? ({ type: 'seek', index: last } as const)
+          : undefined
+        if (action === undefined) return
+        e.preventDefault()
+        dispatch(action)
+      }}
+    >
       <div className="replay-banner" role="status">
         <strong>Replay</strong> of “{recording.meta.title}” ({sourceLabel}) · recorded {new Date(recording.createdAt).toLocaleString()} · read-only: no requests, no writes.
         <button type="button" className="primary" onClick={onReturnToLive}>
