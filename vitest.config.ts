@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config'
 // One Vitest run over every package so the test command reports one total.
 export default defineConfig({
   test: {
-    projects: ['packages/*'],
+    projects: ['packages/*', 'apps/*'],
     reporters: process.env.CI ? ['default'] : ['default'],
   },
 })
