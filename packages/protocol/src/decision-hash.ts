@@ -17,7 +17,11 @@ export function canonicalDecision(entries: readonly ResumeEntry[]): string {
   return canonicalJson(decisionOf(entries))
 }
 
-/** SHA-256 (hex) of the canonical decision, via Web Crypto (Node >= 20 and browsers). */
+/**
+ * SHA-256 (hex) of the canonical decision, via Web Crypto (Node >= 20 and browsers). A synchronous
+ * implementation (e.g. `node:crypto` on a server's hot path) must hash `canonicalDecision(entries)`
+ * as UTF-8 and produce the same hex digest; stores compare these strings.
+ */
 export async function decisionHash(entries: readonly ResumeEntry[]): Promise<string> {
   const bytes = new TextEncoder().encode(canonicalDecision(entries))
   const digest = await globalThis.crypto.subtle.digest('SHA-256', bytes)

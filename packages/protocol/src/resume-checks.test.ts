@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { Interrupt } from '@ag-ui/core'
 import { InterludeError } from './errors.ts'
 import type { ResumeCheckResult } from './resume-checks.ts'
-import { checkResume, resumeCheckError } from './resume-checks.ts'
+import { checkResume, checkResumeShape, resumeCheckError } from './resume-checks.ts'
 
 const NOW = Date.UTC(2026, 10, 30, 10)
 const later = new Date(NOW + 60_000).toISOString()
@@ -121,5 +121,19 @@ describe('checkResume', () => {
       expect(checkResume(exact, entries, { now: NOW - 1 }).ok).toBe(true)
       expect(checkResume(exact, entries, { now: NOW }).ok).toBe(false)
     })
+  })
+})
+
+describe('checkResumeShape', () => {
+  it('checks only what does not depend on the batch', () => {
+    expect(checkResumeShape([{ interruptId: 'anything', status: 'cancelled' }])).toEqual({ ok: true })
+    expect(checkResumeShape([])).toEqual({ ok: true })
+    const dup = checkResumeShape([
+      { interruptId: 'x', status: 'cancelled' },
+      { interruptId: 'x', status: 'cancelled' },
+    ])
+    expect(dup).toMatchObject({ ok: false, code: 'RESUME_DUPLICATE_ENTRY' })
+    expect(checkResumeShape('nope')).toMatchObject({ ok: false, code: 'INVALID_INPUT' })
+    expect(checkResumeShape([{ interruptId: 'x', status: 'cancelled', payload: 1 }])).toMatchObject({ ok: false, code: 'INVALID_INPUT' })
   })
 })

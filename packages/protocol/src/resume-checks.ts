@@ -168,10 +168,23 @@ export function checkResume(pending: readonly Interrupt[], entries: unknown, opt
   return { ok: true, entries: normalized, allCancelled, expired: expiredIds.length > 0 }
 }
 
-function fail(problems: ResumeProblem[]): ResumeCheckResult {
+function fail(problems: ResumeProblem[]): Extract<ResumeCheckResult, { ok: false }> {
   const sorted = [...problems].sort((a, b) => PRIORITY.indexOf(a.kind) - PRIORITY.indexOf(b.kind))
   const top = sorted[0]!
   return { ok: false, problems: sorted, code: PROBLEM_CODE[top.kind], message: MESSAGES[top.kind] }
+}
+
+const SHAPE_KINDS = new Set<ResumeProblemKind>(['not_array', 'invalid_entry', 'bad_status', 'cancelled_with_payload', 'non_json', 'duplicate'])
+
+/**
+ * The checks that do not depend on the pending batch (structure, status, cancelled-with-payload,
+ * JSON-ness, duplicates): what a server can refuse before it has read the thread.
+ */
+export function checkResumeShape(entries: unknown): { readonly ok: true } | Extract<ResumeCheckResult, { ok: false }> {
+  const result = checkResume([], entries, { now: 0 })
+  if (result.ok) return { ok: true }
+  const problems = result.problems.filter((p) => SHAPE_KINDS.has(p.kind))
+  return problems.length === 0 ? { ok: true } : fail(problems) as Extract<ResumeCheckResult, { ok: false }>
 }
 
 /** The InterludeError for a failed check; `details.problems` carries every problem found. */
