@@ -43,6 +43,12 @@ export interface StartServerOptions {
   readonly limits?: Partial<Limits>
   /** Silence on an SSE stream before a `: ping` comment. @default 15000 */
   readonly heartbeatMs?: number
+  /** See `AgentServerOptions.exclusive`. @default true for SQLite, false for PostgreSQL */
+  readonly exclusive?: boolean
+  /** See `AgentServerOptions.runLeaseMs`. @default 15000 */
+  readonly runLeaseMs?: number
+  /** See `AgentServerOptions.pollMs`. */
+  readonly pollMs?: number
   readonly logError?: (message: string, error: unknown) => void
 }
 
@@ -89,6 +95,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       ...(options.limits !== undefined ? { limits: options.limits } : {}),
       ...(options.logError !== undefined ? { logError: options.logError } : {}),
       ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
+      ...(options.exclusive !== undefined ? { exclusive: options.exclusive } : {}),
+      ...(options.runLeaseMs !== undefined ? { runLeaseMs: options.runLeaseMs } : {}),
+      ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
     })
     await app.ready()
     if (options.staticDir !== undefined) app.use('*', serveStatic({ root: options.staticDir }))

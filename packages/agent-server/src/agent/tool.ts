@@ -22,6 +22,23 @@ export interface ToolContext<TState = unknown> {
   readonly signal: AbortSignal
 }
 
+/** What `reconcile` receives: the call's ids, the thread state and the way to change it. */
+export interface ReconcileContext<TState = unknown> {
+  readonly toolCallId: string
+  readonly idempotencyKey: string
+  readonly threadId: string
+  /** The run that started the call (and died). */
+  readonly runId: string
+  readonly principal: string
+  /** The arguments the model produced (an approval may have replaced them with `editedArgs`). */
+  readonly requestedArgs: unknown
+  readonly state: TState
+  /** Committed together with the reconciled result. */
+  updateState(update: (state: TState) => TState): void
+}
+
+export type ReconcileResult = { readonly status: 'succeeded'; readonly result: unknown } | { readonly status: 'failed'; readonly result?: unknown }
+
 /** Context for policy hooks (`approval`, `authorize`), before anything runs. */
 export type PolicyContext<TState = unknown> = Omit<ToolContext<TState>, 'updateState'>
 
@@ -64,6 +81,14 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
    * `external` tool it only starts the operation; its result arrives later by toolCallId.
    */
   execute?(args: TArgs, ctx: ToolContext<TState>): unknown
+  /**
+   * Settles an unknown effect: called after a restart for a call whose `execute` started but whose
+   * outcome was never recorded (the process died in between). Ask the system that owns the effect
+   * by `toolCallId` (the idempotency key). Return `{ status: 'succeeded', result }` or
+   * `{ status: 'failed', result? }` to settle it, or `undefined` if the outcome is still unknown
+   * (it is then reported as an unknown effect). Never re-run the effect here.
+   */
+  reconcile?(toolCallId: string, ctx: ReconcileContext<TState>): ReconcileResult | undefined | Promise<ReconcileResult | undefined>
   /** The result is supplied later by another system as a `tool` message matched by toolCallId. */
   readonly external?: true
   /** Set by `askUser`: the call is answered by a person through an `input_required` interrupt. */

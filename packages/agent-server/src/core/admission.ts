@@ -12,6 +12,8 @@ export interface AdmissionDeps {
   readonly agent: ResolvedAgent
   readonly validators: ValidatorCache
   readonly now: () => number
+  /** Executor + lease of a run admitted by this process. */
+  readonly lease: () => { readonly executorId: string; readonly leaseUntil: number }
 }
 
 /** Admission answers with a run to start, or with an already admitted run whose events to send. */
@@ -123,6 +125,7 @@ async function admitInput(deps: AdmissionDeps, principal: string, input: RunAgen
     messages: [...toolMessages, ...userMessages],
     toolResults,
     now: deps.now(),
+    ...deps.lease(),
   })
   if (!started.ok) {
     if (started.reason === 'busy') throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.')
@@ -190,7 +193,15 @@ async function admitResume(
     throw new InterludeError('RESUME_PAYLOAD_INVALID', 'A resume payload does not match its responseSchema.', { details: { errors } })
   }
 
-  const claim = await store.claimBatch({ threadId, batchId: batch.batchId, runId, decisionHash: hash, decision: check.entries, now: deps.now() })
+  const claim = await store.claimBatch({
+    threadId,
+    batchId: batch.batchId,
+    runId,
+    decisionHash: hash,
+    decision: check.entries,
+    now: deps.now(),
+    ...deps.lease(),
+  })
   if (claim.ok) {
     return {
       kind: 'start',

@@ -5,6 +5,7 @@ import type { ResolvedAgent } from '../agent/agent.ts'
 import type { PolicyContext, ResolvedTool, ToolContext } from '../agent/tool.ts'
 import type { ModelTool } from '../models/model.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
+import { RunNotActiveError } from '../store/store.ts'
 import type { BatchRecord, Store, StoredInterrupt, ToolCallRecord, ToolCallStatus } from '../store/store.ts'
 import { ev, publicMessage } from './events.ts'
 import type { ResumeRunPlan, RunPlan } from './run-plan.ts'
@@ -17,8 +18,13 @@ export interface ExecutionDeps {
   readonly now: () => number
   readonly interruptTtlMs: number
   readonly maxInterruptsPerBatch: number
-  /** Aborted by an explicit cancel or a server shutdown — never by a dropped connection. */
+  /**
+   * Aborted by an explicit cancel or a server shutdown — never by a dropped connection. Checked at
+   * the checkpoints: before each model call, before each model chunk, before a tool starts.
+   */
   readonly signal: AbortSignal
+  /** What tools see as `ctx.signal`: aborted only at server shutdown (a cancel waits for a running tool). */
+  readonly toolSignal?: AbortSignal
   /** Makes every event yielded so far durable before the core writes state that depends on it. */
   readonly checkpoint: () => Promise<void>
   readonly logError: (message: string, error: unknown) => void
@@ -48,7 +54,10 @@ type Step = { readonly kind: 'continue' } | { readonly kind: 'interrupt'; readon
 class RunCancelled extends Error {}
 
 /** Statuses of calls a run may still act on (everything else is settled history). */
-const OPEN_STATUSES: readonly ToolCallStatus[] = ['pending', 'awaiting_decision', 'awaiting_result', 'started']
+const OPEN_STATUSES: readonly ToolCallStatus[] = ['pending', 'awaiting_decision', 'awaiting_result']
+
+/** Calls of the turn that never started: closed with a result when the run stops early. */
+const NOT_STARTED: readonly ToolCallStatus[] = ['pending', 'awaiting_decision']
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
@@ -58,7 +67,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
-function resultContent(value: unknown): string {
+export function resultContent(value: unknown): string {
   if (typeof value === 'string') return value
   const json = JSON.stringify(value ?? null)
   return json === undefined ? 'null' : json
@@ -118,9 +127,19 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
     }
     yield ev.runError('RUN_FAILED', `The agent stopped after ${deps.agent.maxIterations} model calls without finishing.`)
   } catch (error) {
+    // Fenced: another process closed this run; write nothing more.
+    if (error instanceof RunNotActiveError) throw error
     if (error instanceof RunCancelled) {
+      // Calls that never started get a cancelled result, so the history stays answerable.
+      yield* turn.closeOpenCalls({ status: 'cancelled', message: 'The run was cancelled before this call ran; it did not run.' })
       yield ev.runFinished(threadId, runId, { type: 'cancelled' })
       return
+    }
+    try {
+      yield* turn.closeOpenCalls({ status: 'cancelled', message: 'The run failed before this call ran; it did not run.' })
+    } catch (closeError) {
+      if (closeError instanceof RunNotActiveError) throw closeError
+      deps.logError(`run ${threadId}/${runId}: could not close open calls`, closeError)
     }
     // Unknown errors become INTERNAL with a generic message; the raw text only goes to the log.
     const failure = InterludeError.fromUnknown(error)
@@ -140,6 +159,8 @@ class Turn {
   state: unknown = {}
   #stateChanged = false
   #calls = new Map<string, ToolCallRecord>()
+  /** Calls in a batch this run stored (they stay answerable: never closed by this run). */
+  #batched = new Set<string>()
   #ownerPrincipal: string
 
   constructor(plan: RunPlan, deps: ExecutionDeps) {
@@ -165,6 +186,14 @@ class Turn {
 
   awaitingResults(): string[] {
     return [...this.#calls.values()].filter((c) => c.status === 'awaiting_result').map((c) => c.toolCallId)
+  }
+
+  /** Settles every call of this turn that never started (and is not in a stored pending batch). */
+  async *closeOpenCalls(result: { status: 'cancelled'; message: string }): AsyncGenerator<AgUiEvent> {
+    for (const record of [...this.#calls.values()]) {
+      if (!NOT_STARTED.includes(record.status) || this.#batched.has(record.toolCallId)) continue
+      yield* this.#settle(record, 'cancelled', result)
+    }
   }
 
   // ---- resume -------------------------------------------------------------------------------
@@ -338,7 +367,7 @@ class Turn {
     })
     await store.insertToolCalls(records)
     for (const r of records) {
-      this.#calls.set(r.toolCallId, { ...r, result: undefined, startedAt: undefined, finishedAt: undefined })
+      this.#calls.set(r.toolCallId, { ...r, result: undefined, attemptRunId: undefined, startedAt: undefined, finishedAt: undefined })
     }
 
     // Everything that needs no decision is settled before the pause, so denied calls never look pending.
@@ -379,6 +408,7 @@ class Turn {
         createdAt,
         expiresAt: createdAt + this.#deps.interruptTtlMs,
       })
+      for (const i of interrupts) this.#batched.add(i.toolCallId)
       return { kind: 'interrupt', interrupts: interrupts.map((i) => i.interrupt) }
     }
     return this.awaitingResults().length > 0 ? { kind: 'waiting' } : { kind: 'continue' }
@@ -475,11 +505,24 @@ class Turn {
     }
   }
 
-  async *#execute(tool: ResolvedTool, record: ToolCallRecord, args: unknown): AsyncGenerator<AgUiEvent> {
-    const { store, now } = this.#deps
+  /**
+   * The checkpoint before a tool starts: a local cancel, then the effects ledger — one conditional
+   * update that moves the call to `started` only once, only while this run is active and no
+   * cancel was requested for it in the store (a cancel received by another replica).
+   * `false`: already started elsewhere, must not run again.
+   */
+  async #beginEffect(record: ToolCallRecord): Promise<boolean> {
+    const { store, now, signal } = this.#deps
     await this.#deps.checkpoint()
-    // The effects ledger: only one attempt may move the call to `started`.
-    if (!(await store.beginEffect(record.threadId, record.toolCallId, this.#plan.runId, now()))) {
+    if (signal.aborted) throw new RunCancelled()
+    const begun = await store.beginEffect(record.threadId, record.toolCallId, this.#plan.runId, now())
+    if (begun === 'cancel_requested') throw new RunCancelled()
+    if (begun === 'not_active') throw new RunNotActiveError(record.threadId, this.#plan.runId)
+    return begun === 'started'
+  }
+
+  async *#execute(tool: ResolvedTool, record: ToolCallRecord, args: unknown): AsyncGenerator<AgUiEvent> {
+    if (!(await this.#beginEffect(record))) {
       yield* this.#settle(record, 'failed', { status: 'error', error: 'This call was already started; its outcome is unknown.' })
       return
     }
@@ -499,8 +542,7 @@ class Turn {
 
   async *#dispatchExternal(tool: ResolvedTool, record: ToolCallRecord, args: unknown): AsyncGenerator<AgUiEvent> {
     const { store, now } = this.#deps
-    await this.#deps.checkpoint()
-    if (!(await store.beginEffect(record.threadId, record.toolCallId, this.#plan.runId, now()))) return
+    if (!(await this.#beginEffect(record))) return
     const execute = tool.definition.execute
     if (execute) {
       const { context } = this.#toolContext(record.toolCallId)
@@ -529,6 +571,7 @@ class Turn {
     let changed = false
     const context: ToolContext = {
       ...this.#policyContext(toolCallId),
+      signal: this.#deps.toolSignal ?? this.#deps.signal,
       state,
       updateState: (update) => {
         state = update(state)

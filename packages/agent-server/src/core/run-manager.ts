@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto'
 import { EventType } from '@interlude/protocol'
 import type { AgUiEvent, RunFinishedOutcome } from '@interlude/protocol'
 import type { ResolvedAgent } from '../agent/agent.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
+import { RunNotActiveError } from '../store/store.ts'
 import type { FinishRunRequest, NewEvent, Store } from '../store/store.ts'
 import type { EventHub } from './event-hub.ts'
 import { ev, isTerminal } from './events.ts'
@@ -19,12 +21,19 @@ export interface RunManagerOptions {
   readonly logError: (message: string, error: unknown) => void
   /** Events buffered before a write to the log. @default 256 */
   readonly flushEvery?: number
+  /** How long a run stays claimed by this process without a renewal. @default 15000 */
+  readonly leaseMs?: number
+  /** Lease renewal + cancel-flag check interval. @default min(500, leaseMs / 3) */
+  readonly heartbeatMs?: number
 }
 
 interface ActiveRun {
   readonly controller: AbortController
   readonly done: Promise<void>
 }
+
+/** Why a run's signal was aborted. */
+export type StopReason = 'cancel' | 'shutdown' | 'fenced'
 
 const key = (threadId: string, runId: string) => `${threadId}\u0000${runId}`
 
@@ -37,33 +46,51 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
  * Drives admitted runs in the background, independent of any HTTP connection: a dropped client
  * does not stop a run; its events keep going to the log. Events are appended in small
  * transactions (batched, in order, with per-thread `seq`) and then announced on the hub.
+ *
+ * Each process is one executor (`executorId`). Its runs carry a lease in the store that it renews
+ * every `heartbeatMs`; the same round trip returns the runs' cancel flags, so a cancel received
+ * by another replica stops the run at its next checkpoint. A run missing from the renewal was
+ * taken over (its lease had ended): it stops without writing anything more (fenced).
  */
 export class RunManager {
+  readonly executorId = `exec_${randomUUID()}`
+  readonly leaseMs: number
   readonly #o: RunManagerOptions
   readonly #active = new Map<string, ActiveRun>()
+  /** Aborted only at shutdown: the signal tools see (a cancel never tears down a running tool). */
+  readonly #shutdown = new AbortController()
+  #timer: ReturnType<typeof setInterval> | undefined
+  #beating = false
 
   constructor(options: RunManagerOptions) {
     this.#o = options
+    this.leaseMs = options.leaseMs ?? 15_000
+  }
+
+  /** Lease fields for a run admitted now by this process. */
+  lease(): { executorId: string; leaseUntil: number } {
+    return { executorId: this.executorId, leaseUntil: Date.now() + this.leaseMs }
   }
 
   /** Starts executing an admitted run. Returns at once; the run continues in the background. */
   start(plan: RunPlan): void {
     const controller = new AbortController()
     const id = key(plan.threadId, plan.runId)
-    const done = this.#drive(plan, controller.signal).finally(() => this.#active.delete(id))
+    const done = this.#drive(plan, controller.signal).finally(() => {
+      this.#active.delete(id)
+      if (this.#active.size === 0) this.#stopHeartbeat()
+    })
     this.#active.set(id, { controller, done })
+    this.#startHeartbeat()
   }
 
   isActive(threadId: string, runId: string): boolean {
     return this.#active.has(key(threadId, runId))
   }
 
-  /** Explicit stop: the run ends with a `cancelled` outcome at its next step. */
+  /** Stops a local run at its next checkpoint (outcome `cancelled`). `false` if it is not here. */
   cancel(threadId: string, runId: string): boolean {
-    const run = this.#active.get(key(threadId, runId))
-    if (!run) return false
-    run.controller.abort()
-    return true
+    return this.#abort(threadId, runId, 'cancel')
   }
 
   get activeCount(): number {
@@ -77,14 +104,63 @@ export class RunManager {
 
   /** Cancels every run and waits for each to write its terminal event. */
   async shutdown(): Promise<void> {
-    for (const run of this.#active.values()) run.controller.abort()
+    this.#shutdown.abort()
+    for (const run of this.#active.values()) if (!run.controller.signal.aborted) run.controller.abort('shutdown' satisfies StopReason)
     await this.idle()
+    this.#stopHeartbeat()
+  }
+
+  /** One lease renewal + cancel-flag check (exposed for tests). */
+  async heartbeat(): Promise<void> {
+    if (this.#beating || this.#active.size === 0) return
+    this.#beating = true
+    try {
+      const beats = await this.#o.store.heartbeatRuns(this.executorId, Date.now() + this.leaseMs)
+      const held = new Set<string>()
+      for (const beat of beats) {
+        held.add(key(beat.threadId, beat.runId))
+        if (beat.cancelRequested) this.#abort(beat.threadId, beat.runId, 'cancel')
+      }
+      for (const [id, run] of this.#active) {
+        // Started after the renewal read, or finished meanwhile: only runs the store no longer
+        // lists as ours and still running here were taken over.
+        if (!held.has(id) && !run.controller.signal.aborted) {
+          const [threadId, runId] = id.split('\u0000') as [string, string]
+          const record = await this.#o.store.getRun(threadId, runId)
+          if (record && (record.status !== 'running' || record.executorId !== this.executorId)) this.#abort(threadId, runId, 'fenced')
+        }
+      }
+    } catch (error) {
+      this.#o.logError('run heartbeat failed', error)
+    } finally {
+      this.#beating = false
+    }
+  }
+
+  #abort(threadId: string, runId: string, reason: StopReason): boolean {
+    const run = this.#active.get(key(threadId, runId))
+    if (!run) return false
+    if (!run.controller.signal.aborted) run.controller.abort(reason)
+    return true
+  }
+
+  #startHeartbeat(): void {
+    if (this.#timer !== undefined) return
+    const every = this.#o.heartbeatMs ?? Math.max(20, Math.min(500, Math.floor(this.leaseMs / 3)))
+    this.#timer = setInterval(() => void this.heartbeat(), every)
+    this.#timer.unref?.()
+  }
+
+  #stopHeartbeat(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+    this.#timer = undefined
   }
 
   async #drive(plan: RunPlan, signal: AbortSignal): Promise<void> {
     const { store, hub, logError } = this.#o
     const writer = new LogWriter(store, hub, plan.threadId, plan.runId, this.#o.flushEvery ?? 256)
     let terminal: AgUiEvent | undefined
+    let fenced = false
     // Let the admission response go out (and pending I/O run) before the run takes the CPU.
     await yieldToEventLoop()
     let sliceStart = performance.now()
@@ -97,6 +173,7 @@ export class RunManager {
         interruptTtlMs: this.#o.interruptTtlMs,
         maxInterruptsPerBatch: this.#o.maxInterruptsPerBatch,
         signal,
+        toolSignal: this.#shutdown.signal,
         checkpoint: () => writer.flush(),
         logError,
       })
@@ -115,16 +192,19 @@ export class RunManager {
         }
       }
     } catch (error) {
-      logError(`run ${plan.threadId}/${plan.runId} crashed`, error)
+      if (error instanceof RunNotActiveError) fenced = true
+      else logError(`run ${plan.threadId}/${plan.runId} crashed`, error)
     }
+    if (fenced || signal.reason === ('fenced' satisfies StopReason)) return
     terminal ??= ev.runError('INTERNAL', 'Internal error')
     try {
       await writer.flush()
       const stored = await store.finishRun(finishRequest(plan, terminal, this.#o.now()))
-      hub.publish(plan.threadId, stored)
+      if (stored) hub.publish(plan.threadId, stored)
     } catch (error) {
-      // The thread stays marked running; startup recovery closes it.
-      logError(`run ${plan.threadId}/${plan.runId} could not be finished`, error)
+      // A fenced run was closed by another process; otherwise the run stays `running` until its
+      // lease ends and recovery closes it.
+      if (!(error instanceof RunNotActiveError)) logError(`run ${plan.threadId}/${plan.runId} could not be finished`, error)
     }
   }
 }
@@ -150,7 +230,7 @@ function finishRequest(plan: RunPlan, terminal: AgUiEvent, now: number): FinishR
   }
 }
 
-function toNewEvent(event: AgUiEvent): NewEvent {
+export function toNewEvent(event: AgUiEvent): NewEvent {
   return { type: event.type, json: JSON.stringify(event) }
 }
 

@@ -13,13 +13,9 @@ export interface LogStreamOptions {
    * read up to date (a replay of a thread with no active run).
    */
   readonly untilRunEnds?: string
-  /** Whether `untilRunEnds` executes in this process (otherwise the log is polled). */
-  readonly isLocal: () => boolean
   /** Only events with `seq > afterSeq`. @default 0 */
   readonly afterSeq?: number
   readonly signal: AbortSignal
-  /** Poll interval of the slow path. @default 500 */
-  readonly pollMs?: number
 }
 
 /** SSE frames (`id: <seq>\ndata: <json>\n\n`) for a batch of stored events. */
@@ -33,12 +29,13 @@ export function framesOf(events: readonly StoredEvent[]): string {
  * Frames from the durable log, then the live tail. Used for a fresh run, for "same runId + same
  * decision" retries (so a duplicate receives exactly the first run's events) and for the thread
  * replay route. Subscribes before reading so nothing appended in between is missed; the seq
- * cursor removes what both paths deliver.
+ * cursor removes what both paths deliver. No timer per reader: events of local runs arrive from
+ * the hub, events of runs in other processes arrive as hub wake-ups (NOTIFY or the log poll).
  */
 export async function* logFrames(threadId: string, options: LogStreamOptions): AsyncGenerator<string, void, undefined> {
   const { store, hub, signal, runId, untilRunEnds } = options
-  const pollMs = options.pollMs ?? 500
   const queue: StoredEvent[] = []
+  let mustRead = false
   let wake: (() => void) | undefined
   const notify = () => {
     const w = wake
@@ -46,8 +43,9 @@ export async function* logFrames(threadId: string, options: LogStreamOptions): A
     w?.()
   }
   const unsubscribe = hub.subscribe(threadId, (events) => {
+    if (events.length === 0) mustRead = true
     for (const e of events) if (runId === undefined || e.runId === runId) queue.push(e)
-    if (queue.length > 0) notify()
+    if (mustRead || queue.length > 0) notify()
   })
   signal.addEventListener('abort', notify)
   let last = options.afterSeq ?? 0
@@ -70,30 +68,29 @@ export async function* logFrames(threadId: string, options: LogStreamOptions): A
     const first = take(await read())
     if (first.frames.length > 0) yield first.frames
     if (first.done || untilRunEnds === undefined) return
+    // The run may have ended before we subscribed and the cursor may already be past its end.
+    const run = await store.getRun(threadId, untilRunEnds)
+    if (!run || run.status !== 'running') {
+      const rest = take(await read())
+      if (rest.frames.length > 0) yield rest.frames
+      return
+    }
     while (!signal.aborted) {
-      if (queue.length === 0) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, pollMs)
-          wake = () => {
-            clearTimeout(timer)
-            resolve()
-          }
-        })
-        wake = undefined
+      if (queue.length === 0 && !mustRead) {
+        await new Promise<void>((resolve) => (wake = resolve))
         if (signal.aborted) return
-        if (queue.length === 0) {
-          // Slow path: nothing announced. Read the log; if the run is not executing here and
-          // nothing new is logged, stop once it is no longer running anywhere.
-          const more = await read()
-          if (more.length > 0) queue.push(...more)
-          else if (!options.isLocal()) {
-            const run = await store.getRun(threadId, untilRunEnds)
-            if (!run || run.status !== 'running') return
-          }
-          continue
-        }
       }
-      const next = take(queue.splice(0, queue.length))
+      let batch: StoredEvent[]
+      if (mustRead) {
+        mustRead = false
+        queue.length = 0
+        batch = await read()
+      } else {
+        batch = queue.splice(0, queue.length)
+        // A gap (events published before this reader caught up) is filled from the log.
+        if (batch.length > 0 && batch[0]!.seq > last + 1 && runId === undefined) batch = await read()
+      }
+      const next = take(batch)
       if (next.frames.length > 0) yield next.frames
       if (next.done) return
     }

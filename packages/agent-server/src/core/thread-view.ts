@@ -3,22 +3,18 @@ import type { Store, ThreadRecord } from '../store/store.ts'
 
 /**
  * The owner's view of a thread for cold recovery (DESIGN §2 ThreadSnapshot): the complete pending
- * batch only while open and unexpired, and effects that started but never settled while no run
- * is executing them (unknown effects: never re-executed blindly).
+ * batch only while open and unexpired, and unknown effects — calls whose run died after they
+ * started and that `reconcile` could not settle (never re-executed blindly).
  */
-export async function threadSnapshot(
-  store: Store,
-  thread: ThreadRecord,
-  now: number,
-  isExecuting: (runId: string) => boolean,
-): Promise<ThreadSnapshot> {
+export async function threadSnapshot(store: Store, thread: ThreadRecord, now: number): Promise<ThreadSnapshot> {
   const [messages, open, started] = await Promise.all([
     store.listMessages(thread.threadId),
     store.getOpenBatch(thread.threadId),
-    store.listToolCalls(thread.threadId, { status: ['started'] }),
+    store.listToolCalls(thread.threadId, { status: ['unknown', 'started'] }),
   ])
+  // `started` by the active run means it is executing right now; otherwise its run is gone.
   const unsettled: UnsettledEffect[] = started
-    .filter((c) => !isExecuting(c.runId) && thread.activeRunId !== c.runId)
+    .filter((c) => c.status === 'unknown' || (c.attemptRunId !== undefined && c.attemptRunId !== thread.activeRunId))
     .map((c) => ({ toolCallId: c.toolCallId, toolName: c.toolName, status: 'unknown' }))
   return {
     threadId: thread.threadId,

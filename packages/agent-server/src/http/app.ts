@@ -1,10 +1,12 @@
 import { Hono } from 'hono'
-import { EventType, InterludeError, SSE_HEADERS } from '@interlude/protocol'
+import { InterludeError, SSE_HEADERS } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { resolveAgent } from '../agent/agent.ts'
 import type { Authenticate } from '../auth/authenticate.ts'
 import { admitRun } from '../core/admission.ts'
 import { EventHub } from '../core/event-hub.ts'
+import { LogWatcher } from '../core/log-watcher.ts'
+import { RunRecovery } from '../core/recovery.ts'
 import type { Limits } from '../core/limits.ts'
 import { DEFAULT_LIMITS } from '../core/limits.ts'
 import { parseRunInput } from '../core/parse-input.ts'
@@ -32,10 +34,19 @@ export interface AgentServerOptions {
   readonly interruptTtlSeconds?: number
   readonly limits?: Partial<Limits>
   /**
-   * On the first request, close runs a previous process left `running` (single-process
-   * deployments). Disable when several replicas share one database. @default true
+   * This process is the only one using the store. At startup every run a previous process left
+   * `running` is closed at once (`RUN_ERROR RUN_FAILED`). With `false` (several replicas on one
+   * database) only runs whose lease ended are closed — at startup, by a periodic sweep and on first
+   * touch of their thread. @default true for SQLite, false otherwise
    */
-  readonly recoverAbandonedRuns?: boolean
+  readonly exclusive?: boolean
+  /** Lease of a running run, renewed by its process; after it the run counts as abandoned. @default 15000 */
+  readonly runLeaseMs?: number
+  /**
+   * Interval of the log poll that wakes live tails of runs executing in other processes (and of
+   * the recovery sweep, ×4). @default 250 without a store change feed, 1000 with one (PostgreSQL)
+   */
+  readonly pollMs?: number
   /** Silence on an SSE stream before a `: ping` comment is sent. @default 15000 */
   readonly heartbeatMs?: number
   /** Where unexpected errors are reported (never to clients). @default console.error */
@@ -85,19 +96,25 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     interruptTtlMs: ttlSeconds * 1000,
     maxInterruptsPerBatch: limits.maxInterruptsPerBatch,
     logError,
+    ...(options.runLeaseMs !== undefined ? { leaseMs: options.runLeaseMs } : {}),
   })
+  const recovery = new RunRecovery({ store, hub, agent, runs, exclusive: options.exclusive ?? store.kind === 'sqlite', logError })
+  const pollMs = options.pollMs ?? (store.watch ? 1000 : 250)
+  const watcher = new LogWatcher({ store, hub, pollMs, logError })
+  let unwatch: (() => void) | undefined
 
   let readyPromise: Promise<void> | undefined
   const ready = () => {
-    readyPromise ??=
-      options.recoverAbandonedRuns === false
-        ? Promise.resolve()
-        : store
-            .recoverAbandonedRuns(now(), () => ({
-              type: EventType.RUN_ERROR,
-              json: JSON.stringify({ type: EventType.RUN_ERROR, code: 'RUN_FAILED', message: 'The server stopped while this run was executing.' }),
-            }))
-            .then(() => undefined)
+    readyPromise ??= (async () => {
+      // Cross-process wake-ups: appended events wake live tails, cancel requests reach local runs.
+      unwatch = store.watch?.((change) => {
+        if (change.kind === 'events') hub.wake(change.threadId)
+        else runs.cancel(change.threadId, change.runId)
+      })
+      watcher.start()
+      await recovery.startup()
+      recovery.startSweeping(Math.max(pollMs * 4, Math.floor(runs.leaseMs / 2)))
+    })()
     return readyPromise
   }
 
@@ -125,19 +142,29 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     const startedAt = performance.now()
     const input = parseRunInput(c.get('body'), limits)
     // Admission (including the atomic claim) completes before the streaming response exists.
-    const admission = await admitRun({ store, agent, validators, now }, c.get('principal'), input)
+    const deps = { store, agent, validators, now, lease: () => runs.lease() }
+    let admission
+    try {
+      admission = await admitRun(deps, c.get('principal'), input)
+    } catch (error) {
+      // First touch: a thread held by a run whose process died is released, then admission retried.
+      if (!(InterludeError.isInstance(error) && error.code === 'THREAD_BUSY')) throw error
+      const thread = await store.getThread(input.threadId)
+      if (!thread || thread.ownerId !== c.get('principal') || (await recovery.touch(thread)) === thread) throw error
+      admission = await admitRun(deps, c.get('principal'), input)
+    }
     if (admission.kind === 'start') runs.start(admission.plan)
     // Admission time (validation, ownership, resume checks, claim), once the body was read.
     c.header('Server-Timing', `admission;dur=${(performance.now() - startedAt).toFixed(3)}`)
     const { threadId, runId } = input
     const body = sseBody(
-      (signal) => logFrames(threadId, { store, hub, signal, runId, untilRunEnds: runId, isLocal: () => runs.isActive(threadId, runId) }),
+      (signal) => logFrames(threadId, { store, hub, signal, runId, untilRunEnds: runId }),
       sseOptions,
     )
     return c.body(body, 200, SSE_HEADERS)
   })
 
-  registerThreadRoutes(app, basePath, authenticate, { store, hub, runs, now, logError, heartbeatMs: options.heartbeatMs })
+  registerThreadRoutes(app, basePath, authenticate, { store, hub, runs, recovery, now, logError, heartbeatMs: options.heartbeatMs })
 
   let closing: Promise<void> | undefined
   return Object.assign(app, {
@@ -147,6 +174,9 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     ready,
     close: () => {
       closing ??= (async () => {
+        watcher.stop()
+        recovery.stop()
+        unwatch?.()
         await runs.shutdown()
         await store.close()
       })()

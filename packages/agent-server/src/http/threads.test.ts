@@ -44,17 +44,6 @@ describe('GET {base}/threads/:threadId (snapshot)', () => {
     expect(expired.interrupts).toBeUndefined()
     expect(expired.status).toBe('interrupted')
   })
-
-  it('surfaces an effect that started but never settled as unknown', async () => {
-    const s = await serve()
-    const threadId = newThreadId()
-    await postRun(s, runInput(threadId, [userMessage('deploy v2')]))
-    const now = Date.now()
-    await s.store.insertToolCalls([{ threadId, toolCallId: 'call_crashed', runId: 'dead-run', messageId: 'm', toolName: 'deploy', argsText: '{}', kind: 'server', status: 'pending', now }])
-    expect(await s.store.beginEffect(threadId, 'call_crashed', 'dead-run', now)).toBe(true)
-    const snapshot = (await (await get(s, `/threads/${threadId}`)).json()) as ThreadSnapshot
-    expect(snapshot.unsettledEffects).toEqual([{ toolCallId: 'call_crashed', toolName: 'deploy', status: 'unknown' }])
-  })
 })
 
 describe('GET {base}/threads/:threadId/events (replay)', () => {

@@ -1,10 +1,15 @@
 import type { Interrupt, Message, ResumeEntry, RunFinishedOutcome, ThreadStatus } from '@interlude/protocol'
 
 /**
- * The persistence contract of the agent server (DESIGN §3). Every method returns a Promise so that
- * a network database (PostgreSQL, issue 4) fits behind the same interface as the embedded SQLite
- * file. Races are decided here, by conditional writes, never by process memory: `startInputRun`
- * and `claimBatch` are the two admission writes and each is one atomic transaction.
+ * The persistence contract of the agent server (DESIGN §3), implemented by SQLite and PostgreSQL
+ * and pinned by the shared conformance suite (`src/test-utils/store-conformance.ts`). Every method
+ * returns a Promise. Races are decided here, by conditional writes, never by process memory:
+ * `startInputRun` and `claimBatch` are the two admission writes and each is one atomic transaction.
+ *
+ * **Fencing**: every write a run makes (`appendEvents`, `appendMessages`, `insertToolCalls`,
+ * `beginEffect`, `settleToolCall`, `createBatch`) is conditional on the run still being the
+ * thread's active run; otherwise it throws `RunNotActiveError` and writes nothing. A process that
+ * lost its run (its lease expired and another process closed it) can therefore never add to it.
  */
 export interface Store {
   readonly kind: string
@@ -23,7 +28,10 @@ export interface Store {
    */
   getAdmissionView(threadId: string, runId: string, options: { readonly history: boolean }): Promise<AdmissionView | undefined>
   listMessages(threadId: string): Promise<Message[]>
-  /** The owner's threads, most recently updated first (keyset pagination). */
+  /**
+   * The owner's threads, most recently updated first (keyset pagination). With
+   * `pendingInterruptsAt`, only threads whose open batch has not expired at that time.
+   */
   listThreads(ownerId: string, query: ThreadQuery): Promise<ThreadRecord[]>
   getRun(threadId: string, runId: string): Promise<RunRecord | undefined>
   /** The thread's open batch (status `pending`, expired or not). At most one exists per thread. */
@@ -45,49 +53,118 @@ export interface Store {
    */
   claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult>
 
-  /** Appends events to the thread's log with strictly increasing `seq` (one transaction). */
+  /**
+   * Appends events to the thread's log with strictly increasing `seq` (one transaction, one
+   * statement on PostgreSQL, which also NOTIFYs listeners). Fenced (see above).
+   */
   appendEvents(threadId: string, runId: string, events: readonly NewEvent[]): Promise<StoredEvent[]>
   readEvents(threadId: string, query: EventQuery): Promise<StoredEvent[]>
+  /** `last_seq` and active run of each existing thread (one round trip; the live-tail poll). */
+  pollThreads(threadIds: readonly string[]): Promise<ThreadHead[]>
 
-  /** Appends messages (append-only; a known id is an error). */
+  /** Appends messages (append-only; a known id is an error). Fenced. */
   appendMessages(threadId: string, runId: string, messages: readonly Message[]): Promise<void>
+  /** Replaces the state (tooling; runs change state only through `settleToolCall`). */
   setState(threadId: string, state: unknown): Promise<void>
 
-  /** Records the tool calls of one model response. */
+  /** Records the tool calls of one model response. Fenced. */
   insertToolCalls(records: readonly NewToolCall[]): Promise<void>
   /**
-   * Effects ledger: moves a call to `started` only from a not-yet-started status (conditional
-   * update). `false` means another attempt already started it: it must not run again.
+   * Effects ledger: moves a call to `started` only from a not-yet-started status, only while the
+   * run is the thread's active run and no cancel was requested for it (one conditional update).
+   * `already_started`: another attempt started (or settled) it: it must not run again.
+   * `cancel_requested`: the run was asked to stop: the tool must not start.
+   * `not_active`: the run is no longer active (fenced).
    */
-  beginEffect(threadId: string, toolCallId: string, runId: string, now: number): Promise<boolean>
+  beginEffect(threadId: string, toolCallId: string, runId: string, now: number): Promise<BeginEffectResult>
   /**
    * Settles a call (result + status) and, when given, stores the new state and the tool message in
-   * the same transaction, so a state change and its ledger entry commit together.
+   * the same transaction, so a state change and its ledger entry commit together. Fenced.
    */
   settleToolCall(request: SettleToolCallRequest): Promise<void>
 
-  /** Stores an interrupt batch (and its interrupts) and marks the thread interrupted. */
+  /** Stores an interrupt batch (and its interrupts) and marks the thread interrupted. Fenced. */
   createBatch(batch: NewBatch): Promise<void>
 
   /**
-   * Ends a run: appends its last events, records status + outcome, closes the batch the run
-   * claimed, releases the thread (idle or interrupted) and bumps the revision — one transaction,
-   * so the terminal event is in the log before another run can start on the thread.
+   * Ends a run: records status + outcome (only if it is still `running`: otherwise nothing is
+   * written and the answer is `undefined`), settles `closeCalls` (each conditionally, with its
+   * tool message), stores `state`, appends the last events, closes the batch the run claimed,
+   * releases the thread (idle or interrupted) and bumps the revision — one transaction, so the
+   * terminal event is in the log before another run can start on the thread.
    */
-  finishRun(request: FinishRunRequest): Promise<StoredEvent[]>
+  finishRun(request: FinishRunRequest): Promise<StoredEvent[] | undefined>
+
+  /** Sets the run's cancel flag if it is running (executors check it at checkpoints). Returns the run. */
+  requestCancel(threadId: string, runId: string, now: number): Promise<RunRecord | undefined>
+  /**
+   * The executor's lease renewal: extends `leaseUntil` of every run this executor is running and
+   * returns them with their cancel flag (a run missing from the answer was taken over).
+   */
+  heartbeatRuns(executorId: string, leaseUntil: number): Promise<RunHeartbeat[]>
+  /** Runs still `running` whose lease ended before `now` (or every running run with `all`). */
+  listAbandonedRuns(query: { readonly now: number; readonly all?: boolean; readonly excludeExecutor?: string }): Promise<RunKey[]>
+  /**
+   * Takes over an abandoned run before closing it (conditional update): only while it is running
+   * and its lease has ended (or with `force`). The winner gets the run, everybody else `undefined`.
+   */
+  takeOverRun(request: TakeOverRequest): Promise<RunRecord | undefined>
 
   /**
-   * Startup recovery for a single-process deployment: runs left `running` by a dead process are
-   * closed with a `RUN_ERROR` event and their threads released. Returns the closed runs.
+   * Optional change feed from other processes (PostgreSQL LISTEN/NOTIFY): appended events and
+   * cancel requests. Readers treat it as a wake-up only; they always read the log.
    */
-  recoverAbandonedRuns(now: number, makeErrorEvent: () => NewEvent): Promise<{ threadId: string; runId: string }[]>
+  watch?(listener: (change: StoreChange) => void): () => void
 }
+
+/** Thrown by fenced writes of a run that is no longer the thread's active run. */
+export class RunNotActiveError extends Error {
+  constructor(
+    readonly threadId: string,
+    readonly runId: string,
+  ) {
+    super(`Run ${runId} is no longer active on thread ${threadId}.`)
+    this.name = 'RunNotActiveError'
+  }
+}
+
+export type BeginEffectResult = 'started' | 'already_started' | 'cancel_requested' | 'not_active'
+
+export interface RunKey {
+  readonly threadId: string
+  readonly runId: string
+}
+
+export interface RunHeartbeat extends RunKey {
+  readonly cancelRequested: boolean
+}
+
+export interface ThreadHead {
+  readonly threadId: string
+  readonly lastSeq: number
+  readonly activeRunId: string | undefined
+}
+
+export interface TakeOverRequest extends RunKey {
+  readonly executorId: string
+  readonly leaseUntil: number
+  /** Lease clock (epoch ms). */
+  readonly now: number
+  /** Take it even if its lease has not ended (single-process startup). */
+  readonly force: boolean
+}
+
+export type StoreChange =
+  | { readonly kind: 'events'; readonly threadId: string; readonly seq: number }
+  | { readonly kind: 'cancel'; readonly threadId: string; readonly runId: string }
 
 export interface ThreadQuery {
   readonly status?: ThreadStatus
   readonly limit: number
   /** Continue after this (updatedAt, threadId) position of the previous page. */
   readonly after?: { readonly updatedAt: number; readonly threadId: string }
+  /** Only threads with an open batch that expires after this time (the approval inbox). */
+  readonly pendingInterruptsAt?: number
 }
 
 export interface AdmissionView {
@@ -105,15 +182,17 @@ export type RunStatus = 'running' | 'succeeded' | 'interrupted' | 'failed' | 'ca
 export type BatchStatus = 'pending' | 'claimed' | 'resolved' | 'cancelled' | 'expired'
 
 /**
- * Tool-call ledger statuses. `pending`: recorded, may run without a decision. `awaiting_decision`: in an interrupt batch. `awaiting_result`: a
- * browser or external call whose result comes later by toolCallId. `started`: the effect began
- * (a crash leaves it here: an unknown effect, never re-executed blindly).
+ * Tool-call ledger statuses. `pending`: recorded, may run without a decision. `awaiting_decision`:
+ * in an interrupt batch. `awaiting_result`: a browser or external call whose result comes later by
+ * toolCallId. `started`: the effect began (a crash leaves it here). `unknown`: the run that started
+ * it died and `reconcile` could not settle it — never re-executed, listed in `unsettledEffects`.
  */
 export type ToolCallStatus =
   | 'pending'
   | 'awaiting_decision'
   | 'awaiting_result'
   | 'started'
+  | 'unknown'
   | 'succeeded'
   | 'failed'
   | 'denied'
@@ -147,6 +226,11 @@ export interface RunRecord {
   readonly errorCode: string | undefined
   readonly createdAt: number
   readonly finishedAt: number | undefined
+  /** The process executing it (a random id per server process). */
+  readonly executorId: string | undefined
+  /** While running: the executor renews this; after it, the run counts as abandoned. */
+  readonly leaseUntil: number | undefined
+  readonly cancelRequested: boolean
 }
 
 export type InterruptKind = 'approval' | 'input'
@@ -186,6 +270,8 @@ export interface ToolCallRecord {
   readonly status: ToolCallStatus
   /** The TOOL_CALL_RESULT content once settled. */
   readonly result: string | undefined
+  /** The run that moved it to `started` (may differ from `runId` for a resumed call). */
+  readonly attemptRunId: string | undefined
   readonly startedAt: number | undefined
   readonly finishedAt: number | undefined
 }
@@ -243,6 +329,9 @@ export interface StartInputRunRequest {
   /** Results for pending browser/external calls carried by this input. */
   readonly toolResults: readonly { readonly toolCallId: string; readonly status: 'succeeded' | 'cancelled'; readonly result: string }[]
   readonly now: number
+  /** The admitting process, which executes the run. */
+  readonly executorId: string
+  readonly leaseUntil: number
 }
 
 export type StartRunResult =
@@ -256,6 +345,8 @@ export interface ClaimBatchRequest {
   readonly decisionHash: string
   readonly decision: readonly ResumeEntry[]
   readonly now: number
+  readonly executorId: string
+  readonly leaseUntil: number
 }
 
 export type ClaimBatchResult =
@@ -282,4 +373,16 @@ export interface FinishRunRequest {
   /** For a resume run: how its claimed batch closes. */
   readonly closeBatch: { readonly batchId: string; readonly status: Extract<BatchStatus, 'resolved' | 'cancelled' | 'expired'> } | undefined
   readonly now: number
+  /** Calls closed with the run (recovery): each settles only if still in one of `from`. */
+  readonly closeCalls?: readonly CloseCall[]
+  /** New thread state (a reconciled effect's state change). */
+  readonly state?: unknown
+}
+
+export interface CloseCall {
+  readonly toolCallId: string
+  readonly from: readonly ToolCallStatus[]
+  readonly status: Extract<ToolCallStatus, 'succeeded' | 'failed' | 'cancelled' | 'unknown'>
+  readonly result: string
+  readonly message: Message
 }

@@ -2,6 +2,7 @@ import type { Hono, MiddlewareHandler } from 'hono'
 import { InterludeError, SSE_HEADERS } from '@interlude/protocol'
 import type { ThreadListPage, ThreadStatus } from '@interlude/protocol'
 import type { EventHub } from '../../core/event-hub.ts'
+import type { RunRecovery } from '../../core/recovery.ts'
 import type { RunManager } from '../../core/run-manager.ts'
 import { logFrames } from '../../core/run-stream.ts'
 import { threadSnapshot, threadSummary } from '../../core/thread-view.ts'
@@ -14,6 +15,7 @@ export interface ThreadRoutesDeps {
   readonly store: Store
   readonly hub: EventHub
   readonly runs: RunManager
+  readonly recovery: RunRecovery
   readonly now: () => number
   readonly logError: (message: string, error: unknown) => void
   readonly heartbeatMs: number | undefined
@@ -47,11 +49,12 @@ function parseAfter(value: string | undefined): number {
  * approval inbox. All are owner-only: another principal's thread does not exist.
  */
 export function registerThreadRoutes(app: Hono<ServerEnv>, basePath: string, auth: MiddlewareHandler<ServerEnv>, deps: ThreadRoutesDeps): void {
-  const { store, hub, runs, now } = deps
+  const { store, hub, runs, recovery, now } = deps
+  /** The caller's thread, after first-touch recovery of a run whose process died. */
   const owned = async (threadId: string, principal: string): Promise<ThreadRecord> => {
     const thread = await store.getThread(threadId)
     if (!thread || thread.ownerId !== principal) throw new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
-    return thread
+    return recovery.touch(thread)
   }
 
   app.get(`${basePath}/threads`, auth, async (c) => {
@@ -66,6 +69,8 @@ export function registerThreadRoutes(app: Hono<ServerEnv>, basePath: string, aut
     const threads = await store.listThreads(c.get('principal'), {
       limit: limit + 1,
       ...(status !== undefined ? { status: status as ThreadStatus } : {}),
+      // The inbox lists threads whose batch can still be answered.
+      ...(status === 'interrupted' ? { pendingInterruptsAt: now() } : {}),
       ...(cursor !== undefined ? { after: decodeCursor(cursor) } : {}),
     })
     const page = threads.slice(0, limit)
@@ -78,7 +83,7 @@ export function registerThreadRoutes(app: Hono<ServerEnv>, basePath: string, aut
 
   app.get(`${basePath}/threads/:threadId`, auth, async (c) => {
     const thread = await owned(c.req.param('threadId'), c.get('principal'))
-    return c.json(await threadSnapshot(store, thread, now(), (runId) => runs.isActive(thread.threadId, runId)))
+    return c.json(await threadSnapshot(store, thread, now()))
   })
 
   app.get(`${basePath}/threads/:threadId/events`, auth, async (c) => {
@@ -93,7 +98,6 @@ export function registerThreadRoutes(app: Hono<ServerEnv>, basePath: string, aut
           signal,
           afterSeq,
           ...(active !== undefined ? { untilRunEnds: active } : {}),
-          isLocal: () => active !== undefined && runs.isActive(thread.threadId, active),
         }),
       { logError: deps.logError, ...(deps.heartbeatMs !== undefined ? { heartbeatMs: deps.heartbeatMs } : {}) },
     )
@@ -106,7 +110,11 @@ export function registerThreadRoutes(app: Hono<ServerEnv>, basePath: string, aut
     const run = await store.getRun(thread.threadId, runId)
     if (!run) throw new InterludeError('RUN_NOT_FOUND', 'Run not found.')
     if (run.status !== 'running') return c.json({ runId, status: run.status })
-    if (runs.cancel(thread.threadId, runId)) return c.json({ runId, status: 'cancelling' }, 202)
-    throw new InterludeError('THREAD_BUSY', 'The run executes in another server process.')
+    // The flag in the store reaches the executing process wherever it is (its next lease renewal
+    // or, with PostgreSQL, at once by NOTIFY); a local run is stopped directly as well.
+    const flagged = await store.requestCancel(thread.threadId, runId, now())
+    runs.cancel(thread.threadId, runId)
+    if (flagged && flagged.status !== 'running') return c.json({ runId, status: flagged.status })
+    return c.json({ runId, status: 'cancelling' }, 202)
   })
 }

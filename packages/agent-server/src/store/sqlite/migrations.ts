@@ -103,6 +103,15 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX tool_calls_open ON tool_calls (thread_id, status);
   `,
+  // 2: run leases (executor + lease end, renewed while it executes) and the cancel flag, so that
+  // several processes can share one database: abandoned runs are recognised by their lease, and a
+  // cancel reaches the executing process through the store.
+  `
+  ALTER TABLE runs ADD COLUMN executor_id TEXT;
+  ALTER TABLE runs ADD COLUMN lease_until INTEGER;
+  ALTER TABLE runs ADD COLUMN cancel_requested_at INTEGER;
+  CREATE INDEX runs_by_executor ON runs (executor_id) WHERE status = 'running';
+  `,
 ]
 
 export function migrate(db: Database.Database): number {

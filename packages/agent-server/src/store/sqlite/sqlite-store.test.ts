@@ -6,14 +6,28 @@ import { storeConformance } from '../../test-utils/store-conformance.ts'
 import { tempDir } from '../../test-utils/harness.ts'
 import { MIGRATIONS } from './migrations.ts'
 import { createSqliteStore } from './sqlite-store.ts'
+import type { SqliteStore } from './sqlite-store.ts'
 
 const tmp = tempDir()
 afterAll(() => tmp.cleanup())
 
 let counter = 0
 storeConformance('SQLite', async () => {
-  const store = createSqliteStore(path.join(tmp.dir, `conformance-${++counter}.db`))
-  return { store, dispose: () => store.close() }
+  const file = path.join(tmp.dir, `conformance-${++counter}.db`)
+  const store = createSqliteStore(file)
+  const others: SqliteStore[] = []
+  return {
+    store,
+    // A second connection to the same file (like a second server process).
+    connect: async () => {
+      const other = createSqliteStore(file)
+      others.push(other)
+      return other
+    },
+    dispose: async () => {
+      for (const s of [store, ...others]) await s.close()
+    },
+  }
 })
 
 describe('SQLite store', () => {

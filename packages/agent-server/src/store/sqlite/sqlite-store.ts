@@ -2,9 +2,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import type { Interrupt, Message, ResumeEntry, RunFinishedOutcome, ThreadStatus } from '@interlude/protocol'
+import { RunNotActiveError } from '../store.ts'
 import type {
   AdmissionView,
   BatchRecord,
+  BeginEffectResult,
   BatchStatus,
   ClaimBatchRequest,
   ClaimBatchResult,
@@ -14,6 +16,8 @@ import type {
   NewBatch,
   NewEvent,
   NewToolCall,
+  RunHeartbeat,
+  RunKey,
   RunKind,
   RunRecord,
   RunStatus,
@@ -23,6 +27,8 @@ import type {
   Store,
   StoredEvent,
   StoredInterrupt,
+  TakeOverRequest,
+  ThreadHead,
   ThreadQuery,
   ThreadRecord,
   ToolCallKind,
@@ -54,6 +60,9 @@ interface RunRow {
   error_code: string | null
   created_at: number
   finished_at: number | null
+  executor_id: string | null
+  lease_until: number | null
+  cancel_requested_at: number | null
 }
 interface BatchRow {
   batch_id: string
@@ -83,6 +92,7 @@ interface ToolCallRow {
   kind: ToolCallKind
   status: ToolCallStatus
   result: string | null
+  attempt_run_id: string | null
   started_at: number | null
   finished_at: number | null
 }
@@ -127,6 +137,9 @@ function toRun(row: RunRow): RunRecord {
     errorCode: u(row.error_code),
     createdAt: row.created_at,
     finishedAt: u(row.finished_at),
+    executorId: u(row.executor_id),
+    leaseUntil: u(row.lease_until),
+    cancelRequested: row.cancel_requested_at !== null,
   }
 }
 
@@ -141,6 +154,7 @@ function toToolCall(row: ToolCallRow): ToolCallRecord {
     kind: row.kind,
     status: row.status,
     result: u(row.result),
+    attemptRunId: u(row.attempt_run_id),
     startedAt: u(row.started_at),
     finishedAt: u(row.finished_at),
   }
@@ -231,6 +245,7 @@ export class SqliteStore implements Store {
       status: query.status ?? null,
       afterUpdated: after ? after.updatedAt : null,
       afterThread: after ? after.threadId : null,
+      pendingAt: query.pendingInterruptsAt ?? null,
       limit: query.limit,
     }) as ThreadRow[]
     return rows.map(toThread)
@@ -285,7 +300,7 @@ export class SqliteStore implements Store {
         }
       }
       if (s.getRun.get(threadId, runId)) throw new RollbackWith({ ok: false, reason: 'run_exists' })
-      s.insertRun.run(threadId, runId, 'input', request.parentRunId ?? null, null, null, now)
+      s.insertRun.run(threadId, runId, 'input', request.parentRunId ?? null, null, null, now, request.executorId, request.leaseUntil)
       this.#appendMessagesTx(threadId, runId, request.messages, now)
       for (const r of request.toolResults) {
         s.settleToolCall.run(r.status, r.result, now, threadId, r.toolCallId)
@@ -309,7 +324,7 @@ export class SqliteStore implements Store {
       }
       if (s.getRun.get(threadId, runId)) throw new RollbackWith({ ok: false, reason: 'run_exists' })
       if (s.claimThreadForResume.run(runId, now, threadId).changes === 0) throw new RollbackWith({ ok: false, reason: 'busy' })
-      s.insertRun.run(threadId, runId, 'resume', null, batchId, request.decisionHash, now)
+      s.insertRun.run(threadId, runId, 'resume', null, batchId, request.decisionHash, now, request.executorId, request.leaseUntil)
       return { ok: true, thread: toThread(s.getThread.get(threadId) as ThreadRow) }
     })
   }
@@ -330,9 +345,16 @@ export class SqliteStore implements Store {
     return rows.map((r) => ({ seq: r.seq, runId: r.run_id, type: r.type, json: r.json }))
   }
 
+  async pollThreads(threadIds: readonly string[]): Promise<ThreadHead[]> {
+    if (threadIds.length === 0) return []
+    const rows = this.#stmts.pollThreads.all(JSON.stringify(threadIds)) as { thread_id: string; last_seq: number; active_run_id: string | null }[]
+    return rows.map((r) => ({ threadId: r.thread_id, lastSeq: r.last_seq, activeRunId: u(r.active_run_id) }))
+  }
+
   async appendMessages(threadId: string, runId: string, messages: readonly Message[]): Promise<void> {
     if (messages.length === 0) return
     this.#write(() => {
+      this.#fence(threadId, runId)
       this.#appendMessagesTx(threadId, runId, messages, Date.now())
       this.#stmts.bumpRevision.run(Date.now(), threadId)
     })
@@ -348,18 +370,27 @@ export class SqliteStore implements Store {
     if (records.length === 0) return
     this.#write(() => {
       for (const r of records) {
+        this.#fence(r.threadId, r.runId)
         this.#stmts.insertToolCall.run(r.threadId, r.toolCallId, r.runId, r.messageId, r.toolName, r.argsText, r.kind, r.status, r.now)
       }
     })
   }
 
-  async beginEffect(threadId: string, toolCallId: string, runId: string, now: number): Promise<boolean> {
-    return this.#write(() => this.#stmts.beginEffect.run(runId, now, threadId, toolCallId).changes === 1)
+  async beginEffect(threadId: string, toolCallId: string, runId: string, now: number): Promise<BeginEffectResult> {
+    return this.#write((): BeginEffectResult => {
+      const s = this.#stmts
+      if (s.beginEffect.run(runId, now, threadId, toolCallId, threadId, runId, threadId, runId).changes === 1) return 'started'
+      if (!s.isActive.get(threadId, runId)) return 'not_active'
+      const run = s.getRun.get(threadId, runId) as RunRow | undefined
+      if (run && run.cancel_requested_at !== null) return 'cancel_requested'
+      return 'already_started'
+    })
   }
 
   async settleToolCall(request: SettleToolCallRequest): Promise<void> {
     this.#write(() => {
       const s = this.#stmts
+      this.#fence(request.threadId, request.runId)
       s.settleToolCall.run(request.status, request.result ?? null, request.now, request.threadId, request.toolCallId)
       if (request.message) this.#appendMessagesTx(request.threadId, request.runId, [request.message], request.now)
       if ('state' in request) s.setState.run(JSON.stringify(request.state ?? null), request.now, request.threadId)
@@ -370,6 +401,7 @@ export class SqliteStore implements Store {
   async createBatch(batch: NewBatch): Promise<void> {
     this.#write(() => {
       const s = this.#stmts
+      this.#fence(batch.threadId, batch.runId)
       s.insertBatch.run(batch.batchId, batch.threadId, batch.runId, batch.createdAt, batch.expiresAt)
       batch.interrupts.forEach((item, position) => {
         s.insertInterrupt.run(
@@ -387,19 +419,27 @@ export class SqliteStore implements Store {
     })
   }
 
-  async finishRun(request: FinishRunRequest): Promise<StoredEvent[]> {
+  async finishRun(request: FinishRunRequest): Promise<StoredEvent[] | undefined> {
     return this.#write(() => {
       const s = this.#stmts
       const { threadId, runId, now } = request
-      const stored = this.#appendEventsTx(threadId, runId, request.events)
-      s.finishRun.run(
+      const finished = s.finishRun.run(
         request.status,
         request.outcome === undefined ? null : JSON.stringify(request.outcome),
         request.errorCode ?? null,
         now,
         threadId,
         runId,
-      )
+      ).changes
+      if (finished === 0) return undefined
+      for (const call of request.closeCalls ?? []) {
+        const from = JSON.stringify(call.from)
+        if (s.closeToolCall.run(call.status, call.result, now, threadId, call.toolCallId, from).changes === 1) {
+          this.#appendMessagesTx(threadId, runId, [call.message], now)
+        }
+      }
+      if ('state' in request && request.state !== undefined) s.setState.run(JSON.stringify(request.state ?? null), now, threadId)
+      const stored = this.#appendEventsTx(threadId, runId, request.events)
       if (request.closeBatch) s.closeBatch.run(request.closeBatch.status, now, request.closeBatch.batchId)
       const open = s.getOpenBatch.get(threadId) as BatchRow | undefined
       s.releaseThread.run(open ? 'interrupted' : 'idle', now, threadId, runId)
@@ -407,25 +447,49 @@ export class SqliteStore implements Store {
     })
   }
 
-  async recoverAbandonedRuns(now: number, makeErrorEvent: () => NewEvent): Promise<{ threadId: string; runId: string }[]> {
+  async requestCancel(threadId: string, runId: string, now: number): Promise<RunRecord | undefined> {
+    return this.#write(() => {
+      this.#stmts.requestCancel.run(now, threadId, runId)
+      const row = this.#stmts.getRun.get(threadId, runId) as RunRow | undefined
+      return row ? toRun(row) : undefined
+    })
+  }
+
+  async heartbeatRuns(executorId: string, leaseUntil: number): Promise<RunHeartbeat[]> {
+    return this.#write(() => {
+      const rows = this.#stmts.heartbeatRuns.all(leaseUntil, executorId) as { thread_id: string; run_id: string; cancel_requested_at: number | null }[]
+      return rows.map((r) => ({ threadId: r.thread_id, runId: r.run_id, cancelRequested: r.cancel_requested_at !== null }))
+    })
+  }
+
+  async listAbandonedRuns(query: { readonly now: number; readonly all?: boolean; readonly excludeExecutor?: string }): Promise<RunKey[]> {
+    const rows = this.#stmts.listAbandoned.all({ now: query.now, all: query.all ? 1 : 0, exclude: query.excludeExecutor ?? null }) as {
+      thread_id: string
+      run_id: string
+    }[]
+    return rows.map((r) => ({ threadId: r.thread_id, runId: r.run_id }))
+  }
+
+  async takeOverRun(request: TakeOverRequest): Promise<RunRecord | undefined> {
     return this.#write(() => {
       const s = this.#stmts
-      const rows = s.listRunning.all() as { thread_id: string; run_id: string }[]
-      for (const row of rows) {
-        this.#appendEventsTx(row.thread_id, row.run_id, [makeErrorEvent()])
-        s.finishRun.run('failed', null, 'INTERNAL', now, row.thread_id, row.run_id)
-        const open = s.getOpenBatch.get(row.thread_id) as BatchRow | undefined
-        s.releaseThread.run(open ? 'interrupted' : 'idle', now, row.thread_id, row.run_id)
-      }
-      return rows.map((r) => ({ threadId: r.thread_id, runId: r.run_id }))
+      const changed = s.takeOverRun.run(request.executorId, request.leaseUntil, request.threadId, request.runId, request.force ? 1 : 0, request.now).changes
+      if (changed === 0) return undefined
+      return toRun(s.getRun.get(request.threadId, request.runId) as RunRow)
     })
+  }
+
+  /** Throws unless `runId` is the thread's active run (inside a write transaction). */
+  #fence(threadId: string, runId: string): void {
+    if (!this.#stmts.isActive.get(threadId, runId)) throw new RunNotActiveError(threadId, runId)
   }
 
   #appendEventsTx(threadId: string, runId: string, events: readonly NewEvent[]): StoredEvent[] {
     if (events.length === 0) return []
     const s = this.#stmts
-    const row = s.advanceSeq.get(events.length, threadId) as { last_seq: number } | undefined
-    if (!row) throw new Error(`Unknown thread ${threadId}`)
+    // Fenced: only the thread's active run advances its log.
+    const row = s.advanceSeq.get(events.length, threadId, runId) as { last_seq: number } | undefined
+    if (!row) throw new RunNotActiveError(threadId, runId)
     let seq = row.last_seq - events.length
     const stored: StoredEvent[] = []
     for (const event of events) {
@@ -493,6 +557,9 @@ function prepare(db: Database.Database) {
       `SELECT * FROM threads
        WHERE owner_id = @owner AND (@status IS NULL OR status = @status)
          AND (@afterUpdated IS NULL OR updated_at < @afterUpdated OR (updated_at = @afterUpdated AND thread_id > @afterThread))
+         AND (@pendingAt IS NULL OR EXISTS (
+           SELECT 1 FROM interrupt_batches b
+           WHERE b.thread_id = threads.thread_id AND b.status = 'pending' AND b.expires_at > @pendingAt))
        ORDER BY updated_at DESC, thread_id ASC
        LIMIT @limit`,
     ),
@@ -515,7 +582,9 @@ function prepare(db: Database.Database) {
     ),
     bumpRevision: db.prepare('UPDATE threads SET revision = revision + 1, updated_at = ? WHERE thread_id = ?'),
     setState: db.prepare('UPDATE threads SET state_json = ?, revision = revision + 1, updated_at = ? WHERE thread_id = ?'),
-    advanceSeq: db.prepare('UPDATE threads SET last_seq = last_seq + ? WHERE thread_id = ? RETURNING last_seq'),
+    advanceSeq: db.prepare('UPDATE threads SET last_seq = last_seq + ? WHERE thread_id = ? AND active_run_id = ? RETURNING last_seq'),
+    isActive: db.prepare('SELECT 1 AS ok FROM threads WHERE thread_id = ? AND active_run_id = ?'),
+    pollThreads: db.prepare('SELECT thread_id, last_seq, active_run_id FROM threads WHERE thread_id IN (SELECT value FROM json_each(?))'),
     insertEvent: db.prepare('INSERT INTO events (thread_id, seq, run_id, type, json) VALUES (?, ?, ?, ?, ?)'),
     readEvents: db.prepare('SELECT seq, run_id, type, json FROM events WHERE thread_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
     readRunEvents: db.prepare(
@@ -528,14 +597,29 @@ function prepare(db: Database.Database) {
     ),
     getRun: db.prepare('SELECT * FROM runs WHERE thread_id = ? AND run_id = ?'),
     insertRun: db.prepare(
-      `INSERT INTO runs (thread_id, run_id, kind, status, parent_run_id, batch_id, decision_hash, created_at)
-       VALUES (?, ?, ?, 'running', ?, ?, ?, ?)`,
+      `INSERT INTO runs (thread_id, run_id, kind, status, parent_run_id, batch_id, decision_hash, created_at, executor_id, lease_until)
+       VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)`,
+    ),
+    requestCancel: db.prepare(
+      `UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) WHERE thread_id = ? AND run_id = ? AND status = 'running'`,
+    ),
+    heartbeatRuns: db.prepare(
+      `UPDATE runs SET lease_until = ? WHERE executor_id = ? AND status = 'running' RETURNING thread_id, run_id, cancel_requested_at`,
+    ),
+    listAbandoned: db.prepare(
+      `SELECT thread_id, run_id FROM runs
+       WHERE status = 'running' AND (@all = 1 OR lease_until IS NULL OR lease_until < @now)
+         AND (@exclude IS NULL OR executor_id IS NULL OR executor_id <> @exclude)
+       ORDER BY created_at`,
+    ),
+    takeOverRun: db.prepare(
+      `UPDATE runs SET executor_id = ?, lease_until = ?
+       WHERE thread_id = ? AND run_id = ? AND status = 'running' AND (? = 1 OR lease_until IS NULL OR lease_until < ?)`,
     ),
     finishRun: db.prepare(
       `UPDATE runs SET status = ?, outcome_json = ?, error_code = ?, finished_at = ?
        WHERE thread_id = ? AND run_id = ? AND status = 'running'`,
     ),
-    listRunning: db.prepare(`SELECT thread_id, run_id FROM runs WHERE status = 'running'`),
     getBatch: db.prepare('SELECT * FROM interrupt_batches WHERE batch_id = ?'),
     getOpenBatch: db.prepare(`SELECT * FROM interrupt_batches WHERE thread_id = ? AND status = 'pending'`),
     getBatchOfInterrupt: db.prepare(
@@ -566,7 +650,13 @@ function prepare(db: Database.Database) {
     ),
     beginEffect: db.prepare(
       `UPDATE tool_calls SET status = 'started', attempt_run_id = ?, started_at = ?
-       WHERE thread_id = ? AND tool_call_id = ? AND status IN (${STARTABLE.map((x) => `'${x}'`).join(', ')})`,
+       WHERE thread_id = ? AND tool_call_id = ? AND status IN (${STARTABLE.map((x) => `'${x}'`).join(', ')})
+         AND EXISTS (SELECT 1 FROM threads WHERE thread_id = ? AND active_run_id = ?)
+         AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = ? AND run_id = ? AND cancel_requested_at IS NOT NULL)`,
+    ),
+    closeToolCall: db.prepare(
+      `UPDATE tool_calls SET status = ?, result = ?, finished_at = ?
+       WHERE thread_id = ? AND tool_call_id = ? AND status IN (SELECT value FROM json_each(?))`,
     ),
     settleToolCall: db.prepare(
       'UPDATE tool_calls SET status = ?, result = ?, finished_at = ? WHERE thread_id = ? AND tool_call_id = ?',

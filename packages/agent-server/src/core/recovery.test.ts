@@ -1,0 +1,207 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { EventType } from '@interlude/protocol'
+import type { ThreadSnapshot } from '@interlude/protocol'
+import { ThreadSnapshotSchema } from '@interlude/protocol/schemas'
+import type { AgentDefinition } from '../agent/agent.ts'
+import type { ToolDefinition } from '../agent/tool.ts'
+import type { Store } from '../store/store.ts'
+import type { TestServer } from '../test-utils/harness.ts'
+import { authHeader, newThreadId, postRun, runInput, startTestServer, textOf, toolResults, types, userMessage } from '../test-utils/harness.ts'
+import { commandAgent } from '../test-utils/test-agents.ts'
+
+/**
+ * Restart semantics without killing a process: the database state a dead process leaves behind is
+ * written through the store (a run whose lease ended, an effect left `started`, an open text
+ * message), then the server meets it on first touch or at startup. The real SIGKILL cases are in
+ * `src/http/crash-recovery.test.ts`.
+ */
+const servers: TestServer[] = []
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.dispose()
+})
+
+async function serve(agent: AgentDefinition, extra: Parameters<typeof startTestServer>[0] = {}) {
+  const s = await startTestServer({ agent, exclusive: false, ...extra })
+  servers.push(s)
+  return s
+}
+
+const deployTool = (reconcile?: ToolDefinition['reconcile']): ToolDefinition => ({
+  name: 'deploy',
+  description: 'deploy',
+  parameters: { type: 'object' },
+  execute: () => ({ deployed: true }),
+  ...(reconcile ? { reconcile } : {}),
+})
+
+const snapshotOf = async (s: TestServer, threadId: string) => {
+  const res = await fetch(`${s.baseUrl}/threads/${threadId}`, { headers: authHeader('alice') })
+  expect(res.status).toBe(200)
+  return ThreadSnapshotSchema.parse(await res.json()) as ThreadSnapshot
+}
+
+const eventsOf = async (s: TestServer, threadId: string) => {
+  const text = await (await fetch(`${s.baseUrl}/threads/${threadId}/events`, { headers: authHeader('alice') })).text()
+  return text
+    .split('\n\n')
+    .filter((f) => f.startsWith('id: '))
+    .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)) as { type: string; [k: string]: unknown })
+}
+
+/**
+ * What a process killed in the middle of a run leaves: the run `running` with a lease that ends at
+ * `leaseUntil`, a model response with two calls (one started, one not), an open text message.
+ */
+async function deadRun(store: Store, threadId: string, leaseUntil = Date.now() - 1) {
+  const runId = 'run-dead'
+  const now = Date.now()
+  await store.startInputRun({
+    threadId,
+    ownerId: 'alice',
+    runId,
+    parentRunId: undefined,
+    expectedRevision: null,
+    initialState: { log: [] },
+    messages: [userMessage('deploy please', 'u1')],
+    toolResults: [],
+    now,
+    executorId: 'exec-dead',
+    leaseUntil,
+  })
+  await store.appendEvents(threadId, runId, [
+    { type: EventType.RUN_STARTED, json: JSON.stringify({ type: EventType.RUN_STARTED, threadId, runId }) },
+  ])
+  await store.appendMessages(threadId, runId, [
+    {
+      id: 'a1',
+      role: 'assistant',
+      toolCalls: [
+        { id: 'call_deploy', type: 'function', function: { name: 'deploy', arguments: '{}' } },
+        { id: 'call_later', type: 'function', function: { name: 'deploy', arguments: '{}' } },
+      ],
+    },
+  ])
+  await store.insertToolCalls(
+    ['call_deploy', 'call_later'].map((toolCallId) => ({ threadId, toolCallId, runId, messageId: 'a1', toolName: 'deploy', argsText: '{}', kind: 'server' as const, status: 'pending' as const, now })),
+  )
+  expect(await store.beginEffect(threadId, 'call_deploy', runId, now)).toBe('started')
+  await store.appendEvents(threadId, runId, [
+    { type: EventType.TEXT_MESSAGE_START, json: JSON.stringify({ type: EventType.TEXT_MESSAGE_START, messageId: 'm-open', role: 'assistant' }) },
+    { type: EventType.TEXT_MESSAGE_CONTENT, json: JSON.stringify({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: 'm-open', delta: '部署中 🚀' }) },
+  ])
+  return runId
+}
+
+describe('restart semantics: runs whose process died', () => {
+  it('on first touch: closed as RUN_FAILED, the started effect is unknown (never re-run), the other call did not run', async () => {
+    let executions = 0
+    const tool: ToolDefinition = { ...deployTool(), execute: () => ++executions }
+    const s = await serve(commandAgent([tool]))
+    const threadId = newThreadId()
+    await deadRun(s.store, threadId)
+
+    const snapshot = await snapshotOf(s, threadId)
+    expect(snapshot).toMatchObject({ status: 'idle', unsettledEffects: [{ toolCallId: 'call_deploy', toolName: 'deploy', status: 'unknown' }] })
+    expect(snapshot.activeRunId).toBeUndefined()
+    const results = snapshot.messages.filter((m) => m.role === 'tool') as { toolCallId: string; content: string }[]
+    expect(results.map((m) => m.toolCallId).sort()).toEqual(['call_deploy', 'call_later'])
+    expect(JSON.parse(results.find((m) => m.toolCallId === 'call_deploy')!.content)).toMatchObject({ status: 'unknown' })
+    expect(JSON.parse(results.find((m) => m.toolCallId === 'call_later')!.content)).toMatchObject({ status: 'cancelled' })
+    expect(await s.store.getRun(threadId, 'run-dead')).toMatchObject({ status: 'failed', errorCode: 'RUN_FAILED' })
+
+    const events = await eventsOf(s, threadId)
+    expect(events.map((e) => e.type)).toEqual([
+      EventType.RUN_STARTED,
+      EventType.TEXT_MESSAGE_START,
+      EventType.TEXT_MESSAGE_CONTENT,
+      EventType.TEXT_MESSAGE_END,
+      EventType.TOOL_CALL_RESULT,
+      EventType.TOOL_CALL_RESULT,
+      EventType.RUN_ERROR,
+    ])
+    expect(events[events.length - 1]).toMatchObject({ code: 'RUN_FAILED' })
+
+    // The thread continues: the model reads the unknown and the cancelled results; nothing re-runs.
+    const next = await postRun(s, runInput(threadId, [userMessage('{"text":"status?"}')]))
+    expect(next.status).toBe(200)
+    expect(executions).toBe(0)
+    expect((await snapshotOf(s, threadId)).unsettledEffects).toHaveLength(1)
+  })
+
+  it("the tool's reconcile(toolCallId) settles the effect with its result and state", async () => {
+    const seen: string[] = []
+    const tool = deployTool((toolCallId, ctx) => {
+      seen.push(`${toolCallId}:${ctx.idempotencyKey}:${ctx.principal}:${ctx.runId}`)
+      ctx.updateState((state) => ({ ...(state as object), reconciled: toolCallId }))
+      return { status: 'succeeded', result: { deployed: true, reconciled: true } }
+    })
+    const s = await serve(commandAgent([tool]))
+    const threadId = newThreadId()
+    await deadRun(s.store, threadId)
+    const snapshot = await snapshotOf(s, threadId)
+    expect(seen).toEqual(['call_deploy:call_deploy:alice:run-dead'])
+    expect(snapshot.unsettledEffects).toBeUndefined()
+    expect(snapshot.state).toEqual({ log: [], reconciled: 'call_deploy' })
+    const deployResult = snapshot.messages.find((m) => m.role === 'tool' && m.toolCallId === 'call_deploy') as { content: string }
+    expect(JSON.parse(deployResult.content)).toEqual({ deployed: true, reconciled: true })
+    expect(await s.store.getToolCall(threadId, 'call_deploy')).toMatchObject({ status: 'succeeded' })
+    const events = await eventsOf(s, threadId)
+    expect(events.map((e) => e.type).slice(-2)).toEqual([EventType.STATE_SNAPSHOT, EventType.RUN_ERROR])
+  })
+
+  it('a reconcile that cannot tell (undefined or throws) leaves the effect unknown', async () => {
+    const s = await serve(commandAgent([deployTool(() => { throw new Error('ops API down') })]))
+    const threadId = newThreadId()
+    await deadRun(s.store, threadId)
+    expect((await snapshotOf(s, threadId)).unsettledEffects).toEqual([{ toolCallId: 'call_deploy', toolName: 'deploy', status: 'unknown' }])
+  })
+
+  it('a run whose lease has not ended is alive: not touched until the lease ends', async () => {
+    const s = await serve(commandAgent([deployTool()]))
+    const threadId = newThreadId()
+    const leaseUntil = Date.now() + 400
+    await deadRun(s.store, threadId, leaseUntil)
+    const busy = await postRun(s, runInput(threadId, [userMessage('{"text":"x"}')]))
+    expect(busy.error?.code).toBe('THREAD_BUSY')
+    expect((await snapshotOf(s, threadId)).status).toBe('running')
+    while (Date.now() <= leaseUntil) await new Promise((r) => setTimeout(r, 20))
+    // First touch by a new run: the abandoned run is closed, then the input is admitted.
+    const admitted = await postRun(s, runInput(threadId, [userMessage('{"text":"after"}')]))
+    expect(admitted.status).toBe(200)
+    expect(textOf(admitted.events)).toBe('after')
+  })
+
+  it('a cancel of an abandoned run closes it and answers with its final status', async () => {
+    const s = await serve(commandAgent([deployTool()]))
+    const threadId = newThreadId()
+    const runId = await deadRun(s.store, threadId)
+    const res = await fetch(`${s.baseUrl}/threads/${threadId}/runs/${runId}/cancel`, {
+      method: 'POST',
+      headers: { ...authHeader('alice'), 'Content-Type': 'application/json' },
+      body: '{}',
+    })
+    expect(await res.json()).toEqual({ runId, status: 'failed' })
+  })
+
+  it('exclusive mode (single process): every run left running is closed at startup, lease or not', async () => {
+    const first = await serve(commandAgent([deployTool()]))
+    const threadId = newThreadId()
+    await deadRun(first.store, threadId, Date.now() + 3_600_000)
+    await first.close()
+    // Same file, new process, exclusive: recovered before the first request.
+    const second = await startTestServer({ agent: commandAgent([deployTool()]), dbPath: first.dbPath, exclusive: true })
+    servers.push(second)
+    expect(await second.store.getRun(threadId, 'run-dead')).toMatchObject({ status: 'failed', errorCode: 'RUN_FAILED' })
+    expect(await second.store.getThread(threadId)).toMatchObject({ status: 'idle' })
+  })
+
+  it('a live tail of an abandoned run ends with the RUN_ERROR the recovery appends', async () => {
+    const s = await serve(commandAgent([deployTool()]), { runLeaseMs: 200 })
+    const threadId = newThreadId()
+    await deadRun(s.store, threadId, Date.now() + 300)
+    // The events route is a touch too, but the lease is still valid: it tails until the sweep closes the run.
+    const events = await eventsOf(s, threadId)
+    expect(types(events as never)).toContain(EventType.RUN_ERROR)
+    expect(toolResults(events as never).map((r) => r.toolCallId).sort()).toEqual(['call_deploy', 'call_later'])
+  })
+})
