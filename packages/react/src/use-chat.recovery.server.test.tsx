@@ -30,20 +30,6 @@ afterAll(async () => {
 })
 afterEach(cleanup)
 
-/**
- * TEMPORARY: `GET …/threads/:id` and `GET …/threads/:id/events` are still being written in
- * agent-server. Until they answer (anything but the router's NOT_FOUND), these tests skip at run
- * time and say so; they are listed as blocked in the package README. Remove this gate once the
- * routes land.
- */
-async function threadRoutesMissing(): Promise<boolean> {
-  const res = await fetch(`${server.baseUrl}/threads/route-probe/events`, { headers })
-  const body = (await res.json().catch(() => undefined)) as { error?: { code?: string } } | undefined
-  const missing = res.status === 404 && body?.error?.code === 'NOT_FOUND'
-  if (missing) console.warn('[@interlude/react] SKIPPED: agent-server has no GET …/threads/:id[/events] routes yet')
-  return missing
-}
-
 const strict = ({ children }: { children: ReactNode }) => <StrictMode>{children}</StrictMode>
 const thread = () => `recovery-${process.pid}-${++seq}`
 
@@ -108,8 +94,7 @@ function droppingFetch(keepFrames: number) {
 }
 
 describe('useChat recovery against the agent server', () => {
-  it('a reload (new runtime on the same thread) + recover() brings back the pending batch, which can be answered', async ({ skip }) => {
-    if (await threadRoutesMissing()) return skip()
+  it('a reload (new runtime on the same thread) + recover() brings back the pending batch, which can be answered', async () => {
     const threadId = thread()
     const first = mount({ threadId })
     const original = await pause(first.result)
@@ -132,8 +117,7 @@ describe('useChat recovery against the agent server', () => {
     expect(second.result.current.state).toMatchObject({ deployments: [expect.objectContaining({ version: 'v4.2', environment: 'production' })] })
   })
 
-  it('a connection dropped after acknowledgement heals through the events route without duplicated text', async ({ skip }) => {
-    if (await threadRoutesMissing()) return skip()
+  it('a connection dropped after acknowledgement heals through the events route without duplicated text', async () => {
     const clean = mount({ threadId: thread() })
     act(() => void clean.result.current.sendMessage('hello there'))
     await waitFor(() => expect(clean.result.current.isLoading).toBe(false))
@@ -150,8 +134,7 @@ describe('useChat recovery against the agent server', () => {
     expect(dropping.requests.some((r) => r.startsWith('GET') && r.includes('/events'))).toBe(true)
   })
 
-  it('two tabs, same decision: the second joins the first run (ALREADY_RESUMED); a different decision is a DECISION_CONFLICT', async ({ skip }) => {
-    if (await threadRoutesMissing()) return skip()
+  it('two tabs, same decision: the second joins the first run (ALREADY_RESUMED); a different decision is a DECISION_CONFLICT', async () => {
     const threadId = thread()
     const tabA = mount({ threadId })
     await pause(tabA.result)
@@ -181,8 +164,7 @@ describe('useChat recovery against the agent server', () => {
     expect(tabC.result.current).toMatchObject({ pendingInterrupts: undefined, error: undefined })
   })
 
-  it('recover() on a running thread re-attaches to its live events', async ({ skip }) => {
-    if (await threadRoutesMissing()) return skip()
+  it('recover() on a running thread re-attaches to its live events', async () => {
     const own = mkdtempSync(join(tmpdir(), 'interlude-react-attach-'))
     const paced = await startServer({ dbPath: join(own, 'agent.db'), tokens: { bob: TOKEN }, pacingMs: 15 })
     try {
@@ -207,8 +189,39 @@ describe('useChat recovery against the agent server', () => {
     }
   })
 
-  it('a server restart while paused, then recover(), then resume', async ({ skip }) => {
-    if (await threadRoutesMissing()) return skip()
+  it('stop() after acknowledgement cancels the run on the server and requires recovery; recover() gets out of it', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'interlude-react-stop-'))
+    const paced = await startServer({ dbPath: join(own, 'agent.db'), tokens: { bob: TOKEN }, pacingMs: 20 })
+    const cancels: number[] = []
+    const fetchImpl: typeof fetch = async (input, init) => {
+      const res = await globalThis.fetch(input, init)
+      if (String(input).endsWith('/cancel')) cancels.push(res.status)
+      return res
+    }
+    try {
+      const { result } = mount({ threadId: thread(), fetch: fetchImpl }, paced.baseUrl)
+      await pause(result)
+      approveAll(result)
+      await waitFor(() => expect(result.current.status).toBe('streaming'))
+      act(() => result.current.stop())
+      expect(result.current).toMatchObject({ isLoading: false, isResuming: false, recovery: { required: true } })
+      expect(() => result.current.sendMessage('next')).toThrow(expect.objectContaining({ code: 'RECOVERY_REQUIRED' }))
+      await waitFor(() => expect(cancels).toHaveLength(1))
+      expect(cancels[0]).toBeLessThan(300)
+      // Wait for the server to settle the cancelled run, then install its view.
+      await waitFor(async () => expect((await paced.store.getThread(result.current.threadId))?.activeRunId).toBeUndefined())
+      await act(async () => void (await result.current.recover()))
+      expect(result.current).toMatchObject({ recovery: { required: false }, error: undefined, isLoading: false })
+      act(() => void result.current.sendMessage('hello again'))
+      await waitFor(() => expect(result.current.isLoading).toBe(false))
+      expect(result.current.error).toBeUndefined()
+    } finally {
+      await paced.close()
+      rmSync(own, { recursive: true, force: true })
+    }
+  })
+
+  it('a server restart while paused, then recover(), then resume', async () => {
     const own = mkdtempSync(join(tmpdir(), 'interlude-react-restart-'))
     const dbPath = join(own, 'agent.db')
     let srv = await startServer({ dbPath, tokens: { bob: TOKEN } })

@@ -74,6 +74,7 @@ describe('createHttpTransport', () => {
     const transport = createHttpTransport({ fetch: r.fetch })
     expect(await transport.getThread('t')).toEqual(snapshot)
     await transport.cancel!('t', 'r 1')
+    expect(r.calls[1]!.headers.get('content-type')).toBe('application/json')
     expect(r.calls.map((c) => [c.init.method, c.url])).toEqual([
       ['GET', '/api/agent/threads/t'],
       ['POST', '/api/agent/threads/t/runs/r%201/cancel'],

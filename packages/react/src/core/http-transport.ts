@@ -122,7 +122,11 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
     },
 
     async cancel(threadId: string, runId: string): Promise<void> {
-      const res = await request(`/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/cancel`, { method: 'POST' }, { Accept: 'application/json' })
+      const res = await request(
+        `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/cancel`,
+        { method: 'POST', body: '{}' },
+        { Accept: 'application/json', 'Content-Type': 'application/json' },
+      )
       await res.body?.cancel().catch(() => undefined)
     },
   }
