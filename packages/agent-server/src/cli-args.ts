@@ -3,7 +3,14 @@ export const USAGE = `Usage: interlude-server [options]
 
   --port <n>            port to listen on (default 8787; 0 = any free port)
   --host <host>         interface to bind (default 127.0.0.1)
-  --db <path>           SQLite file, created on first start (default .data/interlude.db)
+  --db <path | url>     SQLite file, created on first start (default .data/interlude.db), or a
+                        postgres://user:pass@host:port/db URL (PostgreSQL, several replicas)
+  --db-schema <name>    PostgreSQL schema of the tables (default: the search_path, usually public)
+  --shared              several server processes share this SQLite file (default for PostgreSQL):
+                        runs left running are closed once their lease ends, not all at startup
+  --run-lease-ms <ms>   lease of a running run, renewed by its process (default 15000)
+  --poll-ms <ms>        log poll for live tails of runs in other processes (default 250; 1000
+                        with PostgreSQL, which also uses LISTEN/NOTIFY)
   --model <name>        scripted | openai (default scripted; openai reads OPENAI_API_KEY,
                         OPENAI_BASE_URL, OPENAI_MODEL)
   --interrupt-ttl <s>   seconds before an interrupt batch expires (default 3600)
@@ -19,6 +26,11 @@ export interface CliOptions {
   readonly port: number
   readonly host: string
   readonly db: string
+  readonly dbSchema: string | undefined
+  /** `false` with --shared or a PostgreSQL URL. */
+  readonly exclusive: boolean
+  readonly runLeaseMs: number | undefined
+  readonly pollMs: number | undefined
   readonly model: 'scripted' | 'openai'
   readonly interruptTtlSeconds: number
   readonly tokens: Record<string, string> | undefined
@@ -43,6 +55,10 @@ export function parseCliArgs(argv: readonly string[]): CliOptions | 'help' {
       port: { type: 'string' },
       host: { type: 'string' },
       db: { type: 'string' },
+      'db-schema': { type: 'string' },
+      shared: { type: 'boolean' },
+      'run-lease-ms': { type: 'string' },
+      'poll-ms': { type: 'string' },
       model: { type: 'string' },
       'interrupt-ttl': { type: 'string' },
       token: { type: 'string', multiple: true },
@@ -56,7 +72,9 @@ export function parseCliArgs(argv: readonly string[]): CliOptions | 'help' {
   const model = values.model ?? 'scripted'
   if (model !== 'scripted' && model !== 'openai') throw new Error('--model must be scripted or openai')
   const db = values.db ?? '.data/interlude.db'
-  if (/^postgres(ql)?:\/\//i.test(db)) throw new Error('The PostgreSQL store is not built yet; use a SQLite file path for --db.')
+  const postgres = /^postgres(ql)?:\/\//i.test(db)
+  if (values['db-schema'] !== undefined && !postgres) throw new Error('--db-schema needs a postgres:// --db URL')
+  if (values['db-schema'] !== undefined && !/^[A-Za-z_][\w$]{0,62}$/.test(values['db-schema'])) throw new Error('--db-schema must be a plain identifier')
   let tokens: Record<string, string> | undefined
   for (const spec of values.token ?? []) {
     const eq = spec.indexOf('=')
@@ -70,6 +88,10 @@ export function parseCliArgs(argv: readonly string[]): CliOptions | 'help' {
     port,
     host: values.host ?? '127.0.0.1',
     db,
+    dbSchema: values['db-schema'],
+    exclusive: !postgres && values.shared !== true,
+    runLeaseMs: values['run-lease-ms'] === undefined ? undefined : positiveNumber('--run-lease-ms', values['run-lease-ms'], false),
+    pollMs: values['poll-ms'] === undefined ? undefined : positiveNumber('--poll-ms', values['poll-ms'], false),
     model,
     interruptTtlSeconds: positiveNumber('--interrupt-ttl', values['interrupt-ttl'] ?? '3600', false),
     tokens,

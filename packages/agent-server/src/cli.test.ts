@@ -53,7 +53,11 @@ describe('interlude-server CLI', () => {
     expect(() => parseCliArgs(['--model', 'gpt'])).toThrow(/scripted or openai/)
     expect(() => parseCliArgs(['--token', 'nosecret'])).toThrow(/name=secret/)
     expect(() => parseCliArgs(['--interrupt-ttl', '0'])).toThrow(/positive/)
-    expect(() => parseCliArgs(['--db', 'postgres://x/y'])).toThrow(/PostgreSQL/)
+    expect(parseCliArgs(['--db', 'postgres://u@h:5432/d', '--db-schema', 's1'])).toMatchObject({ db: 'postgres://u@h:5432/d', dbSchema: 's1', exclusive: false })
+    expect(parseCliArgs(['--db', 'x.db'])).toMatchObject({ exclusive: true })
+    expect(parseCliArgs(['--db', 'x.db', '--shared', '--run-lease-ms', '500', '--poll-ms', '20'])).toMatchObject({ exclusive: false, runLeaseMs: 500, pollMs: 20 })
+    expect(() => parseCliArgs(['--db', 'x.db', '--db-schema', 's'])).toThrow(/postgres/)
+    expect(() => parseCliArgs(['--db', 'postgres://h/d', '--db-schema', 'a;b'])).toThrow(/identifier/)
     expect(() => parseCliArgs(['--bogus'])).toThrow()
   })
 

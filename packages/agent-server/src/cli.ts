@@ -1,6 +1,6 @@
 import type { CliOptions } from './cli-args.ts'
 import { parseCliArgs, USAGE } from './cli-args.ts'
-import { startServer } from './server.ts'
+import { isPostgresUrl, startServer } from './server.ts'
 
 /** The `interlude-server` entry (bin/interlude-server.js imports the built copy). */
 export async function main(argv: readonly string[]): Promise<void> {
@@ -19,7 +19,11 @@ export async function main(argv: readonly string[]): Promise<void> {
   const server = await startServer({
     port: options.port,
     host: options.host,
-    dbPath: options.db,
+    ...(isPostgresUrl(options.db) ? { dbUrl: options.db } : { dbPath: options.db }),
+    ...(options.dbSchema !== undefined ? { dbSchema: options.dbSchema } : {}),
+    exclusive: options.exclusive,
+    ...(options.runLeaseMs !== undefined ? { runLeaseMs: options.runLeaseMs } : {}),
+    ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
     model: options.model,
     interruptTtlSeconds: options.interruptTtlSeconds,
     pacingMs: options.pacingMs,

@@ -1,7 +1,7 @@
 // Public API of @interlude/agent-server.
 export { createAgentServer } from './http/app.ts'
 export type { AgentServer, AgentServerOptions } from './http/app.ts'
-export { startServer } from './server.ts'
+export { isPostgresUrl, startServer } from './server.ts'
 export type { RunningServer, StartServerOptions } from './server.ts'
 
 export type { AgentDefinition } from './agent/agent.ts'
@@ -24,6 +24,9 @@ export type { ReleaseAssistantOptions, ReleaseState } from './demo/release-assis
 
 export { createSqliteStore, SqliteStore } from './store/sqlite/sqlite-store.ts'
 export type { SqliteStoreOptions } from './store/sqlite/sqlite-store.ts'
+export { createPostgresStore, PostgresStore } from './store/postgres/postgres-store.ts'
+export type { PostgresStoreOptions } from './store/postgres/postgres-store.ts'
+export { RunNotActiveError } from './store/store.ts'
 export type * from './store/store.ts'
 
 export { DEFAULT_LIMITS } from './core/limits.ts'

@@ -11,6 +11,7 @@ import type { AgentServer } from './http/app.ts'
 import { createAgentServer } from './http/app.ts'
 import type { OpenAIModelOptions } from './models/openai.ts'
 import { openaiModel } from './models/openai.ts'
+import { createPostgresStore } from './store/postgres/postgres-store.ts'
 import { createSqliteStore } from './store/sqlite/sqlite-store.ts'
 import type { Store } from './store/store.ts'
 
@@ -19,8 +20,12 @@ export interface StartServerOptions {
   readonly port?: number
   /** @default '127.0.0.1' */
   readonly host?: string
-  /** SQLite file (created on first start). */
-  readonly dbPath: string
+  /** SQLite file (created on first start). One of `dbPath` / `dbUrl` is required. */
+  readonly dbPath?: string
+  /** `postgres://…` URL: the PostgreSQL store (schema and tables created on first start). */
+  readonly dbUrl?: string
+  /** PostgreSQL schema of the tables. @default the connection's search_path (usually `public`) */
+  readonly dbSchema?: string
   /** @default 'scripted' */
   readonly model?: 'scripted' | 'openai'
   /** Options of the OpenAI provider (defaults come from OPENAI_* environment variables). */
@@ -70,6 +75,21 @@ async function authenticatorFor(options: StartServerOptions, store: Store): Prom
   return anonymousSessionCookie({ secret })
 }
 
+/** `postgres://` / `postgresql://` URLs select the PostgreSQL store. */
+export function isPostgresUrl(value: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(value)
+}
+
+async function openStore(options: StartServerOptions): Promise<Store> {
+  const url = options.dbUrl ?? (options.dbPath !== undefined && isPostgresUrl(options.dbPath) ? options.dbPath : undefined)
+  if (url !== undefined) {
+    if (!isPostgresUrl(url)) throw new RangeError('dbUrl must be a postgres:// URL.')
+    return createPostgresStore({ connectionString: url, ...(options.dbSchema !== undefined ? { schema: options.dbSchema } : {}) })
+  }
+  if (options.dbPath === undefined) throw new RangeError('startServer needs dbPath (SQLite) or dbUrl (PostgreSQL).')
+  return createSqliteStore(options.dbPath)
+}
+
 /**
  * Starts the agent server on @hono/node-server (the CLI and other packages' tests use this).
  * @example
@@ -78,7 +98,7 @@ async function authenticatorFor(options: StartServerOptions, store: Store): Prom
  * await server.close()
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
-  const store = createSqliteStore(options.dbPath)
+  const store = await openStore(options)
   try {
     const agent =
       options.agent ??

@@ -1,163 +1,43 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
-import type { Interrupt, Message, ResumeEntry, RunFinishedOutcome, ThreadStatus } from '@interlude/protocol'
+import type { Message } from '@interlude/protocol'
 import { RunNotActiveError } from '../store.ts'
 import type {
   AdmissionView,
   BatchRecord,
   BeginEffectResult,
-  BatchStatus,
   ClaimBatchRequest,
   ClaimBatchResult,
   EventQuery,
   FinishRunRequest,
-  InterruptKind,
   NewBatch,
   NewEvent,
   NewToolCall,
   RunHeartbeat,
   RunKey,
-  RunKind,
   RunRecord,
-  RunStatus,
   SettleToolCallRequest,
   StartInputRunRequest,
   StartRunResult,
   Store,
   StoredEvent,
-  StoredInterrupt,
   TakeOverRequest,
   ThreadHead,
   ThreadQuery,
   ThreadRecord,
-  ToolCallKind,
   ToolCallRecord,
   ToolCallStatus,
 } from '../store.ts'
 import { migrate } from './migrations.ts'
+import type { BatchRow, EventRow, InterruptRow, RunRow, ThreadRow, ToolCallRow } from '../rows.ts'
+import { toBatch, toRun, toThread, toToolCall } from '../rows.ts'
 
-interface ThreadRow {
-  thread_id: string
-  owner_id: string
-  revision: number
-  status: ThreadStatus
-  state_json: string
-  active_run_id: string | null
-  last_seq: number
-  created_at: number
-  updated_at: number
-}
-interface RunRow {
-  thread_id: string
-  run_id: string
-  kind: RunKind
-  status: RunStatus
-  parent_run_id: string | null
-  batch_id: string | null
-  decision_hash: string | null
-  outcome_json: string | null
-  error_code: string | null
-  created_at: number
-  finished_at: number | null
-  executor_id: string | null
-  lease_until: number | null
-  cancel_requested_at: number | null
-}
-interface BatchRow {
-  batch_id: string
-  thread_id: string
-  run_id: string
-  status: BatchStatus
-  created_at: number
-  expires_at: number
-  decision_hash: string | null
-  decision_json: string | null
-  claimed_by_run_id: string | null
-}
-interface InterruptRow {
-  interrupt_id: string
-  kind: InterruptKind
-  tool_call_id: string
-  tool_name: string
-  json: string
-}
-interface ToolCallRow {
-  thread_id: string
-  tool_call_id: string
-  run_id: string
-  message_id: string
-  tool_name: string
-  args_text: string
-  kind: ToolCallKind
-  status: ToolCallStatus
-  result: string | null
-  attempt_run_id: string | null
-  started_at: number | null
-  finished_at: number | null
-}
-interface EventRow {
-  seq: number
-  run_id: string
-  type: string
-  json: string
-}
+const u = <T>(value: T | null): T | undefined => (value === null ? undefined : value)
 
 export interface SqliteStoreOptions {
   /** Milliseconds a writer waits for another process's lock. @default 5000 */
   readonly busyTimeoutMs?: number
-}
-
-const u = <T>(value: T | null): T | undefined => (value === null ? undefined : value)
-
-function toThread(row: ThreadRow): ThreadRecord {
-  return {
-    threadId: row.thread_id,
-    ownerId: row.owner_id,
-    revision: row.revision,
-    status: row.status,
-    state: JSON.parse(row.state_json) as unknown,
-    activeRunId: u(row.active_run_id),
-    lastSeq: row.last_seq,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  }
-}
-
-function toRun(row: RunRow): RunRecord {
-  return {
-    threadId: row.thread_id,
-    runId: row.run_id,
-    kind: row.kind,
-    status: row.status,
-    parentRunId: u(row.parent_run_id),
-    batchId: u(row.batch_id),
-    decisionHash: u(row.decision_hash),
-    outcome: row.outcome_json === null ? undefined : (JSON.parse(row.outcome_json) as RunFinishedOutcome),
-    errorCode: u(row.error_code),
-    createdAt: row.created_at,
-    finishedAt: u(row.finished_at),
-    executorId: u(row.executor_id),
-    leaseUntil: u(row.lease_until),
-    cancelRequested: row.cancel_requested_at !== null,
-  }
-}
-
-function toToolCall(row: ToolCallRow): ToolCallRecord {
-  return {
-    threadId: row.thread_id,
-    toolCallId: row.tool_call_id,
-    runId: row.run_id,
-    messageId: row.message_id,
-    toolName: row.tool_name,
-    argsText: row.args_text,
-    kind: row.kind,
-    status: row.status,
-    result: u(row.result),
-    attemptRunId: u(row.attempt_run_id),
-    startedAt: u(row.started_at),
-    finishedAt: u(row.finished_at),
-  }
 }
 
 /** Statuses from which an effect may start (anything else already started or settled). */
@@ -511,26 +391,7 @@ export class SqliteStore implements Store {
   }
 
   #toBatch(row: BatchRow): BatchRecord {
-    const interrupts = (this.#stmts.listInterrupts.all(row.batch_id) as InterruptRow[]).map(
-      (r): StoredInterrupt => ({
-        interrupt: JSON.parse(r.json) as Interrupt,
-        kind: r.kind,
-        toolCallId: r.tool_call_id,
-        toolName: r.tool_name,
-      }),
-    )
-    return {
-      batchId: row.batch_id,
-      threadId: row.thread_id,
-      runId: row.run_id,
-      status: row.status,
-      interrupts,
-      createdAt: row.created_at,
-      expiresAt: row.expires_at,
-      decisionHash: u(row.decision_hash),
-      decision: row.decision_json === null ? undefined : (JSON.parse(row.decision_json) as ResumeEntry[]),
-      claimedByRunId: u(row.claimed_by_run_id),
-    }
+    return toBatch(row, this.#stmts.listInterrupts.all(row.batch_id) as InterruptRow[])
   }
 
   /** Runs `fn` in a `BEGIN IMMEDIATE` transaction; a thrown `RollbackWith` rolls back and returns its value. */

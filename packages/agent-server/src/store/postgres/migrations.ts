@@ -1,0 +1,143 @@
+import type { PoolClient } from 'pg'
+
+/**
+ * PostgreSQL schema migrations, applied in order, each recorded in `schema_migrations`. Never edit
+ * a shipped migration: append a new one. The tables mirror the SQLite store (same column names);
+ * times are epoch milliseconds (BIGINT), JSON is stored as TEXT so replayed frames stay byte-identical.
+ */
+export const PG_MIGRATIONS: readonly string[] = [
+  // 1: the complete schema of issue 4 (threads, messages, runs with leases and cancel flag, the
+  // per-thread event log, interrupt batches, the tool-call/effects ledger, settings).
+  `
+  CREATE TABLE settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  CREATE TABLE threads (
+    thread_id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('idle', 'running', 'interrupted')),
+    state_json TEXT NOT NULL,
+    active_run_id TEXT,
+    last_seq INTEGER NOT NULL DEFAULT 0,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE INDEX threads_by_owner ON threads (owner_id, updated_at DESC, thread_id);
+  CREATE TABLE messages (
+    thread_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    message_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    run_id TEXT,
+    json TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (thread_id, position),
+    UNIQUE (thread_id, message_id)
+  );
+  CREATE TABLE runs (
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('input', 'resume')),
+    status TEXT NOT NULL CHECK (status IN ('running', 'succeeded', 'interrupted', 'failed', 'cancelled')),
+    parent_run_id TEXT,
+    batch_id TEXT,
+    decision_hash TEXT,
+    outcome_json TEXT,
+    error_code TEXT,
+    created_at BIGINT NOT NULL,
+    finished_at BIGINT,
+    executor_id TEXT,
+    lease_until BIGINT,
+    cancel_requested_at BIGINT,
+    PRIMARY KEY (thread_id, run_id)
+  );
+  CREATE INDEX runs_running ON runs (lease_until) WHERE status = 'running';
+  CREATE INDEX runs_by_executor ON runs (executor_id) WHERE status = 'running';
+  CREATE TABLE events (
+    thread_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    run_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    json TEXT NOT NULL,
+    PRIMARY KEY (thread_id, seq)
+  );
+  CREATE INDEX events_by_run ON events (thread_id, run_id, seq);
+  CREATE TABLE interrupt_batches (
+    batch_id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'claimed', 'resolved', 'cancelled', 'expired')),
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    decision_hash TEXT,
+    decision_json TEXT,
+    claimed_by_run_id TEXT,
+    claimed_at BIGINT,
+    closed_at BIGINT
+  );
+  -- At most one open batch per thread, enforced by the database.
+  CREATE UNIQUE INDEX one_pending_batch_per_thread ON interrupt_batches (thread_id) WHERE status = 'pending';
+  CREATE TABLE interrupts (
+    interrupt_id TEXT PRIMARY KEY,
+    batch_id TEXT NOT NULL REFERENCES interrupt_batches (batch_id),
+    thread_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    json TEXT NOT NULL
+  );
+  CREATE INDEX interrupts_by_batch ON interrupts (batch_id, position);
+  CREATE TABLE tool_calls (
+    thread_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    ordinal BIGSERIAL,
+    run_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    args_text TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    result TEXT,
+    attempt_run_id TEXT,
+    created_at BIGINT NOT NULL,
+    started_at BIGINT,
+    finished_at BIGINT,
+    PRIMARY KEY (thread_id, tool_call_id)
+  );
+  CREATE INDEX tool_calls_open ON tool_calls (thread_id, status);
+  `,
+]
+
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`
+}
+
+/**
+ * Creates the schema (if named) and applies missing migrations in one transaction under an
+ * advisory lock, so replicas starting together migrate once. Returns the schema version.
+ */
+export async function migratePostgres(client: PoolClient, schema: string | undefined): Promise<number> {
+  await client.query('BEGIN')
+  try {
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`interlude-migrations:${schema ?? ''}`])
+    if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`)
+    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)')
+    const { rows } = await client.query<{ version: number | null }>('SELECT MAX(version) AS version FROM schema_migrations')
+    const current = rows[0]?.version ?? 0
+    if (current > PG_MIGRATIONS.length) {
+      throw new Error(`Database schema version ${current} is newer than this server (${PG_MIGRATIONS.length}).`)
+    }
+    for (let version = current; version < PG_MIGRATIONS.length; version++) {
+      await client.query(PG_MIGRATIONS[version]!)
+      await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [version + 1, Date.now()])
+    }
+    await client.query('COMMIT')
+    return PG_MIGRATIONS.length
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined)
+    throw error
+  }
+}

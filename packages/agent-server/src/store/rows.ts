@@ -1,0 +1,154 @@
+import type { Interrupt, ResumeEntry, RunFinishedOutcome, ThreadStatus } from '@interlude/protocol'
+import type {
+  BatchRecord,
+  BatchStatus,
+  InterruptKind,
+  RunKind,
+  RunRecord,
+  RunStatus,
+  StoredInterrupt,
+  ThreadRecord,
+  ToolCallKind,
+  ToolCallRecord,
+  ToolCallStatus,
+} from './store.ts'
+
+/** Database rows, shared by the SQLite and PostgreSQL stores (same column names in both). */
+export interface ThreadRow {
+  thread_id: string
+  owner_id: string
+  revision: number
+  status: ThreadStatus
+  state_json: string
+  active_run_id: string | null
+  last_seq: number
+  created_at: number
+  updated_at: number
+}
+export interface RunRow {
+  thread_id: string
+  run_id: string
+  kind: RunKind
+  status: RunStatus
+  parent_run_id: string | null
+  batch_id: string | null
+  decision_hash: string | null
+  outcome_json: string | null
+  error_code: string | null
+  created_at: number
+  finished_at: number | null
+  executor_id: string | null
+  lease_until: number | null
+  cancel_requested_at: number | null
+}
+export interface BatchRow {
+  batch_id: string
+  thread_id: string
+  run_id: string
+  status: BatchStatus
+  created_at: number
+  expires_at: number
+  decision_hash: string | null
+  decision_json: string | null
+  claimed_by_run_id: string | null
+}
+export interface InterruptRow {
+  kind: InterruptKind
+  tool_call_id: string
+  tool_name: string
+  json: string
+}
+export interface ToolCallRow {
+  thread_id: string
+  tool_call_id: string
+  run_id: string
+  message_id: string
+  tool_name: string
+  args_text: string
+  kind: ToolCallKind
+  status: ToolCallStatus
+  result: string | null
+  attempt_run_id: string | null
+  started_at: number | null
+  finished_at: number | null
+}
+export interface EventRow {
+  seq: number
+  run_id: string
+  type: string
+  json: string
+}
+
+const u = <T>(value: T | null | undefined): T | undefined => (value === null || value === undefined ? undefined : value)
+
+export function toThread(row: ThreadRow): ThreadRecord {
+  return {
+    threadId: row.thread_id,
+    ownerId: row.owner_id,
+    revision: Number(row.revision),
+    status: row.status,
+    state: JSON.parse(row.state_json) as unknown,
+    activeRunId: u(row.active_run_id),
+    lastSeq: Number(row.last_seq),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  }
+}
+
+export function toRun(row: RunRow): RunRecord {
+  return {
+    threadId: row.thread_id,
+    runId: row.run_id,
+    kind: row.kind,
+    status: row.status,
+    parentRunId: u(row.parent_run_id),
+    batchId: u(row.batch_id),
+    decisionHash: u(row.decision_hash),
+    outcome: row.outcome_json === null ? undefined : (JSON.parse(row.outcome_json) as RunFinishedOutcome),
+    errorCode: u(row.error_code),
+    createdAt: Number(row.created_at),
+    finishedAt: row.finished_at === null ? undefined : Number(row.finished_at),
+    executorId: u(row.executor_id),
+    leaseUntil: row.lease_until === null ? undefined : Number(row.lease_until),
+    cancelRequested: row.cancel_requested_at !== null && row.cancel_requested_at !== undefined,
+  }
+}
+
+export function toToolCall(row: ToolCallRow): ToolCallRecord {
+  return {
+    threadId: row.thread_id,
+    toolCallId: row.tool_call_id,
+    runId: row.run_id,
+    messageId: row.message_id,
+    toolName: row.tool_name,
+    argsText: row.args_text,
+    kind: row.kind,
+    status: row.status,
+    result: u(row.result),
+    attemptRunId: u(row.attempt_run_id),
+    startedAt: row.started_at === null ? undefined : Number(row.started_at),
+    finishedAt: row.finished_at === null ? undefined : Number(row.finished_at),
+  }
+}
+
+export function toBatch(row: BatchRow, interrupts: readonly InterruptRow[]): BatchRecord {
+  return {
+    batchId: row.batch_id,
+    threadId: row.thread_id,
+    runId: row.run_id,
+    status: row.status,
+    interrupts: interrupts.map(
+      (r): StoredInterrupt => ({
+        interrupt: JSON.parse(r.json) as Interrupt,
+        kind: r.kind,
+        toolCallId: r.tool_call_id,
+        toolName: r.tool_name,
+      }),
+    ),
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+    decisionHash: u(row.decision_hash),
+    decision: row.decision_json === null ? undefined : (JSON.parse(row.decision_json) as ResumeEntry[]),
+    claimedByRunId: u(row.claimed_by_run_id),
+  }
+}
