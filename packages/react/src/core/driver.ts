@@ -217,7 +217,7 @@ async function runOnce(host: DriverHost, plan: InteractionPlan, runId: string, i
   let reconnects = 0
   for (;;) {
     if (!host.isCurrent(gen)) return RETIRED
-    let source: AsyncIterable<TransportEvent>
+    let source: AsyncIterable<readonly TransportEvent[]>
     if (!progress.acked) {
       if (mode === 'post') {
         // Expiry is checked before claiming and again right before every send of the resume.
@@ -270,41 +270,43 @@ async function runOnce(host: DriverHost, plan: InteractionPlan, runId: string, i
   }
 }
 
-async function consume(host: DriverHost, plan: InteractionPlan, target: string, source: AsyncIterable<TransportEvent>, progress: Progress): Promise<void> {
+async function consume(host: DriverHost, plan: InteractionPlan, target: string, source: AsyncIterable<readonly TransportEvent[]>, progress: Progress): Promise<void> {
   const { gen, threadId } = plan
-  for await (const item of source) {
-    if (!host.isCurrent(gen)) return
-    const { event } = item
-    const id = item.id
-    if (id !== undefined) progress.lastId = id
-    progress.received += 1
-    if (progress.skipUntil !== undefined) {
-      // Joining a run from the thread log: earlier runs' events are history, not this run.
-      if (event.type !== 'RUN_STARTED' || event.runId !== progress.skipUntil) continue
-      progress.skipUntil = undefined
-    }
-    host.observe(gen, event, id, target)
-    if (!host.isCurrent(gen)) return
-    switch (event.type) {
-      case 'RUN_STARTED':
-        if (progress.acked) throw protocolViolation('A second RUN_STARTED arrived for the same run.')
-        if (event.threadId !== threadId || event.runId !== target) throw protocolViolation('RUN_STARTED does not match the request.')
-        progress.acked = true
-        host.acknowledge(gen, target, id)
-        break
-      case 'RUN_FINISHED':
-        if (!progress.acked) throw protocolViolation('RUN_FINISHED before RUN_STARTED.')
-        if (event.threadId !== threadId || event.runId !== target) throw protocolViolation('RUN_FINISHED does not match the run.')
-        progress.finished = event
-        if (id !== undefined) host.enqueue(gen, event, id) // carries the cursor into the final commit
-        return
-      case 'RUN_ERROR':
-        throw runError(event)
-      default:
-        if (!progress.acked) throw protocolViolation(`${event.type} before RUN_STARTED.`)
-        if (event.type === 'TOOL_CALL_START') progress.newToolCalls.set(event.toolCallId, event.toolCallName)
-        else if (event.type === 'TOOL_CALL_CHUNK' && event.toolCallId && event.toolCallName) progress.newToolCalls.set(event.toolCallId, event.toolCallName)
-        host.enqueue(gen, event, id)
+  for await (const batch of source) {
+    for (const item of batch) {
+      if (!host.isCurrent(gen)) return
+      const { event } = item
+      const id = item.id
+      if (id !== undefined) progress.lastId = id
+      progress.received += 1
+      if (progress.skipUntil !== undefined) {
+        // Joining a run from the thread log: earlier runs' events are history, not this run.
+        if (event.type !== 'RUN_STARTED' || event.runId !== progress.skipUntil) continue
+        progress.skipUntil = undefined
+      }
+      host.observe(gen, event, id, target)
+      if (!host.isCurrent(gen)) return
+      switch (event.type) {
+        case 'RUN_STARTED':
+          if (progress.acked) throw protocolViolation('A second RUN_STARTED arrived for the same run.')
+          if (event.threadId !== threadId || event.runId !== target) throw protocolViolation('RUN_STARTED does not match the request.')
+          progress.acked = true
+          host.acknowledge(gen, target, id)
+          break
+        case 'RUN_FINISHED':
+          if (!progress.acked) throw protocolViolation('RUN_FINISHED before RUN_STARTED.')
+          if (event.threadId !== threadId || event.runId !== target) throw protocolViolation('RUN_FINISHED does not match the run.')
+          progress.finished = event
+          if (id !== undefined) host.enqueue(gen, event, id) // carries the cursor into the final commit
+          return
+        case 'RUN_ERROR':
+          throw runError(event)
+        default:
+          if (!progress.acked) throw protocolViolation(`${event.type} before RUN_STARTED.`)
+          if (event.type === 'TOOL_CALL_START') progress.newToolCalls.set(event.toolCallId, event.toolCallName)
+          else if (event.type === 'TOOL_CALL_CHUNK' && event.toolCallId && event.toolCallName) progress.newToolCalls.set(event.toolCallId, event.toolCallName)
+          host.enqueue(gen, event, id)
+      }
     }
   }
 }

@@ -26,7 +26,7 @@ describe('createHttpTransport', () => {
     const r = recorder(() => sse('id: 7\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n: ping\n\nid: 8\ndata: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n'))
     let token = 'one'
     const transport = createHttpTransport({ baseUrl: 'http://x/api/agent/', headers: () => ({ Authorization: `Bearer ${token}` }), credentials: 'include', fetch: r.fetch })
-    const events = await collect(transport.run(input, { signal: new AbortController().signal }))
+    const events = (await collect(transport.run(input, { signal: new AbortController().signal }))).flat()
     expect(events.map((e) => [e.id, e.event.type])).toEqual([
       ['7', 'RUN_STARTED'],
       ['8', 'RUN_FINISHED'],

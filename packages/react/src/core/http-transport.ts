@@ -1,5 +1,5 @@
 import type { ErrorCode, RunAgentInput, ThreadSnapshot } from '@interlude/protocol'
-import { decodeEvents, InterludeError } from '@interlude/protocol'
+import { decodeEventBatches, InterludeError } from '@interlude/protocol'
 import type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } from './transport.ts'
 
 type Lazy<T> = T | (() => T)
@@ -76,14 +76,15 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
     return res
   }
 
-  async function* events(res: Response, signal: AbortSignal): AsyncGenerator<TransportEvent> {
+  async function* events(res: Response, signal: AbortSignal): AsyncGenerator<readonly TransportEvent[]> {
     const type = res.headers.get('content-type') ?? ''
     if (!type.includes('text/event-stream') || !res.body) {
       await res.body?.cancel().catch(() => undefined)
       throw new InterludeError('PROTOCOL_ERROR', 'The response is not an event stream.', { details: { reason: 'not_event_stream', contentType: type } })
     }
     try {
-      for await (const decoded of decodeEvents(res.body, { signal })) yield decoded
+      // One batch per network read; a malformed frame yields the good events before it, then throws.
+      for await (const batch of decodeEventBatches(res.body, { signal })) if (batch.length > 0) yield batch
     } catch (error) {
       throw failure(error, signal)
     }

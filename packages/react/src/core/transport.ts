@@ -17,15 +17,16 @@ export interface ConnectOptions {
 }
 
 /**
- * How the runtime talks to an agent endpoint. Every failure is an `InterludeError`: admission
+ * How the runtime talks to an agent endpoint. Streams yield **batches** of events (typically the
+ * events decoded from one network read): a per-event async hop costs more than parsing the event. Every failure is an `InterludeError`: admission
  * errors keep the server's code (and `details`), a failed fetch is `NETWORK_ERROR`, a malformed
  * stream `PROTOCOL_ERROR`, an abort `ABORTED`.
  */
 export interface Transport {
   /** `POST {base}/runs`: starts a run (or resumes one) and streams its events. */
-  run(input: RunAgentInput, options: RunRequestOptions): AsyncIterable<TransportEvent>
+  run(input: RunAgentInput, options: RunRequestOptions): AsyncIterable<readonly TransportEvent[]>
   /** `GET {base}/threads/:threadId/events`: replay after `lastEventId`, then the live tail. */
-  connect(threadId: string, options: ConnectOptions): AsyncIterable<TransportEvent>
+  connect(threadId: string, options: ConnectOptions): AsyncIterable<readonly TransportEvent[]>
   /** `GET {base}/threads/:threadId`: the server snapshot for cold recovery. */
   getThread(threadId: string, options?: { readonly signal?: AbortSignal }): Promise<ThreadSnapshot>
   /** `POST {base}/threads/:threadId/runs/:runId/cancel`: an explicit stop. */

@@ -10,7 +10,7 @@ import type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } fro
 
 type Item = { readonly kind: 'event'; readonly value: TransportEvent } | { readonly kind: 'error'; readonly error: unknown } | { readonly kind: 'end' }
 
-export class EventChannel implements AsyncIterable<TransportEvent> {
+export class EventChannel implements AsyncIterable<readonly TransportEvent[]> {
   readonly #queue: Item[] = []
   #wake: (() => void) | undefined
   readonly #drainWaiters: (() => void)[] = []
@@ -72,7 +72,8 @@ export class EventChannel implements AsyncIterable<TransportEvent> {
     for (const resolve of this.#drainWaiters.splice(0)) resolve()
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<TransportEvent> {
+  /** One event per batch: the runtime is stepped event by event. */
+  async *[Symbol.asyncIterator](): AsyncGenerator<readonly TransportEvent[]> {
     try {
       for (;;) {
         if (this.signal.aborted) throw new InterludeError('ABORTED', 'The request was aborted.')
@@ -85,7 +86,7 @@ export class EventChannel implements AsyncIterable<TransportEvent> {
         }
         if (item.kind === 'end') return
         if (item.kind === 'error') throw item.error
-        yield item.value
+        yield [item.value]
       }
     } finally {
       this.#done = true
@@ -117,7 +118,7 @@ export class ControllableTransport implements Transport {
   readonly counter = { value: 1 }
   readonly #waiters: (() => void)[] = []
 
-  run(input: RunAgentInput, { signal }: RunRequestOptions): AsyncIterable<TransportEvent> {
+  run(input: RunAgentInput, { signal }: RunRequestOptions): AsyncIterable<readonly TransportEvent[]> {
     const channel = new EventChannel(signal, this.counter)
     // The body is captured as sent (JSON), so later mutations cannot fake a retry's payload.
     this.runs.push({ kind: 'run', input: JSON.parse(JSON.stringify(input)) as RunAgentInput, body: JSON.stringify(input), channel })
@@ -125,7 +126,7 @@ export class ControllableTransport implements Transport {
     return channel
   }
 
-  connect(threadId: string, { lastEventId, signal }: ConnectOptions): AsyncIterable<TransportEvent> {
+  connect(threadId: string, { lastEventId, signal }: ConnectOptions): AsyncIterable<readonly TransportEvent[]> {
     const channel = new EventChannel(signal, { value: lastEventId === undefined ? 1 : Number(lastEventId) + 1 })
     this.connects.push({ kind: 'connect', threadId, lastEventId, channel })
     this.#notify()
