@@ -6,13 +6,14 @@
  */
 import { startServer, type RunningServer } from '@interlude/agent-server'
 import type { Message } from '@interlude/protocol'
-import { act, cleanup, renderHook, waitFor } from '@testing-library/react'
+import { act, cleanup, fireEvent, render, renderHook, screen, waitFor } from '@testing-library/react'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { StrictMode, type ReactNode } from 'react'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { PendingInterruptBatch } from './core/types.ts'
+import { InterruptForm } from './forms/interrupt-form.tsx'
 import { useChat, type UseChatOptions, type UseChatResult } from './use-chat.ts'
 
 const TOKEN = 'alice-token'
@@ -156,5 +157,30 @@ describe('useChat against the agent server', () => {
     const resumes = rec.requests.filter((r) => r.method === 'POST' && r.body?.includes('"resume"'))
     expect(resumes).toHaveLength(1)
     expect(result.current.error).toBeUndefined()
+  })
+
+  it('<InterruptForm> answers the real (frozen) batch: edit the deploy environment, approve all, submit', async () => {
+    let chat: UseChatResult | undefined
+    const threadId = newThread()
+    function App() {
+      chat = useChat({ api: server.baseUrl, headers: { Authorization: `Bearer ${TOKEN}` }, threadId, throttleMs: 0 })
+      return <InterruptForm batch={chat.pendingInterrupts} messages={chat.messages} onSubmit={chat.resume} disabled={chat.isResuming} />
+    }
+    render(
+      <StrictMode>
+        <App />
+      </StrictMode>,
+    )
+    act(() => void chat!.sendMessage('deploy v5.0 to staging'))
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Approve all' })).toBeTruthy())
+    expect(Object.isFrozen(chat!.pendingInterrupts!.interrupts[1]!.responseSchema)).toBe(true)
+    fireEvent.click(screen.getByRole('button', { name: 'Approve all' }))
+    const deploy = screen.getByRole('group', { name: 'Deploy v5.0 to staging?' })
+    fireEvent.click(deploy.querySelector('input[type=checkbox]')!) // Edit arguments
+    fireEvent.change(screen.getByLabelText('Environment'), { target: { value: '1' } })
+    fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
+    await waitFor(() => expect(chat!.isResuming).toBe(false))
+    expect(chat!.error).toBeUndefined()
+    expect(chat!.state).toMatchObject({ deployments: [expect.objectContaining({ version: 'v5.0', environment: 'production' })] })
   })
 })

@@ -3,6 +3,7 @@ import type { Interrupt, Message } from '@interlude/protocol'
 import { act, cleanup, fireEvent, render, renderHook, screen, within } from '@testing-library/react'
 import { StrictMode, type ReactNode } from 'react'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { deepFreeze } from '../core/immutable.ts'
 import type { PendingInterruptBatch } from '../core/types.ts'
 import { InterruptForm } from './interrupt-form.tsx'
 import { useInterruptForm } from './use-interrupt-form.ts'
@@ -24,14 +25,14 @@ const deployArgs = {
   required: ['version', 'environment'],
   additionalProperties: false,
 }
-const releaseBatch = (id = 'b-1'): PendingInterruptBatch => ({
+const releaseBatch = (id = 'b-1'): PendingInterruptBatch => deepFreeze({
   id,
   interrupts: [
     { id: 'i-pub', reason: 'tool_call', toolCallId: 'c-pub', message: 'Publish release v2.1?', responseSchema: approval() },
     { id: 'i-dep', reason: 'tool_call', toolCallId: 'c-dep', message: 'Deploy v2.1 to staging?', responseSchema: approval(deployArgs) },
   ],
 })
-const askBatch = (id = 'b-ask'): PendingInterruptBatch => ({
+const askBatch = (id = 'b-ask'): PendingInterruptBatch => deepFreeze({
   id,
   interrupts: [
     {
@@ -60,6 +61,13 @@ const history: Message[] = [
 ]
 
 describe('validatePayload (@cfworker/json-schema)', () => {
+  it('accepts the deep-frozen schemas the runtime publishes', () => {
+    const schema = deepFreeze({ ...approval(deployArgs), $defs: { env: { enum: ['a'] } } })
+    expect(validatePayload(schema, { approved: true })).toEqual([])
+    expect(validatePayload(schema, { approved: 1 })).toHaveLength(1)
+    expect(Object.isFrozen(schema)).toBe(true)
+  })
+
   it('reports leaf errors with payload paths', () => {
     const schema = approval(deployArgs)
     expect(validatePayload(schema, { approved: true })).toEqual([])

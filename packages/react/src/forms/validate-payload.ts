@@ -33,7 +33,9 @@ export function validatePayload(schema: Readonly<Record<string, unknown>> | unde
   if (schema === undefined) return []
   let validator = cache.get(schema)
   if (!validator) {
-    validator = new Validator(schema as never, '2020-12', false)
+    // The validator annotates the schema objects it is given (dereferencing), and interrupts
+    // from the runtime are deep-frozen: compile a private copy, cached by the original object.
+    validator = new Validator(structuredClone(schema) as never, '2020-12', false)
     cache.set(schema, validator)
   }
   const result = validator.validate(value)
