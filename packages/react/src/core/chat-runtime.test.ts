@@ -170,6 +170,39 @@ describe('ChatRuntime: ordinary runs', () => {
   })
 })
 
+describe('ChatRuntime: observers and conversation commands', () => {
+  it('onEvent sees every event with its id and run; onFinish reports the outcome', async () => {
+    const seen: string[] = []
+    const finished: unknown[] = []
+    const { rt, transport } = setup({ onEvent: (e, meta) => seen.push(`${meta.id}:${e.type}:${meta.runId}`), onFinish: (info) => finished.push(info) })
+    const done = rt.sendMessage('hi')
+    const call = await transport.waitForRun(1)
+    const runId = call.input.runId
+    call.channel.pushAll([ev.runStarted('t1', runId), ev.textStart('m'), ev.finished('t1', runId)])
+    await done
+    expect(seen).toEqual([`1:RUN_STARTED:${runId}`, `2:TEXT_MESSAGE_START:${runId}`, `3:RUN_FINISHED:${runId}`])
+    expect(finished).toEqual([{ outcome: 'success', threadId: 't1', resumed: false }])
+  })
+
+  it('reload re-runs the last user turn; newThread clears history and state', async () => {
+    const { rt, transport } = setup({ initialState: { a: 1 } })
+    const done = rt.sendMessage('first')
+    const call = await transport.waitForRun(1)
+    call.channel.pushAll([ev.runStarted('t1', call.input.runId), ev.textStart('m'), ev.text('m', 'answer'), ev.finished('t1', call.input.runId)])
+    await done
+    expect(rt.getSnapshot().messages).toHaveLength(2)
+    void rt.reload()
+    const again = await transport.waitForRun(2)
+    expect(again.input.messages.map((m) => m.role)).toEqual(['user'])
+    expect(again.input.runId).not.toBe(call.input.runId)
+    rt.stop()
+    const id = rt.newThread('t-fresh')
+    expect(id).toBe('t-fresh')
+    expect(rt.getSnapshot()).toMatchObject({ threadId: 't-fresh', messages: [], state: { a: 1 }, isLoading: false })
+    expect(codeOf(() => setup().rt.reload())).toBe('INVALID_STATE') // nothing to reload
+  })
+})
+
 describe('ChatRuntime: publishing a batch', () => {
   it('publishes the checkpoint, the frozen batch and idle flags in one notification', async () => {
     const ctx = setup()
