@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { parseCliArgs } from './cli-args.ts'
 import { interruptsOf, newThreadId, postRun, resumeInput, runInput, tempDir, textOf, userMessage } from './test-utils/harness.ts'
+import { createTestSchema, PG_URL, pgAvailable } from './test-utils/pg.ts'
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/interlude-server.js')
 const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/cli.js')
@@ -90,6 +91,21 @@ describe('interlude-server CLI', () => {
     expect(textOf(resumed.events)).toMatch(/^All steps ran\./)
     second.child.kill('SIGTERM')
     expect(await exited(second.child)).toBe(0)
+  })
+
+  it('--db postgres://… serves from PostgreSQL (schema created on first start)', async (ctx) => {
+    if (!(await pgAvailable('CLI on PostgreSQL'))) return ctx.skip()
+    const { schema, drop } = await createTestSchema()
+    try {
+      const server = await launch(['--db', PG_URL, '--db-schema', schema, '--token', 'alice=alice-secret-token'])
+      expect(await (await fetch(`${server.baseUrl}/health`)).json()).toMatchObject({ status: 'ok', store: 'postgres' })
+      const paused = await postRun(server, runInput(newThreadId(), [userMessage('deploy v2')]), { principal: 'alice' })
+      expect(interruptsOf(paused.events)).toHaveLength(2)
+      server.child.kill('SIGTERM')
+      expect(await exited(server.child)).toBe(0)
+    } finally {
+      await drop()
+    }
   })
 
   it('requires a bearer token when --token is given', async () => {

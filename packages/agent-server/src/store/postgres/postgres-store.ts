@@ -41,8 +41,13 @@ export interface PostgresStoreOptions {
   readonly connectionString: string
   /** Tables live in this schema (created on first start); default: the connection's search_path. */
   readonly schema?: string
-  /** Pool size. @default 20 */
+  /** Size of the pool for run work (events, tool calls, messages, reads). @default 20 */
   readonly max?: number
+  /**
+   * Size of a separate pool for admission (`getAdmissionView`, `claimBatch`, `startInputRun`,
+   * `getBatchOfInterrupt`), so admissions never queue behind the writes of running runs. @default 10
+   */
+  readonly admissionMax?: number
   /** Extra pg pool settings (ssl, timeouts…). */
   readonly pool?: Omit<PoolConfig, 'connectionString' | 'max' | 'options'>
 }
@@ -102,6 +107,8 @@ export class PostgresStore implements Store {
   readonly schema: string | undefined
   readonly channel: string
   readonly #pool: pg.Pool
+  /** Admission only: latency-critical, never behind run traffic. */
+  readonly #admission: pg.Pool
   readonly #config: PoolConfig
   #feed: PgChangeFeed | undefined
   #closed = false
@@ -120,8 +127,11 @@ export class PostgresStore implements Store {
       throw new RangeError('The PostgreSQL schema name must be a plain identifier (letters, digits, _ and $).')
     }
     this.#pool = new pg.Pool(this.#config)
+    // Kept warm: a burst of admissions must not pay for new connections (a backend fork each).
+    this.#admission = new pg.Pool({ ...this.#config, max: options.admissionMax ?? 10, idleTimeoutMillis: 0 })
     // An idle client that loses its connection must not crash the process; the next query reconnects.
     this.#pool.on('error', () => undefined)
+    this.#admission.on('error', () => undefined)
   }
 
   /** Connects, creates the schema on first start and applies migrations. */
@@ -134,6 +144,7 @@ export class PostgresStore implements Store {
       } finally {
         client.release()
       }
+      await store.#warmAdmission(options.admissionMax ?? 10)
       return store
     } catch (error) {
       await store.close()
@@ -154,7 +165,7 @@ export class PostgresStore implements Store {
     if (this.#closed) return
     this.#closed = true
     await this.#feed?.close()
-    await this.#pool.end()
+    await Promise.all([this.#pool.end(), this.#admission.end()])
   }
 
   watch(listener: (change: StoreChange) => void): () => void {
@@ -191,6 +202,7 @@ export class PostgresStore implements Store {
          CASE WHEN $3 THEN (SELECT json_agg(row_to_json(c) ORDER BY c.created_at, c.ordinal) FROM tool_calls c
                             WHERE c.thread_id = $1 AND c.status = 'awaiting_result') END AS awaiting`,
       [threadId, runId, options.history],
+      this.#admission,
     )
     const row = rows[0]!
     if (!row.thread) return undefined
@@ -239,6 +251,7 @@ export class PostgresStore implements Store {
       await this.#rows<BatchWithInterrupts>(
         `${BATCH_WITH_INTERRUPTS} WHERE b.batch_id = (SELECT batch_id FROM interrupts WHERE interrupt_id = $1 AND thread_id = $2)`,
         [interruptId, threadId],
+        this.#admission,
       )
     )[0]
     return row ? toBatch(row, row.interrupts) : undefined
@@ -299,40 +312,48 @@ export class PostgresStore implements Store {
       }
       const thread = (await q.query<ThreadRow>('SELECT * FROM threads WHERE thread_id = $1', [threadId])).rows[0]!
       return { ok: true, thread: toThread(thread) }
-    })
+    }, this.#admission)
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
-    return this.#tx(async (q): Promise<ClaimBatchResult> => {
-      const { threadId, runId, batchId, now } = request
-      // First admitted wins: the conditional update decides (a concurrent claimer blocks on the
-      // row, then re-checks `status = 'pending'` and finds it claimed).
-      const claimed = await q.query(
-        `UPDATE interrupt_batches SET status = 'claimed', decision_hash = $1, decision_json = $2, claimed_by_run_id = $3, claimed_at = $4
-         WHERE batch_id = $5 AND thread_id = $6 AND status = 'pending'`,
-        [request.decisionHash, JSON.stringify(request.decision), runId, now, batchId, threadId],
+    const { threadId, runId, batchId, now } = request
+    // One statement, all or nothing. The thread row is the arbiter: concurrent claimers queue on
+    // its lock and re-check `active_run_id IS NULL` after the winner commits, so exactly one takes
+    // the thread; only that one moves the batch from `pending` to `claimed` and inserts the run.
+    // A duplicate run id fails the whole statement (unique violation → run_exists, nothing written).
+    let rows: { thread: ThreadRow | null }[]
+    try {
+      rows = await this.#rows<{ thread: ThreadRow | null }>(
+        `WITH thread AS (
+           UPDATE threads SET active_run_id = $3, status = 'running', revision = revision + 1, updated_at = $4
+           WHERE thread_id = $6 AND active_run_id IS NULL
+             AND EXISTS (SELECT 1 FROM interrupt_batches WHERE batch_id = $5 AND thread_id = $6 AND status = 'pending')
+           RETURNING *
+         ), claimed AS (
+           UPDATE interrupt_batches SET status = 'claimed', decision_hash = $1, decision_json = $2, claimed_by_run_id = $3, claimed_at = $4
+           WHERE batch_id = $5 AND thread_id = $6 AND status = 'pending' AND EXISTS (SELECT 1 FROM thread)
+           RETURNING batch_id
+         ), run AS (
+           INSERT INTO runs (thread_id, run_id, kind, status, batch_id, decision_hash, created_at, executor_id, lease_until)
+           SELECT $6, $3, 'resume', 'running', batch_id, $1, $4, $7, $8 FROM claimed
+           RETURNING run_id
+         )
+         SELECT (SELECT row_to_json(t) FROM thread t WHERE EXISTS (SELECT 1 FROM run)) AS thread`,
+        [request.decisionHash, JSON.stringify(request.decision), runId, now, batchId, threadId, request.executorId, request.leaseUntil],
+        this.#admission,
       )
-      if (claimed.rowCount === 0) {
-        const row = (await q.query<BatchRow>('SELECT * FROM interrupt_batches WHERE batch_id = $1', [batchId])).rows[0]
-        if (row && row.claimed_by_run_id !== null && row.decision_hash !== null) {
-          return { ok: false, reason: 'already_claimed', claimedByRunId: row.claimed_by_run_id, decisionHash: row.decision_hash }
-        }
-        return { ok: false, reason: 'not_pending' }
-      }
-      const thread = await q.query<ThreadRow>(
-        `UPDATE threads SET active_run_id = $1, status = 'running', revision = revision + 1, updated_at = $2
-         WHERE thread_id = $3 AND active_run_id IS NULL RETURNING *`,
-        [runId, now, threadId],
-      )
-      if (thread.rowCount === 0) throw new RollbackWith({ ok: false, reason: 'busy' })
-      const run = await q.query(
-        `INSERT INTO runs (thread_id, run_id, kind, status, batch_id, decision_hash, created_at, executor_id, lease_until)
-         VALUES ($1, $2, 'resume', 'running', $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
-        [threadId, runId, batchId, request.decisionHash, now, request.executorId, request.leaseUntil],
-      )
-      if (run.rowCount === 0) throw new RollbackWith({ ok: false, reason: 'run_exists' })
-      return { ok: true, thread: toThread(thread.rows[0]!) }
-    })
+    } catch (error) {
+      if ((error as { code?: string }).code === '23505') return { ok: false, reason: 'run_exists' }
+      throw error
+    }
+    const thread = rows[0]?.thread
+    if (thread) return { ok: true, thread: toThread(thread) }
+    const row = (await this.#rows<BatchRow>('SELECT * FROM interrupt_batches WHERE batch_id = $1', [batchId], this.#admission))[0]
+    if (row && row.claimed_by_run_id !== null && row.decision_hash !== null) {
+      return { ok: false, reason: 'already_claimed', claimedByRunId: row.claimed_by_run_id, decisionHash: row.decision_hash }
+    }
+    if (row && row.status === 'pending') return { ok: false, reason: 'busy' }
+    return { ok: false, reason: 'not_pending' }
   }
 
   async appendEvents(threadId: string, runId: string, events: readonly NewEvent[]): Promise<StoredEvent[]> {
@@ -553,8 +574,14 @@ export class PostgresStore implements Store {
 
   // ---- internals ----------------------------------------------------------------------------
 
-  async #rows<T extends QueryResultRow>(sql: string, params: unknown[]): Promise<T[]> {
-    return (await this.#pool.query<T>(sql, params)).rows
+  /** Opens the admission pool's connections up front. */
+  async #warmAdmission(count: number): Promise<void> {
+    const clients = await Promise.all(Array.from({ length: count }, () => this.#admission.connect()))
+    for (const client of clients) client.release()
+  }
+
+  async #rows<T extends QueryResultRow>(sql: string, params: unknown[], pool: pg.Pool = this.#pool): Promise<T[]> {
+    return (await pool.query<T>(sql, params)).rows
   }
 
   /** Locks the thread row if `runId` is its active run; otherwise `RunNotActiveError`. */
@@ -605,9 +632,9 @@ export class PostgresStore implements Store {
    * A short transaction on one pooled connection. Deadlocks and serialization failures (never
    * expected with the single lock order, but cheap to survive) are retried.
    */
-  async #tx<T>(fn: (q: PoolClient) => Promise<T>): Promise<T> {
+  async #tx<T>(fn: (q: PoolClient) => Promise<T>, pool: pg.Pool = this.#pool): Promise<T> {
     for (let attempt = 0; ; attempt++) {
-      const client = await this.#pool.connect()
+      const client = await pool.connect()
       try {
         await client.query('BEGIN')
         const value = await fn(client)
