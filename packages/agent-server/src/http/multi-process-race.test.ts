@@ -22,7 +22,7 @@ let servers: { baseUrl: string }[] = []
 
 function launch(db: string): Promise<{ baseUrl: string }> {
   if (!fs.existsSync(DIST)) throw new Error(`${DIST} is missing: run "pnpm --filter @interlude/agent-server build" first`)
-  const child = spawn(process.execPath, [BIN, '--port', '0', '--pacing-ms', '0', '--db', db, '--token', 'alice=alice-secret-token'], { stdio: 'pipe' })
+  const child = spawn(process.execPath, [BIN, '--port', '0', '--pacing-ms', '0', '--db', db, '--shared', '--token', 'alice=alice-secret-token'], { stdio: 'pipe' })
   children.push(child)
   return new Promise((resolve, reject) => {
     let out = ''
