@@ -138,12 +138,75 @@ export function toJsonSchema(parameters: JsonSchema | z.ZodType): JsonSchema {
   return parameters
 }
 
-/** `{ approved, editedArgs?, reason? }` with `additionalProperties: false` (DESIGN §2). */
+/** Keywords whose value is data, not a schema (a `$ref` string inside is not a reference). */
+const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples'])
+/** Keywords whose value maps names to schemas (the names are not keywords). */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', 'definitions', '$defs', 'dependencies'])
+/** Where the parameter schema's definitions go: the root of the document that embeds it. */
+const DEFINITION_KEYWORDS = ['definitions', '$defs'] as const
+
+/**
+ * Local JSON-pointer `$ref`s of a schema that is embedded at `at` inside another document, so they
+ * still point where they did: `#` → `at`, `#/x` → `at/x`. Refs into the root `definitions` /
+ * `$defs` are kept (those are hoisted to the new root); anchors (`#name`) are left alone.
+ */
+function rebaseRefs(node: unknown, at: string, hoisted: ReadonlySet<string>): unknown {
+  if (Array.isArray(node)) return node.map((item) => rebaseRefs(item, at, hoisted))
+  if (typeof node !== 'object' || node === null) return node
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
+    if (key === '$ref' && typeof value === 'string') out[key] = rebaseRef(value, at, hoisted)
+    else if (DATA_KEYWORDS.has(key)) out[key] = value
+    else if (SCHEMA_MAPS.has(key) && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, sub]) => [name, rebaseRefs(sub, at, hoisted)]))
+    } else out[key] = rebaseRefs(value, at, hoisted)
+  }
+  return out
+}
+
+function rebaseRef(ref: string, at: string, hoisted: ReadonlySet<string>): string {
+  if (ref === '#') return at
+  if (!ref.startsWith('#/')) return ref
+  const keyword = ref.slice(2).split('/')[0]!
+  return hoisted.has(keyword) ? ref : `${at}${ref.slice(1)}`
+}
+
+/**
+ * `{ approved, editedArgs?, reason? }` with `additionalProperties: false` (DESIGN §2). With
+ * `allowEdits` the parameter schema is embedded as `editedArgs`; its root `definitions` / `$defs`
+ * are hoisted to the root of the response schema (under the same keyword) and its other local
+ * refs (`#`, `#/properties/…`) are rebased, so every `$ref` resolves against the document it now
+ * lives in — for Ajv here and for any client validator.
+ */
 export function approvalResponseSchema(parameters: JsonSchema, allowEdits: boolean): JsonSchema {
   const properties: Record<string, unknown> = { approved: { type: 'boolean' } }
-  if (allowEdits) properties.editedArgs = parameters
+  const schema: JsonSchema = { type: 'object', properties, required: ['approved'], additionalProperties: false }
+  if (allowEdits) {
+    const hoisted = new Set<string>(DEFINITION_KEYWORDS.filter((k) => parameters[k] !== undefined))
+    const rebased = rebaseRefs(parameters, '#/properties/editedArgs', hoisted) as JsonSchema
+    const editedArgs: JsonSchema = { ...rebased }
+    // The response schema's root has no definitions of its own, so hoisting cannot clash.
+    for (const keyword of hoisted) {
+      const definitions = rebased[keyword]
+      if (typeof definitions !== 'object' || definitions === null || Array.isArray(definitions)) {
+        throw new SchemaDefinitionError(`The parameter schema's "${keyword}" must be an object.`)
+      }
+      delete editedArgs[keyword]
+      schema[keyword] = definitions
+    }
+    properties.editedArgs = editedArgs
+  }
   properties.reason = { type: 'string', maxLength: 2000 }
-  return { type: 'object', properties, required: ['approved'], additionalProperties: false }
+  return schema
+}
+
+function approvalSchemaOf(toolName: string, parameters: JsonSchema, allowEdits: boolean): JsonSchema {
+  try {
+    return approvalResponseSchema(parameters, allowEdits)
+  } catch (error) {
+    if (error instanceof SchemaDefinitionError) throw new SchemaDefinitionError(`Tool "${toolName}": ${error.message}`, { cause: error })
+    throw error
+  }
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
@@ -165,6 +228,6 @@ export function resolveTool(definition: ToolDefinition): ResolvedTool {
     name: definition.name,
     kind,
     parameters,
-    approvalSchema: approvalResponseSchema(parameters, definition.allowEdits === true),
+    approvalSchema: approvalSchemaOf(definition.name, parameters, definition.allowEdits === true),
   }
 }

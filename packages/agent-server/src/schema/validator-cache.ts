@@ -63,7 +63,9 @@ export class ValidatorCache {
   constructor(options: ValidatorCacheOptions = {}) {
     this.#maxEntries = options.maxEntries ?? 256
     this.#maxIssues = options.maxIssues ?? 20
-    this.#ajv = new Ajv({ strict: true, allErrors: true, validateFormats: false, addUsedSchema: false })
+    // addUsedSchema stays on: Ajv resolves a root self-reference (`$ref: '#'`, as zod emits for a
+    // recursive root schema) through it. It registers nothing else: remote `$id`s are refused.
+    this.#ajv = new Ajv({ strict: true, allErrors: true, validateFormats: false })
   }
 
   get size(): number {
