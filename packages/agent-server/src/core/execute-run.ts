@@ -73,6 +73,39 @@ export function resultContent(value: unknown): string {
   return json === undefined ? 'null' : json
 }
 
+/** A tool handed back something JSON cannot represent faithfully. */
+class NotJsonError extends Error {
+  constructor(what: string) {
+    super(`not JSON: ${what}`)
+    this.name = 'NotJsonError'
+  }
+}
+
+/**
+ * `JSON.stringify`, but refusing what it would silently change: functions, symbols, BigInts,
+ * non-finite numbers, `undefined` as a value or array item (an `undefined` property is dropped, as
+ * JSON does). Cycles and stack-deep values throw as usual. Everything throws *here*, inside the
+ * tool's error handling, never later in the store.
+ */
+export function strictJson(value: unknown): string {
+  return JSON.stringify(value, function (this: unknown, key: string, item: unknown) {
+    const type = typeof item
+    if (type === 'function' || type === 'symbol' || type === 'bigint') throw new NotJsonError(type)
+    if (type === 'number' && !Number.isFinite(item)) throw new NotJsonError(String(item))
+    if (item === undefined && (key === '' || Array.isArray(this))) throw new NotJsonError('undefined')
+    return item
+  })
+}
+
+/** A tool's return value as the result text the model reads: a string as-is, anything else JSON. */
+function toolResultText(value: unknown): string {
+  if (typeof value === 'string') return value
+  return value === undefined ? 'null' : strictJson(value)
+}
+
+const NOT_JSON_RESULT = 'Tool returned a value that is not JSON.'
+const NOT_JSON_STATE = 'Tool set a state that is not JSON.'
+
 interface ApprovalPayload {
   readonly approved: boolean
   readonly editedArgs?: unknown
@@ -397,19 +430,24 @@ class Turn {
     }
 
     if (interrupts.length > 0) {
+      // One clock read per batch: every interrupt and the stored batch share one expiry, so
+      // admission, the snapshot and the inbox agree.
       const createdAt = now()
+      const expiresAt = createdAt + this.#deps.interruptTtlMs
+      const expiresAtIso = new Date(expiresAt).toISOString()
+      const stamped = interrupts.map((i): StoredInterrupt => ({ ...i, interrupt: { ...i.interrupt, expiresAt: expiresAtIso } }))
       await this.#deps.checkpoint()
       // Durably stored before the RUN_FINISHED frame exists.
       await store.createBatch({
         batchId: `batch_${randomUUID()}`,
         threadId,
         runId,
-        interrupts,
+        interrupts: stamped,
         createdAt,
-        expiresAt: createdAt + this.#deps.interruptTtlMs,
+        expiresAt,
       })
-      for (const i of interrupts) this.#batched.add(i.toolCallId)
-      return { kind: 'interrupt', interrupts: interrupts.map((i) => i.interrupt) }
+      for (const i of stamped) this.#batched.add(i.toolCallId)
+      return { kind: 'interrupt', interrupts: stamped.map((i) => i.interrupt) }
     }
     return this.awaitingResults().length > 0 ? { kind: 'waiting' } : { kind: 'continue' }
   }
@@ -468,8 +506,8 @@ class Turn {
     }
   }
 
+  /** The interrupt of an undecided call; its `expiresAt` is stamped once per batch. */
   #interruptFor(tool: ResolvedTool, record: ToolCallRecord, args: unknown): StoredInterrupt {
-    const expiresAt = new Date(this.#deps.now() + this.#deps.interruptTtlMs).toISOString()
     const id = `int_${randomUUID()}`
     const human = tool.definition.human
     if (human) {
@@ -483,7 +521,6 @@ class Turn {
           message: human.message(args),
           toolCallId: record.toolCallId,
           responseSchema: human.responseSchema,
-          expiresAt,
           metadata: { toolName: tool.name },
         },
       }
@@ -499,7 +536,6 @@ class Turn {
         message,
         toolCallId: record.toolCallId,
         responseSchema: tool.approvalSchema,
-        expiresAt,
         metadata: { toolName: tool.name, arguments: args, allowEdits: tool.definition.allowEdits === true },
       },
     }
@@ -527,17 +563,35 @@ class Turn {
       return
     }
     const { context, nextState } = this.#toolContext(record.toolCallId)
-    let status: 'succeeded' | 'failed' = 'succeeded'
-    let content: unknown
+    let value: unknown
     try {
-      content = await tool.definition.execute!(args, context)
+      value = await tool.definition.execute!(args, context)
     } catch (error) {
       if (!InterludeError.isInstance(error)) this.#deps.logError(`tool ${tool.name} failed`, error)
-      status = 'failed'
-      content = { status: 'error', error: publicMessage(error, `The tool ${tool.name} failed.`) }
+      yield* this.#settle(record, 'failed', { status: 'error', error: publicMessage(error, `The tool ${tool.name} failed.`) })
+      return
     }
-    const state = nextState()
-    yield* this.#settle(record, status, content, status === 'succeeded' ? state : undefined)
+    // The effect ran: whatever it handed back, the call is settled (never closed as "did not
+    // run"). A result or state JSON cannot hold makes it a failed call the model can read; the
+    // state change is then discarded.
+    let content: string
+    let state: unknown
+    try {
+      content = toolResultText(value)
+    } catch (error) {
+      this.#deps.logError(`tool ${tool.name} returned a value that is not JSON`, error)
+      yield* this.#settle(record, 'failed', { status: 'error', error: NOT_JSON_RESULT })
+      return
+    }
+    try {
+      const next = nextState()
+      state = next === undefined ? undefined : (JSON.parse(strictJson(next)) as unknown)
+    } catch (error) {
+      this.#deps.logError(`tool ${tool.name} set a state that is not JSON`, error)
+      yield* this.#settle(record, 'failed', { status: 'error', error: NOT_JSON_STATE })
+      return
+    }
+    yield* this.#settle(record, 'succeeded', content, state)
   }
 
   async *#dispatchExternal(tool: ResolvedTool, record: ToolCallRecord, args: unknown): AsyncGenerator<AgUiEvent> {
