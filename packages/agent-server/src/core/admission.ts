@@ -5,6 +5,7 @@ import type { ResolvedAgent } from '../agent/agent.ts'
 import type { SchemaIssue, ValidatorCache } from '../schema/validator-cache.ts'
 import type { Store, ThreadRecord } from '../store/store.ts'
 import { decisionHashSync } from './decision-hash.ts'
+import type { Limits } from './limits.ts'
 import type { RunPlan } from './run-plan.ts'
 
 export interface AdmissionDeps {
@@ -12,6 +13,8 @@ export interface AdmissionDeps {
   readonly agent: ResolvedAgent
   readonly validators: ValidatorCache
   readonly now: () => number
+  /** The count and size of new messages are checked here, where the thread's history is known. */
+  readonly limits: Pick<Limits, 'maxMessagesPerInput' | 'maxMessageBytes'>
   /** Executor + lease of a run admitted by this process. */
   readonly lease: () => { readonly executorId: string; readonly leaseUntil: number }
 }
@@ -36,6 +39,32 @@ function textContent(message: ToolMessage): string {
 }
 
 /**
+ * The message limits apply to what is new: a client that re-sends the whole history every run
+ * (HttpAgent) is not penalised for the length of the thread. Checked before the thread's state,
+ * so an oversized input is refused as such whatever the thread is doing.
+ */
+function checkNewMessages(messages: readonly Message[], known: ReadonlySet<string>, limits: AdmissionDeps['limits']): void {
+  const { maxMessagesPerInput, maxMessageBytes } = limits
+  const unseen = new Set<string>()
+  for (const message of messages) {
+    if (known.has(message.id) || unseen.has(message.id)) continue
+    unseen.add(message.id)
+    if (unseen.size > maxMessagesPerInput) {
+      const actual = new Set(messages.map((m) => m.id).filter((id) => !known.has(id))).size
+      throw new InterludeError('PAYLOAD_TOO_LARGE', `At most ${maxMessagesPerInput} new messages are accepted per input.`, {
+        details: { limit: 'maxMessagesPerInput', max: maxMessagesPerInput, actual },
+      })
+    }
+    const bytes = Buffer.byteLength(JSON.stringify(message), 'utf8')
+    if (bytes > maxMessageBytes) {
+      throw new InterludeError('PAYLOAD_TOO_LARGE', `A new message is larger than ${maxMessageBytes} bytes.`, {
+        details: { limit: 'maxMessageBytes', max: maxMessageBytes, actual: bytes, messageId: message.id },
+      })
+    }
+  }
+}
+
+/**
  * Everything decidable without running is decided here, before any stream byte (DESIGN §2), and a
  * refusal changes nothing: the only writes are the two atomic admission transactions of the store.
  * Lost races (revision changed between read and write) are re-evaluated from scratch.
@@ -56,6 +85,8 @@ async function admitInput(deps: AdmissionDeps, principal: string, input: RunAgen
   const thread = view?.thread
 
   const messages: readonly Message[] = view?.messages ?? []
+  const known = new Set(messages.map((m) => m.id))
+  checkNewMessages(input.messages, known, deps.limits)
   if (view) {
     if (view.run) {
       // A retry of the same input run (before its acknowledgement) joins the first attempt.
@@ -75,7 +106,6 @@ async function admitInput(deps: AdmissionDeps, principal: string, input: RunAgen
   // History is server-owned: only unseen ids are considered, and only user messages and results
   // for pending browser/external calls are accepted. Client assistant/tool messages never approve
   // or execute anything.
-  const known = new Set(messages.map((m) => m.id))
   const allCallIds = new Set<string>()
   for (const m of messages) if (m.role === 'assistant') for (const c of m.toolCalls ?? []) allCallIds.add(c.id)
   const awaiting = view?.awaitingResults ?? []

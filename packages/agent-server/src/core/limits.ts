@@ -1,9 +1,25 @@
 /** Admission limits (DESIGN §3); each breach is answered with a typed error before any stream byte. */
 export interface Limits {
-  /** Request body bytes (`PAYLOAD_TOO_LARGE`). @default 1 MiB */
+  /**
+   * Request body bytes (`PAYLOAD_TOO_LARGE`). Large enough for clients that re-send the whole
+   * history every run (`HttpAgent`); what is new in a request is bounded by the limits below.
+   * @default 8 MiB
+   */
   readonly maxBodyBytes: number
-  /** Messages in one `RunAgentInput` (`PAYLOAD_TOO_LARGE`). @default 1000 */
+  /**
+   * Nesting depth of the JSON body (objects and arrays; the body itself is depth 1). Deeper
+   * bodies are `INVALID_INPUT` with `details: { reason: 'too_deep', maxDepth }`. Checked
+   * iteratively right after parsing, so no later serialisation or schema walk can overflow the
+   * stack. @default 64
+   */
+  readonly maxJsonDepth: number
+  /**
+   * New (unseen) messages in one `RunAgentInput` (`PAYLOAD_TOO_LARGE`). Messages the thread
+   * already has (a re-sent history) do not count. @default 1000
+   */
   readonly maxMessagesPerInput: number
+  /** Bytes of one new (unseen) message as JSON (`PAYLOAD_TOO_LARGE`). @default 1 MiB */
+  readonly maxMessageBytes: number
   /** Bytes of one resume payload as JSON (`PAYLOAD_TOO_LARGE`). @default 64 KiB */
   readonly maxPayloadBytes: number
   /**
@@ -14,8 +30,10 @@ export interface Limits {
 }
 
 export const DEFAULT_LIMITS: Limits = {
-  maxBodyBytes: 1024 * 1024,
+  maxBodyBytes: 8 * 1024 * 1024,
+  maxJsonDepth: 64,
   maxMessagesPerInput: 1000,
+  maxMessageBytes: 1024 * 1024,
   maxPayloadBytes: 64 * 1024,
   maxInterruptsPerBatch: 16,
 }

@@ -1,12 +1,68 @@
 import { InterludeError } from '@interlude/protocol'
-import type { RunAgentInput } from '@interlude/protocol'
+import type { Message, RunAgentInput } from '@interlude/protocol'
 import { RunAgentInputSchema, summarizeIssues } from '@interlude/protocol/schemas'
 import type { Limits } from './limits.ts'
 
 /** Printable ASCII without spaces: safe in logs, SSE ids and URLs; long enough for any UUID scheme. */
 const IDENTIFIER = /^[\x21-\x7e]{1,200}$/
 
-/** Validates a parsed JSON body as `RunAgentInput` and applies the size limits. */
+type Loose = Record<string, unknown>
+
+/** Copies the listed keys that are present (AG-UI's schemas are loose: anything else is dropped). */
+function pick(source: Loose, keys: readonly string[]): Loose {
+  const out: Loose = {}
+  for (const key of keys) if (source[key] !== undefined) out[key] = source[key]
+  return out
+}
+
+function contentPart(part: Loose): Loose {
+  if (part.type === 'text') return pick(part, ['type', 'id', 'text'])
+  const picked = pick(part, ['type', 'id'])
+  picked.source = pick(part.source as Loose, ['type', 'value', 'mimeType', 'provider'])
+  return picked
+}
+
+function content(value: unknown): unknown {
+  return Array.isArray(value) ? value.map((part) => contentPart(part as Loose)) : value
+}
+
+/**
+ * Only the AG-UI fields of each role survive (DESIGN §2: history is server-owned). Unknown keys,
+ * `metadata`, `encryptedValue` and `subagentRunId` are dropped, so nothing a client invents is
+ * stored or echoed back (e.g. `toolCalls` on a user message).
+ */
+export function sanitizeMessage(message: Message): Message {
+  const m = message as unknown as Loose
+  switch (message.role) {
+    case 'user':
+      return { ...pick(m, ['id', 'role', 'name']), content: content(m.content) } as Message
+    case 'tool':
+      return { ...pick(m, ['id', 'role', 'toolCallId', 'error']), content: content(m.content) } as Message
+    case 'assistant': {
+      const out = pick(m, ['id', 'role', 'name', 'content'])
+      if (Array.isArray(m.toolCalls)) {
+        out.toolCalls = (m.toolCalls as Loose[]).map((call) => ({
+          ...pick(call, ['id', 'type']),
+          function: pick(call.function as Loose, ['name', 'arguments']),
+        }))
+      }
+      return out as Message
+    }
+    case 'system':
+    case 'developer':
+      return pick(m, ['id', 'role', 'name', 'content']) as Message
+    case 'activity':
+      return pick(m, ['id', 'role', 'activityType', 'content']) as Message
+    default:
+      return pick(m, ['id', 'role', 'content']) as Message
+  }
+}
+
+/**
+ * Validates a parsed JSON body as `RunAgentInput`, keeps only the AG-UI fields of each message and
+ * applies the limits that do not depend on the thread (the count and size of *new* messages are
+ * checked at admission, where the thread's history is known).
+ */
 export function parseRunInput(body: unknown, limits: Limits): RunAgentInput {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new InterludeError('INVALID_INPUT', 'The body must be a RunAgentInput JSON object.')
@@ -15,17 +71,13 @@ export function parseRunInput(body: unknown, limits: Limits): RunAgentInput {
   if (!parsed.success) {
     throw new InterludeError('INVALID_INPUT', 'The body is not a valid RunAgentInput.', { details: { issues: summarizeIssues(parsed.error) } })
   }
-  const input = parsed.data as RunAgentInput
+  const input = { ...(parsed.data as RunAgentInput) }
   for (const field of ['threadId', 'runId'] as const) {
     if (!IDENTIFIER.test(input[field])) {
       throw new InterludeError('INVALID_INPUT', `${field} must be 1-200 printable ASCII characters without spaces.`, { details: { field } })
     }
   }
-  if (input.messages.length > limits.maxMessagesPerInput) {
-    throw new InterludeError('PAYLOAD_TOO_LARGE', `At most ${limits.maxMessagesPerInput} messages are accepted per input.`, {
-      details: { limit: 'maxMessagesPerInput', max: limits.maxMessagesPerInput, actual: input.messages.length },
-    })
-  }
+  input.messages = input.messages.map(sanitizeMessage)
   const resume = input.resume
   if (resume !== undefined) {
     if (resume.length > limits.maxInterruptsPerBatch) {

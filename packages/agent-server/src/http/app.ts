@@ -138,11 +138,11 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
 
   const authenticate = auth(options.authenticate)
   const sseOptions = { logError, ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}) }
-  app.post(`${basePath}/runs`, authenticate, jsonBody(limits.maxBodyBytes), async (c) => {
+  app.post(`${basePath}/runs`, authenticate, jsonBody(limits), async (c) => {
     const startedAt = performance.now()
     const input = parseRunInput(c.get('body'), limits)
     // Admission (including the atomic claim) completes before the streaming response exists.
-    const deps = { store, agent, validators, now, lease: () => runs.lease() }
+    const deps = { store, agent, validators, now, limits, lease: () => runs.lease() }
     let admission
     try {
       admission = await admitRun(deps, c.get('principal'), input)

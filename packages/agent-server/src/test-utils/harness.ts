@@ -18,6 +18,8 @@ export function tempDir(): { dir: string; dbPath: string; cleanup(): void } {
 
 export interface TestServer extends RunningServer {
   readonly dbPath: string
+  /** Every `logError` call of the server (empty when the test passed its own `logError`). */
+  readonly logged: { message: string; error: unknown }[]
   /** Closes the server and removes its directory. */
   dispose(): Promise<void>
 }
@@ -25,9 +27,14 @@ export interface TestServer extends RunningServer {
 /** A real server on 127.0.0.1 with a real SQLite file and bearer tokens for alice and bob. */
 export async function startTestServer(options: Partial<StartServerOptions> = {}): Promise<TestServer> {
   const tmp = tempDir()
-  const server = await startServer({ dbPath: tmp.dbPath, tokens: TOKENS, pacingMs: 0, logError: () => undefined, ...options })
+  const logged: { message: string; error: unknown }[] = []
+  const logError = (message: string, error: unknown) => {
+    logged.push({ message, error })
+  }
+  const server = await startServer({ dbPath: tmp.dbPath, tokens: TOKENS, pacingMs: 0, logError, ...options })
   return Object.assign(server, {
     dbPath: tmp.dbPath,
+    logged,
     dispose: async () => {
       await server.close()
       tmp.cleanup()
