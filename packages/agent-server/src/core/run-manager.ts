@@ -37,10 +37,38 @@ export type StopReason = 'cancel' | 'shutdown' | 'fenced'
 
 const key = (threadId: string, runId: string) => `${threadId}\u0000${runId}`
 
-/** CPU time a run may take before it yields to the event loop. */
+/** CPU time all runs of the process together may take before they let the event loop poll I/O. */
 const SLICE_MS = 4
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/**
+ * One CPU budget shared by every run of the process. Per-run slices are not enough: the
+ * setImmediate callbacks of 100 runs all fire in the same check phase, so 100 × 4 ms of run work
+ * would pass before the loop polls again — and an admission waiting on a database reply waits that
+ * long. With one shared budget at most ~SLICE_MS of run work happens between two polls: waiters
+ * share one gate that opens on the next loop iteration (an immediate queued during the check phase
+ * runs only after the next poll phase).
+ */
+class SharedSlice {
+  #start = performance.now()
+  #gate: Promise<void> | undefined
+
+  async yieldIfSpent(): Promise<void> {
+    while (performance.now() - this.#start > SLICE_MS) {
+      this.#gate ??= new Promise<void>((resolve) =>
+        setImmediate(() => {
+          this.#gate = undefined
+          this.#start = performance.now()
+          resolve()
+        }),
+      )
+      await this.#gate
+    }
+  }
+}
+
+const sharedSlice = new SharedSlice()
 
 /**
  * Drives admitted runs in the background, independent of any HTTP connection: a dropped client
@@ -163,7 +191,6 @@ export class RunManager {
     let fenced = false
     // Let the admission response go out (and pending I/O run) before the run takes the CPU.
     await yieldToEventLoop()
-    let sliceStart = performance.now()
     try {
       const events = executeRun(plan, {
         agent: this.#o.agent,
@@ -184,12 +211,9 @@ export class RunManager {
         }
         writer.push(event)
         if (writer.full) await writer.flush()
-        // Cooperative time slicing: a hot run (0 ms pacing, microtask-only awaits) must not
+        // Cooperative time slicing: hot runs (0 ms pacing, microtask-only awaits) must not
         // starve admissions and other streams of the event loop.
-        if (performance.now() - sliceStart > SLICE_MS) {
-          await yieldToEventLoop()
-          sliceStart = performance.now()
-        }
+        await sharedSlice.yieldIfSpent()
       }
     } catch (error) {
       if (error instanceof RunNotActiveError) fenced = true
