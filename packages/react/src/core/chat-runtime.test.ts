@@ -648,6 +648,56 @@ describe('ChatRuntime: browser tools', () => {
   })
 })
 
+describe('ChatRuntime: saved and foreign browser calls', () => {
+  const notifyTool = (executed: string[]) => ({ name: 'deploy', description: '', handler: () => (executed.push('deploy'), 'ok') })
+
+  it('a resumed run re-announcing a saved call (START + pending) never executes it and sends no follow-up', async () => {
+    const executed: string[] = []
+    const ctx = setup({ tools: [notifyTool(executed)] })
+    const { rt, transport } = ctx
+    // call-2 (`deploy`, a browser handler) was saved in the paused run without a result.
+    const { batch } = await pause(ctx)
+    const done = rt.resume(approveAll(batch))
+    const run = await transport.waitForRun(2)
+    const id = run.input.runId
+    run.channel.pushAll([
+      ev.runStarted('t1', id),
+      ev.toolStart('call-2', 'deploy', 'm-a'),
+      ev.toolArgs('call-2', '{}'),
+      ev.toolEnd('call-2'),
+      ev.finished('t1', id, { type: 'success', pendingToolCallIds: ['call-2'] }),
+    ])
+    await done
+    await tick()
+    expect(executed).toEqual([])
+    expect(transport.runs).toHaveLength(2)
+    expect(rt.getSnapshot()).toMatchObject({ error: undefined, isResuming: false, isLoading: false })
+  })
+
+  it('a run joined after ALREADY_RESUMED (another tab started it) never executes its browser tools', async () => {
+    const executed: string[] = []
+    const ctx = setup({ tools: [notifyTool(executed)] })
+    const { rt, transport } = ctx
+    const { batch } = await pause(ctx)
+    const done = rt.resume(approveAll(batch))
+    ;(await transport.waitForRun(2)).channel.fail(new InterludeError('ALREADY_RESUMED', 'already', { details: { runId: 'other-run' } }))
+    const join = await transport.waitForConnect(1)
+    join.channel.pushAll([
+      ev.runStarted('t1', 'other-run'),
+      ev.toolStart('tc-n', 'deploy', 'm-b'),
+      ev.toolArgs('tc-n', '{}'),
+      ev.toolEnd('tc-n'),
+      ev.finished('t1', 'other-run', { type: 'success', pendingToolCallIds: ['tc-n'] }),
+    ])
+    await done
+    await tick()
+    expect(executed).toEqual([])
+    expect(transport.runs).toHaveLength(2)
+    expect(rt.getSnapshot()).toMatchObject({ error: undefined, isResuming: false })
+    expect(rt.getSnapshot().messages.some((m) => m.role === 'assistant' && m.toolCalls?.some((c) => c.id === 'tc-n'))).toBe(true)
+  })
+})
+
 describe('ChatRuntime: restore and recover', () => {
   const serverBatch = () => twoApprovals({ expiresAt: '2030-01-01T00:05:00Z' })
 

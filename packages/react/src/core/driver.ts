@@ -91,6 +91,19 @@ interface Progress {
   skipUntil: string | undefined
   finished: RunFinishedEvent | undefined
   readonly newToolCalls: Map<string, string>
+  /** Tool-call ids already in history when the run started (saved calls: never executed here). */
+  readonly savedToolCalls: ReadonlySet<string>
+  /** The run was joined (`ALREADY_RESUMED`): another client started it, so its tools are not ours. */
+  joined: boolean
+}
+
+function toolCallIdsOf(messages: readonly Message[]): Set<string> {
+  const ids = new Set<string>()
+  for (const m of messages) {
+    if (m.role === 'assistant' && Array.isArray(m.toolCalls)) for (const c of m.toolCalls) ids.add(c.id)
+    else if (m.role === 'tool') ids.add(m.toolCallId)
+  }
+  return ids
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -156,17 +169,21 @@ interface ToolCallRef {
   readonly tool: BrowserTool
 }
 
-/** Only genuinely new calls of this run, with a handler, not answered, and pending per the server. */
+/**
+ * Only genuinely new calls of this run: started in this run, absent from the history captured when
+ * the run started (a resumed run may re-announce saved calls), with a handler, not answered, and
+ * pending per the server.
+ */
 function eligibleCalls(host: DriverHost, plan: InteractionPlan, progress: Progress, pendingIds: readonly string[] | undefined): ToolCallRef[] {
-  // An attached client did not start the run: it never executes the run's browser tools.
-  if (plan.kind === 'attach' || progress.newToolCalls.size === 0) return []
+  // An attached or joined client did not start the run: it never executes the run's browser tools.
+  if (plan.kind === 'attach' || progress.joined || progress.newToolCalls.size === 0) return []
   const handlers = new Map(host.tools().filter((t) => t.handler).map((t) => [t.name, t] as const))
   const answered = new Set<string>()
   for (const m of host.state().messages) if (m.role === 'tool') answered.add(m.toolCallId)
   const calls: ToolCallRef[] = []
   for (const [id, name] of progress.newToolCalls) {
     const tool = handlers.get(name)
-    if (!tool || answered.has(id)) continue
+    if (!tool || answered.has(id) || progress.savedToolCalls.has(id)) continue
     if (pendingIds !== undefined && !pendingIds.includes(id)) continue
     calls.push({ id, name, tool })
   }
@@ -212,7 +229,17 @@ async function runOnce(host: DriverHost, plan: InteractionPlan, runId: string, i
   let target = runId
   let mode: 'post' | 'join' = input === undefined ? 'join' : 'post'
   let joinFrom = plan.attachFrom
-  const progress: Progress = { acked: false, lastId: undefined, received: 0, skipUntil: undefined, finished: undefined, newToolCalls: new Map() }
+  const progress: Progress = {
+    acked: false,
+    lastId: undefined,
+    received: 0,
+    skipUntil: undefined,
+    finished: undefined,
+    newToolCalls: new Map(),
+    // The history this run starts from (the request's messages, or the committed ones when joining).
+    savedToolCalls: toolCallIdsOf(input?.messages ?? host.state().messages),
+    joined: mode === 'join',
+  }
   let attempts = 0
   let reconnects = 0
   for (;;) {
@@ -250,6 +277,7 @@ async function runOnce(host: DriverHost, plan: InteractionPlan, runId: string, i
           // The same decision was admitted under another runId (another tab, a lost response):
           // join that run's events instead of failing. Its RUN_STARTED is the acknowledgement.
           mode = 'join'
+          progress.joined = true
           target = details.runId
           joinFrom = host.state().lastEventId
           continue
