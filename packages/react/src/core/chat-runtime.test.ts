@@ -583,6 +583,46 @@ describe('ChatRuntime: thread changes', () => {
   })
 })
 
+describe('ChatRuntime: newThread with the current id', () => {
+  it('respects the locks while a batch is pending or claimed, or recovery is required; resets nothing', async () => {
+    const ctx = setup({ initialState: { init: true } })
+    const { rt, transport } = ctx
+    const { batch } = await pause(ctx)
+    rt.setState({ x: 1 })
+    const before = rt.getSnapshot()
+    expect(codeOf(() => rt.newThread('t1'))).toBe('INVALID_STATE')
+    expect(rt.getSnapshot()).toBe(before)
+    const done = rt.resume(approveAll(batch))
+    const claimed = rt.getSnapshot()
+    expect(codeOf(() => rt.newThread('t1'))).toBe('INVALID_STATE')
+    expect(rt.getSnapshot()).toBe(claimed)
+    expect(rt.getSnapshot()).toMatchObject({ isResuming: true, state: { x: 1 } })
+    const run = await transport.waitForRun(2)
+    run.channel.pushAll([ev.runStarted('t1', run.input.runId)])
+    await step(run.channel)
+    run.channel.fail(new InterludeError('RUN_FAILED', 'boom'))
+    await done
+    expect(rt.getSnapshot().recovery.required).toBe(true)
+    const failed = rt.getSnapshot()
+    expect(codeOf(() => rt.newThread('t1'))).toBe('RECOVERY_REQUIRED')
+    expect(rt.getSnapshot()).toBe(failed)
+    // A fresh id (the default) is the way out.
+    const fresh = rt.newThread()
+    expect(fresh).not.toBe('t1')
+    expect(rt.getSnapshot()).toMatchObject({ threadId: fresh, messages: [], state: { init: true }, recovery: { required: false } })
+  })
+
+  it('while idle and unlocked, the same id clears history and state', async () => {
+    const { rt, transport } = setup({ initialState: { a: 1 } })
+    const done = rt.sendMessage('hi')
+    const call = await transport.waitForRun(1)
+    call.channel.pushAll([ev.runStarted('t1', call.input.runId), ev.finished('t1', call.input.runId)])
+    await done
+    expect(codeOf(() => rt.newThread('t1'))).toBeUndefined()
+    expect(rt.getSnapshot()).toMatchObject({ threadId: 't1', messages: [], state: { a: 1 } })
+  })
+})
+
 describe('ChatRuntime: browser tools', () => {
   it('runs only genuinely new calls of a successful run, then a follow-up run with their results', async () => {
     const calls: unknown[] = []

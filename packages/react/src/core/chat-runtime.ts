@@ -123,8 +123,14 @@ export class ChatRuntime<TState = unknown> {
     if (run) this.#finishInteraction(run, 'retired')
   }
 
-  /** Starts a fresh thread with empty history and state (the "New conversation" action). */
+  /**
+   * Starts a fresh thread with empty history and state (the "New conversation" action). A new id
+   * (the default) retires the local batch, claim and recovery requirement. Passing the *current*
+   * id resets nothing that is locked: it clears history and state only when message replacement
+   * is allowed, and otherwise throws like `setMessages` (`RECOVERY_REQUIRED`, `INVALID_STATE`).
+   */
   readonly newThread = (threadId: string = this.#id()): string => {
+    if (threadId === this.#state.threadId) this.#assertMessagesUnlocked('start a new conversation on the same thread id')
     this.setThreadId(threadId)
     this.#transaction(() => {
       this.#dispatch({ type: 'messages/replaced', messages: Object.freeze([]) })
