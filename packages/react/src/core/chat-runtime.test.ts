@@ -755,6 +755,62 @@ describe('ChatRuntime: restore and recover', () => {
     expect(codeOf(() => rt.restoreConversation({ threadId: 't1', messages: [] }, { expectedRevision: rt.getSnapshot().recovery.revision }))).toBe('INVALID_STATE')
   })
 
+  it('restoreConversation deeply validates the snapshot: typed INVALID_INPUT and nothing changed', () => {
+    const { rt } = setup()
+    const snap = rt.getSnapshot()
+    const rev = snap.recovery.revision
+    const user = { id: 'u', role: 'user', content: 'hi' }
+    const call = { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }
+    const invalid: [string, unknown][] = [
+      ['interrupts object', { threadId: 't1', messages: [], interrupts: { a: 1 } }],
+      ['interrupts string', { threadId: 't1', messages: [], interrupts: 'x' }],
+      ['toolCalls string', { threadId: 't1', messages: [{ id: 'a', role: 'assistant', toolCalls: 'nope' }] }],
+      ['tool call without type', { threadId: 't1', messages: [{ id: 'a', role: 'assistant', toolCalls: [{ ...call, type: undefined }] }] }],
+      ['tool call arguments object', { threadId: 't1', messages: [{ id: 'a', role: 'assistant', toolCalls: [{ ...call, function: { name: 'f', arguments: {} } }] }] }],
+      ['unknown role', { threadId: 't1', messages: [{ id: 'a', role: 'hacker', content: 1 }] }],
+      ['duplicate ids', { threadId: 't1', messages: [user, { ...user, content: 'again' }] }],
+      ['message not an object', { threadId: 't1', messages: ['hi'] }],
+      ['user without content', { threadId: 't1', messages: [{ id: 'u', role: 'user' }] }],
+      ['tool without toolCallId', { threadId: 't1', messages: [{ id: 't', role: 'tool', content: 'x' }] }],
+      ['system content array', { threadId: 't1', messages: [{ id: 's', role: 'system', content: [] }] }],
+      ['negative revision', { threadId: 't1', messages: [], revision: -1 }],
+      ['fractional revision', { threadId: 't1', messages: [], revision: 1.5 }],
+      ['non-JSON state', { threadId: 't1', messages: [], state: { a: undefined } }],
+      ['bad unsettledEffects', { threadId: 't1', messages: [], unsettledEffects: [{ toolCallId: 'x' }] }],
+      ['thread mismatch', { threadId: 't2', messages: [] }],
+      ['not an object', null],
+    ]
+    for (const [name, value] of invalid) {
+      let error: unknown
+      try {
+        rt.restoreConversation(value as never, { expectedRevision: rev })
+      } catch (e) {
+        error = e
+      }
+      expect(InterludeError.isInstance(error), name).toBe(true)
+      expect((error as InterludeError).code, name).toBe('INVALID_INPUT')
+      expect(rt.getSnapshot(), name).toBe(snap)
+    }
+    // A complete valid snapshot with every role is accepted.
+    rt.restoreConversation(
+      {
+        threadId: 't1',
+        revision: 3,
+        lastEventId: 7,
+        messages: [
+          { id: 'sys', role: 'system', content: 'be brief' },
+          user,
+          { id: 'a', role: 'assistant', content: 'ok', toolCalls: [call] },
+          { id: 'r', role: 'tool', toolCallId: 'c1', content: 'done' },
+          { id: 'a2', role: 'assistant' },
+        ],
+        interrupts: [],
+      } as never,
+      { expectedRevision: rev },
+    )
+    expect(rt.getSnapshot().messages.map((m) => m.id)).toEqual(['sys', 'u', 'a', 'r', 'a2'])
+  })
+
   it('restoreConversation installs history, state and a fresh answerable batch, clearing recovery', async () => {
     const ctx = setup()
     const { rt, transport } = ctx

@@ -5,6 +5,7 @@ import type { DriverHost, InteractionConfig, InteractionPlan } from './driver.ts
 import { buildInput, driveInteraction } from './driver.ts'
 import { clientError, protocolViolation } from './errors.ts'
 import { createHttpTransport } from './http-transport.ts'
+import { snapshotProblem } from './snapshot-problems.ts'
 import { deepFreeze, frozenJsonCopy, randomId } from './immutable.ts'
 import type { Action, CoreState, Interaction, InteractionKind } from './reducer.ts'
 import { initialState, reduce, toSnapshot } from './reducer.ts'
@@ -615,19 +616,4 @@ export class ChatRuntime<TState = unknown> {
 
 function isMessageLike(value: unknown): value is Message {
   return typeof value === 'object' && value !== null && typeof (value as Message).id === 'string' && typeof (value as Message).role === 'string'
-}
-
-function snapshotProblem(snapshot: ConversationSnapshot, threadId: string): string | undefined {
-  if (typeof snapshot !== 'object' || snapshot === null) return 'not an object'
-  if (snapshot.threadId !== threadId) return 'threadId does not match the current thread'
-  if (!Array.isArray(snapshot.messages)) return 'messages must be an array'
-  if (!snapshot.messages.every(isMessageLike)) return 'every message needs string id and role'
-  if (snapshot.revision !== undefined && (typeof snapshot.revision !== 'number' || !Number.isInteger(snapshot.revision))) return 'revision must be an integer'
-  if (snapshot.status !== undefined && !['idle', 'running', 'interrupted'].includes(snapshot.status)) return 'unknown status'
-  if (snapshot.lastEventId !== undefined && (typeof snapshot.lastEventId !== 'number' || !Number.isInteger(snapshot.lastEventId))) return 'lastEventId must be an integer'
-  if (snapshot.interrupts !== undefined && snapshot.interrupts.length > 0) {
-    const problems = interruptProblems(snapshot.interrupts)
-    if (problems.length > 0) return `${problems[0]!.path} ${problems[0]!.problem}`
-  }
-  return undefined
 }
