@@ -183,7 +183,7 @@ describe('<InterruptForm>', () => {
     render(<InterruptForm batch={askBatch()} onSubmit={onSubmit} />)
     fireEvent.change(screen.getByLabelText('Environment'), { target: { value: '1' } })
     fireEvent.change(screen.getByLabelText('Notes'), { target: { value: 'after 6pm' } })
-    fireEvent.click(screen.getByLabelText('Urgent'))
+    fireEvent.change(screen.getByLabelText('Urgent'), { target: { value: 'true' } })
     fireEvent.change(screen.getByLabelText('Hours'), { target: { value: '1.5' } })
     fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
     expect(onSubmit).toHaveBeenCalledWith({
@@ -207,5 +207,69 @@ describe('<InterruptForm>', () => {
     const unknownReason: Interrupt = { id: 'x', reason: 'interlude:custom' }
     render(<InterruptForm batch={{ id: 'b', interrupts: [unknownReason] }} onSubmit={onSubmit} />)
     expect(screen.getByRole('group', { name: 'interlude:custom' })).toBeTruthy()
+  })
+
+  it('answers a required boolean false as a deliberate choice (nested and root schemas), keyboard-reachable and labelled', () => {
+    const onSubmit = vi.fn()
+    const nested = deepFreeze({
+      id: 'b-bool',
+      interrupts: [{ id: 'q', reason: 'input_required', message: 'Confirm?', responseSchema: { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'], additionalProperties: false } }],
+    }) as PendingInterruptBatch
+    const view = render(
+      <StrictMode>
+        <InterruptForm batch={nested} onSubmit={onSubmit} />
+      </StrictMode>,
+    )
+    const submit = screen.getByRole('button', { name: 'Submit answers' })
+    // Untouched is not an answer (no silent `false`).
+    fireEvent.click(submit)
+    expect(onSubmit).not.toHaveBeenCalled()
+    const confirm = screen.getByRole('combobox', { name: 'Confirm' }) as HTMLSelectElement
+    expect(confirm.value).toBe('')
+    expect([...confirm.options].map((o) => o.textContent)).toEqual(['Choose…', 'Yes', 'No'])
+    fireEvent.change(confirm, { target: { value: 'false' } })
+    fireEvent.click(submit)
+    expect(onSubmit).toHaveBeenLastCalledWith({ batchId: 'b-bool', entries: [{ interruptId: 'q', status: 'resolved', payload: { confirm: false } }] })
+    view.unmount()
+
+    const root = deepFreeze({ id: 'b-root', interrupts: [{ id: 'r', reason: 'confirmation', message: 'Proceed?', responseSchema: { type: 'boolean' } }] }) as PendingInterruptBatch
+    render(
+      <StrictMode>
+        <InterruptForm batch={root} onSubmit={onSubmit} />
+      </StrictMode>,
+    )
+    const answer = screen.getByRole('combobox', { name: 'Answer' }) as HTMLSelectElement
+    fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
+    expect(onSubmit).toHaveBeenCalledTimes(1) // unanswered root boolean: not submitted
+    fireEvent.change(answer, { target: { value: 'true' } })
+    fireEvent.change(answer, { target: { value: '' } }) // back to "Choose…": unanswered again
+    fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
+    expect(onSubmit).toHaveBeenCalledTimes(1)
+    fireEvent.change(answer, { target: { value: 'false' } })
+    fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
+    expect(onSubmit).toHaveBeenLastCalledWith({ batchId: 'b-root', entries: [{ interruptId: 'r', status: 'resolved', payload: false }] })
+  })
+
+  it('a new batch reusing interrupt ids starts with fresh field text (no leaked JSON draft)', () => {
+    const schema = { type: 'object', properties: { items: { type: 'array', items: { type: 'string' } } }, required: ['items'] }
+    const mk = (id: string) => deepFreeze({ id, interrupts: [{ id: 'q', reason: 'input_required', message: 'List?', responseSchema: schema }] }) as PendingInterruptBatch
+    const onSubmit = vi.fn()
+    const view = render(
+      <StrictMode>
+        <InterruptForm batch={mk('local-1')} onSubmit={onSubmit} />
+      </StrictMode>,
+    )
+    fireEvent.change(screen.getByLabelText('Items (JSON)'), { target: { value: '["old answer"]' } })
+    view.rerender(
+      <StrictMode>
+        <InterruptForm batch={mk('local-2')} onSubmit={onSubmit} />
+      </StrictMode>,
+    )
+    expect((screen.getByLabelText('Items (JSON)') as HTMLTextAreaElement).value).toBe('')
+    fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
+    expect(onSubmit).not.toHaveBeenCalled()
+    fireEvent.change(screen.getByLabelText('Items (JSON)'), { target: { value: '["new"]' } })
+    fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
+    expect(onSubmit).toHaveBeenCalledWith({ batchId: 'local-2', entries: [{ interruptId: 'q', status: 'resolved', payload: { items: ['new'] } }] })
   })
 })

@@ -50,7 +50,7 @@ interface FieldProps {
   readonly onChange: (path: readonly string[], value: unknown) => void
 }
 
-/** One schema-driven field: booleans, enums, strings, numbers, nested objects; JSON for the rest. */
+/** One schema-driven field: booleans (yes/no), enums, strings, numbers, nested objects; JSON for the rest. */
 function Field({ id, name, schema, value, required, path, errors, disabled, onChange }: FieldProps) {
   const own = errorsAt(errors, path)
   const errorId = `${id}-error`
@@ -104,10 +104,17 @@ function Field({ id, name, schema, value, required, path, errors, disabled, onCh
     )
   }
   if (type === 'boolean') {
+    // An explicit yes/no choice with an empty "choose" state: `false` is a deliberate answer, never
+    // the silent default of an untouched checkbox (and an optional boolean can be left unset).
+    const current = value === true ? 'true' : value === false ? 'false' : ''
     return (
       <div className="interlude-field">
-        <input id={id} type="checkbox" checked={value === true} disabled={disabled} onChange={(e) => onChange(path, e.target.checked)} {...described} />
         <label htmlFor={id}>{text}</label>
+        <select id={id} value={current} disabled={disabled} required={required} onChange={(e) => onChange(path, e.target.value === '' ? undefined : e.target.value === 'true')} {...described}>
+          <option value="">{required ? 'Choose…' : '—'}</option>
+          <option value="true">Yes</option>
+          <option value="false">No</option>
+        </select>
         {hint}
       </div>
     )
@@ -227,7 +234,7 @@ function InputQuestion({ interrupt, form, id, disabled }: { interrupt: Interrupt
   return (
     <>
       {!cancelled && (
-        <Field id={`${id}-answer`} name="Answer" schema={{ ...schema, title: schema.title ?? 'Answer' }} value={draft?.status === 'resolved' ? draft.payload : undefined} required path={[]} errors={form.errors[interrupt.id]} disabled={disabled} onChange={(p, v) => form.setField(interrupt.id, p, v)} />
+        <Field id={`${id}-answer`} name="Answer" schema={{ ...schema, title: schema.title ?? 'Answer' }} value={draft?.status === 'resolved' ? draft.payload : undefined} required path={[]} errors={form.errors[interrupt.id]} disabled={disabled} onChange={(p, v) => (p.length === 0 && v === undefined ? form.clear(interrupt.id) : form.setField(interrupt.id, p, v))} />
       )}
       <div className="interlude-field">
         <input id={`${id}-skip`} type="checkbox" checked={cancelled} disabled={disabled} onChange={(e) => (e.target.checked ? form.cancel(interrupt.id) : form.clear(interrupt.id))} />
@@ -274,7 +281,8 @@ export function InterruptForm({ batch, onSubmit, disabled = false, messages, tit
         const id = `${baseId}-${index}`
         const missing = showMissing && form.drafts[interrupt.id] === undefined
         return (
-          <fieldset key={interrupt.id} className="interlude-interrupt" aria-describedby={missing ? `${id}-missing` : undefined}>
+          // Keyed by batch and interrupt: a new batch reusing interrupt ids starts with fresh field state.
+          <fieldset key={`${form.batchId}:${interrupt.id}`} className="interlude-interrupt" aria-describedby={missing ? `${id}-missing` : undefined}>
             <legend>{interrupt.message ?? interrupt.reason}</legend>
             {isApproval(interrupt) ? <ApprovalQuestion interrupt={interrupt} form={form} id={id} disabled={disabled} /> : <InputQuestion interrupt={interrupt} form={form} id={id} disabled={disabled} />}
             {missing && (
