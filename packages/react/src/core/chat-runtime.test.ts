@@ -1,6 +1,6 @@
 import type { Interrupt } from '@interlude/protocol'
 import { InterludeError } from '@interlude/protocol'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { approvalInterrupt, ControllableTransport, ev, step, tick } from '../test-utils/controllable-transport.ts'
 import { ChatRuntime } from './chat-runtime.ts'
 import type { ChatRuntimeOptions } from './types.ts'
@@ -532,6 +532,61 @@ describe('ChatRuntime: reconnect after acknowledgement', () => {
     expect(rt.getSnapshot().messages[1]).toMatchObject({ content: 'Hello, world' })
     expect(rt.getSnapshot()).toMatchObject({ error: undefined, isLoading: false })
     expect(transport.runs).toHaveLength(1)
+  })
+
+  it('a silent connection (no events, no pings for reconnect.idleTimeoutMs) is healed from the last event id', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const ctx = setup({ reconnect: { attempts: 2, delayMs: () => 0, idleTimeoutMs: 1000 } })
+      const { rt, transport } = ctx
+      const done = rt.sendMessage('long answer')
+      const call = await transport.waitForRun(1)
+      const runId = call.input.runId
+      call.channel.push(ev.runStarted('t1', runId), '1').push(ev.textStart('m1'), '2').push(ev.text('m1', 'Hello, '), '3')
+      await call.channel.drained() // (step() would wait on a faked timer)
+      expect(rt.getSnapshot().status).toBe('streaming')
+      // Pings (SSE comments) keep the connection alive although no event arrives.
+      await vi.advanceTimersByTimeAsync(900)
+      call.channel.ping()
+      await vi.advanceTimersByTimeAsync(900)
+      call.channel.ping()
+      await vi.advanceTimersByTimeAsync(900)
+      expect(transport.connects).toHaveLength(0)
+      expect(call.channel.aborted).toBe(false)
+      // Then silence (no FIN, no RST): after idleTimeoutMs the stream counts as dropped.
+      await vi.advanceTimersByTimeAsync(150)
+      const re = await transport.waitForConnect(1)
+      expect(call.channel.aborted).toBe(true)
+      expect(re.lastEventId).toBe('3')
+      expect(rt.getSnapshot().connection).toBe('reconnecting')
+      re.channel.push(ev.text('m1', 'world'), '4').push(ev.textEnd('m1'), '5').push(ev.finished('t1', runId), '6')
+      await done
+      expect(rt.getSnapshot().messages[1]).toMatchObject({ content: 'Hello, world' })
+      expect(rt.getSnapshot()).toMatchObject({ error: undefined, isLoading: false, status: 'idle' })
+      expect(transport.runs).toHaveLength(1)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('the idle timeout is on by default (45 s) and can be disabled', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      for (const [options, expected] of [[{}, 1], [{ reconnect: { attempts: 2, delayMs: () => 0, idleTimeoutMs: 0 } }, 0]] as const) {
+        const ctx = setup(options)
+        void ctx.rt.sendMessage('x')
+        const call = await ctx.transport.waitForRun(1)
+        call.channel.push(ev.runStarted('t1', call.input.runId))
+        await call.channel.drained()
+        await vi.advanceTimersByTimeAsync(44_000)
+        expect(ctx.transport.connects).toHaveLength(0)
+        await vi.advanceTimersByTimeAsync(2_000)
+        expect(ctx.transport.connects).toHaveLength(expected)
+        ctx.rt.stop()
+      }
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('an unhealable disconnect of a resumed interaction requires recovery', async () => {

@@ -587,6 +587,7 @@ export class ChatRuntime<TState = unknown> {
     retryDelay: (n) => (this.#options.retry?.delayMs ?? defaultDelay)(n),
     reconnectAttempts: () => this.#options.reconnect?.attempts ?? 3,
     reconnectDelay: (n) => (this.#options.reconnect?.delayMs ?? defaultDelay)(n),
+    idleTimeoutMs: () => this.#options.reconnect?.idleTimeoutMs ?? 45_000,
     maxToolRoundtrips: () => this.#options.maxToolRoundtrips ?? 8,
     observe: (_gen, event, id, runId) => {
       try {

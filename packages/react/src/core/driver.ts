@@ -24,6 +24,8 @@ export interface DriverHost {
   retryDelay(attempt: number): number
   reconnectAttempts(): number
   reconnectDelay(attempt: number): number
+  /** No bytes for this long = a dropped connection (0 or Infinity: never). */
+  idleTimeoutMs(): number
   maxToolRoundtrips(): number
   /** Observes an event (the `onEvent` callback). */
   observe(gen: number, event: AgUiEvent, id: string | undefined, runId: string): void
@@ -244,32 +246,40 @@ async function runOnce(host: DriverHost, plan: InteractionPlan, runId: string, i
   let reconnects = 0
   for (;;) {
     if (!host.isCurrent(gen)) return RETIRED
+    // One attempt = one request; the idle watchdog aborts only the attempt, never the interaction.
+    const watchdog = idleWatchdog(signal, host.idleTimeoutMs())
+    const options = { signal: watchdog.signal, onActivity: watchdog.alive }
     let source: AsyncIterable<readonly TransportEvent[]>
     if (!progress.acked) {
       if (mode === 'post') {
         // Expiry is checked before claiming and again right before every send of the resume.
         const expired = plan.resumeInterrupts?.filter((i) => isExpiredAt(i.expiresAt, host.now())).map((i) => i.id) ?? []
-        if (expired.length > 0) throw clientError('INTERRUPT_EXPIRED', 'The interrupt batch has expired; start a new thread to continue.', { interruptIds: expired })
+        if (expired.length > 0) {
+          watchdog.dispose()
+          throw clientError('INTERRUPT_EXPIRED', 'The interrupt batch has expired; start a new thread to continue.', { interruptIds: expired })
+        }
         host.connection(gen, 'connecting')
-        source = host.transport().run(input!, { signal })
+        source = host.transport().run(input!, options)
       } else {
         host.connection(gen, 'connecting')
         progress.skipUntil = target
-        source = host.transport().connect(plan.threadId, { lastEventId: joinFrom, signal })
+        source = host.transport().connect(plan.threadId, { ...options, lastEventId: joinFrom })
       }
     } else {
       host.connection(gen, 'reconnecting')
-      source = host.transport().connect(plan.threadId, { lastEventId: progress.lastId, signal })
+      source = host.transport().connect(plan.threadId, { ...options, lastEventId: progress.lastId })
     }
     const before = progress.received
     try {
-      await consume(host, plan, target, source, progress)
+      await consume(host, plan, target, source, progress, watchdog.alive)
       if (!host.isCurrent(gen)) return RETIRED
       if (progress.finished) return progress
       throw clientError('PROTOCOL_ERROR', 'The stream ended before the run finished.', { reason: 'truncated_stream' })
     } catch (raw) {
       if (!host.isCurrent(gen)) return RETIRED
-      const error = toInterludeError(raw)
+      const error = watchdog.fired() && !signal.aborted
+        ? clientError('NETWORK_ERROR', 'The connection went silent (no events or pings).', { reason: 'idle_timeout', idleTimeoutMs: host.idleTimeoutMs() })
+        : toInterludeError(raw)
       if (isFatal(error)) throw error
       if (!progress.acked) {
         const details = error.details as { runId?: unknown } | undefined
@@ -294,13 +304,55 @@ async function runOnce(host: DriverHost, plan: InteractionPlan, runId: string, i
       if (progress.lastId === undefined || !error.retryable || reconnects >= host.reconnectAttempts()) throw error
       reconnects += 1
       await sleep(host.reconnectDelay(reconnects), signal)
+    } finally {
+      watchdog.dispose()
     }
   }
 }
 
-async function consume(host: DriverHost, plan: InteractionPlan, target: string, source: AsyncIterable<readonly TransportEvent[]>, progress: Progress): Promise<void> {
+interface IdleWatchdog {
+  readonly signal: AbortSignal
+  /** Bytes arrived (an event batch or a comment): restart the countdown. */
+  readonly alive: () => void
+  readonly fired: () => boolean
+  readonly dispose: () => void
+}
+
+/** An AbortSignal that follows `parent` and also aborts after `timeoutMs` without `alive()`. */
+function idleWatchdog(parent: AbortSignal, timeoutMs: number): IdleWatchdog {
+  const controller = new AbortController()
+  const follow = () => controller.abort(parent.reason)
+  if (parent.aborted) follow()
+  else parent.addEventListener('abort', follow, { once: true })
+  const enabled = timeoutMs > 0 && Number.isFinite(timeoutMs)
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let fired = false
+  let disposed = false
+  const alive = () => {
+    if (!enabled || disposed || fired) return
+    if (timer !== undefined) clearTimeout(timer)
+    timer = setTimeout(() => {
+      fired = true
+      controller.abort(new DOMException('The connection went silent.', 'AbortError'))
+    }, timeoutMs)
+  }
+  alive()
+  return {
+    signal: controller.signal,
+    alive,
+    fired: () => fired,
+    dispose: () => {
+      disposed = true
+      if (timer !== undefined) clearTimeout(timer)
+      parent.removeEventListener('abort', follow)
+    },
+  }
+}
+
+async function consume(host: DriverHost, plan: InteractionPlan, target: string, source: AsyncIterable<readonly TransportEvent[]>, progress: Progress, alive: () => void): Promise<void> {
   const { gen, threadId } = plan
   for await (const batch of source) {
+    alive()
     for (const item of batch) {
       if (!host.isCurrent(gen)) return
       const { event } = item

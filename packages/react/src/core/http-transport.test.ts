@@ -80,4 +80,16 @@ describe('createHttpTransport', () => {
       ['POST', '/api/agent/threads/t/runs/r%201/cancel'],
     ])
   })
+
+  it('reports SSE comments (the server ping) as activity on run and connect streams', async () => {
+    const r = recorder(() => sse(': ping\n\nid: 1\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n: ping\n\n'))
+    const transport = createHttpTransport({ baseUrl: 'http://x', fetch: r.fetch })
+    let pings = 0
+    const onActivity = () => void pings++
+    const events = (await collect(transport.run(input, { signal: new AbortController().signal, onActivity }))).flat()
+    expect(events.map((e) => e.event.type)).toEqual(['RUN_STARTED'])
+    expect(pings).toBe(2)
+    await collect(transport.connect('t', { lastEventId: undefined, signal: new AbortController().signal, onActivity }))
+    expect(pings).toBe(4)
+  })
 })

@@ -76,7 +76,7 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
     return res
   }
 
-  async function* events(res: Response, signal: AbortSignal): AsyncGenerator<readonly TransportEvent[]> {
+  async function* events(res: Response, signal: AbortSignal, onActivity: (() => void) | undefined): AsyncGenerator<readonly TransportEvent[]> {
     const type = res.headers.get('content-type') ?? ''
     if (!type.includes('text/event-stream') || !res.body) {
       await res.body?.cancel().catch(() => undefined)
@@ -84,7 +84,9 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
     }
     try {
       // One batch per network read; a malformed frame yields the good events before it, then throws.
-      for await (const batch of decodeEventBatches(res.body, { signal })) if (batch.length > 0) yield batch
+      // Comments (the server's `: ping`) carry no event but prove the connection is alive.
+      const decode = onActivity ? { signal, onComment: () => onActivity() } : { signal }
+      for await (const batch of decodeEventBatches(res.body, decode)) if (batch.length > 0) yield batch
     } catch (error) {
       throw failure(error, signal)
     }
@@ -93,17 +95,17 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
   const sse = { Accept: 'text/event-stream' }
 
   return {
-    async *run(input: RunAgentInput, { signal }: RunRequestOptions) {
+    async *run(input: RunAgentInput, { signal, onActivity }: RunRequestOptions) {
       const res = await request('/runs', { method: 'POST', body: JSON.stringify(input), signal }, { ...sse, 'Content-Type': 'application/json' })
-      yield* events(res, signal)
+      yield* events(res, signal, onActivity)
     },
 
-    async *connect(threadId: string, { lastEventId, signal }: ConnectOptions) {
+    async *connect(threadId: string, { lastEventId, signal, onActivity }: ConnectOptions) {
       const extra: Record<string, string> = { ...sse }
       if (lastEventId !== undefined) extra['Last-Event-ID'] = lastEventId
       const query = lastEventId === undefined ? '' : `?after=${encodeURIComponent(lastEventId)}`
       const res = await request(`/threads/${encodeURIComponent(threadId)}/events${query}`, { method: 'GET', signal }, extra)
-      yield* events(res, signal)
+      yield* events(res, signal, onActivity)
     },
 
     async getThread(threadId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ThreadSnapshot> {

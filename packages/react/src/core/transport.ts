@@ -8,12 +8,16 @@ export interface TransportEvent {
 
 export interface RunRequestOptions {
   readonly signal: AbortSignal
+  /** Called when bytes other than events arrive (SSE comments such as `: ping`): the stream is alive. */
+  readonly onActivity?: () => void
 }
 
 export interface ConnectOptions {
   /** Replay strictly after this event id; `undefined` replays the thread from its start. */
   readonly lastEventId: string | undefined
   readonly signal: AbortSignal
+  /** Called when bytes other than events arrive (SSE comments such as `: ping`): the stream is alive. */
+  readonly onActivity?: () => void
 }
 
 /**

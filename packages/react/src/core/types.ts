@@ -118,6 +118,13 @@ export interface ReconnectOptions {
   readonly attempts?: number
   /** @default 250 * 2^(n-1), capped at 4000 */
   readonly delayMs?: (attempt: number) => number
+  /**
+   * A stream that delivers no bytes (neither events nor SSE comments such as the server's
+   * `: ping` every 15 s) for this long is treated as a dropped connection: after acknowledgement
+   * it is healed by reconnecting from the last event id; before acknowledgement it counts as a
+   * retryable network failure. `0` or `Infinity` disables it. @default 45_000
+   */
+  readonly idleTimeoutMs?: number
 }
 
 /** Options of a `ChatRuntime` (and of `useChat`). */

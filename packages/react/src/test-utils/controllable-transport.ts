@@ -19,9 +19,12 @@ export class EventChannel implements AsyncIterable<readonly TransportEvent[]> {
   readonly #counter: { value: number }
   readonly signal: AbortSignal
 
-  constructor(signal: AbortSignal, counter: { value: number } = { value: 1 }) {
+  readonly #onActivity: (() => void) | undefined
+
+  constructor(signal: AbortSignal, counter: { value: number } = { value: 1 }, onActivity?: () => void) {
     this.signal = signal
     this.#counter = counter
+    this.#onActivity = onActivity
     signal.addEventListener('abort', () => this.#wake?.(), { once: true })
   }
 
@@ -34,6 +37,12 @@ export class EventChannel implements AsyncIterable<readonly TransportEvent[]> {
     const value: TransportEvent = id === null ? { event } : { id: id ?? String(this.#counter.value++), event }
     this.#queue.push({ kind: 'event', value })
     this.#notify()
+    return this
+  }
+
+  /** Bytes without an event (an SSE comment such as the server's `: ping`). */
+  ping(): this {
+    this.#onActivity?.()
     return this
   }
 
@@ -118,16 +127,16 @@ export class ControllableTransport implements Transport {
   readonly counter = { value: 1 }
   readonly #waiters: (() => void)[] = []
 
-  run(input: RunAgentInput, { signal }: RunRequestOptions): AsyncIterable<readonly TransportEvent[]> {
-    const channel = new EventChannel(signal, this.counter)
+  run(input: RunAgentInput, { signal, onActivity }: RunRequestOptions): AsyncIterable<readonly TransportEvent[]> {
+    const channel = new EventChannel(signal, this.counter, onActivity)
     // The body is captured as sent (JSON), so later mutations cannot fake a retry's payload.
     this.runs.push({ kind: 'run', input: JSON.parse(JSON.stringify(input)) as RunAgentInput, body: JSON.stringify(input), channel })
     this.#notify()
     return channel
   }
 
-  connect(threadId: string, { lastEventId, signal }: ConnectOptions): AsyncIterable<readonly TransportEvent[]> {
-    const channel = new EventChannel(signal, { value: lastEventId === undefined ? 1 : Number(lastEventId) + 1 })
+  connect(threadId: string, { lastEventId, signal, onActivity }: ConnectOptions): AsyncIterable<readonly TransportEvent[]> {
+    const channel = new EventChannel(signal, { value: lastEventId === undefined ? 1 : Number(lastEventId) + 1 }, onActivity)
     this.connects.push({ kind: 'connect', threadId, lastEventId, channel })
     this.#notify()
     return channel
