@@ -5,7 +5,7 @@
  * connection dropped after acknowledgement, and a server restart while paused.
  */
 import { startServer, type RunningServer } from '@interlude/agent-server'
-import type { Message } from '@interlude/protocol'
+import type { Message, ThreadSnapshot } from '@interlude/protocol'
 import { act, cleanup, renderHook, waitFor } from '@testing-library/react'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -54,15 +54,19 @@ function approveAll(result: { current: UseChatResult }) {
   act(() => void result.current.resume({ batchId: batch.id, entries: batch.interrupts.map((i) => ({ interruptId: i.id, status: 'resolved' as const, payload: { approved: true } })) }))
 }
 
-/** Cuts the first POST /runs response after `keepFrames` complete SSE frames plus half a frame. */
-function droppingFetch(keepFrames: number) {
+/**
+ * Cuts the first POST /runs response (only a resume's with `resumeOnly`) after `keepFrames`
+ * complete SSE frames plus half a frame.
+ */
+function droppingFetch(keepFrames: number, { resumeOnly = false } = {}) {
   let cut = false
   const requests: string[] = []
   const fetchImpl: typeof fetch = async (input, init) => {
     const url = String(input)
-    requests.push(`${init?.method ?? 'GET'} ${url.replace(server.baseUrl, '')}`)
+    const isResume = typeof init?.body === 'string' && init.body.includes('"resume"')
+    requests.push(`${init?.method ?? 'GET'} ${url.replace(server.baseUrl, '')}${isResume ? ' (resume)' : ''}`)
     const res = await globalThis.fetch(input, init)
-    if (cut || !url.endsWith('/runs') || !res.body) return res
+    if (cut || !url.endsWith('/runs') || !res.body || (resumeOnly && !isResume)) return res
     cut = true
     const upstream = res.body.getReader()
     let text = ''
@@ -131,6 +135,33 @@ describe('useChat recovery against the agent server', () => {
     expect(result.current.error).toBeUndefined()
     expect(assistantText(result.current.messages)).toBe(expected)
     expect(dropping.requests.filter((r) => r.startsWith('POST'))).toHaveLength(1) // never re-sent
+    expect(dropping.requests.some((r) => r.startsWith('GET') && r.includes('/events'))).toBe(true)
+  })
+
+  it('a resume whose connection drops after acknowledgement heals through the events route with identical text', async () => {
+    // Reference: the same resume, undisturbed, on another thread.
+    const clean = mount({ threadId: thread() })
+    await pause(clean.result)
+    approveAll(clean.result)
+    await waitFor(() => expect(clean.result.current.isResuming).toBe(false))
+    expect(clean.result.current.error).toBeUndefined()
+    const expected = assistantText(clean.result.current.messages)
+    expect(expected).toContain('All steps ran.')
+
+    const dropping = droppingFetch(3, { resumeOnly: true }) // RUN_STARTED and two more frames, then half a frame
+    const { result } = mount({ threadId: thread(), fetch: dropping.fetch, reconnect: { attempts: 3, delayMs: () => 0 } })
+    await pause(result)
+    approveAll(result)
+    await waitFor(() => expect(result.current.isResuming).toBe(false))
+    expect(result.current).toMatchObject({ error: undefined, pendingInterrupts: undefined, recovery: { required: false } })
+    // Identical to what the server stored for this thread, and to the reference up to the tool-call ids.
+    const stored = (await (await globalThis.fetch(`${server.baseUrl}/threads/${encodeURIComponent(result.current.threadId)}`, { headers })).json()) as ThreadSnapshot
+    expect(assistantText(result.current.messages)).toBe(assistantText(stored.messages))
+    const withoutIds = (text: string) => text.replace(/call_[0-9a-f-]+/g, 'call_*')
+    expect(withoutIds(assistantText(result.current.messages))).toBe(withoutIds(expected))
+    expect(result.current.messages.map((m) => m.role)).toEqual(clean.result.current.messages.map((m) => m.role)) // nothing duplicated
+    expect(result.current.state).toEqual(stored.state)
+    expect(dropping.requests.filter((r) => r.endsWith('(resume)'))).toHaveLength(1) // the resume is never re-sent
     expect(dropping.requests.some((r) => r.startsWith('GET') && r.includes('/events'))).toBe(true)
   })
 
@@ -240,6 +271,44 @@ describe('useChat recovery against the agent server', () => {
       await waitFor(() => expect(after.result.current.isResuming).toBe(false))
       expect(after.result.current.error).toBeUndefined()
       expect(assistantText(after.result.current.messages)).toContain('All steps ran.')
+    } finally {
+      await srv.close()
+      rmSync(own, { recursive: true, force: true })
+    }
+  })
+
+  it('a server restart while paused: the same runtime resumes on the new address, directly and via recover()', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'interlude-react-restart-same-'))
+    const dbPath = join(own, 'agent.db')
+    let srv = await startServer({ dbPath, tokens: { bob: TOKEN } })
+    try {
+      // startServer has no abrupt stop; close() is graceful (nothing is running while paused anyway).
+      const direct = mount({ threadId: thread() }, srv.baseUrl)
+      const viaRecover = mount({ threadId: thread() }, srv.baseUrl)
+      const directBatch = await pause(direct.result)
+      const recoverBatch = await pause(viaRecover.result)
+      await srv.close()
+      srv = await startServer({ dbPath, tokens: { bob: TOKEN } }) // same db file, a new port
+      direct.rerender({ threadId: direct.result.current.threadId, api: srv.baseUrl })
+      viaRecover.rerender({ threadId: viaRecover.result.current.threadId, api: srv.baseUrl })
+
+      // Directly: the local batch still answers the durable server batch.
+      expect(direct.result.current.pendingInterrupts).toBe(directBatch)
+      approveAll(direct.result)
+      await waitFor(() => expect(direct.result.current.isResuming).toBe(false))
+      expect(direct.result.current).toMatchObject({ error: undefined, pendingInterrupts: undefined })
+      expect(assistantText(direct.result.current.messages)).toContain('All steps ran.')
+
+      // Via recover(): the server's view replaces the local one with a fresh local batch.
+      await act(async () => void (await viaRecover.result.current.recover()))
+      const restored = viaRecover.result.current.pendingInterrupts!
+      expect(restored.id).not.toBe(recoverBatch.id)
+      expect(restored.interrupts.map((i) => i.id)).toEqual(recoverBatch.interrupts.map((i) => i.id))
+      approveAll(viaRecover.result)
+      await waitFor(() => expect(viaRecover.result.current.isResuming).toBe(false))
+      expect(viaRecover.result.current).toMatchObject({ error: undefined, pendingInterrupts: undefined })
+      expect(assistantText(viaRecover.result.current.messages)).toContain('All steps ran.')
+      expect(viaRecover.result.current.state).toMatchObject({ deployments: [expect.objectContaining({ version: 'v4.2', environment: 'production' })] })
     } finally {
       await srv.close()
       rmSync(own, { recursive: true, force: true })
