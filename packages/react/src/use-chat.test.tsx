@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
 import type { Message } from '@interlude/protocol'
 import { act, cleanup, render, renderHook } from '@testing-library/react'
-import { memo, StrictMode, type ReactNode } from 'react'
+import { memo, StrictMode, useEffect, type ReactNode } from 'react'
 import { hydrateRoot } from 'react-dom/client'
 import { renderToString } from 'react-dom/server'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -190,5 +190,37 @@ describe('useCompletion (StrictMode)', () => {
     const third = await transport.waitForRun(3)
     expect(third.input.messages.at(-1)).toMatchObject({ role: 'user', content: 'C' })
     expect(view.result.current.deferredInput).toBeUndefined()
+  })
+
+  it('recover() from a mount effect in StrictMode: both effect runs share one lookup and resolve', async () => {
+    const transport = new ControllableTransport()
+    transport.threads.set('t1', { threadId: 't1', revision: 2, status: 'interrupted', messages: [], state: {}, interrupts: [approvalInterrupt('i-1', 'c-1')], lastEventId: 4 })
+    let lookups = 0
+    const getThread = transport.getThread.bind(transport)
+    transport.getThread = (threadId: string) => (lookups++, getThread(threadId))
+    const outcomes: string[] = []
+    let chat: ReturnType<typeof useChat> | undefined
+    function App() {
+      chat = useChat({ transport, threadId: 't1', throttleMs: 0 })
+      const { recover } = chat
+      useEffect(() => {
+        recover().then(
+          (r) => outcomes.push(`ok ${r.attached}`),
+          (e: { code?: string }) => outcomes.push(`rejected ${e.code}`),
+        )
+      }, [recover])
+      return null
+    }
+    render(
+      <StrictMode>
+        <App />
+      </StrictMode>,
+    )
+    await act(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    })
+    expect(outcomes).toEqual(['ok false', 'ok false'])
+    expect(lookups).toBe(1)
+    expect(chat!.pendingInterrupts?.interrupts.map((i) => i.id)).toEqual(['i-1'])
   })
 })

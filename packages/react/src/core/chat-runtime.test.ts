@@ -203,6 +203,58 @@ describe('ChatRuntime: observers and conversation commands', () => {
   })
 })
 
+describe('ChatRuntime: application callbacks', () => {
+  it('onFinish of an interaction retired by a thread change reports the retired thread', async () => {
+    const infos: unknown[] = []
+    const { rt, transport } = setup({ onFinish: (info) => infos.push(info) })
+    const done = rt.sendMessage('x')
+    await transport.waitForRun(1)
+    rt.setThreadId('t2')
+    await done
+    expect(infos).toEqual([{ outcome: 'retired', threadId: 't1', resumed: false }])
+  })
+
+  it('a throwing onFinish / onError does not escape stop() or a thread change; it is reported with console.error', async () => {
+    const errors: unknown[][] = []
+    const spy = vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void errors.push(args))
+    try {
+      const listener: unknown[] = []
+      const { rt, transport } = setup({
+        onFinish: () => {
+          throw new Error('app bug in onFinish')
+        },
+        onError: () => {
+          throw new Error('app bug in onError')
+        },
+      })
+      rt.subscribeFinish((info) => listener.push(info.outcome))
+      const done = rt.sendMessage('x')
+      await transport.waitForRun(1)
+      expect(() => rt.stop()).not.toThrow()
+      await done
+      expect(rt.getSnapshot()).toMatchObject({ isLoading: false })
+      const again = rt.sendMessage('y')
+      await transport.waitForRun(2)
+      expect(() => rt.setThreadId('t2')).not.toThrow()
+      await again
+      // A failed run calls onError too; both throw, both are reported, the interaction still settles.
+      const failed = rt.sendMessage('z')
+      ;(await transport.waitForRun(3)).channel.fail(new InterludeError('RUN_FAILED', 'refused'))
+      await failed
+      expect(rt.getSnapshot()).toMatchObject({ isLoading: false, error: { code: 'RUN_FAILED' } })
+      expect(listener).toEqual(['stopped', 'retired', 'failed'])
+      expect(errors.map((args) => [args[0], (args[1] as Error).message])).toEqual([
+        ['@interlude/react: onFinish threw', 'app bug in onFinish'],
+        ['@interlude/react: onFinish threw', 'app bug in onFinish'],
+        ['@interlude/react: onError threw', 'app bug in onError'],
+        ['@interlude/react: onFinish threw', 'app bug in onFinish'],
+      ])
+    } finally {
+      spy.mockRestore()
+    }
+  })
+})
+
 describe('ChatRuntime: publishing a batch', () => {
   it('publishes the checkpoint, the frozen batch and idle flags in one notification', async () => {
     const ctx = setup()
@@ -902,6 +954,29 @@ describe('ChatRuntime: restore and recover', () => {
     const result = await rt.recover()
     expect(result.attached).toBe(false)
     expect(rt.getSnapshot()).toMatchObject({ state: { a: 1 }, pendingInterrupts: { interrupts: serverBatch() } })
+  })
+
+  it('concurrent recover() calls share one lookup and one restore; an aborted caller rejects alone', async () => {
+    const ctx = setup()
+    const { rt, transport } = ctx
+    transport.threads.set('t1', { threadId: 't1', revision: 3, status: 'interrupted', messages: [], state: { a: 1 }, interrupts: serverBatch(), lastEventId: 9 })
+    let lookups = 0
+    const getThread = transport.getThread.bind(transport)
+    transport.getThread = (threadId: string) => (lookups++, getThread(threadId))
+    const aborted = new AbortController()
+    const [a, b, c] = [rt.recover(), rt.recover(), rt.recover({ signal: aborted.signal })]
+    aborted.abort()
+    const [ra, rb, rc] = await Promise.allSettled([a, b, c])
+    expect(lookups).toBe(1)
+    expect(ra).toMatchObject({ status: 'fulfilled', value: { attached: false } })
+    expect(rb).toEqual(ra)
+    expect(rc).toMatchObject({ status: 'rejected', reason: { code: 'ABORTED' } })
+    const batch = rt.getSnapshot().pendingInterrupts
+    expect(batch).toMatchObject({ interrupts: serverBatch() })
+    // Once settled, a new call is a new lookup (and a fresh local batch).
+    await rt.recover()
+    expect(lookups).toBe(2)
+    expect(rt.getSnapshot().pendingInterrupts!.id).not.toBe(batch!.id)
   })
 
   it('recover() rejects and changes nothing when the runtime changed during the lookup', async () => {

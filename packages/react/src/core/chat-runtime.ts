@@ -115,13 +115,15 @@ export class ChatRuntime<TState = unknown> {
    */
   readonly setThreadId = (threadId: string): void => {
     if (typeof threadId !== 'string' || threadId === '') throw clientError('INVALID_INPUT', 'threadId must be a non-empty string.')
-    if (threadId === this.#state.threadId) return
+    const previous = this.#state.threadId
+    if (threadId === previous) return
     const run = this.#state.run
     this.#transaction(() => {
       this.#dropInbox()
       this.#dispatch({ type: 'thread/changed', threadId })
     })
-    if (run) this.#finishInteraction(run, 'retired')
+    // The retired interaction belonged to the previous thread: its callbacks report that one.
+    if (run) this.#finishInteraction(run, 'retired', undefined, previous)
   }
 
   /**
@@ -298,9 +300,27 @@ export class ChatRuntime<TState = unknown> {
     this.#assertAlive()
     const s = this.#state
     if (s.run) throw clientError('INVALID_STATE', 'Cannot recover while a run is active.', { reason: 'busy' })
-    const revision = s.recovery.revision
-    const threadId = s.threadId
-    const snapshot: ThreadSnapshot = await this.#transport.getThread(threadId, options.signal ? { signal: options.signal } : {})
+    // Concurrent calls for the same thread and revision (React StrictMode runs a mount effect
+    // twice) share one lookup and one restore, so none of them fails on a stale revision.
+    let flight = this.#recovering
+    if (!flight || flight.threadId !== s.threadId || flight.revision !== s.recovery.revision) {
+      const entry: RecoveryFlight = { threadId: s.threadId, revision: s.recovery.revision, controller: new AbortController(), waiting: 0, promise: undefined! }
+      entry.promise = (async () => {
+        try {
+          return await this.#recoverOnce(entry.threadId, entry.revision, entry.controller.signal)
+        } finally {
+          if (this.#recovering === entry) this.#recovering = undefined
+        }
+      })()
+      this.#recovering = flight = entry
+    }
+    return joinFlight(flight, options.signal)
+  }
+
+  #recovering: RecoveryFlight | undefined
+
+  async #recoverOnce(threadId: string, revision: number, signal: AbortSignal): Promise<RecoverResult> {
+    const snapshot: ThreadSnapshot = await this.#transport.getThread(threadId, { signal })
     if (this.#state.threadId !== threadId) throw clientError('STALE_BATCH', 'The thread changed during recovery.', { reason: 'thread_changed' })
     this.restoreConversation(snapshot, { expectedRevision: revision })
     if (snapshot.status === 'running' && typeof snapshot.activeRunId === 'string') {
@@ -513,27 +533,27 @@ export class ChatRuntime<TState = unknown> {
     this.#finishInteraction(run, outcome, error)
   }
 
-  #finishInteraction(run: Interaction, outcome: InteractionOutcome, error?: InterludeError): void {
+  #finishInteraction(run: Interaction, outcome: InteractionOutcome, error?: InterludeError, threadId: string = this.#state.threadId): void {
     this.#controllers.get(run.gen)?.abort()
     this.#controllers.delete(run.gen)
     const resolve = this.#waiters.get(run.gen)
     this.#waiters.delete(run.gen)
-    const info: FinishInfo = error ? { outcome, threadId: this.#state.threadId, resumed: run.resumed, error } : { outcome, threadId: this.#state.threadId, resumed: run.resumed }
-    try {
-      if (error) this.#options.onError?.(error)
-      this.#options.onFinish?.(info)
-    } finally {
-      for (const listener of [...this.#finishListeners]) {
-        try {
-          listener(info)
-        } catch (e) {
-          queueMicrotask(() => {
-            throw e
-          })
-        }
+    const info: FinishInfo = error ? { outcome, threadId, resumed: run.resumed, error } : { outcome, threadId, resumed: run.resumed }
+    // Application callbacks run after the settling commit. A throwing `onError`/`onFinish` must not
+    // escape into the command that settled the interaction (`stop()`, `setThreadId()`, a stream
+    // callback): it is caught and reported with `console.error`, and the remaining callbacks run.
+    if (error) report('onError', () => this.#options.onError?.(error))
+    report('onFinish', () => this.#options.onFinish?.(info))
+    for (const listener of [...this.#finishListeners]) {
+      try {
+        listener(info)
+      } catch (e) {
+        queueMicrotask(() => {
+          throw e
+        })
       }
-      resolve?.()
     }
+    resolve?.()
   }
 
   #enqueue(gen: number, event: AgUiEvent, id: string | undefined): void {
@@ -613,6 +633,55 @@ export class ChatRuntime<TState = unknown> {
     settle: (gen, outcome, extra) => this.#settle(gen, outcome, extra),
   }
 
+}
+
+interface RecoveryFlight {
+  readonly threadId: string
+  readonly revision: number
+  /** Aborts the shared lookup once every caller that passed a signal has aborted. */
+  readonly controller: AbortController
+  waiting: number
+  promise: Promise<RecoverResult>
+}
+
+/** One caller's view of a shared recovery: its own signal rejects only its own promise. */
+function joinFlight(flight: RecoveryFlight, signal: AbortSignal | undefined): Promise<RecoverResult> {
+  flight.waiting += 1
+  if (!signal) return flight.promise
+  const aborted = () => clientError('ABORTED', 'The recovery was aborted.')
+  const leave = () => {
+    flight.waiting -= 1
+    if (flight.waiting === 0) flight.controller.abort()
+  }
+  if (signal.aborted) {
+    leave()
+    return Promise.reject(aborted())
+  }
+  return new Promise<RecoverResult>((resolve, reject) => {
+    const onAbort = () => {
+      leave()
+      reject(aborted())
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+    flight.promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(value)
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(error)
+      },
+    )
+  })
+}
+
+function report(callback: string, fn: () => void): void {
+  try {
+    fn()
+  } catch (error) {
+    console.error(`@interlude/react: ${callback} threw`, error)
+  }
 }
 
 function isMessageLike(value: unknown): value is Message {
