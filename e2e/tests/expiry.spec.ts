@@ -37,3 +37,21 @@ test('an expired batch stays visible, says so, and cannot be submitted', async (
   expect(resumeRequests(requests)).toHaveLength(0)
   await expect(page.locator('section.batch[data-expired="true"]')).toBeVisible()
 })
+
+test('a reload after the batch expired says so and offers only a new conversation', async ({ page, server }) => {
+  await openWorkbench(page, server)
+  await startRelease(page)
+  await expect(page.getByTestId('batch-expired')).toBeVisible({ timeout: 15_000 })
+
+  // The server's snapshot no longer carries the expired batch; the thread is still paused on it.
+  await page.reload()
+  const banner = page.getByTestId('thread-expired')
+  await expect(banner).toBeVisible()
+  await expect(banner).toContainText('expired')
+  await expect(page.getByLabel('Message')).toBeDisabled()
+  await expect(page.getByRole('button', { name: 'Send' })).toBeDisabled()
+
+  await banner.getByRole('button', { name: 'New conversation' }).click()
+  await expect(banner).toBeHidden()
+  await expect(page.getByLabel('Message')).toBeEnabled()
+})

@@ -26,6 +26,9 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   const [draft, setDraft] = useState('')
   const [localError, setLocalError] = useState<string | undefined>()
   const [recovering, setRecovering] = useState(false)
+  // The server says the thread is paused but shows no batch: its questions expired unanswered
+  // (a snapshot carries only unexpired interrupts). Kept per thread id, so another thread clears it.
+  const [expiredThread, setExpiredThread] = useState<string | undefined>()
   const recoveredFor = useRef<string | undefined>(undefined)
   const formRoot = useRef<HTMLDivElement>(null)
   const lastChoices = useRef<string | undefined>(undefined)
@@ -50,6 +53,8 @@ export function LiveView({ recorder, active }: LiveViewProps) {
         .then((result) => {
           recorder.addAction('recovered', { status: result.snapshot.status, attached: result.attached, interrupts: result.snapshot.interrupts?.length ?? 0 })
           setLocalError(undefined)
+          const expiredOnServer = result.snapshot.status === 'interrupted' && (result.snapshot.interrupts?.length ?? 0) === 0
+          setExpiredThread(expiredOnServer ? result.snapshot.threadId : undefined)
         })
         .catch((error: unknown) => {
           const recorded = toRecordedError(error)
@@ -135,7 +140,8 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   }
 
   const busy = chat.isLoading || recovering
-  const blocked = chat.recovery.required
+  const threadExpired = expiredThread !== undefined && expiredThread === chat.threadId && batch === undefined
+  const blocked = chat.recovery.required || threadExpired
   const awaiting = new Set<string>()
   for (const interrupt of batch?.interrupts ?? []) if (typeof interrupt.toolCallId === 'string') awaiting.add(interrupt.toolCallId)
 
@@ -181,7 +187,15 @@ export function LiveView({ recorder, active }: LiveViewProps) {
       </aside>
 
       <main className="chat" aria-label="Live chat">
-        {blocked && (
+        {threadExpired && !chat.recovery.required && (
+          <div className="banner recovery" role="alert" data-testid="thread-expired">
+            <p>This conversation is paused on questions that expired before they were answered, so it cannot continue. Start a new conversation (the server keeps what already happened).</p>
+            <button type="button" className="primary" onClick={newConversation}>
+              New conversation
+            </button>
+          </div>
+        )}
+        {chat.recovery.required && (
           <div className="banner recovery" role="alert">
             <p>The continuation failed after the server acknowledged it. This conversation cannot continue safely; start a new one (the server keeps what already happened).</p>
             <button type="button" className="primary" onClick={newConversation}>

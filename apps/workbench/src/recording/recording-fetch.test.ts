@@ -103,6 +103,21 @@ describe('createRecordingFetch', () => {
     expect(recorder.frames.at(-1)).toMatchObject({ kind: 'request-end', outcome: 'aborted', eventCount: 1 })
   })
 
+  it('records a body cancelled right after its terminal event as complete (a normal pause), not aborted', async () => {
+    const source = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(encoder.encode('data: {"type":"RUN_STARTED","threadId":"t","runId":"a"}\n\n'))
+        controller.enqueue(encoder.encode('data: {"type":"RUN_FINISHED","threadId":"t","runId":"a","outcome":{"type":"interrupt","interrupts":[{"id":"i","reason":"confirmation"}]}}\n\n'))
+      },
+    })
+    const { recorder, recordingFetch } = setup(async () => new Response(source, { headers: { 'content-type': 'text/event-stream' } }))
+    const reader = (await recordingFetch('/api/agent/runs', { method: 'POST' })).body!.getReader()
+    await reader.read()
+    await reader.read()
+    await reader.cancel('done')
+    expect(recorder.frames.at(-1)).toMatchObject({ kind: 'request-end', outcome: 'complete', eventCount: 2 })
+  })
+
   it('keeps a frame that is not JSON as text', async () => {
     const { recorder, recordingFetch } = setup(async () => sseResponse(['data: not json\n\n']))
     await (await recordingFetch('/api/agent/runs', { method: 'POST' })).text()

@@ -60,6 +60,8 @@ function recordSse(source: ReadableStream<Uint8Array>, recorder: Recorder, reque
   const decoder = new TextDecoder()
   let eventCount = 0
   let ended = false
+  // The last event was terminal: a cancel now is the client closing a finished stream, not an abort.
+  let lastWasTerminal = false
   const end = (outcome: RequestEndOutcome, error?: unknown) => {
     if (ended) return
     ended = true
@@ -74,6 +76,8 @@ function recordSse(source: ReadableStream<Uint8Array>, recorder: Recorder, reque
         event = message.data // kept as text: a malformed frame is an observation too
       }
       eventCount++
+      const type = typeof event === 'object' && event !== null && !Array.isArray(event) ? (event as { type?: unknown }).type : undefined
+      lastWasTerminal = type === 'RUN_FINISHED' || type === 'RUN_ERROR'
       recorder.add({ kind: 'sse-event', requestId, sseId: message.id ?? null, event })
     },
   })
@@ -95,7 +99,7 @@ function recordSse(source: ReadableStream<Uint8Array>, recorder: Recorder, reque
       }
     },
     async cancel(reason) {
-      end('aborted')
+      end(lastWasTerminal ? 'complete' : 'aborted')
       await reader.cancel(reason).catch(() => undefined)
     },
   })
