@@ -66,4 +66,10 @@ describe('ReplayView over the shipped recordings', () => {
     fireEvent.keyDown(view, { key: 'Home' })
     expect(counter()).toContain(`Frame 1 / ${total}`)
   })
+
+  it('takes the focus when a recording opens, so the arrow keys step at once', () => {
+    const item = SHIPPED_RECORDINGS[0]!
+    render(<ReplayView recording={item.recording} sourceLabel="shipped" onReturnToLive={() => undefined} />)
+    expect(document.activeElement).toBe(screen.getByTestId('replay-view'))
+  })
 })

@@ -23,6 +23,13 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
   const view = index.inspect(player.index)
   const snapshot = view?.snapshot
   const timelineRef = useRef<HTMLOListElement>(null)
+  const rootRef = useRef<HTMLDivElement>(null)
+
+  // Opening a recording (from the menu or a file) moves focus into the replay, so the arrow keys
+  // step at once instead of going to <body>.
+  useEffect(() => {
+    rootRef.current?.focus({ preventScroll: true })
+  }, [recording])
 
   useEffect(() => {
     const item = timelineRef.current?.querySelector<HTMLElement>(`[data-index="${player.index}"]`)
@@ -43,8 +50,11 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
   const last = Math.max(0, recording.frames.length - 1)
   return (
     <div
+      ref={rootRef}
+      tabIndex={-1}
       className="replay"
       data-testid="replay-view"
+      aria-label="Replay"
       onKeyDown={(e) => {
         // ← / → step, Home / End jump; form controls keep their own keys.
         if (e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement) return
