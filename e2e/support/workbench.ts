@@ -63,26 +63,14 @@ export async function agentState(page: Page): Promise<ReleaseState> {
 }
 
 /**
- * Whether the server has the thread routes (`GET /threads/:id`, the inbox). Until agent-server
- * ships them, the cases that need them are skipped with that reason instead of failing.
- */
-export async function hasThreadRoutes(server: RunningServer): Promise<boolean> {
-  const response = await fetch(`${server.url}/api/agent/threads/probe-thread-routes`)
-  const body = (await response.json().catch(() => ({}))) as { error?: { code?: string } }
-  return response.status !== 404 || body.error?.code === 'THREAD_NOT_FOUND'
-}
-
-/**
- * Runs `check` on the state the workbench holds (from the server's STATE_SNAPSHOT) and, when the
- * server has the thread route, on the server's own snapshot of the thread too.
+ * Runs `check` on the state the workbench holds (from the server's STATE_SNAPSHOT) and on the
+ * server's own snapshot of the thread (`GET /threads/:id`).
  */
 export async function checkState(page: Page, server: RunningServer, check: (state: ReleaseState, source: 'client' | 'server') => void): Promise<void> {
   check(await agentState(page), 'client')
-  if (await hasThreadRoutes(server)) {
-    const thread = await serverThread(page, server)
-    expect(thread.status).toBe('idle')
-    check(thread.state, 'server')
-  }
+  const thread = await serverThread(page, server)
+  expect(thread.status).toBe('idle')
+  check(thread.state, 'server')
 }
 
 /** The tool-call cards of the conversation with their state (awaiting, done, denied, …). */

@@ -1,10 +1,9 @@
 import { expect, test } from '../support/fixtures.ts'
 import { startServer } from '../support/server.ts'
-import { batchForm, checkState, hasThreadRoutes, openWorkbench, startRelease, submitButton, threadId, toolCall, waitForTurnEnd } from '../support/workbench.ts'
+import { batchForm, checkState, openWorkbench, startRelease, submitButton, threadId, toolCall, waitForTurnEnd } from '../support/workbench.ts'
 
 test.describe('recovery', () => {
   test('a reload brings the paused batch back and answering it works', async ({ page, server }) => {
-    test.skip(!(await hasThreadRoutes(server)), 'needs GET /api/agent/threads/:id (agent-server: "Not built yet")')
     await openWorkbench(page, server)
     await startRelease(page)
     const id = await threadId(page)
@@ -47,7 +46,6 @@ test.describe('recovery', () => {
   })
 
   test('the approval inbox lists the paused thread and opens it from another conversation', async ({ page, server }) => {
-    test.skip(!(await hasThreadRoutes(server)), 'needs GET /api/agent/threads?status=interrupted (agent-server: "Not built yet")')
     await openWorkbench(page, server)
     await startRelease(page)
     const paused = await threadId(page)
