@@ -27,8 +27,8 @@ import { Hono } from 'hono'
 import { streamSSE } from 'hono/streaming'
 import pg from 'pg'
 import { EventType } from '@interlude/protocol'
-import type { Interrupt } from '@interlude/protocol'
 import { scriptedModel } from '../src/models/scripted.ts'
+import { admissionRound, countFrames, fmt, median, percentile } from './bench-utils.ts'
 import { startServer } from '../src/server.ts'
 import { createPostgresStore, withDefaultUser } from '../src/store/postgres/postgres-store.ts'
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts'
@@ -46,12 +46,6 @@ const BACKENDS = new Set((process.env.BENCH_BACKENDS ?? 'SQLite,PostgreSQL').spl
 const AUTH = { Authorization: 'Bearer bench-secret' }
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-const percentile = (xs: number[], p: number) => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-}
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 const ms = (n: number) => `${n.toFixed(2)} ms`
 
 // ---- databases ---------------------------------------------------------------------------------
@@ -178,20 +172,6 @@ async function claimLatency(store: Store): Promise<number[]> {
 
 // ---- 3. run events/s vs bare Hono ----------------------------------------------------------------
 
-async function countFrames(response: Response): Promise<number> {
-  const reader = response.body!.getReader()
-  let frames = 0
-  let lastWasLf = false
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) return frames
-    for (let i = 0; i < value.length; i++) {
-      const lf = value[i] === 10
-      if (lf && lastWasLf) frames += 1
-      lastWasLf = lf
-    }
-  }
-}
 
 async function bareHonoServer() {
   const messageId = `msg_${randomUUID()}`
@@ -289,29 +269,7 @@ async function admissionLatency(cliArgs: string[]): Promise<number[]> {
   const samples: number[] = []
   try {
     for (let round = 0; round < ADMISSION_ROUNDS + 1; round++) {
-      const paused = await Promise.all(
-        Array.from({ length: THREADS }, async () => {
-          const threadId = `adm-${randomUUID()}`
-          const response = await post({ threadId, runId: randomUUID(), messages: [{ id: randomUUID(), role: 'user', content: 'deploy v2.1 to production' }] })
-          const text = await response.text()
-          const last = JSON.parse(text.trim().split('\n\n').pop()!.split('data: ')[1]!) as { outcome: { interrupts: Interrupt[] } }
-          return { threadId, interrupts: last.outcome.interrupts }
-        }),
-      )
-      const times = await Promise.all(
-        paused.map(async ({ threadId, interrupts }) => {
-          const response = await post({
-            threadId,
-            runId: randomUUID(),
-            messages: [],
-            resume: interrupts.map((i) => ({ interruptId: i.id, status: 'resolved', payload: { approved: true } })),
-          })
-          if (response.status !== 200) throw new Error(`resume refused: ${response.status} ${await response.text()}`)
-          const timing = /admission;dur=([\d.]+)/.exec(response.headers.get('server-timing') ?? '')
-          await response.arrayBuffer()
-          return Number(timing?.[1])
-        }),
-      )
+      const times = (await admissionRound(post, THREADS)).map((sample) => sample.server)
       if (round > 0) samples.push(...times)
     }
   } finally {

@@ -20,9 +20,9 @@ import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { streamSSE } from 'hono/streaming'
 import { EventType } from '@interlude/protocol'
-import type { Interrupt } from '@interlude/protocol'
 import { scriptedModel } from '../src/models/scripted.ts'
 import { startServer } from '../src/server.ts'
+import { admissionRound, countFrames, fmt, median, percentile } from './bench-utils.ts'
 
 const TOKENS = Number(process.env.BENCH_TOKENS ?? 100_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
@@ -30,27 +30,7 @@ const THREADS = Number(process.env.BENCH_THREADS ?? 100)
 const ADMISSION_ROUNDS = Number(process.env.BENCH_ADMISSION_ROUNDS ?? 5)
 const AUTH = { Authorization: 'Bearer bench-secret' }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-const percentile = (xs: number[], p: number) => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-}
 
-/** Reads an SSE body to the end, counting frames without building one giant string. */
-async function countFrames(response: Response): Promise<number> {
-  const reader = response.body!.getReader()
-  let frames = 0
-  let lastWasLf = false
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) return frames
-    for (let i = 0; i < value.length; i++) {
-      const lf = value[i] === 10
-      if (lf && lastWasLf) frames += 1
-      lastWasLf = lf
-    }
-  }
-}
 
 /** The same event JSON the scripted run produces, for the bare loop. */
 function sameEvents(): string[] {
@@ -151,33 +131,8 @@ async function admissionLatency() {
     fetch(`${server.baseUrl}/runs`, { method: 'POST', headers: { ...AUTH, 'Content-Type': 'application/json' }, body: JSON.stringify(body) })
   try {
     for (let round = 0; round < ADMISSION_ROUNDS + 1; round++) {
-      // Pause THREADS threads (each with a batch of two interrupts).
-      const paused = await Promise.all(
-        Array.from({ length: THREADS }, async () => {
-          const threadId = `adm-${randomUUID()}`
-          const response = await post({ threadId, runId: randomUUID(), messages: [{ id: randomUUID(), role: 'user', content: 'deploy v2.1 to production' }] })
-          const text = await response.text()
-          const last = JSON.parse(text.trim().split('\n\n').pop()!.split('data: ')[1]!) as { outcome: { interrupts: Interrupt[] } }
-          return { threadId, interrupts: last.outcome.interrupts }
-        }),
-      )
-      // Resume all of them at once; admission ends when the response headers are sent.
-      const samples = await Promise.all(
-        paused.map(async ({ threadId, interrupts }) => {
-          const started = performance.now()
-          const response = await post({
-            threadId,
-            runId: randomUUID(),
-            messages: [],
-            resume: interrupts.map((i) => ({ interruptId: i.id, status: 'resolved', payload: { approved: true } })),
-          })
-          const elapsed = performance.now() - started
-          if (response.status !== 200) throw new Error(`resume refused: ${response.status} ${await response.text()}`)
-          const timing = /admission;dur=([\d.]+)/.exec(response.headers.get('server-timing') ?? '')
-          await response.arrayBuffer()
-          return { elapsed, server: Number(timing?.[1]) }
-        }),
-      )
+      // Pause THREADS threads, then resume all of them at once.
+      const samples = await admissionRound(post, THREADS)
       if (round === 0) continue // warm-up
       for (const s of samples) {
         client.push(s.elapsed)
@@ -199,7 +154,6 @@ async function admissionLatency() {
   }
 }
 
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), node ${process.version}`)
 const eps = await eventsPerSecond()
 console.log(`\n1) one scripted run, ${fmt(eps.oursCount)} events, 0 ms pacing, median of ${ROUNDS} rounds (after 1 warm-up)`)
