@@ -19,9 +19,18 @@ const ajvPath = createRequire(join(here, '../packages/agent-server/package.json'
 const entries: [name: string, source: string][] = [
   ['useChat + ChatRuntime (@interlude/react)', `export { useChat } from '@interlude/react'`],
   ['ChatRuntime + HTTP transport (@interlude/react/core)', `export { ChatRuntime } from '@interlude/react/core'`],
-  ['form helpers: useInterruptForm + <InterruptForm> (incl. validator)', `export { useInterruptForm, InterruptForm } from '@interlude/react'`],
-  ['validator: @cfworker/json-schema', `import { Validator } from '@cfworker/json-schema'; export const v = (s, x) => new Validator(s, '2020-12').validate(x)`],
-  ['validator: ajv 8 (default draft-07 entry)', `import Ajv from ${JSON.stringify(ajvPath)}; export const v = (s, x) => new Ajv({ strict: false }).validate(s, x)`],
+  [
+    'form helpers: useInterruptForm + <InterruptForm> (incl. validator)',
+    `export { useInterruptForm, InterruptForm } from '@interlude/react'`,
+  ],
+  [
+    'validator: @cfworker/json-schema',
+    `import { Validator } from '@cfworker/json-schema'; export const v = (s, x) => new Validator(s, '2020-12').validate(x)`,
+  ],
+  [
+    'validator: ajv 8 (default draft-07 entry)',
+    `import Ajv from ${JSON.stringify(ajvPath)}; export const v = (s, x) => new Ajv({ strict: false }).validate(s, x)`,
+  ],
   ['@ag-ui/client HttpAgent', `export { HttpAgent } from '@ag-ui/client'`],
 ]
 

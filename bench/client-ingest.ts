@@ -1,5 +1,5 @@
 /**
- * Client ingest benchmark (DESIGN §7): events/s from SSE bytes into a fully assembled message
+ * Client ingest benchmark (docs/quality.md): events/s from SSE bytes into a fully assembled message
  * list, on the same recorded stream, side by side in one run:
  *   - @interlude/react ChatRuntime (HTTP transport + protocol codec + reducer, real fetch Response)
  *   - @ag-ui/client HttpAgent (same bytes through its injected fetch)
@@ -53,7 +53,8 @@ function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
   })
 }
 
-const sseResponse = (bytes: Uint8Array) => new Response(streamOf(bytes), { status: 200, headers: { 'Content-Type': 'text/event-stream' } })
+const sseResponse = (bytes: Uint8Array) =>
+  new Response(streamOf(bytes), { status: 200, headers: { 'Content-Type': 'text/event-stream' } })
 
 async function bare(bytes: Uint8Array): Promise<number> {
   const decoder = new TextDecoder()
@@ -98,7 +99,11 @@ async function runtime(bytes: Uint8Array): Promise<number> {
 }
 
 async function httpAgent(bytes: Uint8Array): Promise<number> {
-  const agent = new HttpAgent({ url: 'http://bench.invalid/api/agent/runs', threadId: THREAD, fetch: async () => sseResponse(bytes) })
+  const agent = new HttpAgent({
+    url: 'http://bench.invalid/api/agent/runs',
+    threadId: THREAD,
+    fetch: async () => sseResponse(bytes),
+  })
   await agent.runAgent({ runId: RUN })
   return textOf(agent.messages as { content?: unknown }[])
 }
@@ -122,11 +127,13 @@ async function main() {
     const rec = record(size)
     // Correctness first: every client assembles the same text.
     const assembled = await runtime(rec.bytes)
-    if (assembled - 2 !== rec.textLength) throw new Error(`ChatRuntime assembled ${assembled - 2} chars, expected ${rec.textLength}`)
+    if (assembled - 2 !== rec.textLength)
+      throw new Error(`ChatRuntime assembled ${assembled - 2} chars, expected ${rec.textLength}`)
     console.warn = () => undefined // HttpAgent warns on unknown fields; keep the output readable
     const agentText = await httpAgent(rec.bytes)
     console.warn = silence
-    if (agentText !== rec.textLength) throw new Error(`HttpAgent assembled ${agentText} chars, expected ${rec.textLength}`)
+    if (agentText !== rec.textLength)
+      throw new Error(`HttpAgent assembled ${agentText} chars, expected ${rec.textLength}`)
     const iterations = size >= 100_000 ? 5 : 15
     for (const [name, fn] of [
       ['bare', () => bare(rec.bytes)],
@@ -136,10 +143,14 @@ async function main() {
       await time(fn, 2) // warm-up
       results[name]![size] = await time(fn, iterations)
     }
-    console.log(`${size} events: ${(rec.bytes.length / 1024 / 1024).toFixed(1)} MiB, ${rec.messages} messages, ${rec.textLength} chars`)
+    console.log(
+      `${size} events: ${(rec.bytes.length / 1024 / 1024).toFixed(1)} MiB, ${rec.messages} messages, ${rec.textLength} chars`,
+    )
   }
   const rate = (name: string, size: number) => Math.round(size / (results[name]![size]! / 1000))
-  console.log(`\nclient ingest (median, ${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores, node ${process.version})`)
+  console.log(
+    `\nclient ingest (median, ${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores, node ${process.version})`,
+  )
   console.log('| client | 10k events | 100k events | events/s @100k | % of bare @100k | time(100k)/time(10k) |')
   console.log('|---|---|---|---|---|---|')
   for (const name of ['bare', 'ChatRuntime', 'HttpAgent']) {
@@ -150,7 +161,9 @@ async function main() {
   }
   const share = rate('ChatRuntime', 100_000) / rate('bare', 100_000)
   const linear = results.ChatRuntime![100_000]! / results.ChatRuntime![10_000]!
-  console.log(`\ntargets: ChatRuntime >= 40% of bare at 100k: ${share >= 0.4 ? 'met' : 'MISSED'} (${(share * 100).toFixed(0)}%); time(100k)/time(10k) <= 12: ${linear <= 12 ? 'met' : 'MISSED'} (${linear.toFixed(1)})`)
+  console.log(
+    `\ntargets: ChatRuntime >= 40% of bare at 100k: ${share >= 0.4 ? 'met' : 'MISSED'} (${(share * 100).toFixed(0)}%); time(100k)/time(10k) <= 12: ${linear <= 12 ? 'met' : 'MISSED'} (${linear.toFixed(1)})`,
+  )
 }
 
 await main()

@@ -1,6 +1,6 @@
 /**
  * `pnpm bench`: every Interlude benchmark, one after the other, each printing its side-by-side
- * table (DESIGN §7). Benchmarks are never part of the test gate.
+ * table (docs/quality.md). Benchmarks are never part of the test gate.
  *   BENCH=client,server pnpm bench   — run a subset (sse, client, bundle, server, durability)
  */
 import { spawnSync } from 'node:child_process'
@@ -13,10 +13,30 @@ const tsNode = ['--conditions=@interlude/source', '--import', 'tsx']
 
 const all: { name: string; title: string; cwd: string; args: string[] }[] = [
   { name: 'sse', title: 'SSE decoder (protocol)', cwd: here, args: [...tsNode, 'sse-decoder.ts'] },
-  { name: 'client', title: 'Client ingest: ChatRuntime vs HttpAgent vs bare loop (react)', cwd: here, args: [...tsNode, 'client-ingest.ts'] },
-  { name: 'bundle', title: 'Bundle size: useChat + runtime vs HttpAgent (react)', cwd: here, args: [...tsNode, 'bundle-size.ts'] },
-  { name: 'server', title: 'Server events/s vs bare Hono loop, admission latency on SQLite (agent-server)', cwd: join(root, 'packages/agent-server'), args: ['--import', 'tsx', 'bench/server-bench.ts'] },
-  { name: 'durability', title: 'Event log, claims on SQLite vs PostgreSQL, idle SSE connections (agent-server)', cwd: join(root, 'packages/agent-server'), args: ['--import', 'tsx', 'bench/durability-bench.ts'] },
+  {
+    name: 'client',
+    title: 'Client ingest: ChatRuntime vs HttpAgent vs bare loop (react)',
+    cwd: here,
+    args: [...tsNode, 'client-ingest.ts'],
+  },
+  {
+    name: 'bundle',
+    title: 'Bundle size: useChat + runtime vs HttpAgent (react)',
+    cwd: here,
+    args: [...tsNode, 'bundle-size.ts'],
+  },
+  {
+    name: 'server',
+    title: 'Server events/s vs bare Hono loop, admission latency on SQLite (agent-server)',
+    cwd: join(root, 'packages/agent-server'),
+    args: ['--import', 'tsx', 'bench/server-bench.ts'],
+  },
+  {
+    name: 'durability',
+    title: 'Event log, claims on SQLite vs PostgreSQL, idle SSE connections (agent-server)',
+    cwd: join(root, 'packages/agent-server'),
+    args: ['--import', 'tsx', 'bench/durability-bench.ts'],
+  },
 ]
 
 const wanted = process.env.BENCH?.split(',').map((s) => s.trim())

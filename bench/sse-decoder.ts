@@ -15,7 +15,10 @@ const words = ['部署', '发布', 'v2.1', '🚀', '✅', 'production', 'staging
 function buildStream(): Uint8Array[] {
   let text = ''
   for (let i = 0; i < N; i++) {
-    text += encodeEvent({ type: 'TEXT_MESSAGE_CONTENT', messageId: `m${Math.floor(i / 1000)}`, delta: `${words[i % words.length]} ` }, i + 1)
+    text += encodeEvent(
+      { type: 'TEXT_MESSAGE_CONTENT', messageId: `m${Math.floor(i / 1000)}`, delta: `${words[i % words.length]} ` },
+      i + 1,
+    )
   }
   const bytes = new TextEncoder().encode(text)
   const chunks: Uint8Array[] = []
@@ -96,7 +99,11 @@ for (const [name, fn] of [
   results.push(await measure(name, fn, chunks))
 }
 const bare = results[0]!.median
-console.log(`SSE decoder, ${N} events, ${chunks.length} chunks of ${CHUNK} B, median of ${RUNS} (node ${process.version})`)
+console.log(
+  `SSE decoder, ${N} events, ${chunks.length} chunks of ${CHUNK} B, median of ${RUNS} (node ${process.version})`,
+)
 for (const r of results) {
-  console.log(`${r.name.padEnd(48)} ${r.median.toFixed(1).padStart(8)} ms  ${String(r.eventsPerSec).padStart(9)} ev/s  ${((bare / r.median) * 100).toFixed(0).padStart(4)}% of bare`)
+  console.log(
+    `${r.name.padEnd(48)} ${r.median.toFixed(1).padStart(8)} ms  ${String(r.eventsPerSec).padStart(9)} ev/s  ${((bare / r.median) * 100).toFixed(0).padStart(4)}% of bare`,
+  )
 }

@@ -11,9 +11,13 @@ if (existsSync('.vitest-results.json')) {
     for (const t of file.assertionResults ?? []) {
       const project = /\/(?:packages|apps)\/([^/]+)\//.exec(file.name)?.[1] ?? 'other'
       const row = perProject.get(project) ?? { passed: 0, failed: 0 }
-      if (t.status === 'passed') { passed++; row.passed++ }
-      else if (t.status === 'failed') { failed++; row.failed++ }
-      else skipped++
+      if (t.status === 'passed') {
+        passed++
+        row.passed++
+      } else if (t.status === 'failed') {
+        failed++
+        row.failed++
+      } else skipped++
       perProject.set(project, row)
     }
   }

@@ -8,8 +8,9 @@ source scripts/setup.sh
 echo "› typecheck"
 pnpm -r --workspace-concurrency=2 run typecheck
 
-echo "› lint"
+echo "› lint (eslint + prettier --check)"
 pnpm exec eslint . --max-warnings=0
+pnpm exec prettier --check . --log-level=warn
 
 echo "› vitest"
 rm -f .vitest-results.json

@@ -26,7 +26,12 @@ export function trackRequests(page: Page): RecordedRequest[] {
 
 /** POST /runs requests that carry a `resume`. */
 export function resumeRequests(requests: readonly RecordedRequest[]): RecordedRequest[] {
-  return requests.filter((r) => r.method === 'POST' && r.url.endsWith('/api/agent/runs') && Array.isArray((r.body as { resume?: unknown } | null)?.resume))
+  return requests.filter(
+    (r) =>
+      r.method === 'POST' &&
+      r.url.endsWith('/api/agent/runs') &&
+      Array.isArray((r.body as { resume?: unknown } | null)?.resume),
+  )
 }
 
 interface Fixtures {
@@ -42,7 +47,8 @@ export const test = base.extend<Fixtures>({
       await use(server)
     } finally {
       await server.stop()
-      if (testInfo.status !== testInfo.expectedStatus) await testInfo.attach('server-output', { body: server.output(), contentType: 'text/plain' })
+      if (testInfo.status !== testInfo.expectedStatus)
+        await testInfo.attach('server-output', { body: server.output(), contentType: 'text/plain' })
     }
   },
 })

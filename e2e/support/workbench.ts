@@ -24,7 +24,9 @@ export function batchForm(page: Page): Locator {
 
 /** The fieldset of one interrupt, found by its message ("Publish release v2.1?", "Deploy …"). */
 export function question(page: Page, message: RegExp): Locator {
-  return batchForm(page).locator('fieldset.interlude-interrupt').filter({ has: page.locator('legend', { hasText: message }) })
+  return batchForm(page)
+    .locator('fieldset.interlude-interrupt')
+    .filter({ has: page.locator('legend', { hasText: message }) })
 }
 
 export const PUBLISH = /^Publish release/
@@ -47,11 +49,18 @@ export async function threadId(page: Page): Promise<string> {
 
 export interface ReleaseState {
   readonly releases?: readonly { readonly version: string }[]
-  readonly deployments?: readonly { readonly version: string; readonly environment: string; readonly operationId: string }[]
+  readonly deployments?: readonly {
+    readonly version: string
+    readonly environment: string
+    readonly operationId: string
+  }[]
 }
 
 /** The server's snapshot of the current thread, fetched with the page's session cookie. */
-export async function serverThread(page: Page, server: RunningServer): Promise<{ status: string; state: ReleaseState; interrupts?: unknown[] }> {
+export async function serverThread(
+  page: Page,
+  server: RunningServer,
+): Promise<{ status: string; state: ReleaseState; interrupts?: unknown[] }> {
   const response = await page.request.get(`${server.url}/api/agent/threads/${await threadId(page)}`)
   expect(response.status()).toBe(200)
   return (await response.json()) as { status: string; state: ReleaseState; interrupts?: unknown[] }
@@ -66,7 +75,11 @@ export async function agentState(page: Page): Promise<ReleaseState> {
  * Runs `check` on the state the workbench holds (from the server's STATE_SNAPSHOT) and on the
  * server's own snapshot of the thread (`GET /threads/:id`).
  */
-export async function checkState(page: Page, server: RunningServer, check: (state: ReleaseState, source: 'client' | 'server') => void): Promise<void> {
+export async function checkState(
+  page: Page,
+  server: RunningServer,
+  check: (state: ReleaseState, source: 'client' | 'server') => void,
+): Promise<void> {
   check(await agentState(page), 'client')
   const thread = await serverThread(page, server)
   expect(thread.status).toBe('idle')

@@ -1,6 +1,17 @@
 import type { Page } from '@playwright/test'
 import { expect, resumeRequests, test, trackRequests } from '../support/fixtures.ts'
-import { DEPLOY, PUBLISH, batchForm, openWorkbench, question, checkState, startRelease, submitButton, toolCall, waitForTurnEnd } from '../support/workbench.ts'
+import {
+  DEPLOY,
+  PUBLISH,
+  batchForm,
+  openWorkbench,
+  question,
+  checkState,
+  startRelease,
+  submitButton,
+  toolCall,
+  waitForTurnEnd,
+} from '../support/workbench.ts'
 
 test.describe('answering the release batch', () => {
   test('approve all: both tools run once and the turn continues', async ({ page, server }) => {
@@ -50,7 +61,10 @@ test.describe('answering the release batch', () => {
     const [resume] = resumeRequests(requests)
     expect((resume!.body as { resume: unknown[] }).resume).toEqual([
       expect.objectContaining({ status: 'resolved', payload: { approved: false } }),
-      expect.objectContaining({ status: 'resolved', payload: { approved: true, editedArgs: { version: 'v2.1', environment: 'staging' } } }),
+      expect.objectContaining({
+        status: 'resolved',
+        payload: { approved: true, editedArgs: { version: 'v2.1', environment: 'staging' } },
+      }),
     ])
   })
 

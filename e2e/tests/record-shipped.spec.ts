@@ -5,7 +5,16 @@ import { test as base, expect } from '@playwright/test'
 import { SHIPPED_RECORDINGS_DIR } from '../support/paths.ts'
 import type { RunningServer } from '../support/server.ts'
 import { startServer } from '../support/server.ts'
-import { DEPLOY, PUBLISH, batchForm, openWorkbench, question, startRelease, submitButton, waitForTurnEnd } from '../support/workbench.ts'
+import {
+  DEPLOY,
+  PUBLISH,
+  batchForm,
+  openWorkbench,
+  question,
+  startRelease,
+  submitButton,
+  waitForTurnEnd,
+} from '../support/workbench.ts'
 
 /**
  * Re-records the recordings shipped with the workbench from real runs: the real workbench in
@@ -27,7 +36,10 @@ const test = base.extend<{ server: RunningServer }>({
 })
 
 async function saveRecording(page: Page, file: string, title: string, notes: string): Promise<void> {
-  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download recording' }).click()])
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Download recording' }).click(),
+  ])
   const path = await download.path()
   const recording = JSON.parse(readFileSync(path, 'utf8')) as { meta: Record<string, unknown>; frames: unknown[] }
   recording.meta = { ...recording.meta, title, notes, origin: 'http://127.0.0.1' }

@@ -1,6 +1,15 @@
 import { expect, test } from '../support/fixtures.ts'
 import { startServer } from '../support/server.ts'
-import { batchForm, checkState, openWorkbench, startRelease, submitButton, threadId, toolCall, waitForTurnEnd } from '../support/workbench.ts'
+import {
+  batchForm,
+  checkState,
+  openWorkbench,
+  startRelease,
+  submitButton,
+  threadId,
+  toolCall,
+  waitForTurnEnd,
+} from '../support/workbench.ts'
 
 test.describe('recovery', () => {
   test('a reload brings the paused batch back and answering it works', async ({ page, server }) => {
@@ -45,7 +54,10 @@ test.describe('recovery', () => {
     }
   })
 
-  test('the approval inbox lists the paused thread and opens it from another conversation', async ({ page, server }) => {
+  test('the approval inbox lists the paused thread and opens it from another conversation', async ({
+    page,
+    server,
+  }) => {
     await openWorkbench(page, server)
     await startRelease(page)
     const paused = await threadId(page)

@@ -2,10 +2,23 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, test, trackRequests } from '../support/fixtures.ts'
 import { SCREENSHOTS } from '../support/paths.ts'
-import { DEPLOY, PUBLISH, batchForm, openWorkbench, question, checkState, startRelease, submitButton, waitForTurnEnd } from '../support/workbench.ts'
+import {
+  DEPLOY,
+  PUBLISH,
+  batchForm,
+  openWorkbench,
+  question,
+  checkState,
+  startRelease,
+  submitButton,
+  waitForTurnEnd,
+} from '../support/workbench.ts'
 
 test.describe('replay', () => {
-  test('a shipped recording replays with zero network requests; live controls are disabled', async ({ page, server }, testInfo) => {
+  test('a shipped recording replays with zero network requests; live controls are disabled', async ({
+    page,
+    server,
+  }, testInfo) => {
     await openWorkbench(page, server)
     // Let the live view settle (its inbox request) before counting.
     await expect(page.getByText('No thread is waiting for answers.')).toBeVisible()
@@ -95,10 +108,16 @@ test.describe('replay', () => {
     await submitButton(page).click()
     await waitForTurnEnd(page)
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download recording' }).click()])
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download recording' }).click(),
+    ])
     expect(download.suggestedFilename()).toMatch(/^interlude-recording-.*\.json$/)
     const path = await download.path()
-    const recording = JSON.parse(readFileSync(path, 'utf8')) as { version: number; frames: { kind: string; purpose?: string; phase?: string }[] }
+    const recording = JSON.parse(readFileSync(path, 'utf8')) as {
+      version: number
+      frames: { kind: string; purpose?: string; phase?: string }[]
+    }
     expect(recording.version).toBe(1)
     expect(recording.frames.filter((f) => f.kind === 'request-start').map((f) => f.purpose)).toEqual(['run', 'resume'])
     expect(recording.frames.some((f) => f.kind === 'form' && f.phase === 'submit')).toBe(true)
@@ -116,7 +135,9 @@ test.describe('replay', () => {
 
     // A file that is not a recording is refused with the reason, as text.
     await page.locator('.menu summary').click()
-    await page.locator('input[type="file"]').setInputFiles({ name: 'other.json', mimeType: 'application/json', buffer: Buffer.from('{"version":9}') })
+    await page
+      .locator('input[type="file"]')
+      .setInputFiles({ name: 'other.json', mimeType: 'application/json', buffer: Buffer.from('{"version":9}') })
     await expect(page.getByRole('alert')).toContainText('unsupported recording version 9')
   })
 })

@@ -22,13 +22,18 @@ describe('App', () => {
     expect(screen.getByTestId('mode').textContent).toBe('Replay')
     expect(screen.getByTestId('replay-view')).toBeTruthy()
     expect(document.querySelector('.live-container')).toBeNull()
-    fireEvent.click(within(screen.getByRole('toolbar', { name: 'Replay controls' })).getByRole('button', { name: 'Last frame' }))
+    fireEvent.click(
+      within(screen.getByRole('toolbar', { name: 'Replay controls' })).getByRole('button', { name: 'Last frame' }),
+    )
     expect(fetchSpy).not.toHaveBeenCalled()
     expect(window.location.search).toBe('?replay=01-release-approved')
   })
 
   it('refuses a file that is not a recording and says why, as text', async () => {
-    vi.stubGlobal('fetch', vi.fn(() => Promise.reject(new Error('offline'))))
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(() => Promise.reject(new Error('offline'))),
+    )
     window.history.replaceState(null, '', '/?replay=02-release-deny-cancel')
     render(<App />)
     const input = document.querySelector<HTMLInputElement>('input[type="file"]')!

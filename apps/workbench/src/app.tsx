@@ -7,7 +7,9 @@ import { SHIPPED_RECORDINGS } from './recordings/index.ts'
 import { ReplayView } from './replay/replay-view.tsx'
 import { ErrorBoundary } from './ui/error-boundary.tsx'
 
-type Mode = { readonly kind: 'live' } | { readonly kind: 'replay'; readonly recording: Recording; readonly label: string; readonly key: number }
+type Mode =
+  | { readonly kind: 'live' }
+  | { readonly kind: 'replay'; readonly recording: Recording; readonly label: string; readonly key: number }
 
 export const APP_NAME = '@interlude/workbench'
 
@@ -38,7 +40,13 @@ export function App() {
   }, [])
 
   const currentRecording = useCallback(
-    () => recorder.toRecording({ title: `Live session ${new Date().toLocaleString()}`, app: APP_NAME, origin: window.location.origin, userAgent: navigator.userAgent }),
+    () =>
+      recorder.toRecording({
+        title: `Live session ${new Date().toLocaleString()}`,
+        app: APP_NAME,
+        origin: window.location.origin,
+        userAgent: navigator.userAgent,
+      }),
     [recorder],
   )
 
@@ -61,30 +69,46 @@ export function App() {
           {replaying ? 'Replay' : 'Live'}
         </span>
         <div className="header-actions">
-          <span className="recorder-status" data-testid="recorder-status" title="Every SSE event, snapshot change, form choice and request outcome of the live session">
+          <span
+            className="recorder-status"
+            data-testid="recorder-status"
+            title="Every SSE event, snapshot change, form choice and request outcome of the live session"
+          >
             ● Recording · {status.frameCount} frame{status.frameCount === 1 ? '' : 's'}
             {status.truncated ? ' (limit reached)' : ''}
           </span>
-          <button type="button" disabled={replaying || status.frameCount === 0} onClick={() => downloadRecording(currentRecording())}>
+          <button
+            type="button"
+            disabled={replaying || status.frameCount === 0}
+            onClick={() => downloadRecording(currentRecording())}
+          >
             Download recording
           </button>
           <details className="menu">
             <summary>Replay ▾</summary>
             <ul className="menu-list" aria-label="Recordings">
               <li>
-                <button type="button" disabled={status.frameCount === 0} onClick={(e) => {
-                  closeMenu(e.currentTarget)
-                  openReplay(currentRecording(), 'this session')
-                }}>
+                <button
+                  type="button"
+                  disabled={status.frameCount === 0}
+                  onClick={(e) => {
+                    closeMenu(e.currentTarget)
+                    openReplay(currentRecording(), 'this session')
+                  }}
+                >
                   This session ({status.frameCount} frames)
                 </button>
               </li>
               {SHIPPED_RECORDINGS.map((item) => (
                 <li key={item.id}>
-                  <button type="button" data-recording-id={item.id} onClick={(e) => {
-                    closeMenu(e.currentTarget)
-                    openReplay(item.recording, 'shipped')
-                  }}>
+                  <button
+                    type="button"
+                    data-recording-id={item.id}
+                    onClick={(e) => {
+                      closeMenu(e.currentTarget)
+                      openReplay(item.recording, 'shipped')
+                    }}
+                  >
                     {item.title}
                   </button>
                 </li>
@@ -92,10 +116,14 @@ export function App() {
               <li>
                 <label className="file-button">
                   Load from file…
-                  <input type="file" accept="application/json,.json" onChange={(e) => {
-                    closeMenu(e.currentTarget)
-                    void onFile(e.currentTarget)
-                  }} />
+                  <input
+                    type="file"
+                    accept="application/json,.json"
+                    onChange={(e) => {
+                      closeMenu(e.currentTarget)
+                      void onFile(e.currentTarget)
+                    }}
+                  />
                 </label>
               </li>
             </ul>
@@ -128,7 +156,12 @@ export function App() {
       )}
       {mode.kind === 'replay' && (
         <ErrorBoundary label="replay">
-          <ReplayView key={mode.key} recording={mode.recording} sourceLabel={mode.label} onReturnToLive={returnToLive} />
+          <ReplayView
+            key={mode.key}
+            recording={mode.recording}
+            sourceLabel={mode.label}
+            onReturnToLive={returnToLive}
+          />
         </ErrorBoundary>
       )}
     </div>

@@ -38,9 +38,15 @@ export async function admissionRound(post: PostRun, threads: number): Promise<{ 
   const paused = await Promise.all(
     Array.from({ length: threads }, async () => {
       const threadId = `adm-${randomUUID()}`
-      const response = await post({ threadId, runId: randomUUID(), messages: [{ id: randomUUID(), role: 'user', content: 'deploy v2.1 to production' }] })
+      const response = await post({
+        threadId,
+        runId: randomUUID(),
+        messages: [{ id: randomUUID(), role: 'user', content: 'deploy v2.1 to production' }],
+      })
       const text = await response.text()
-      const last = JSON.parse(text.trim().split('\n\n').pop()!.split('data: ')[1]!) as { outcome: { interrupts: Interrupt[] } }
+      const last = JSON.parse(text.trim().split('\n\n').pop()!.split('data: ')[1]!) as {
+        outcome: { interrupts: Interrupt[] }
+      }
       return { threadId, interrupts: last.outcome.interrupts }
     }),
   )

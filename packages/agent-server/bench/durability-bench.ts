@@ -88,7 +88,10 @@ const allBackends: Backend[] = [
     name: 'PostgreSQL',
     open: async () => {
       const schema = await newSchema()
-      return { store: await createPostgresStore({ connectionString: PG_URL, schema }), cliArgs: ['--db', PG_URL, '--db-schema', schema] }
+      return {
+        store: await createPostgresStore({ connectionString: PG_URL, schema }),
+        cliArgs: ['--db', PG_URL, '--db-schema', schema],
+      }
     },
   },
 ]
@@ -134,13 +137,30 @@ async function claimLatency(store: Store): Promise<number[]> {
         const { threadId, runId } = await newRun(store)
         const batchId = `batch_${randomUUID()}`
         await store.insertToolCalls([
-          { threadId, toolCallId: 'c1', runId, messageId: 'a1', toolName: 'deploy', argsText: '{}', kind: 'server', status: 'awaiting_decision', now: Date.now() },
+          {
+            threadId,
+            toolCallId: 'c1',
+            runId,
+            messageId: 'a1',
+            toolName: 'deploy',
+            argsText: '{}',
+            kind: 'server',
+            status: 'awaiting_decision',
+            now: Date.now(),
+          },
         ])
         await store.createBatch({
           batchId,
           threadId,
           runId,
-          interrupts: [{ interrupt: { id: `int_${randomUUID()}`, reason: 'tool_call', toolCallId: 'c1' }, kind: 'approval', toolCallId: 'c1', toolName: 'deploy' }],
+          interrupts: [
+            {
+              interrupt: { id: `int_${randomUUID()}`, reason: 'tool_call', toolCallId: 'c1' },
+              kind: 'approval',
+              toolCallId: 'c1',
+              toolName: 'deploy',
+            },
+          ],
           createdAt: Date.now(),
           expiresAt: Date.now() + 3_600_000,
         })
@@ -160,7 +180,15 @@ async function claimLatency(store: Store): Promise<number[]> {
     const times = await Promise.all(
       paused.map(async ({ threadId, batchId }) => {
         const started = performance.now()
-        const claim = await store.claimBatch({ threadId, batchId, runId: `run-${randomUUID()}`, decisionHash: 'h', decision: [], now: Date.now(), ...lease() })
+        const claim = await store.claimBatch({
+          threadId,
+          batchId,
+          runId: `run-${randomUUID()}`,
+          decisionHash: 'h',
+          decision: [],
+          now: Date.now(),
+          ...lease(),
+        })
         if (!claim.ok) throw new Error(`claim refused: ${claim.reason}`)
         return performance.now() - started
       }),
@@ -172,14 +200,16 @@ async function claimLatency(store: Store): Promise<number[]> {
 
 // ---- 3. run events/s vs bare Hono ----------------------------------------------------------------
 
-
 async function bareHonoServer() {
   const messageId = `msg_${randomUUID()}`
   const events: string[] = [JSON.stringify({ type: EventType.RUN_STARTED, threadId: 'bare', runId: 'bare' })]
   events.push(JSON.stringify({ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' }))
-  for (let i = 0; i < TOKENS; i++) events.push(JSON.stringify({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: 'tok ' }))
+  for (let i = 0; i < TOKENS; i++)
+    events.push(JSON.stringify({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: 'tok ' }))
   events.push(JSON.stringify({ type: EventType.TEXT_MESSAGE_END, messageId }))
-  events.push(JSON.stringify({ type: EventType.RUN_FINISHED, threadId: 'bare', runId: 'bare', outcome: { type: 'success' } }))
+  events.push(
+    JSON.stringify({ type: EventType.RUN_FINISHED, threadId: 'bare', runId: 'bare', outcome: { type: 'success' } }),
+  )
   const app = new Hono()
   app.post('/runs', (c) =>
     streamSSE(c, async (stream) => {
@@ -199,7 +229,10 @@ async function runThroughput(): Promise<{ bare: number; durable: Record<string, 
   const bare = await bareHonoServer()
   const servers: [string, Awaited<ReturnType<typeof startServer>>][] = [
     ['SQLite', await startServer({ dbPath: path.join(tmp, 'run.db'), tokens: { bench: 'bench-secret' }, agent })],
-    ['PostgreSQL', await startServer({ dbUrl: PG_URL, dbSchema: await newSchema(), tokens: { bench: 'bench-secret' }, agent })],
+    [
+      'PostgreSQL',
+      await startServer({ dbUrl: PG_URL, dbSchema: await newSchema(), tokens: { bench: 'bench-secret' }, agent }),
+    ],
   ]
   const samples: Record<string, number[]> = { bare: [], SQLite: [], PostgreSQL: [] }
   try {
@@ -212,8 +245,18 @@ async function runThroughput(): Promise<{ bare: number; durable: Record<string, 
           frames = await countFrames(await fetch(bare.url, { method: 'POST' }))
         } else {
           const server = servers.find(([name]) => name === which)![1]
-          const body = JSON.stringify({ threadId: `bench-${randomUUID()}`, runId: randomUUID(), messages: [{ id: randomUUID(), role: 'user', content: 'go' }] })
-          frames = await countFrames(await fetch(`${server.baseUrl}/runs`, { method: 'POST', headers: { ...AUTH, 'Content-Type': 'application/json' }, body }))
+          const body = JSON.stringify({
+            threadId: `bench-${randomUUID()}`,
+            runId: randomUUID(),
+            messages: [{ id: randomUUID(), role: 'user', content: 'go' }],
+          })
+          frames = await countFrames(
+            await fetch(`${server.baseUrl}/runs`, {
+              method: 'POST',
+              headers: { ...AUTH, 'Content-Type': 'application/json' },
+              body,
+            }),
+          )
         }
         if (round > 0) samples[which]!.push(frames / ((performance.now() - started) / 1000))
       }
@@ -222,7 +265,10 @@ async function runThroughput(): Promise<{ bare: number; durable: Record<string, 
     await bare.close()
     for (const [, server] of servers) await server.close()
   }
-  return { bare: median(samples.bare!), durable: { SQLite: median(samples.SQLite!), PostgreSQL: median(samples.PostgreSQL!) } }
+  return {
+    bare: median(samples.bare!),
+    durable: { SQLite: median(samples.SQLite!), PostgreSQL: median(samples.PostgreSQL!) },
+  }
 }
 
 // ---- 4. admission through the CLI ----------------------------------------------------------------
@@ -231,7 +277,20 @@ async function spawnCli(args: string[]): Promise<{ baseUrl: string; child: Child
   const cli = path.join(ROOT, 'src/cli.ts')
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', '--conditions', '@interlude/source', cli, '--port', '0', '--pacing-ms', '0', '--token', 'bench=bench-secret', ...args],
+    [
+      '--import',
+      'tsx',
+      '--conditions',
+      '@interlude/source',
+      cli,
+      '--port',
+      '0',
+      '--pacing-ms',
+      '0',
+      '--token',
+      'bench=bench-secret',
+      ...args,
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   )
   return launched(child, () => {
@@ -239,7 +298,10 @@ async function spawnCli(args: string[]): Promise<{ baseUrl: string; child: Child
   })
 }
 
-function launched(child: ChildProcess, kill: () => void): Promise<{ baseUrl: string; child: ChildProcess; stop(): Promise<void> }> {
+function launched(
+  child: ChildProcess,
+  kill: () => void,
+): Promise<{ baseUrl: string; child: ChildProcess; stop(): Promise<void> }> {
   return new Promise((resolve, reject) => {
     let out = ''
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -265,7 +327,11 @@ function launched(child: ChildProcess, kill: () => void): Promise<{ baseUrl: str
 async function admissionLatency(cliArgs: string[]): Promise<number[]> {
   const server = await spawnCli(cliArgs)
   const post = (body: unknown) =>
-    fetch(`${server.baseUrl}/runs`, { method: 'POST', headers: { ...AUTH, 'Content-Type': 'application/json' }, body: JSON.stringify(body) })
+    fetch(`${server.baseUrl}/runs`, {
+      method: 'POST',
+      headers: { ...AUTH, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    })
   const samples: number[] = []
   try {
     for (let round = 0; round < ADMISSION_ROUNDS + 1; round++) {
@@ -287,9 +353,12 @@ function rssOf(pid: number): number {
 
 async function idleConnections(): Promise<{ before: number; after: number; connections: number; threads: number }> {
   const fixture = path.join(ROOT, 'test/fixtures/crash-server.mjs')
-  if (!fs.existsSync(path.join(ROOT, 'dist/index.js'))) throw new Error('part 5 needs the build: pnpm -r --filter "./packages/**" run build')
+  if (!fs.existsSync(path.join(ROOT, 'dist/index.js')))
+    throw new Error('part 5 needs the build: pnpm -r --filter "./packages/**" run build')
   const dir = path.join(tmp, 'idle')
-  const child = spawn(process.execPath, [fixture, '--db', path.join(tmp, 'idle.db'), '--dir', dir], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [fixture, '--db', path.join(tmp, 'idle.db'), '--dir', dir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   const server = await launched(child, () => child.kill('SIGTERM'))
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity })
   const requests: http.ClientRequest[] = []
@@ -303,14 +372,20 @@ async function idleConnections(): Promise<{ before: number; after: number; conne
       void fetch(`${server.baseUrl}/runs`, {
         method: 'POST',
         headers: { Authorization: 'Bearer alice-secret-token', 'Content-Type': 'application/json' },
-        body: JSON.stringify({ threadId, runId: randomUUID(), messages: [{ id: randomUUID(), role: 'user', content: 'block please' }] }),
+        body: JSON.stringify({
+          threadId,
+          runId: randomUUID(),
+          messages: [{ id: randomUUID(), role: 'user', content: 'block please' }],
+        }),
       }).then((r) => r.arrayBuffer().catch(() => undefined))
     }
     const url = new URL(server.baseUrl)
     // Wait until every run is active (the thread snapshot says running).
     for (const threadId of threadIds) {
       for (;;) {
-        const res = await fetch(`${server.baseUrl}/threads/${threadId}`, { headers: { Authorization: 'Bearer alice-secret-token' } })
+        const res = await fetch(`${server.baseUrl}/threads/${threadId}`, {
+          headers: { Authorization: 'Bearer alice-secret-token' },
+        })
         if (res.status === 200 && ((await res.json()) as { status: string }).status === 'running') break
         await new Promise((r) => setTimeout(r, 20))
       }
@@ -354,63 +429,79 @@ async function idleConnections(): Promise<{ before: number; after: number; conne
 
 // ---- main ----------------------------------------------------------------------------------------
 
-console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), node ${process.version}, PostgreSQL at ${PG_URL}`)
+console.log(
+  `machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), node ${process.version}, PostgreSQL at ${PG_URL}`,
+)
 try {
   if (PARTS.has('1')) {
-  console.log(`\n1) event-log append throughput, ${fmt(APPEND)} events per measurement (median of ${ROUNDS})`)
-  console.log(`   ${'backend'.padEnd(12)} ${'batches of 256'.padStart(18)} ${'1 event per commit'.padStart(20)}`)
-  for (const backend of backends) {
-    const { store } = await backend.open()
-    const batched: number[] = []
-    const single: number[] = []
-    for (let r = 0; r < ROUNDS; r++) {
-      batched.push(await appendThroughput(store, 256, APPEND))
-      single.push(await appendThroughput(store, 1, Math.min(APPEND, 2000)))
+    console.log(`\n1) event-log append throughput, ${fmt(APPEND)} events per measurement (median of ${ROUNDS})`)
+    console.log(`   ${'backend'.padEnd(12)} ${'batches of 256'.padStart(18)} ${'1 event per commit'.padStart(20)}`)
+    for (const backend of backends) {
+      const { store } = await backend.open()
+      const batched: number[] = []
+      const single: number[] = []
+      for (let r = 0; r < ROUNDS; r++) {
+        batched.push(await appendThroughput(store, 256, APPEND))
+        single.push(await appendThroughput(store, 1, Math.min(APPEND, 2000)))
+      }
+      await store.close()
+      console.log(
+        `   ${backend.name.padEnd(12)} ${`${fmt(median(batched))} ev/s`.padStart(18)} ${`${fmt(median(single))} ev/s`.padStart(20)}`,
+      )
     }
-    await store.close()
-    console.log(`   ${backend.name.padEnd(12)} ${`${fmt(median(batched))} ev/s`.padStart(18)} ${`${fmt(median(single))} ev/s`.padStart(20)}`)
-  }
   }
 
   if (PARTS.has('2')) {
-  console.log(`\n2) claim latency (store.claimBatch), ${THREADS} concurrent claims, ${ADMISSION_ROUNDS} rounds after a warm-up`)
-  for (const backend of backends) {
-    const { store } = await backend.open()
-    const samples = await claimLatency(store)
-    await store.close()
-    console.log(`   ${backend.name.padEnd(12)} p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(Math.max(...samples))} (${samples.length} samples)`)
-  }
+    console.log(
+      `\n2) claim latency (store.claimBatch), ${THREADS} concurrent claims, ${ADMISSION_ROUNDS} rounds after a warm-up`,
+    )
+    for (const backend of backends) {
+      const { store } = await backend.open()
+      const samples = await claimLatency(store)
+      await store.close()
+      console.log(
+        `   ${backend.name.padEnd(12)} p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(Math.max(...samples))} (${samples.length} samples)`,
+      )
+    }
   }
 
   if (PARTS.has('3')) {
-  const run = await runThroughput()
-  console.log(`\n3) one scripted run, ${fmt(TOKENS + 4)} events, 0 ms pacing, POST /runs vs bare Hono streamSSE (median of ${ROUNDS})`)
-  console.log(`   bare Hono streamSSE loop      : ${fmt(run.bare)} events/s`)
-  for (const [name, eps] of Object.entries(run.durable)) {
-    console.log(`   durable log on ${name.padEnd(14)}: ${fmt(eps)} events/s = ${((eps / run.bare) * 100).toFixed(1)}% of bare (target ≥ 50%)`)
-  }
+    const run = await runThroughput()
+    console.log(
+      `\n3) one scripted run, ${fmt(TOKENS + 4)} events, 0 ms pacing, POST /runs vs bare Hono streamSSE (median of ${ROUNDS})`,
+    )
+    console.log(`   bare Hono streamSSE loop      : ${fmt(run.bare)} events/s`)
+    for (const [name, eps] of Object.entries(run.durable)) {
+      console.log(
+        `   durable log on ${name.padEnd(14)}: ${fmt(eps)} events/s = ${((eps / run.bare) * 100).toFixed(1)}% of bare (target ≥ 50%)`,
+      )
+    }
   }
 
   if (PARTS.has('4')) {
-  console.log(`\n4) resume admission (Server-Timing), ${THREADS} concurrent threads, CLI in a child process, ${ADMISSION_ROUNDS} rounds after a warm-up`)
-  for (const backend of backends) {
-    const { store, cliArgs } = await backend.open()
-    await store.close()
-    const samples = await admissionLatency(cliArgs)
-    const target = backend.name === 'SQLite' ? 10 : 25
     console.log(
-      `   ${backend.name.padEnd(12)} p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(Math.max(...samples))} (target p99 ≤ ${target} ms)`,
+      `\n4) resume admission (Server-Timing), ${THREADS} concurrent threads, CLI in a child process, ${ADMISSION_ROUNDS} rounds after a warm-up`,
     )
-  }
+    for (const backend of backends) {
+      const { store, cliArgs } = await backend.open()
+      await store.close()
+      const samples = await admissionLatency(cliArgs)
+      const target = backend.name === 'SQLite' ? 10 : 25
+      console.log(
+        `   ${backend.name.padEnd(12)} p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(Math.max(...samples))} (target p99 ≤ ${target} ms)`,
+      )
+    }
   }
 
   if (PARTS.has('5')) {
-  const idle = await idleConnections()
-  console.log(`\n5) ${fmt(idle.connections)} idle SSE connections (tails of ${idle.threads} silent runs) held by one server process (SQLite)`)
-  console.log(
-    `   RSS ${(idle.before / 2 ** 20).toFixed(1)} MiB before → ${(idle.after / 2 ** 20).toFixed(1)} MiB with the connections ` +
-      `(+${((idle.after - idle.before) / 2 ** 10 / idle.connections).toFixed(1)} KiB each) (target ≤ 150 MB)`,
-  )
+    const idle = await idleConnections()
+    console.log(
+      `\n5) ${fmt(idle.connections)} idle SSE connections (tails of ${idle.threads} silent runs) held by one server process (SQLite)`,
+    )
+    console.log(
+      `   RSS ${(idle.before / 2 ** 20).toFixed(1)} MiB before → ${(idle.after / 2 ** 20).toFixed(1)} MiB with the connections ` +
+        `(+${((idle.after - idle.before) / 2 ** 10 / idle.connections).toFixed(1)} KiB each) (target ≤ 150 MB)`,
+    )
   }
 } finally {
   for (const schema of schemas) await adminQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined)

@@ -30,8 +30,6 @@ const THREADS = Number(process.env.BENCH_THREADS ?? 100)
 const ADMISSION_ROUNDS = Number(process.env.BENCH_ADMISSION_ROUNDS ?? 5)
 const AUTH = { Authorization: 'Bearer bench-secret' }
 
-
-
 /** The same event JSON the scripted run produces, for the bare loop. */
 function sameEvents(): string[] {
   const threadId = 'bare-thread'
@@ -39,7 +37,8 @@ function sameEvents(): string[] {
   const messageId = `msg_${randomUUID()}`
   const events: string[] = [JSON.stringify({ type: EventType.RUN_STARTED, threadId, runId })]
   events.push(JSON.stringify({ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' }))
-  for (let i = 0; i < TOKENS; i++) events.push(JSON.stringify({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: 'tok ' }))
+  for (let i = 0; i < TOKENS; i++)
+    events.push(JSON.stringify({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: 'tok ' }))
   events.push(JSON.stringify({ type: EventType.TEXT_MESSAGE_END, messageId }))
   events.push(JSON.stringify({ type: EventType.RUN_FINISHED, threadId, runId, outcome: { type: 'success' } }))
   return events
@@ -63,7 +62,12 @@ async function eventsPerSecond() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'interlude-bench-'))
   const text = 'tok '.repeat(TOKENS)
   const agent = { model: scriptedModel(() => ({ text }), { pacingMs: 0 }) }
-  const server = await startServer({ dbPath: path.join(dir, 'bench.db'), tokens: { bench: 'bench-secret' }, agent, limits: {} })
+  const server = await startServer({
+    dbPath: path.join(dir, 'bench.db'),
+    tokens: { bench: 'bench-secret' },
+    agent,
+    limits: {},
+  })
   const bare = await bareHonoServer(sameEvents())
   const ours: number[] = []
   const theirs: number[] = []
@@ -76,8 +80,16 @@ async function eventsPerSecond() {
       for (const which of order) {
         const started = performance.now()
         if (which === 'ours') {
-          const body = JSON.stringify({ threadId: `bench-${randomUUID()}`, runId: randomUUID(), messages: [{ id: randomUUID(), role: 'user', content: 'go' }] })
-          const response = await fetch(`${server.baseUrl}/runs`, { method: 'POST', headers: { ...AUTH, 'Content-Type': 'application/json' }, body })
+          const body = JSON.stringify({
+            threadId: `bench-${randomUUID()}`,
+            runId: randomUUID(),
+            messages: [{ id: randomUUID(), role: 'user', content: 'go' }],
+          })
+          const response = await fetch(`${server.baseUrl}/runs`, {
+            method: 'POST',
+            headers: { ...AUTH, 'Content-Type': 'application/json' },
+            body,
+          })
           oursCount = await countFrames(response)
           if (round > 0) ours.push(oursCount / ((performance.now() - started) / 1000))
         } else {
@@ -100,7 +112,21 @@ async function spawnServer(dbPath: string): Promise<{ baseUrl: string; stop(): P
   const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', '--conditions', '@interlude/source', cli, '--port', '0', '--db', dbPath, '--pacing-ms', '0', '--token', 'bench=bench-secret'],
+    [
+      '--import',
+      'tsx',
+      '--conditions',
+      '@interlude/source',
+      cli,
+      '--port',
+      '0',
+      '--db',
+      dbPath,
+      '--pacing-ms',
+      '0',
+      '--token',
+      'bench=bench-secret',
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   )
   const url = await new Promise<string>((resolve, reject) => {
@@ -128,7 +154,11 @@ async function admissionLatency() {
   const client: number[] = []
   const serverSide: number[] = []
   const post = (body: unknown) =>
-    fetch(`${server.baseUrl}/runs`, { method: 'POST', headers: { ...AUTH, 'Content-Type': 'application/json' }, body: JSON.stringify(body) })
+    fetch(`${server.baseUrl}/runs`, {
+      method: 'POST',
+      headers: { ...AUTH, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    })
   try {
     for (let round = 0; round < ADMISSION_ROUNDS + 1; round++) {
       // Pause THREADS threads, then resume all of them at once.
@@ -156,11 +186,21 @@ async function admissionLatency() {
 
 console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), node ${process.version}`)
 const eps = await eventsPerSecond()
-console.log(`\n1) one scripted run, ${fmt(eps.oursCount)} events, 0 ms pacing, median of ${ROUNDS} rounds (after 1 warm-up)`)
+console.log(
+  `\n1) one scripted run, ${fmt(eps.oursCount)} events, 0 ms pacing, median of ${ROUNDS} rounds (after 1 warm-up)`,
+)
 console.log(`   POST /runs (SQLite event log) : ${fmt(eps.ours)} events/s   [${eps.oursAll.map(fmt).join(', ')}]`)
-console.log(`   bare Hono streamSSE loop      : ${fmt(eps.bare)} events/s   [${eps.bareAll.map(fmt).join(', ')}] (${fmt(eps.theirsCount)} frames)`)
+console.log(
+  `   bare Hono streamSSE loop      : ${fmt(eps.bare)} events/s   [${eps.bareAll.map(fmt).join(', ')}] (${fmt(eps.theirsCount)} frames)`,
+)
 console.log(`   ratio                          : ${((eps.ours / eps.bare) * 100).toFixed(1)}% (target ≥ 60%)`)
 const adm = await admissionLatency()
-console.log(`\n2) resume admission, ${THREADS} concurrent threads on SQLite, ${adm.samples} samples (after 1 warm-up round)`)
-console.log(`   admission (Server-Timing)     : p50 ${adm.serverP50.toFixed(2)} ms, p90 ${adm.serverP90.toFixed(2)} ms, p99 ${adm.serverP99.toFixed(2)} ms, max ${adm.serverMax.toFixed(2)} ms (target p99 ≤ 10 ms)`)
-console.log(`   client time to headers         : p50 ${adm.clientP50.toFixed(2)} ms, p99 ${adm.clientP99.toFixed(2)} ms`)
+console.log(
+  `\n2) resume admission, ${THREADS} concurrent threads on SQLite, ${adm.samples} samples (after 1 warm-up round)`,
+)
+console.log(
+  `   admission (Server-Timing)     : p50 ${adm.serverP50.toFixed(2)} ms, p90 ${adm.serverP90.toFixed(2)} ms, p99 ${adm.serverP99.toFixed(2)} ms, max ${adm.serverMax.toFixed(2)} ms (target p99 ≤ 10 ms)`,
+)
+console.log(
+  `   client time to headers         : p50 ${adm.clientP50.toFixed(2)} ms, p99 ${adm.clientP99.toFixed(2)} ms`,
+)

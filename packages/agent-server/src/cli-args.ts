@@ -41,7 +41,8 @@ export interface CliOptions {
 
 function positiveNumber(flag: string, text: string, allowZero: boolean): number {
   const n = Number(text)
-  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) throw new Error(`${flag} must be a ${allowZero ? 'non-negative' : 'positive'} number`)
+  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0))
+    throw new Error(`${flag} must be a ${allowZero ? 'non-negative' : 'positive'} number`)
   return n
 }
 
@@ -74,7 +75,8 @@ export function parseCliArgs(argv: readonly string[]): CliOptions | 'help' {
   const db = values.db ?? '.data/interlude.db'
   const postgres = /^postgres(ql)?:\/\//i.test(db)
   if (values['db-schema'] !== undefined && !postgres) throw new Error('--db-schema needs a postgres:// --db URL')
-  if (values['db-schema'] !== undefined && !/^[A-Za-z_][\w$]{0,62}$/.test(values['db-schema'])) throw new Error('--db-schema must be a plain identifier')
+  if (values['db-schema'] !== undefined && !/^[A-Za-z_][\w$]{0,62}$/.test(values['db-schema']))
+    throw new Error('--db-schema must be a plain identifier')
   let tokens: Record<string, string> | undefined
   for (const spec of values.token ?? []) {
     const eq = spec.indexOf('=')
@@ -90,7 +92,10 @@ export function parseCliArgs(argv: readonly string[]): CliOptions | 'help' {
     db,
     dbSchema: values['db-schema'],
     exclusive: !postgres && values.shared !== true,
-    runLeaseMs: values['run-lease-ms'] === undefined ? undefined : positiveNumber('--run-lease-ms', values['run-lease-ms'], false),
+    runLeaseMs:
+      values['run-lease-ms'] === undefined
+        ? undefined
+        : positiveNumber('--run-lease-ms', values['run-lease-ms'], false),
     pollMs: values['poll-ms'] === undefined ? undefined : positiveNumber('--poll-ms', values['poll-ms'], false),
     model,
     interruptTtlSeconds: positiveNumber('--interrupt-ttl', values['interrupt-ttl'] ?? '3600', false),

@@ -5,7 +5,16 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { parseCliArgs } from './cli-args.ts'
-import { interruptsOf, newThreadId, postRun, resumeInput, runInput, tempDir, textOf, userMessage } from './test-utils/harness.ts'
+import {
+  interruptsOf,
+  newThreadId,
+  postRun,
+  resumeInput,
+  runInput,
+  tempDir,
+  textOf,
+  userMessage,
+} from './test-utils/harness.ts'
 import { createTestSchema, PG_URL, pgAvailable } from './test-utils/pg.ts'
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/interlude-server.js')
@@ -13,13 +22,15 @@ const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist
 const tmp = tempDir()
 const children: ChildProcessWithoutNullStreams[] = []
 afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 })
 afterAll(() => tmp.cleanup())
 
 /** Starts the real CLI as a child process and resolves with its URL once it prints the ready line. */
 function launch(args: string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string; baseUrl: string }> {
-  if (!fs.existsSync(DIST)) throw new Error(`${DIST} is missing: run "pnpm --filter @interlude/agent-server build" first`)
+  if (!fs.existsSync(DIST))
+    throw new Error(`${DIST} is missing: run "pnpm --filter @interlude/agent-server build" first`)
   const child = spawn(process.execPath, [BIN, '--port', '0', '--pacing-ms', '0', ...args], { stdio: 'pipe' })
   children.push(child)
   return new Promise((resolve, reject) => {
@@ -41,8 +52,27 @@ function exited(child: ChildProcessWithoutNullStreams): Promise<number | null> {
 }
 
 describe('interlude-server CLI', () => {
-  it('parses the flags of DESIGN §3', () => {
-    expect(parseCliArgs(['--port', '9000', '--host', '0.0.0.0', '--db', 'x.db', '--model', 'openai', '--interrupt-ttl', '60', '--token', 'alice=s1', '--token', 'bob=s=2', '--static', 'dist'])).toMatchObject({
+  it('parses the flags of docs/architecture.md', () => {
+    expect(
+      parseCliArgs([
+        '--port',
+        '9000',
+        '--host',
+        '0.0.0.0',
+        '--db',
+        'x.db',
+        '--model',
+        'openai',
+        '--interrupt-ttl',
+        '60',
+        '--token',
+        'alice=s1',
+        '--token',
+        'bob=s=2',
+        '--static',
+        'dist',
+      ]),
+    ).toMatchObject({
       port: 9000,
       host: '0.0.0.0',
       db: 'x.db',
@@ -54,9 +84,17 @@ describe('interlude-server CLI', () => {
     expect(() => parseCliArgs(['--model', 'gpt'])).toThrow(/scripted or openai/)
     expect(() => parseCliArgs(['--token', 'nosecret'])).toThrow(/name=secret/)
     expect(() => parseCliArgs(['--interrupt-ttl', '0'])).toThrow(/positive/)
-    expect(parseCliArgs(['--db', 'postgres://u@h:5432/d', '--db-schema', 's1'])).toMatchObject({ db: 'postgres://u@h:5432/d', dbSchema: 's1', exclusive: false })
+    expect(parseCliArgs(['--db', 'postgres://u@h:5432/d', '--db-schema', 's1'])).toMatchObject({
+      db: 'postgres://u@h:5432/d',
+      dbSchema: 's1',
+      exclusive: false,
+    })
     expect(parseCliArgs(['--db', 'x.db'])).toMatchObject({ exclusive: true })
-    expect(parseCliArgs(['--db', 'x.db', '--shared', '--run-lease-ms', '500', '--poll-ms', '20'])).toMatchObject({ exclusive: false, runLeaseMs: 500, pollMs: 20 })
+    expect(parseCliArgs(['--db', 'x.db', '--shared', '--run-lease-ms', '500', '--poll-ms', '20'])).toMatchObject({
+      exclusive: false,
+      runLeaseMs: 500,
+      pollMs: 20,
+    })
     expect(() => parseCliArgs(['--db', 'x.db', '--db-schema', 's'])).toThrow(/postgres/)
     expect(() => parseCliArgs(['--db', 'postgres://h/d', '--db-schema', 'a;b'])).toThrow(/identifier/)
     expect(() => parseCliArgs(['--bogus'])).toThrow()
@@ -73,7 +111,14 @@ describe('interlude-server CLI', () => {
     const cookie = paused.headers.get('set-cookie')!.split(';')[0]!
     const [publish, deploy] = interruptsOf(paused.events)
     // Without the cookie the caller is a new anonymous principal: the thread does not exist for it.
-    const stranger = await postRun(first, resumeInput(threadId, [{ interruptId: publish!.id, status: 'cancelled' }, { interruptId: deploy!.id, status: 'cancelled' }]), { principal: null })
+    const stranger = await postRun(
+      first,
+      resumeInput(threadId, [
+        { interruptId: publish!.id, status: 'cancelled' },
+        { interruptId: deploy!.id, status: 'cancelled' },
+      ]),
+      { principal: null },
+    )
     expect(stranger.error?.code).toBe('THREAD_NOT_FOUND')
 
     first.child.kill('SIGKILL')
@@ -112,7 +157,9 @@ describe('interlude-server CLI', () => {
     const server = await launch(['--db', path.join(tmp.dir, 'tokens.db'), '--token', 'alice=alice-secret-token'])
     const anonymous = await postRun(server, runInput(newThreadId(), [userMessage('hi')]), { principal: null })
     expect(anonymous.status).toBe(401)
-    expect((await postRun(server, runInput(newThreadId(), [userMessage('hi')]), { principal: 'alice' })).status).toBe(200)
+    expect((await postRun(server, runInput(newThreadId(), [userMessage('hi')]), { principal: 'alice' })).status).toBe(
+      200,
+    )
   })
 
   it('exits with status 2 and the usage on bad flags', async () => {

@@ -6,7 +6,15 @@ export type { RunningServer, StartServerOptions } from './server.ts'
 
 export type { AgentDefinition } from './agent/agent.ts'
 export { defineTool, approvalResponseSchema, toJsonSchema } from './agent/tool.ts'
-export type { ApprovalPolicy, JsonSchema, PolicyContext, ReconcileContext, ReconcileResult, ToolContext, ToolDefinition } from './agent/tool.ts'
+export type {
+  ApprovalPolicy,
+  JsonSchema,
+  PolicyContext,
+  ReconcileContext,
+  ReconcileResult,
+  ToolContext,
+  ToolDefinition,
+} from './agent/tool.ts'
 export { askUser } from './agent/ask-user.ts'
 export type { AskUserOptions } from './agent/ask-user.ts'
 

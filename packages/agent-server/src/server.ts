@@ -71,7 +71,10 @@ export interface RunningServer {
 
 async function authenticatorFor(options: StartServerOptions, store: Store): Promise<Authenticate> {
   if (options.tokens && Object.keys(options.tokens).length > 0) return bearerTokens(options.tokens)
-  const secret = options.sessionSecret ?? process.env.INTERLUDE_SESSION_SECRET ?? (await store.getOrCreateSetting('session_secret', generateSessionSecret))
+  const secret =
+    options.sessionSecret ??
+    process.env.INTERLUDE_SESSION_SECRET ??
+    (await store.getOrCreateSetting('session_secret', generateSessionSecret))
   return anonymousSessionCookie({ secret })
 }
 
@@ -81,10 +84,14 @@ export function isPostgresUrl(value: string): boolean {
 }
 
 async function openStore(options: StartServerOptions): Promise<Store> {
-  const url = options.dbUrl ?? (options.dbPath !== undefined && isPostgresUrl(options.dbPath) ? options.dbPath : undefined)
+  const url =
+    options.dbUrl ?? (options.dbPath !== undefined && isPostgresUrl(options.dbPath) ? options.dbPath : undefined)
   if (url !== undefined) {
     if (!isPostgresUrl(url)) throw new RangeError('dbUrl must be a postgres:// URL.')
-    return createPostgresStore({ connectionString: url, ...(options.dbSchema !== undefined ? { schema: options.dbSchema } : {}) })
+    return createPostgresStore({
+      connectionString: url,
+      ...(options.dbSchema !== undefined ? { schema: options.dbSchema } : {}),
+    })
   }
   if (options.dbPath === undefined) throw new RangeError('startServer needs dbPath (SQLite) or dbUrl (PostgreSQL).')
   return createSqliteStore(options.dbPath)
@@ -123,7 +130,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     if (options.staticDir !== undefined) app.use('*', serveStatic({ root: options.staticDir }))
     const host = options.host ?? '127.0.0.1'
     const { server, port } = await new Promise<{ server: Server; port: number }>((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, (info: AddressInfo) => resolve({ server: s as Server, port: info.port }))
+      const s = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, (info: AddressInfo) =>
+        resolve({ server: s as Server, port: info.port }),
+      )
       s.once('error', reject)
     })
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`

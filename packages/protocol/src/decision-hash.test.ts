@@ -64,7 +64,11 @@ describe('canonicalJson', () => {
 })
 
 const entryArb: fc.Arbitrary<ResumeEntry> = fc.oneof(
-  fc.record({ interruptId: fc.string({ minLength: 1 }), status: fc.constant('resolved' as const), payload: fc.jsonValue() }),
+  fc.record({
+    interruptId: fc.string({ minLength: 1 }),
+    status: fc.constant('resolved' as const),
+    payload: fc.jsonValue(),
+  }),
   fc.record({ interruptId: fc.string({ minLength: 1 }), status: fc.constant('cancelled' as const) }),
 )
 
@@ -72,11 +76,17 @@ function shuffleKeysDeep(value: unknown, seed: number): unknown {
   if (Array.isArray(value)) return value.map((v, i) => shuffleKeysDeep(v, seed + i))
   if (typeof value === 'object' && value !== null) {
     const keys = Object.keys(value)
-    const rotated = keys.length === 0 ? keys : [...keys.slice(seed % keys.length), ...keys.slice(0, seed % keys.length)].reverse()
+    const rotated =
+      keys.length === 0 ? keys : [...keys.slice(seed % keys.length), ...keys.slice(0, seed % keys.length)].reverse()
     const out: Record<string, unknown> = {}
     // defineProperty, not assignment: fast-check generates "__proto__" keys, which assignment would turn into a prototype.
     for (const k of rotated) {
-      Object.defineProperty(out, k, { value: shuffleKeysDeep((value as Record<string, unknown>)[k], seed + 1), enumerable: true, writable: true, configurable: true })
+      Object.defineProperty(out, k, {
+        value: shuffleKeysDeep((value as Record<string, unknown>)[k], seed + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      })
     }
     return out
   }
@@ -87,7 +97,11 @@ describe('decision hash', () => {
   it('matches SHA-256 of the canonical decision (known vector)', async () => {
     const entries: ResumeEntry[] = [
       { interruptId: 'int_b', status: 'cancelled' },
-      { interruptId: 'int_a', status: 'resolved', payload: { approved: true, editedArgs: { version: 'v2.1', environment: 'staging' } } },
+      {
+        interruptId: 'int_a',
+        status: 'resolved',
+        payload: { approved: true, editedArgs: { version: 'v2.1', environment: 'staging' } },
+      },
     ]
     const canonical =
       '[{"interruptId":"int_a","payload":{"approved":true,"editedArgs":{"environment":"staging","version":"v2.1"}},"status":"resolved"},{"interruptId":"int_b","status":"cancelled"}]'
@@ -96,7 +110,9 @@ describe('decision hash', () => {
   })
 
   it('ignores entry metadata (client bookkeeping is not part of the decision)', async () => {
-    const a: ResumeEntry[] = [{ interruptId: 'i', status: 'resolved', payload: { approved: true }, metadata: { tab: 1 } }]
+    const a: ResumeEntry[] = [
+      { interruptId: 'i', status: 'resolved', payload: { approved: true }, metadata: { tab: 1 } },
+    ]
     const b: ResumeEntry[] = [{ interruptId: 'i', status: 'resolved', payload: { approved: true } }]
     expect(await decisionHash(a)).toBe(await decisionHash(b))
   })

@@ -6,9 +6,15 @@ import { canonicalJson } from './canonical-json.ts'
  * resumes idempotent on (threadId, interruptId, status, payload), and client metadata (timestamps,
  * tab ids) must not turn an identical retry into a conflict.
  */
-export function decisionOf(entries: readonly ResumeEntry[]): { interruptId: string; status: string; payload?: unknown }[] {
+export function decisionOf(
+  entries: readonly ResumeEntry[],
+): { interruptId: string; status: string; payload?: unknown }[] {
   return [...entries]
-    .map((e) => (e.payload === undefined ? { interruptId: e.interruptId, status: e.status } : { interruptId: e.interruptId, status: e.status, payload: e.payload as unknown }))
+    .map((e) =>
+      e.payload === undefined
+        ? { interruptId: e.interruptId, status: e.status }
+        : { interruptId: e.interruptId, status: e.status, payload: e.payload as unknown },
+    )
     .sort((a, b) => (a.interruptId < b.interruptId ? -1 : a.interruptId > b.interruptId ? 1 : 0))
 }
 

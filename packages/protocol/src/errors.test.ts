@@ -10,7 +10,7 @@ import {
 } from './errors.ts'
 
 describe('error codes', () => {
-  it('maps every code named by DESIGN §2 to its HTTP status', () => {
+  it('maps every code named by docs/protocol.md to its HTTP status', () => {
     const design: Record<string, number> = {
       INVALID_INPUT: 400,
       UNAUTHENTICATED: 401,
@@ -59,19 +59,25 @@ describe('InterludeError', () => {
     expect(error.status).toBe(409)
     expect(error.retryable).toBe(true)
     expect(error.cause).toBe(cause)
-    expect(error.toEnvelope()).toEqual({ error: { code: 'THREAD_BUSY', message: 'Thread is busy.', details: { runId: 'r1' } } })
+    expect(error.toEnvelope()).toEqual({
+      error: { code: 'THREAD_BUSY', message: 'Thread is busy.', details: { runId: 'r1' } },
+    })
     expect(JSON.stringify(error.toEnvelope())).not.toContain('secret')
   })
 
   it('omits details from the envelope when there are none', () => {
-    expect(new InterludeError('INVALID_INPUT', 'Bad.').toEnvelope()).toEqual({ error: { code: 'INVALID_INPUT', message: 'Bad.' } })
+    expect(new InterludeError('INVALID_INPUT', 'Bad.').toEnvelope()).toEqual({
+      error: { code: 'INVALID_INPUT', message: 'Bad.' },
+    })
   })
 
   it('recognises instances across package copies through a global symbol', () => {
     const error = new InterludeError('INTERNAL', 'x')
     expect(InterludeError.isInstance(error)).toBe(true)
     // A copy from a duplicated bundle has another prototype but the same Symbol.for marker.
-    const foreign = Object.assign(Object.create(null) as object, { [Symbol.for('@interlude/protocol/InterludeError')]: true })
+    const foreign = Object.assign(Object.create(null) as object, {
+      [Symbol.for('@interlude/protocol/InterludeError')]: true,
+    })
     expect(InterludeError.isInstance(foreign)).toBe(true)
     expect(InterludeError.isInstance(new Error('x'))).toBe(false)
     expect(InterludeError.isInstance(null)).toBe(false)
@@ -92,7 +98,9 @@ describe('InterludeError', () => {
   })
 
   it('rebuilds errors from envelopes and refuses anything else', () => {
-    const rebuilt = InterludeError.fromEnvelope({ error: { code: 'ALREADY_RESUMED', message: 'm', details: { runId: 'r9' } } })
+    const rebuilt = InterludeError.fromEnvelope({
+      error: { code: 'ALREADY_RESUMED', message: 'm', details: { runId: 'r9' } },
+    })
     expect(rebuilt?.code).toBe('ALREADY_RESUMED')
     expect(rebuilt?.details).toEqual({ runId: 'r9' })
     expect(InterludeError.fromEnvelope({ error: { code: 'WHAT', message: 'm' } })).toBeUndefined()

@@ -52,7 +52,7 @@ export interface ErrorCodeInfo {
   readonly retryable: boolean
 }
 
-/** The one table from code to HTTP status (DESIGN §2). */
+/** The one table from code to HTTP status (docs/protocol.md). */
 export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   INVALID_INPUT: { status: 400, kind: 'admission', retryable: false },
   UNAUTHENTICATED: { status: 401, kind: 'admission', retryable: false },

@@ -5,8 +5,17 @@ describe('eventProblems', () => {
   it('accepts well-formed events and tolerates unknown event types', () => {
     expect(eventProblems({ type: 'RUN_STARTED', threadId: 't', runId: 'r' })).toEqual([])
     expect(eventProblems({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: '' })).toEqual([])
-    expect(eventProblems({ type: 'RUN_FINISHED', threadId: 't', runId: 'r', outcome: { type: 'cancelled' } })).toEqual([])
-    expect(eventProblems({ type: 'RUN_FINISHED', threadId: 't', runId: 'r', outcome: { type: 'success', pendingToolCallIds: ['a'] } })).toEqual([])
+    expect(eventProblems({ type: 'RUN_FINISHED', threadId: 't', runId: 'r', outcome: { type: 'cancelled' } })).toEqual(
+      [],
+    )
+    expect(
+      eventProblems({
+        type: 'RUN_FINISHED',
+        threadId: 't',
+        runId: 'r',
+        outcome: { type: 'success', pendingToolCallIds: ['a'] },
+      }),
+    ).toEqual([])
     expect(eventProblems({ type: 'SOMETHING_NEW', x: 1 })).toEqual([])
   })
 
@@ -17,9 +26,21 @@ describe('eventProblems', () => {
     ['RUN_STARTED without runId', { type: 'RUN_STARTED', threadId: 't' }, 'runId'],
     ['content without delta', { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm' }, 'delta'],
     ['RUN_ERROR without message', { type: 'RUN_ERROR', code: 'X' }, 'message'],
-    ['unknown outcome', { type: 'RUN_FINISHED', threadId: 't', runId: 'r', outcome: { type: 'weird' } }, 'outcome.type'],
-    ['bad pending ids', { type: 'RUN_FINISHED', threadId: 't', runId: 'r', outcome: { type: 'success', pendingToolCallIds: [1] } }, 'outcome.pendingToolCallIds'],
-    ['empty interrupts', { type: 'RUN_FINISHED', threadId: 't', runId: 'r', outcome: { type: 'interrupt', interrupts: [] } }, 'outcome.interrupts'],
+    [
+      'unknown outcome',
+      { type: 'RUN_FINISHED', threadId: 't', runId: 'r', outcome: { type: 'weird' } },
+      'outcome.type',
+    ],
+    [
+      'bad pending ids',
+      { type: 'RUN_FINISHED', threadId: 't', runId: 'r', outcome: { type: 'success', pendingToolCallIds: [1] } },
+      'outcome.pendingToolCallIds',
+    ],
+    [
+      'empty interrupts',
+      { type: 'RUN_FINISHED', threadId: 't', runId: 'r', outcome: { type: 'interrupt', interrupts: [] } },
+      'outcome.interrupts',
+    ],
     ['snapshot without messages', { type: 'MESSAGES_SNAPSHOT' }, 'messages'],
     ['delta not an array', { type: 'STATE_DELTA', delta: {} }, 'delta'],
     ['result without content', { type: 'TOOL_CALL_RESULT', messageId: 'm', toolCallId: 't' }, 'content'],
@@ -34,7 +55,13 @@ describe('interruptProblems', () => {
   it('accepts a valid batch with unknown reasons', () => {
     expect(
       interruptProblems([
-        { id: 'a', reason: 'tool_call', toolCallId: 'tc', expiresAt: '2026-11-30T10:00:00Z', responseSchema: { type: 'object' } },
+        {
+          id: 'a',
+          reason: 'tool_call',
+          toolCallId: 'tc',
+          expiresAt: '2026-11-30T10:00:00Z',
+          responseSchema: { type: 'object' },
+        },
         { id: 'b', reason: 'interlude:custom', metadata: {} },
       ]),
     ).toEqual([])

@@ -44,12 +44,14 @@ export function interruptProblems(value: unknown, path = 'interrupts'): EventSha
       problems.push({ path: at, problem: 'must be an object' })
       return
     }
-    if (typeof item.id !== 'string' || item.id === '') problems.push({ path: `${at}.id`, problem: 'must be a non-empty string' })
+    if (typeof item.id !== 'string' || item.id === '')
+      problems.push({ path: `${at}.id`, problem: 'must be a non-empty string' })
     else if (ids.has(item.id)) problems.push({ path: `${at}.id`, problem: 'duplicate interrupt id' })
     else ids.add(item.id)
     if (typeof item.reason !== 'string') problems.push({ path: `${at}.reason`, problem: 'must be a string' })
     for (const key of ['message', 'toolCallId', 'subagentRunId'] as const) {
-      if (item[key] !== undefined && typeof item[key] !== 'string') problems.push({ path: `${at}.${key}`, problem: 'must be a string' })
+      if (item[key] !== undefined && typeof item[key] !== 'string')
+        problems.push({ path: `${at}.${key}`, problem: 'must be a string' })
     }
     if (item.reason === 'tool_call' && typeof item.toolCallId !== 'string') {
       problems.push({ path: `${at}.toolCallId`, problem: 'is required for reason "tool_call"' })
@@ -58,7 +60,8 @@ export function interruptProblems(value: unknown, path = 'interrupts'): EventSha
       problems.push({ path: `${at}.expiresAt`, problem: 'must be an RFC 3339 timestamp with Z or an offset' })
     }
     for (const key of ['responseSchema', 'metadata'] as const) {
-      if (item[key] !== undefined && !isRecord(item[key])) problems.push({ path: `${at}.${key}`, problem: 'must be an object' })
+      if (item[key] !== undefined && !isRecord(item[key]))
+        problems.push({ path: `${at}.${key}`, problem: 'must be an object' })
     }
   })
   return problems
@@ -85,8 +88,10 @@ export function eventProblems(value: unknown): EventShapeProblem[] {
       }
     } else if (outcome.type !== 'cancelled') problems.push({ path: 'outcome.type', problem: 'unknown outcome' })
   }
-  if (type === EventType.MESSAGES_SNAPSHOT && !Array.isArray(value.messages)) problems.push({ path: 'messages', problem: 'must be an array' })
-  if (type === EventType.STATE_DELTA && !Array.isArray(value.delta)) problems.push({ path: 'delta', problem: 'must be an array' })
+  if (type === EventType.MESSAGES_SNAPSHOT && !Array.isArray(value.messages))
+    problems.push({ path: 'messages', problem: 'must be an array' })
+  if (type === EventType.STATE_DELTA && !Array.isArray(value.delta))
+    problems.push({ path: 'delta', problem: 'must be an array' })
   if (type === EventType.TOOL_CALL_RESULT && typeof value.content !== 'string' && !Array.isArray(value.content)) {
     problems.push({ path: 'content', problem: 'must be a string or an array of parts' })
   }

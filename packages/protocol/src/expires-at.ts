@@ -3,8 +3,7 @@
  * fraction, and a mandatory `Z` or `±hh:mm` offset. Anything looser (no offset, a space
  * separator, `24:00`, 30 February) is refused rather than guessed at by `Date.parse`.
  */
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) {

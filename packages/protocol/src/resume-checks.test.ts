@@ -41,16 +41,89 @@ describe('checkResume', () => {
 
   it.each<[string, unknown, string, string]>([
     ['not an array', { interruptId: 'int_a' }, 'not_array', 'INVALID_INPUT'],
-    ['an entry that is not an object', [null, { interruptId: 'int_b', status: 'cancelled' }], 'invalid_entry', 'INVALID_INPUT'],
-    ['a missing interruptId', [{ status: 'cancelled' }, { interruptId: 'int_b', status: 'cancelled' }], 'invalid_entry', 'INVALID_INPUT'],
-    ['non-object metadata', [{ interruptId: 'int_a', status: 'cancelled', metadata: 'x' }, { interruptId: 'int_b', status: 'cancelled' }], 'invalid_entry', 'INVALID_INPUT'],
-    ['a bad status', [{ interruptId: 'int_a', status: 'approved' }, { interruptId: 'int_b', status: 'cancelled' }], 'bad_status', 'INVALID_INPUT'],
-    ['cancelled with a payload', [{ interruptId: 'int_a', status: 'cancelled', payload: { approved: false } }, { interruptId: 'int_b', status: 'cancelled' }], 'cancelled_with_payload', 'INVALID_INPUT'],
-    ['a non-JSON payload', [{ interruptId: 'int_a', status: 'resolved', payload: { at: new Date() } }, { interruptId: 'int_b', status: 'cancelled' }], 'non_json', 'INVALID_INPUT'],
-    ['a non-JSON metadata', [{ interruptId: 'int_a', status: 'resolved', payload: {}, metadata: { f: () => 1 } }, { interruptId: 'int_b', status: 'cancelled' }], 'non_json', 'INVALID_INPUT'],
-    ['a duplicate entry', [{ interruptId: 'int_a', status: 'cancelled' }, { interruptId: 'int_a', status: 'cancelled' }, { interruptId: 'int_b', status: 'cancelled' }], 'duplicate', 'RESUME_DUPLICATE_ENTRY'],
-    ['an unknown id', [{ interruptId: 'int_a', status: 'cancelled' }, { interruptId: 'int_b', status: 'cancelled' }, { interruptId: 'int_z', status: 'cancelled' }], 'unknown', 'RESUME_UNKNOWN_INTERRUPT'],
-    ['a partial batch', [{ interruptId: 'int_a', status: 'resolved', payload: { approved: true } }], 'missing', 'RESUME_INCOMPLETE'],
+    [
+      'an entry that is not an object',
+      [null, { interruptId: 'int_b', status: 'cancelled' }],
+      'invalid_entry',
+      'INVALID_INPUT',
+    ],
+    [
+      'a missing interruptId',
+      [{ status: 'cancelled' }, { interruptId: 'int_b', status: 'cancelled' }],
+      'invalid_entry',
+      'INVALID_INPUT',
+    ],
+    [
+      'non-object metadata',
+      [
+        { interruptId: 'int_a', status: 'cancelled', metadata: 'x' },
+        { interruptId: 'int_b', status: 'cancelled' },
+      ],
+      'invalid_entry',
+      'INVALID_INPUT',
+    ],
+    [
+      'a bad status',
+      [
+        { interruptId: 'int_a', status: 'approved' },
+        { interruptId: 'int_b', status: 'cancelled' },
+      ],
+      'bad_status',
+      'INVALID_INPUT',
+    ],
+    [
+      'cancelled with a payload',
+      [
+        { interruptId: 'int_a', status: 'cancelled', payload: { approved: false } },
+        { interruptId: 'int_b', status: 'cancelled' },
+      ],
+      'cancelled_with_payload',
+      'INVALID_INPUT',
+    ],
+    [
+      'a non-JSON payload',
+      [
+        { interruptId: 'int_a', status: 'resolved', payload: { at: new Date() } },
+        { interruptId: 'int_b', status: 'cancelled' },
+      ],
+      'non_json',
+      'INVALID_INPUT',
+    ],
+    [
+      'a non-JSON metadata',
+      [
+        { interruptId: 'int_a', status: 'resolved', payload: {}, metadata: { f: () => 1 } },
+        { interruptId: 'int_b', status: 'cancelled' },
+      ],
+      'non_json',
+      'INVALID_INPUT',
+    ],
+    [
+      'a duplicate entry',
+      [
+        { interruptId: 'int_a', status: 'cancelled' },
+        { interruptId: 'int_a', status: 'cancelled' },
+        { interruptId: 'int_b', status: 'cancelled' },
+      ],
+      'duplicate',
+      'RESUME_DUPLICATE_ENTRY',
+    ],
+    [
+      'an unknown id',
+      [
+        { interruptId: 'int_a', status: 'cancelled' },
+        { interruptId: 'int_b', status: 'cancelled' },
+        { interruptId: 'int_z', status: 'cancelled' },
+      ],
+      'unknown',
+      'RESUME_UNKNOWN_INTERRUPT',
+    ],
+    [
+      'a partial batch',
+      [{ interruptId: 'int_a', status: 'resolved', payload: { approved: true } }],
+      'missing',
+      'RESUME_INCOMPLETE',
+    ],
     ['an empty batch', [], 'missing', 'RESUME_INCOMPLETE'],
   ])('refuses %s', (_name, entries, kind, code) => {
     const result = failed(checkResume(pending, entries, { now: NOW }))
@@ -78,7 +151,10 @@ describe('checkResume', () => {
     const result = failed(
       checkResume(
         pending,
-        [{ interruptId: 'int_z', status: 'cancelled' }, { interruptId: 'int_a', status: 'nope' }],
+        [
+          { interruptId: 'int_z', status: 'cancelled' },
+          { interruptId: 'int_a', status: 'nope' },
+        ],
         { now: NOW },
       ),
     )
@@ -112,7 +188,9 @@ describe('checkResume', () => {
     })
 
     it('refuses even cancellation under the client policy', () => {
-      expect(failed(checkResume(expiring, cancelAll, { now: NOW, expiry: 'refuse-all' })).code).toBe('INTERRUPT_EXPIRED')
+      expect(failed(checkResume(expiring, cancelAll, { now: NOW, expiry: 'refuse-all' })).code).toBe(
+        'INTERRUPT_EXPIRED',
+      )
     })
 
     it('uses the given clock: the instant of expiry is already expired', () => {
@@ -134,6 +212,9 @@ describe('checkResumeShape', () => {
     ])
     expect(dup).toMatchObject({ ok: false, code: 'RESUME_DUPLICATE_ENTRY' })
     expect(checkResumeShape('nope')).toMatchObject({ ok: false, code: 'INVALID_INPUT' })
-    expect(checkResumeShape([{ interruptId: 'x', status: 'cancelled', payload: 1 }])).toMatchObject({ ok: false, code: 'INVALID_INPUT' })
+    expect(checkResumeShape([{ interruptId: 'x', status: 'cancelled', payload: 1 }])).toMatchObject({
+      ok: false,
+      code: 'INVALID_INPUT',
+    })
   })
 })

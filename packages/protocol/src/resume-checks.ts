@@ -11,10 +11,19 @@ import { isExpiredAt } from './expires-at.ts'
 export type ResumeProblem =
   | { readonly kind: 'not_array' }
   | { readonly kind: 'nothing_pending' }
-  | { readonly kind: 'invalid_entry'; readonly index: number; readonly reason: 'not_object' | 'interrupt_id' | 'metadata' }
+  | {
+      readonly kind: 'invalid_entry'
+      readonly index: number
+      readonly reason: 'not_object' | 'interrupt_id' | 'metadata'
+    }
   | { readonly kind: 'bad_status'; readonly interruptId: string; readonly status: unknown }
   | { readonly kind: 'cancelled_with_payload'; readonly interruptId: string }
-  | { readonly kind: 'non_json'; readonly interruptId: string; readonly field: 'payload' | 'metadata'; readonly path: string }
+  | {
+      readonly kind: 'non_json'
+      readonly interruptId: string
+      readonly field: 'payload' | 'metadata'
+      readonly path: string
+    }
   | { readonly kind: 'duplicate'; readonly interruptId: string }
   | { readonly kind: 'unknown'; readonly interruptId: string }
   | { readonly kind: 'missing'; readonly interruptIds: readonly string[]; readonly partial: boolean }
@@ -26,16 +35,26 @@ export interface ResumeCheckOptions {
   /** Clock in epoch ms used for expiry. */
   readonly now: number
   /**
-   * `refuse-resolved` (server, DESIGN §3): an expired batch may still be closed by an
-   * all-`cancelled` resume. `refuse-all` (client, seed 001): an expired batch cannot be resumed.
+   * `refuse-resolved` (server, docs/architecture.md): an expired batch may still be closed by an
+   * all-`cancelled` resume. `refuse-all` (client, docs/client-contract.md): an expired batch cannot be resumed.
    * @default 'refuse-resolved'
    */
   readonly expiry?: 'refuse-resolved' | 'refuse-all'
 }
 
 export type ResumeCheckResult =
-  | { readonly ok: true; readonly entries: readonly ResumeEntry[]; readonly allCancelled: boolean; readonly expired: boolean }
-  | { readonly ok: false; readonly problems: readonly ResumeProblem[]; readonly code: ErrorCode; readonly message: string }
+  | {
+      readonly ok: true
+      readonly entries: readonly ResumeEntry[]
+      readonly allCancelled: boolean
+      readonly expired: boolean
+    }
+  | {
+      readonly ok: false
+      readonly problems: readonly ResumeProblem[]
+      readonly code: ErrorCode
+      readonly message: string
+    }
 
 const PROBLEM_CODE: { readonly [K in ResumeProblemKind]: ErrorCode } = {
   not_array: 'INVALID_INPUT',
@@ -94,7 +113,11 @@ function jsonProblem(value: unknown): string | undefined {
   }
 }
 
-export function checkResume(pending: readonly Interrupt[], entries: unknown, options: ResumeCheckOptions): ResumeCheckResult {
+export function checkResume(
+  pending: readonly Interrupt[],
+  entries: unknown,
+  options: ResumeCheckOptions,
+): ResumeCheckResult {
   const problems: ResumeProblem[] = []
   const normalized: ResumeEntry[] = []
   if (!Array.isArray(entries)) {
@@ -154,7 +177,8 @@ export function checkResume(pending: readonly Interrupt[], entries: unknown, opt
 
   if (pending.length > 0) {
     const missing = pending.filter((i) => !seen.has(i.id)).map((i) => i.id)
-    if (missing.length > 0) problems.push({ kind: 'missing', interruptIds: missing, partial: missing.length < pending.length })
+    if (missing.length > 0)
+      problems.push({ kind: 'missing', interruptIds: missing, partial: missing.length < pending.length })
   }
 
   const expiredIds = pending.filter((i) => isExpiredAt(i.expiresAt, options.now)).map((i) => i.id)
@@ -174,7 +198,14 @@ function fail(problems: ResumeProblem[]): Extract<ResumeCheckResult, { ok: false
   return { ok: false, problems: sorted, code: PROBLEM_CODE[top.kind], message: MESSAGES[top.kind] }
 }
 
-const SHAPE_KINDS = new Set<ResumeProblemKind>(['not_array', 'invalid_entry', 'bad_status', 'cancelled_with_payload', 'non_json', 'duplicate'])
+const SHAPE_KINDS = new Set<ResumeProblemKind>([
+  'not_array',
+  'invalid_entry',
+  'bad_status',
+  'cancelled_with_payload',
+  'non_json',
+  'duplicate',
+])
 
 /**
  * The checks that do not depend on the pending batch (structure, status, cancelled-with-payload,
@@ -184,7 +215,7 @@ export function checkResumeShape(entries: unknown): { readonly ok: true } | Extr
   const result = checkResume([], entries, { now: 0 })
   if (result.ok) return { ok: true }
   const problems = result.problems.filter((p) => SHAPE_KINDS.has(p.kind))
-  return problems.length === 0 ? { ok: true } : fail(problems) as Extract<ResumeCheckResult, { ok: false }>
+  return problems.length === 0 ? { ok: true } : (fail(problems) as Extract<ResumeCheckResult, { ok: false }>)
 }
 
 /** The InterludeError for a failed check; `details.problems` carries every problem found. */

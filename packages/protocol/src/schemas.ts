@@ -23,10 +23,13 @@ export const ErrorEnvelopeSchema = z.object({
 })
 
 /** An interrupt as Interlude servers emit it: AG-UI's shape plus a strict RFC 3339 `expiresAt`. */
-export const StrictInterruptSchema = InterruptSchema.refine((i) => i.expiresAt === undefined || isRfc3339(i.expiresAt), {
-  message: 'expiresAt must be RFC 3339 with Z or an offset',
-  path: ['expiresAt'],
-})
+export const StrictInterruptSchema = InterruptSchema.refine(
+  (i) => i.expiresAt === undefined || isRfc3339(i.expiresAt),
+  {
+    message: 'expiresAt must be RFC 3339 with Z or an offset',
+    path: ['expiresAt'],
+  },
+)
 
 export const ThreadSnapshotSchema = z.object({
   threadId: z.string().min(1),

@@ -10,7 +10,7 @@ export interface UnsettledEffect {
 }
 
 /**
- * The server's view of a thread for cold recovery (DESIGN §2). Served only to the owner; it never
+ * The server's view of a thread for cold recovery (docs/protocol.md). Served only to the owner; it never
  * contains a client-side batch token.
  */
 export interface ThreadSnapshot {

@@ -52,13 +52,26 @@ describe('useChat on React 18', () => {
     await React.act(async () => void chat!.sendMessage('deploy'))
     const run = await transport.waitForRun(1)
     await React.act(async () => {
-      run.channel.pushAll([ev.runStarted('t18', run.input.runId), ev.textStart('a'), ev.text('a', 'plan'), ev.interrupted('t18', run.input.runId, [approvalInterrupt('i', 'c')])])
+      run.channel.pushAll([
+        ev.runStarted('t18', run.input.runId),
+        ev.textStart('a'),
+        ev.text('a', 'plan'),
+        ev.interrupted('t18', run.input.runId, [approvalInterrupt('i', 'c')]),
+      ])
       await step(run.channel)
     })
     expect(container.textContent).toBe('deploy|plan')
     const batch = chat!.pendingInterrupts!
-    await React.act(async () => void chat!.resume({ batchId: batch.id, entries: [{ interruptId: 'i', status: 'resolved', payload: { approved: true } }] }))
-    expect(() => chat!.resume({ batchId: batch.id, entries: [] })).toThrow(expect.objectContaining({ code: 'BATCH_CLAIMED' }))
+    await React.act(
+      async () =>
+        void chat!.resume({
+          batchId: batch.id,
+          entries: [{ interruptId: 'i', status: 'resolved', payload: { approved: true } }],
+        }),
+    )
+    expect(() => chat!.resume({ batchId: batch.id, entries: [] })).toThrow(
+      expect.objectContaining({ code: 'BATCH_CLAIMED' }),
+    )
     const resumed = await transport.waitForRun(2)
     await React.act(async () => {
       resumed.channel.pushAll([ev.runStarted('t18', resumed.input.runId), ev.finished('t18', resumed.input.runId)])

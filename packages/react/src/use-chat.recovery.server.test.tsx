@@ -34,7 +34,10 @@ const strict = ({ children }: { children: ReactNode }) => <StrictMode>{children}
 const thread = () => `recovery-${process.pid}-${++seq}`
 
 function mount(options: UseChatOptions & { threadId: string }, base = server.baseUrl) {
-  return renderHook((props: UseChatOptions) => useChat({ api: base, headers, throttleMs: 0, ...props }), { wrapper: strict, initialProps: options })
+  return renderHook((props: UseChatOptions) => useChat({ api: base, headers, throttleMs: 0, ...props }), {
+    wrapper: strict,
+    initialProps: options,
+  })
 }
 
 const assistantText = (messages: readonly Message[]) =>
@@ -51,7 +54,17 @@ async function pause(result: { current: UseChatResult }) {
 
 function approveAll(result: { current: UseChatResult }) {
   const batch = result.current.pendingInterrupts!
-  act(() => void result.current.resume({ batchId: batch.id, entries: batch.interrupts.map((i) => ({ interruptId: i.id, status: 'resolved' as const, payload: { approved: true } })) }))
+  act(
+    () =>
+      void result.current.resume({
+        batchId: batch.id,
+        entries: batch.interrupts.map((i) => ({
+          interruptId: i.id,
+          status: 'resolved' as const,
+          payload: { approved: true },
+        })),
+      }),
+  )
 }
 
 /**
@@ -118,7 +131,9 @@ describe('useChat recovery against the agent server', () => {
     approveAll(second.result)
     await waitFor(() => expect(second.result.current.isResuming).toBe(false))
     expect(second.result.current.error).toBeUndefined()
-    expect(second.result.current.state).toMatchObject({ deployments: [expect.objectContaining({ version: 'v4.2', environment: 'production' })] })
+    expect(second.result.current.state).toMatchObject({
+      deployments: [expect.objectContaining({ version: 'v4.2', environment: 'production' })],
+    })
   })
 
   it('a connection dropped after acknowledgement heals through the events route without duplicated text', async () => {
@@ -129,7 +144,11 @@ describe('useChat recovery against the agent server', () => {
     expect(expected.length).toBeGreaterThan(20)
 
     const dropping = droppingFetch(4) // RUN_STARTED, TEXT_MESSAGE_START and two deltas, then half a frame
-    const { result } = mount({ threadId: thread(), fetch: dropping.fetch, reconnect: { attempts: 3, delayMs: () => 0 } })
+    const { result } = mount({
+      threadId: thread(),
+      fetch: dropping.fetch,
+      reconnect: { attempts: 3, delayMs: () => 0 },
+    })
     act(() => void result.current.sendMessage('hello there'))
     await waitFor(() => expect(result.current.isLoading).toBe(false))
     expect(result.current.error).toBeUndefined()
@@ -149,13 +168,23 @@ describe('useChat recovery against the agent server', () => {
     expect(expected).toContain('All steps ran.')
 
     const dropping = droppingFetch(3, { resumeOnly: true }) // RUN_STARTED and two more frames, then half a frame
-    const { result } = mount({ threadId: thread(), fetch: dropping.fetch, reconnect: { attempts: 3, delayMs: () => 0 } })
+    const { result } = mount({
+      threadId: thread(),
+      fetch: dropping.fetch,
+      reconnect: { attempts: 3, delayMs: () => 0 },
+    })
     await pause(result)
     approveAll(result)
     await waitFor(() => expect(result.current.isResuming).toBe(false))
-    expect(result.current).toMatchObject({ error: undefined, pendingInterrupts: undefined, recovery: { required: false } })
+    expect(result.current).toMatchObject({
+      error: undefined,
+      pendingInterrupts: undefined,
+      recovery: { required: false },
+    })
     // Identical to what the server stored for this thread, and to the reference up to the tool-call ids.
-    const stored = (await (await globalThis.fetch(`${server.baseUrl}/threads/${encodeURIComponent(result.current.threadId)}`, { headers })).json()) as ThreadSnapshot
+    const stored = (await (
+      await globalThis.fetch(`${server.baseUrl}/threads/${encodeURIComponent(result.current.threadId)}`, { headers })
+    ).json()) as ThreadSnapshot
     expect(assistantText(result.current.messages)).toBe(assistantText(stored.messages))
     const withoutIds = (text: string) => text.replace(/call_[0-9a-f-]+/g, 'call_*')
     expect(withoutIds(assistantText(result.current.messages))).toBe(withoutIds(expected))
@@ -187,9 +216,19 @@ describe('useChat recovery against the agent server', () => {
 
     // Tab C answers differently: refused before any stream, the claim is released.
     const batch = tabC.result.current.pendingInterrupts!
-    act(() => void tabC.result.current.resume({ batchId: batch.id, entries: batch.interrupts.map((i) => ({ interruptId: i.id, status: 'cancelled' as const })) }))
+    act(
+      () =>
+        void tabC.result.current.resume({
+          batchId: batch.id,
+          entries: batch.interrupts.map((i) => ({ interruptId: i.id, status: 'cancelled' as const })),
+        }),
+    )
     await waitFor(() => expect(tabC.result.current.isResuming).toBe(false))
-    expect(tabC.result.current).toMatchObject({ error: { code: 'DECISION_CONFLICT' }, pendingInterrupts: batch, recovery: { required: false } })
+    expect(tabC.result.current).toMatchObject({
+      error: { code: 'DECISION_CONFLICT' },
+      pendingInterrupts: batch,
+      recovery: { required: false },
+    })
     // The way forward is the server's view: the batch is gone there.
     await act(async () => void (await tabC.result.current.recover()))
     expect(tabC.result.current).toMatchObject({ pendingInterrupts: undefined, error: undefined })
@@ -240,7 +279,9 @@ describe('useChat recovery against the agent server', () => {
       await waitFor(() => expect(cancels).toHaveLength(1))
       expect(cancels[0]).toBeLessThan(300)
       // Wait for the server to settle the cancelled run, then install its view.
-      await waitFor(async () => expect((await paced.store.getThread(result.current.threadId))?.activeRunId).toBeUndefined())
+      await waitFor(async () =>
+        expect((await paced.store.getThread(result.current.threadId))?.activeRunId).toBeUndefined(),
+      )
       await act(async () => void (await result.current.recover()))
       expect(result.current).toMatchObject({ recovery: { required: false }, error: undefined, isLoading: false })
       act(() => void result.current.sendMessage('hello again'))
@@ -266,7 +307,9 @@ describe('useChat recovery against the agent server', () => {
 
       const after = mount({ threadId }, srv.baseUrl)
       await act(async () => void (await after.result.current.recover()))
-      expect(after.result.current.pendingInterrupts?.interrupts.map((i) => i.id)).toEqual(batch.interrupts.map((i) => i.id))
+      expect(after.result.current.pendingInterrupts?.interrupts.map((i) => i.id)).toEqual(
+        batch.interrupts.map((i) => i.id),
+      )
       approveAll(after.result)
       await waitFor(() => expect(after.result.current.isResuming).toBe(false))
       expect(after.result.current.error).toBeUndefined()
@@ -308,7 +351,9 @@ describe('useChat recovery against the agent server', () => {
       await waitFor(() => expect(viaRecover.result.current.isResuming).toBe(false))
       expect(viaRecover.result.current).toMatchObject({ error: undefined, pendingInterrupts: undefined })
       expect(assistantText(viaRecover.result.current.messages)).toContain('All steps ran.')
-      expect(viaRecover.result.current.state).toMatchObject({ deployments: [expect.objectContaining({ version: 'v4.2', environment: 'production' })] })
+      expect(viaRecover.result.current.state).toMatchObject({
+        deployments: [expect.objectContaining({ version: 'v4.2', environment: 'production' })],
+      })
     } finally {
       await srv.close()
       rmSync(own, { recursive: true, force: true })

@@ -43,7 +43,11 @@ interface Recorded {
 function recordingFetch(filter?: (req: Recorded, res: Response) => Response) {
   const requests: Recorded[] = []
   const fetchImpl: typeof fetch = async (input, init) => {
-    const req: Recorded = { method: init?.method ?? 'GET', url: String(input), body: typeof init?.body === 'string' ? init.body : undefined }
+    const req: Recorded = {
+      method: init?.method ?? 'GET',
+      url: String(input),
+      body: typeof init?.body === 'string' ? init.body : undefined,
+    }
     requests.push(req)
     const res = await globalThis.fetch(input, init)
     return filter ? filter(req, res) : res
@@ -53,13 +57,20 @@ function recordingFetch(filter?: (req: Recorded, res: Response) => Response) {
 
 function mount(options: UseChatOptions & { threadId: string }) {
   const base: UseChatOptions = { api: server.baseUrl, headers: { Authorization: `Bearer ${TOKEN}` }, throttleMs: 0 }
-  return renderHook((props: UseChatOptions) => useChat({ ...base, ...props }), { wrapper: strict, initialProps: options })
+  return renderHook((props: UseChatOptions) => useChat({ ...base, ...props }), {
+    wrapper: strict,
+    initialProps: options,
+  })
 }
 
 const newThread = () => `thread-${process.pid}-${++threadSeq}`
-const textOf = (messages: readonly Message[]) => messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n')
+const textOf = (messages: readonly Message[]) =>
+  messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n')
 
-async function pauseOnRelease(result: { current: UseChatResult }, text = 'deploy v2.1 to staging'): Promise<PendingInterruptBatch> {
+async function pauseOnRelease(
+  result: { current: UseChatResult },
+  text = 'deploy v2.1 to staging',
+): Promise<PendingInterruptBatch> {
   act(() => void result.current.sendMessage(text))
   await waitFor(() => expect(result.current.pendingInterrupts).toBeDefined())
   expect(result.current.isLoading).toBe(false)
@@ -75,14 +86,15 @@ describe('useChat against the agent server', () => {
       ['tool_call', true],
     ])
     const [publish, deploy] = batch.interrupts
-    act(() =>
-      void result.current.resume({
-        batchId: batch.id,
-        entries: [
-          { interruptId: publish!.id, status: 'resolved', payload: { approved: true } },
-          { interruptId: deploy!.id, status: 'resolved', payload: { approved: false, reason: 'not now' } },
-        ],
-      }),
+    act(
+      () =>
+        void result.current.resume({
+          batchId: batch.id,
+          entries: [
+            { interruptId: publish!.id, status: 'resolved', payload: { approved: true } },
+            { interruptId: deploy!.id, status: 'resolved', payload: { approved: false, reason: 'not now' } },
+          ],
+        }),
     )
     expect(result.current.isResuming).toBe(true)
     await waitFor(() => expect(result.current.isResuming).toBe(false))
@@ -91,32 +103,47 @@ describe('useChat against the agent server', () => {
     const state = result.current.state as { releases: unknown[]; deployments: unknown[] }
     expect(state.releases).toHaveLength(1)
     expect(state.deployments).toHaveLength(0)
-    expect(textOf(result.current.messages)).toMatch(/Some steps ran\..*published v2\.1.*deploy v2\.1 to staging was denied \(not now\)/)
+    expect(textOf(result.current.messages)).toMatch(
+      /Some steps ran\..*published v2\.1.*deploy v2\.1 to staging was denied \(not now\)/,
+    )
   })
 
   it('release batch: approve both with edited deploy arguments', async () => {
     const { result } = mount({ threadId: newThread() })
     const batch = await pauseOnRelease(result, 'release v3.0')
     const [publish, deploy] = batch.interrupts
-    act(() =>
-      void result.current.resume({
-        batchId: batch.id,
-        entries: [
-          { interruptId: publish!.id, status: 'resolved', payload: { approved: true } },
-          { interruptId: deploy!.id, status: 'resolved', payload: { approved: true, editedArgs: { version: 'v3.0', environment: 'production' } } },
-        ],
-      }),
+    act(
+      () =>
+        void result.current.resume({
+          batchId: batch.id,
+          entries: [
+            { interruptId: publish!.id, status: 'resolved', payload: { approved: true } },
+            {
+              interruptId: deploy!.id,
+              status: 'resolved',
+              payload: { approved: true, editedArgs: { version: 'v3.0', environment: 'production' } },
+            },
+          ],
+        }),
     )
     await waitFor(() => expect(result.current.isResuming).toBe(false))
     const state = result.current.state as { deployments: { environment: string; operationId: string }[] }
-    expect(state.deployments).toEqual([expect.objectContaining({ environment: 'production', operationId: deploy!.toolCallId })])
+    expect(state.deployments).toEqual([
+      expect.objectContaining({ environment: 'production', operationId: deploy!.toolCallId }),
+    ])
     expect(textOf(result.current.messages)).toContain('All steps ran.')
   })
 
   it('release batch: cancel all finishes the turn without running anything', async () => {
     const { result } = mount({ threadId: newThread() })
     const batch = await pauseOnRelease(result)
-    act(() => void result.current.resume({ batchId: batch.id, entries: batch.interrupts.map((i) => ({ interruptId: i.id, status: 'cancelled' as const })) }))
+    act(
+      () =>
+        void result.current.resume({
+          batchId: batch.id,
+          entries: batch.interrupts.map((i) => ({ interruptId: i.id, status: 'cancelled' as const })),
+        }),
+    )
     await waitFor(() => expect(result.current.isResuming).toBe(false))
     expect(result.current).toMatchObject({ error: undefined, pendingInterrupts: undefined })
     expect(result.current.state).toMatchObject({ releases: [], deployments: [] })
@@ -132,7 +159,19 @@ describe('useChat against the agent server', () => {
     await waitFor(() => expect(result.current.pendingInterrupts).toBeDefined())
     const batch = result.current.pendingInterrupts!
     expect(batch.interrupts[0]).toMatchObject({ reason: 'input_required' })
-    act(() => void result.current.resume({ batchId: batch.id, entries: [{ interruptId: batch.interrupts[0]!.id, status: 'resolved', payload: { environment: 'production', notes: 'after 6pm' } }] }))
+    act(
+      () =>
+        void result.current.resume({
+          batchId: batch.id,
+          entries: [
+            {
+              interruptId: batch.interrupts[0]!.id,
+              status: 'resolved',
+              payload: { environment: 'production', notes: 'after 6pm' },
+            },
+          ],
+        }),
+    )
     await waitFor(() => expect(result.current.isResuming).toBe(false))
     expect(textOf(result.current.messages)).toContain('You chose production')
   })
@@ -141,7 +180,14 @@ describe('useChat against the agent server', () => {
     const rec = recordingFetch()
     const { result } = mount({ threadId: newThread(), fetch: rec.fetch })
     const batch = await pauseOnRelease(result)
-    const answer = { batchId: batch.id, entries: batch.interrupts.map((i) => ({ interruptId: i.id, status: 'resolved' as const, payload: { approved: true } })) }
+    const answer = {
+      batchId: batch.id,
+      entries: batch.interrupts.map((i) => ({
+        interruptId: i.id,
+        status: 'resolved' as const,
+        payload: { approved: true },
+      })),
+    }
     const errors: unknown[] = []
     act(() => {
       for (let click = 0; click < 2; click++) {
@@ -164,7 +210,14 @@ describe('useChat against the agent server', () => {
     const threadId = newThread()
     function App() {
       chat = useChat({ api: server.baseUrl, headers: { Authorization: `Bearer ${TOKEN}` }, threadId, throttleMs: 0 })
-      return <InterruptForm batch={chat.pendingInterrupts} messages={chat.messages} onSubmit={chat.resume} disabled={chat.isResuming} />
+      return (
+        <InterruptForm
+          batch={chat.pendingInterrupts}
+          messages={chat.messages}
+          onSubmit={chat.resume}
+          disabled={chat.isResuming}
+        />
+      )
     }
     render(
       <StrictMode>
@@ -181,6 +234,8 @@ describe('useChat against the agent server', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
     await waitFor(() => expect(chat!.isResuming).toBe(false))
     expect(chat!.error).toBeUndefined()
-    expect(chat!.state).toMatchObject({ deployments: [expect.objectContaining({ version: 'v5.0', environment: 'production' })] })
+    expect(chat!.state).toMatchObject({
+      deployments: [expect.objectContaining({ version: 'v5.0', environment: 'production' })],
+    })
   })
 })

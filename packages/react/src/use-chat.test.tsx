@@ -15,8 +15,17 @@ const strict = ({ children }: { children: ReactNode }) => <StrictMode>{children}
 function hook(options: UseChatOptions = {}) {
   const transport = new ControllableTransport()
   let n = 0
-  const base: UseChatOptions = { transport, threadId: 't1', generateId: () => `id-${++n}`, retry: { attempts: 0 }, throttleMs: 5 }
-  const view = renderHook((props: UseChatOptions) => useChat({ ...base, ...props }), { wrapper: strict, initialProps: options })
+  const base: UseChatOptions = {
+    transport,
+    threadId: 't1',
+    generateId: () => `id-${++n}`,
+    retry: { attempts: 0 },
+    throttleMs: 5,
+  }
+  const view = renderHook((props: UseChatOptions) => useChat({ ...base, ...props }), {
+    wrapper: strict,
+    initialProps: options,
+  })
   return { transport, view }
 }
 
@@ -29,12 +38,18 @@ describe('useChat (StrictMode, controllable transport)', () => {
     const call = await transport.waitForRun(1)
     expect(transport.runs).toHaveLength(1) // StrictMode does not double-send
     await act(async () => {
-      call.channel.pushAll([ev.runStarted('t1', call.input.runId), ev.interrupted('t1', call.input.runId, [approvalInterrupt('i-1', 'c-1')])])
+      call.channel.pushAll([
+        ev.runStarted('t1', call.input.runId),
+        ev.interrupted('t1', call.input.runId, [approvalInterrupt('i-1', 'c-1')]),
+      ])
       await step(call.channel)
     })
     const batch = view.result.current.pendingInterrupts!
     expect(batch.interrupts[0]!.id).toBe('i-1')
-    const answer = { batchId: batch.id, entries: [{ interruptId: 'i-1', status: 'resolved' as const, payload: { approved: true } }] }
+    const answer = {
+      batchId: batch.id,
+      entries: [{ interruptId: 'i-1', status: 'resolved' as const, payload: { approved: true } }],
+    }
     let second: unknown
     act(() => {
       void view.result.current.resume(answer)
@@ -62,7 +77,10 @@ describe('useChat (StrictMode, controllable transport)', () => {
     act(() => void view.result.current.sendMessage('ask'))
     const call = await transport.waitForRun(1)
     await act(async () => {
-      call.channel.pushAll([ev.runStarted('t1', call.input.runId), ev.interrupted('t1', call.input.runId, [{ id: 'q', reason: 'input_required' }])])
+      call.channel.pushAll([
+        ev.runStarted('t1', call.input.runId),
+        ev.interrupted('t1', call.input.runId, [{ id: 'q', reason: 'input_required' }]),
+      ])
       await step(call.channel)
     })
     const batch = view.result.current.pendingInterrupts
@@ -97,7 +115,12 @@ describe('useChat (StrictMode, controllable transport)', () => {
     let api: ReturnType<typeof useChat> | undefined
     function Chat() {
       chatRenders++
-      const chat = useChat({ transport, threadId: 't1', throttleMs: 10, initialMessages: [{ id: 'old', role: 'user', content: 'earlier' }] })
+      const chat = useChat({
+        transport,
+        threadId: 't1',
+        throttleMs: 10,
+        initialMessages: [{ id: 'old', role: 'user', content: 'earlier' }],
+      })
       api = chat
       return (
         <ul>
@@ -167,13 +190,19 @@ describe('useCompletion (StrictMode)', () => {
   it('sends each new input once and defers changes during a pause', async () => {
     const { useCompletion } = await import('./use-completion.ts')
     const transport = new ControllableTransport()
-    const view = renderHook(({ input }: { input: string }) => useCompletion(input, { transport, threadId: 't1', retry: { attempts: 0 } }), {
-      wrapper: strict,
-      initialProps: { input: 'A' },
-    })
+    const view = renderHook(
+      ({ input }: { input: string }) => useCompletion(input, { transport, threadId: 't1', retry: { attempts: 0 } }),
+      {
+        wrapper: strict,
+        initialProps: { input: 'A' },
+      },
+    )
     const first = await transport.waitForRun(1)
     await act(async () => {
-      first.channel.pushAll([ev.runStarted('t1', first.input.runId), ev.interrupted('t1', first.input.runId, [approvalInterrupt('i', 'c')])])
+      first.channel.pushAll([
+        ev.runStarted('t1', first.input.runId),
+        ev.interrupted('t1', first.input.runId, [approvalInterrupt('i', 'c')]),
+      ])
       await step(first.channel)
     })
     expect(transport.runs).toHaveLength(1) // StrictMode's double effects do not double-send
@@ -181,7 +210,13 @@ describe('useCompletion (StrictMode)', () => {
     view.rerender({ input: 'C' })
     expect(view.result.current.deferredInput).toBe('C')
     const batch = view.result.current.pendingInterrupts!
-    act(() => void view.result.current.resume({ batchId: batch.id, entries: [{ interruptId: 'i', status: 'resolved', payload: { approved: true } }] }))
+    act(
+      () =>
+        void view.result.current.resume({
+          batchId: batch.id,
+          entries: [{ interruptId: 'i', status: 'resolved', payload: { approved: true } }],
+        }),
+    )
     const resumed = await transport.waitForRun(2)
     await act(async () => {
       resumed.channel.pushAll([ev.runStarted('t1', resumed.input.runId), ev.finished('t1', resumed.input.runId)])
@@ -194,7 +229,15 @@ describe('useCompletion (StrictMode)', () => {
 
   it('recover() from a mount effect in StrictMode: both effect runs share one lookup and resolve', async () => {
     const transport = new ControllableTransport()
-    transport.threads.set('t1', { threadId: 't1', revision: 2, status: 'interrupted', messages: [], state: {}, interrupts: [approvalInterrupt('i-1', 'c-1')], lastEventId: 4 })
+    transport.threads.set('t1', {
+      threadId: 't1',
+      revision: 2,
+      status: 'interrupted',
+      messages: [],
+      state: {},
+      interrupts: [approvalInterrupt('i-1', 'c-1')],
+      lastEventId: 4,
+    })
     let lookups = 0
     const getThread = transport.getThread.bind(transport)
     transport.getThread = (threadId: string) => (lookups++, getThread(threadId))

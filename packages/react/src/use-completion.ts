@@ -12,7 +12,10 @@ export interface UseCompletionResult<TState = unknown> extends UseChatResult<TSt
  * is paused, resuming, running or in recovery, input changes are deferred (A→B→C during a pause
  * still resumes A) and only the latest one is sent after an interaction succeeds.
  */
-export function useCompletion<TState = unknown>(input: string | undefined, options: UseChatOptions<TState> = {}): UseCompletionResult<TState> {
+export function useCompletion<TState = unknown>(
+  input: string | undefined,
+  options: UseChatOptions<TState> = {},
+): UseCompletionResult<TState> {
   const chat = useChat(options)
   const runtime = chat.runtime
   const [completion] = useState(() => new CompletionInput(runtime as never))

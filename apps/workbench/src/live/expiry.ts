@@ -13,7 +13,9 @@ export function earliestExpiry(interrupts: readonly { readonly expiresAt?: strin
 
 /** True once `expiresAt` has passed; re-renders at that moment (one timer, cleared on change). */
 export function useExpired(expiresAt: number | undefined, now: () => number = Date.now): boolean {
-  const [expiredAt, setExpiredAt] = useState<number | undefined>(() => (expiresAt !== undefined && now() >= expiresAt ? expiresAt : undefined))
+  const [expiredAt, setExpiredAt] = useState<number | undefined>(() =>
+    expiresAt !== undefined && now() >= expiresAt ? expiresAt : undefined,
+  )
   useEffect(() => {
     if (expiresAt === undefined) return
     const left = expiresAt - now()

@@ -21,8 +21,20 @@ const deployArgs = {
 const batch = {
   id: 'b1',
   interrupts: [
-    { id: 'i-pub', reason: 'tool_call', toolCallId: 'c-pub', message: 'Publish release v2.1?', responseSchema: approval() },
-    { id: 'i-dep', reason: 'tool_call', toolCallId: 'c-dep', message: 'Deploy v2.1 to production?', responseSchema: approval(deployArgs) },
+    {
+      id: 'i-pub',
+      reason: 'tool_call',
+      toolCallId: 'c-pub',
+      message: 'Publish release v2.1?',
+      responseSchema: approval(),
+    },
+    {
+      id: 'i-dep',
+      reason: 'tool_call',
+      toolCallId: 'c-dep',
+      message: 'Deploy v2.1 to production?',
+      responseSchema: approval(deployArgs),
+    },
   ],
 }
 const messages = [
@@ -31,8 +43,16 @@ const messages = [
     role: 'assistant' as const,
     content: 'Plan',
     toolCalls: [
-      { id: 'c-pub', type: 'function' as const, function: { name: 'publish_release', arguments: '{"version":"v2.1"}' } },
-      { id: 'c-dep', type: 'function' as const, function: { name: 'deploy', arguments: '{"version":"v2.1","environment":"production"}' } },
+      {
+        id: 'c-pub',
+        type: 'function' as const,
+        function: { name: 'publish_release', arguments: '{"version":"v2.1"}' },
+      },
+      {
+        id: 'c-dep',
+        type: 'function' as const,
+        function: { name: 'deploy', arguments: '{"version":"v2.1","environment":"production"}' },
+      },
     ],
   },
 ]
@@ -42,7 +62,9 @@ describe('readFormChoices over <InterruptForm>', () => {
     const { container } = render(<InterruptForm batch={batch} messages={messages} onSubmit={() => undefined} />)
     expect(readFormChoices(container, ['i-pub', 'i-dep'])).toEqual({ 'i-pub': {}, 'i-dep': {} })
 
-    const [publish, deploy] = screen.getAllByRole('group').filter((g) => g.tagName === 'FIELDSET' && g.parentElement?.closest('fieldset') === null)
+    const [publish, deploy] = screen
+      .getAllByRole('group')
+      .filter((g) => g.tagName === 'FIELDSET' && g.parentElement?.closest('fieldset') === null)
     fireEvent.click(within(publish!).getByLabelText('Deny'))
     fireEvent.click(within(deploy!).getByLabelText('Approve'))
     fireEvent.click(within(deploy!).getByLabelText('Edit arguments'))
@@ -50,7 +72,10 @@ describe('readFormChoices over <InterruptForm>', () => {
 
     const choices = readFormChoices(container, ['i-pub', 'i-dep'])
     expect(choices['i-pub']).toMatchObject({ decision: 'deny' })
-    expect(choices['i-dep']).toMatchObject({ decision: 'approve', fields: { 'Edit arguments': true, Version: 'v2.1', Environment: 'staging' } })
+    expect(choices['i-dep']).toMatchObject({
+      decision: 'approve',
+      fields: { 'Edit arguments': true, Version: 'v2.1', Environment: 'staging' },
+    })
   })
 
   it('ignores fieldsets beyond the batch', () => {

@@ -37,7 +37,13 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   // The form gets a thawed copy of the batch (same local id): the SDK deep-freezes interrupts, and
   // the JSON Schema validator behind <InterruptForm> annotates schema objects, which throws on a
   // frozen schema (@interlude/react issue, see README). The id is what `resume` checks.
-  const formBatch = useMemo(() => (batch === undefined ? undefined : { id: batch.id, interrupts: structuredClone(batch.interrupts) as typeof batch.interrupts }), [batch])
+  const formBatch = useMemo(
+    () =>
+      batch === undefined
+        ? undefined
+        : { id: batch.id, interrupts: structuredClone(batch.interrupts) as typeof batch.interrupts },
+    [batch],
+  )
   const expiresAt = batch ? earliestExpiry(batch.interrupts) : undefined
   const expired = useExpired(expiresAt)
   const inbox = useInbox(active, `${chat.threadId}:${chat.isLoading ? 'busy' : 'idle'}:${batch?.id ?? ''}`)
@@ -51,16 +57,22 @@ export function LiveView({ recorder, active }: LiveViewProps) {
       runtime
         .recover()
         .then((result) => {
-          recorder.addAction('recovered', { status: result.snapshot.status, attached: result.attached, interrupts: result.snapshot.interrupts?.length ?? 0 })
+          recorder.addAction('recovered', {
+            status: result.snapshot.status,
+            attached: result.attached,
+            interrupts: result.snapshot.interrupts?.length ?? 0,
+          })
           setLocalError(undefined)
-          const expiredOnServer = result.snapshot.status === 'interrupted' && (result.snapshot.interrupts?.length ?? 0) === 0
+          const expiredOnServer =
+            result.snapshot.status === 'interrupted' && (result.snapshot.interrupts?.length ?? 0) === 0
           setExpiredThread(expiredOnServer ? result.snapshot.threadId : undefined)
         })
         .catch((error: unknown) => {
           const recorded = toRecordedError(error)
           recorder.addAction('recover-failed', undefined, recorded)
           // A thread the server has never seen (nothing sent yet) is simply new.
-          if (recorded.code !== 'THREAD_NOT_FOUND' && recorded.code !== 'NOT_FOUND') setLocalError(`${recorded.code}: ${recorded.message}`)
+          if (recorded.code !== 'THREAD_NOT_FOUND' && recorded.code !== 'NOT_FOUND')
+            setLocalError(`${recorded.code}: ${recorded.message}`)
         })
         .finally(() => setRecovering(false))
     },
@@ -117,7 +129,10 @@ export function LiveView({ recorder, active }: LiveViewProps) {
     setTimeout(() => {
       const root = formRoot.current
       if (root === null || runtime.getSnapshot().pendingInterrupts?.id !== current.id) return
-      const choices = readFormChoices(root, current.interrupts.map((i) => i.id))
+      const choices = readFormChoices(
+        root,
+        current.interrupts.map((i) => i.id),
+      )
       const json = JSON.stringify([current.id, choices])
       if (json === lastChoices.current) return
       lastChoices.current = json
@@ -143,7 +158,8 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   const threadExpired = expiredThread !== undefined && expiredThread === chat.threadId && batch === undefined
   const blocked = chat.recovery.required || threadExpired
   const awaiting = new Set<string>()
-  for (const interrupt of batch?.interrupts ?? []) if (typeof interrupt.toolCallId === 'string') awaiting.add(interrupt.toolCallId)
+  for (const interrupt of batch?.interrupts ?? [])
+    if (typeof interrupt.toolCallId === 'string') awaiting.add(interrupt.toolCallId)
 
   return (
     <div className="live">
@@ -170,7 +186,13 @@ export function LiveView({ recorder, active }: LiveViewProps) {
           <ul className="inbox" aria-label="Threads waiting for answers">
             {inbox.threads.map((thread) => (
               <li key={thread.threadId}>
-                <button type="button" className="inbox-item" aria-current={thread.threadId === chat.threadId ? 'true' : undefined} disabled={busy} onClick={() => selectThread(thread.threadId)}>
+                <button
+                  type="button"
+                  className="inbox-item"
+                  aria-current={thread.threadId === chat.threadId ? 'true' : undefined}
+                  disabled={busy}
+                  onClick={() => selectThread(thread.threadId)}
+                >
                   <span className="inbox-title">{thread.title ?? thread.threadId.slice(0, 8)}</span>
                   <span className="muted">
                     {thread.interrupts?.length ?? 0} waiting · {new Date(thread.updatedAt).toLocaleTimeString()}
@@ -189,7 +211,10 @@ export function LiveView({ recorder, active }: LiveViewProps) {
       <main className="chat" aria-label="Live chat">
         {threadExpired && !chat.recovery.required && (
           <div className="banner recovery" role="alert" data-testid="thread-expired">
-            <p>This conversation is paused on questions that expired before they were answered, so it cannot continue. Start a new conversation (the server keeps what already happened).</p>
+            <p>
+              This conversation is paused on questions that expired before they were answered, so it cannot continue.
+              Start a new conversation (the server keeps what already happened).
+            </p>
             <button type="button" className="primary" onClick={newConversation}>
               New conversation
             </button>
@@ -197,7 +222,10 @@ export function LiveView({ recorder, active }: LiveViewProps) {
         )}
         {chat.recovery.required && (
           <div className="banner recovery" role="alert">
-            <p>The continuation failed after the server acknowledged it. This conversation cannot continue safely; start a new one (the server keeps what already happened).</p>
+            <p>
+              The continuation failed after the server acknowledged it. This conversation cannot continue safely; start
+              a new one (the server keeps what already happened).
+            </p>
             <button type="button" className="primary" onClick={newConversation}>
               New conversation
             </button>
@@ -205,13 +233,21 @@ export function LiveView({ recorder, active }: LiveViewProps) {
         )}
         <MessageList messages={chat.messages} awaitingToolCallIds={awaiting} busy={chat.isLoading} />
         {batch !== undefined && (
-          <section className="batch" aria-label="Pending approvals" data-batch-id={batch.id} data-expired={expired ? 'true' : 'false'}>
+          <section
+            className="batch"
+            aria-label="Pending approvals"
+            data-batch-id={batch.id}
+            data-expired={expired ? 'true' : 'false'}
+          >
             {expired ? (
               <p className="error" role="alert" data-testid="batch-expired">
-                This request expired at {new Date(expiresAt ?? 0).toLocaleTimeString()} and can no longer be answered. Start a new conversation to continue.
+                This request expired at {new Date(expiresAt ?? 0).toLocaleTimeString()} and can no longer be answered.
+                Start a new conversation to continue.
               </p>
             ) : (
-              expiresAt !== undefined && <p className="muted">Answer before {new Date(expiresAt).toLocaleTimeString()}.</p>
+              expiresAt !== undefined && (
+                <p className="muted">Answer before {new Date(expiresAt).toLocaleTimeString()}.</p>
+              )
             )}
             <div ref={formRoot} onChange={captureChoices} onClick={captureChoices} onInput={captureChoices}>
               <InterruptForm
@@ -220,13 +256,23 @@ export function LiveView({ recorder, active }: LiveViewProps) {
                 messages={chat.messages}
                 disabled={chat.isResuming || blocked || expired || !active}
                 onSubmit={submit}
-                title={batch.interrupts.length === 1 ? 'The assistant is waiting for your answer' : `The assistant is waiting for ${batch.interrupts.length} answers`}
+                title={
+                  batch.interrupts.length === 1
+                    ? 'The assistant is waiting for your answer'
+                    : `The assistant is waiting for ${batch.interrupts.length} answers`
+                }
               />
             </div>
           </section>
         )}
         <div className="chat-status" role="status" aria-live="polite">
-          {recovering ? 'Restoring the conversation from the server…' : chat.isResuming ? 'Continuing the same turn…' : chat.isLoading ? 'The assistant is working…' : ''}
+          {recovering
+            ? 'Restoring the conversation from the server…'
+            : chat.isResuming
+              ? 'Continuing the same turn…'
+              : chat.isLoading
+                ? 'The assistant is working…'
+                : ''}
         </div>
         {chat.error !== undefined && <ErrorText error={chat.error} />}
         {localError !== undefined && (
@@ -248,7 +294,11 @@ export function LiveView({ recorder, active }: LiveViewProps) {
             id="composer"
             rows={2}
             value={draft}
-            placeholder={batch ? 'Answer the pending batch first' : 'Message the release assistant, e.g. “deploy v2.1 to production”'}
+            placeholder={
+              batch
+                ? 'Answer the pending batch first'
+                : 'Message the release assistant, e.g. “deploy v2.1 to production”'
+            }
             disabled={blocked || batch !== undefined}
             onChange={(e) => setDraft(e.target.value)}
             onKeyDown={(e) => {
@@ -258,7 +308,11 @@ export function LiveView({ recorder, active }: LiveViewProps) {
               }
             }}
           />
-          <button type="submit" className="primary" disabled={busy || blocked || batch !== undefined || draft.trim() === ''}>
+          <button
+            type="submit"
+            className="primary"
+            disabled={busy || blocked || batch !== undefined || draft.trim() === ''}
+          >
             Send
           </button>
           <button type="button" disabled={!chat.isLoading} onClick={() => act('stop', undefined, () => runtime.stop())}>

@@ -34,7 +34,11 @@ export function useInbox(active: boolean, refreshKey: string): InboxState {
         }
         if (!response.ok) {
           const envelope = body as { error?: { code?: string; message?: string } } | undefined
-          throw new Error(envelope?.error?.code ? `${envelope.error.code}: ${envelope.error.message ?? ''}` : `HTTP ${response.status}`)
+          throw new Error(
+            envelope?.error?.code
+              ? `${envelope.error.code}: ${envelope.error.message ?? ''}`
+              : `HTTP ${response.status}`,
+          )
         }
         const page = body as ThreadListPage
         setThreads(Array.isArray(page?.threads) ? page.threads : [])

@@ -13,7 +13,12 @@ describe('Recorder', () => {
     const recorder = new Recorder({ now: clock(100, 100.5, 103, 110), wallClock: () => Date.UTC(2025, 0, 1) })
     recorder.addAction('send', { text: 'deploy v2.1' })
     recorder.add({ kind: 'request-start', requestId: 'r1', method: 'POST', path: '/api/agent/runs', purpose: 'run' })
-    recorder.add({ kind: 'sse-event', requestId: 'r1', sseId: '1', event: { type: 'RUN_STARTED', threadId: 't', runId: 'x' } })
+    recorder.add({
+      kind: 'sse-event',
+      requestId: 'r1',
+      sseId: '1',
+      event: { type: 'RUN_STARTED', threadId: 't', runId: 'x' },
+    })
     const recording = recorder.toRecording({ title: 'test', app: 'workbench' })
     expect(recording.createdAt).toBe('2025-01-01T00:00:00.000Z')
     expect(recording.frames.map((f) => [f.seq, f.t, f.kind])).toEqual([

@@ -1,4 +1,11 @@
-import type { FrameInput, Json, Recording, RecordingFrame, RecordingMeta, SnapshotProjection } from './recording-types.ts'
+import type {
+  FrameInput,
+  Json,
+  Recording,
+  RecordingFrame,
+  RecordingMeta,
+  SnapshotProjection,
+} from './recording-types.ts'
 import { RECORDING_VERSION } from './recording-types.ts'
 
 export interface RecorderOptions {
@@ -84,7 +91,12 @@ export class Recorder {
   }
 
   addAction(name: string, detail?: Json, error?: { code: string; message: string }): void {
-    this.add({ kind: 'action', name, ...(detail === undefined ? {} : { detail }), ...(error === undefined ? {} : { error }) })
+    this.add({
+      kind: 'action',
+      name,
+      ...(detail === undefined ? {} : { detail }),
+      ...(error === undefined ? {} : { error }),
+    })
   }
 
   get frames(): readonly RecordingFrame[] {

@@ -32,20 +32,40 @@ function setup(respond: (input: RequestInfo | URL, init?: RequestInit) => Promis
 
 describe('createRecordingFetch', () => {
   it('passes SSE bytes through unchanged and records each event once, also across chunk splits', async () => {
-    const wire = 'id: 1\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"a"}\n\n: ping\n\nid: 2\ndata: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"你好 🚀"}\n\n'
+    const wire =
+      'id: 1\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"a"}\n\n: ping\n\nid: 2\ndata: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"你好 🚀"}\n\n'
     const cut = wire.indexOf('你') + 1
-    const { recorder, recordingFetch } = setup(async () => sseResponse([wire.slice(0, 20), wire.slice(20, cut), wire.slice(cut)]))
-    const body = JSON.stringify({ threadId: 't', runId: 'a', messages: [{ id: 'u1', role: 'user', content: 'deploy' }], tools: [] })
+    const { recorder, recordingFetch } = setup(async () =>
+      sseResponse([wire.slice(0, 20), wire.slice(20, cut), wire.slice(cut)]),
+    )
+    const body = JSON.stringify({
+      threadId: 't',
+      runId: 'a',
+      messages: [{ id: 'u1', role: 'user', content: 'deploy' }],
+      tools: [],
+    })
     const response = await recordingFetch('/api/agent/runs', { method: 'POST', body })
     expect(await readAll(response)).toBe(wire)
     const frames = recorder.frames
-    expect(frames.map((f) => f.kind)).toEqual(['request-start', 'request-response', 'sse-event', 'sse-event', 'request-end'])
+    expect(frames.map((f) => f.kind)).toEqual([
+      'request-start',
+      'request-response',
+      'sse-event',
+      'sse-event',
+      'request-end',
+    ])
     expect(frames[0]).toMatchObject({
       requestId: 'r1',
       method: 'POST',
       path: '/api/agent/runs',
       purpose: 'run',
-      input: { threadId: 't', runId: 'a', messageCount: 1, lastMessage: { id: 'u1', role: 'user', content: 'deploy' }, toolCount: 0 },
+      input: {
+        threadId: 't',
+        runId: 'a',
+        messageCount: 1,
+        lastMessage: { id: 'u1', role: 'user', content: 'deploy' },
+        toolCount: 0,
+      },
     })
     expect(frames[2]).toMatchObject({ sseId: '1', event: { type: 'RUN_STARTED' } })
     expect(frames[3]).toMatchObject({ sseId: '2', event: { delta: '你好 🚀' } })
@@ -53,8 +73,18 @@ describe('createRecordingFetch', () => {
   })
 
   it('classifies resume, events, thread, inbox and cancel requests', async () => {
-    const { recorder, recordingFetch } = setup(async () => new Response('{}', { status: 200, headers: { 'content-type': 'application/json' } }))
-    await recordingFetch('/api/agent/runs', { method: 'POST', body: JSON.stringify({ threadId: 't', runId: 'b', messages: [], resume: [{ interruptId: 'i', status: 'cancelled' }] }) })
+    const { recorder, recordingFetch } = setup(
+      async () => new Response('{}', { status: 200, headers: { 'content-type': 'application/json' } }),
+    )
+    await recordingFetch('/api/agent/runs', {
+      method: 'POST',
+      body: JSON.stringify({
+        threadId: 't',
+        runId: 'b',
+        messages: [],
+        resume: [{ interruptId: 'i', status: 'cancelled' }],
+      }),
+    })
     await recordingFetch('/api/agent/threads/t/events?after=3')
     await recordingFetch(new URL('http://x/api/agent/threads/t'))
     await recordingFetch('/api/agent/threads?status=interrupted')
@@ -65,8 +95,13 @@ describe('createRecordingFetch', () => {
   })
 
   it('records the error envelope of an admission error and leaves the body readable', async () => {
-    const envelope = { error: { code: 'INTERRUPT_EXPIRED', message: 'The batch expired.', details: { interruptIds: ['i'] } } }
-    const { recorder, recordingFetch } = setup(async () => new Response(JSON.stringify(envelope), { status: 410, headers: { 'content-type': 'application/json' } }))
+    const envelope = {
+      error: { code: 'INTERRUPT_EXPIRED', message: 'The batch expired.', details: { interruptIds: ['i'] } },
+    }
+    const { recorder, recordingFetch } = setup(
+      async () =>
+        new Response(JSON.stringify(envelope), { status: 410, headers: { 'content-type': 'application/json' } }),
+    )
     const response = await recordingFetch('/api/agent/runs', { method: 'POST', body: '{}' })
     expect(await response.json()).toEqual(envelope)
     expect(recorder.frames.slice(1)).toMatchObject([
@@ -81,7 +116,11 @@ describe('createRecordingFetch', () => {
       throw failure
     })
     await expect(recordingFetch('/api/agent/runs', { method: 'POST' })).rejects.toBe(failure)
-    expect(recorder.frames[1]).toMatchObject({ kind: 'request-end', outcome: 'network-error', error: { code: 'UNKNOWN', message: 'fetch failed' } })
+    expect(recorder.frames[1]).toMatchObject({
+      kind: 'request-end',
+      outcome: 'network-error',
+      error: { code: 'UNKNOWN', message: 'fetch failed' },
+    })
   })
 
   it('records a cancelled body as aborted and cancels the original body', async () => {
@@ -94,7 +133,9 @@ describe('createRecordingFetch', () => {
         cancelled = reason
       },
     })
-    const { recorder, recordingFetch } = setup(async () => new Response(source, { headers: { 'content-type': 'text/event-stream' } }))
+    const { recorder, recordingFetch } = setup(
+      async () => new Response(source, { headers: { 'content-type': 'text/event-stream' } }),
+    )
     const response = await recordingFetch('/api/agent/runs', { method: 'POST' })
     const reader = response.body!.getReader()
     await reader.read()
@@ -107,10 +148,16 @@ describe('createRecordingFetch', () => {
     const source = new ReadableStream<Uint8Array>({
       start(controller) {
         controller.enqueue(encoder.encode('data: {"type":"RUN_STARTED","threadId":"t","runId":"a"}\n\n'))
-        controller.enqueue(encoder.encode('data: {"type":"RUN_FINISHED","threadId":"t","runId":"a","outcome":{"type":"interrupt","interrupts":[{"id":"i","reason":"confirmation"}]}}\n\n'))
+        controller.enqueue(
+          encoder.encode(
+            'data: {"type":"RUN_FINISHED","threadId":"t","runId":"a","outcome":{"type":"interrupt","interrupts":[{"id":"i","reason":"confirmation"}]}}\n\n',
+          ),
+        )
       },
     })
-    const { recorder, recordingFetch } = setup(async () => new Response(source, { headers: { 'content-type': 'text/event-stream' } }))
+    const { recorder, recordingFetch } = setup(
+      async () => new Response(source, { headers: { 'content-type': 'text/event-stream' } }),
+    )
     const reader = (await recordingFetch('/api/agent/runs', { method: 'POST' })).body!.getReader()
     await reader.read()
     await reader.read()

@@ -9,7 +9,10 @@ import { toJson, toRecordedError } from './to-json.ts'
  * every SSE event as it arrives (the chunk's receive time) and how the body ended. The response
  * the SDK reads is a pass-through of the original bytes; cancelling it cancels the original body.
  */
-export function createRecordingFetch(recorder: Recorder, baseFetch: typeof fetch = (...args) => globalThis.fetch(...args)): typeof fetch {
+export function createRecordingFetch(
+  recorder: Recorder,
+  baseFetch: typeof fetch = (...args) => globalThis.fetch(...args),
+): typeof fetch {
   return async function recordingFetch(input, init) {
     const request = describe(input, init)
     const requestId = recorder.nextRequestId()
@@ -27,7 +30,13 @@ export function createRecordingFetch(recorder: Recorder, baseFetch: typeof fetch
       response = await baseFetch(input, init)
     } catch (error) {
       const aborted = isAbort(error) || init?.signal?.aborted === true
-      recorder.add({ kind: 'request-end', requestId, outcome: aborted ? 'aborted' : 'network-error', eventCount: 0, error: toRecordedError(error) })
+      recorder.add({
+        kind: 'request-end',
+        requestId,
+        outcome: aborted ? 'aborted' : 'network-error',
+        eventCount: 0,
+        error: toRecordedError(error),
+      })
       throw error
     }
 
@@ -42,7 +51,13 @@ export function createRecordingFetch(recorder: Recorder, baseFetch: typeof fetch
         contentType,
         ...(envelope === undefined ? {} : { error: envelope }),
       })
-      recorder.add({ kind: 'request-end', requestId, outcome: 'http-error', eventCount: 0, ...(envelope === undefined ? {} : { error: envelope }) })
+      recorder.add({
+        kind: 'request-end',
+        requestId,
+        outcome: 'http-error',
+        eventCount: 0,
+        ...(envelope === undefined ? {} : { error: envelope }),
+      })
       return response
     }
     recorder.add({ kind: 'request-response', requestId, status: response.status, ok: true, contentType })
@@ -55,7 +70,12 @@ export function createRecordingFetch(recorder: Recorder, baseFetch: typeof fetch
   }
 }
 
-function recordSse(source: ReadableStream<Uint8Array>, recorder: Recorder, requestId: string, signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
+function recordSse(
+  source: ReadableStream<Uint8Array>,
+  recorder: Recorder,
+  requestId: string,
+  signal: AbortSignal | undefined,
+): ReadableStream<Uint8Array> {
   const reader = source.getReader()
   const decoder = new TextDecoder()
   let eventCount = 0
@@ -65,7 +85,13 @@ function recordSse(source: ReadableStream<Uint8Array>, recorder: Recorder, reque
   const end = (outcome: RequestEndOutcome, error?: unknown) => {
     if (ended) return
     ended = true
-    recorder.add({ kind: 'request-end', requestId, outcome, eventCount, ...(error === undefined ? {} : { error: toRecordedError(error) }) })
+    recorder.add({
+      kind: 'request-end',
+      requestId,
+      outcome,
+      eventCount,
+      ...(error === undefined ? {} : { error: toRecordedError(error) }),
+    })
   }
   const parser = createParser({
     onEvent(message) {
@@ -76,7 +102,10 @@ function recordSse(source: ReadableStream<Uint8Array>, recorder: Recorder, reque
         event = message.data // kept as text: a malformed frame is an observation too
       }
       eventCount++
-      const type = typeof event === 'object' && event !== null && !Array.isArray(event) ? (event as { type?: unknown }).type : undefined
+      const type =
+        typeof event === 'object' && event !== null && !Array.isArray(event)
+          ? (event as { type?: unknown }).type
+          : undefined
       lastWasTerminal = type === 'RUN_FINISHED' || type === 'RUN_ERROR'
       recorder.add({ kind: 'sse-event', requestId, sseId: message.id ?? null, event })
     },
@@ -108,7 +137,8 @@ function recordSse(source: ReadableStream<Uint8Array>, recorder: Recorder, reque
 async function readEnvelope(response: Response) {
   try {
     const body: unknown = await response.clone().json()
-    if (typeof body === 'object' && body !== null && 'error' in body) return toRecordedError((body as { error: unknown }).error)
+    if (typeof body === 'object' && body !== null && 'error' in body)
+      return toRecordedError((body as { error: unknown }).error)
   } catch {
     // not JSON: the status alone is the outcome
   }
@@ -132,7 +162,12 @@ function describe(input: RequestInfo | URL, init: RequestInit | undefined): Requ
   const parsed = new URL(url, 'http://workbench.invalid')
   const path = parsed.pathname + parsed.search
   const body = typeof init?.body === 'string' ? safeParse(init.body) : undefined
-  return { method, path, purpose: purposeOf(method, parsed.pathname, parsed.searchParams, body), input: summarize(body) }
+  return {
+    method,
+    path,
+    purpose: purposeOf(method, parsed.pathname, parsed.searchParams, body),
+    input: summarize(body),
+  }
 }
 
 function purposeOf(method: string, pathname: string, search: URLSearchParams, body: unknown): RequestPurpose {

@@ -118,13 +118,7 @@ export interface ActionFrame extends FrameBase {
 }
 
 export type RecordingFrame =
-  | SseEventFrame
-  | SnapshotFrame
-  | FormFrame
-  | RequestStartFrame
-  | RequestResponseFrame
-  | RequestEndFrame
-  | ActionFrame
+  SseEventFrame | SnapshotFrame | FormFrame | RequestStartFrame | RequestResponseFrame | RequestEndFrame | ActionFrame
 
 export type FrameKind = RecordingFrame['kind']
 
@@ -157,4 +151,8 @@ export interface Recording {
 }
 
 /** A frame before the recorder numbers and stamps it. */
-export type FrameInput = RecordingFrame extends infer F ? (F extends RecordingFrame ? Omit<F, 'seq' | 't'> : never) : never
+export type FrameInput = RecordingFrame extends infer F
+  ? F extends RecordingFrame
+    ? Omit<F, 'seq' | 't'>
+    : never
+  : never

@@ -18,7 +18,8 @@ export function toRecordedError(error: unknown): RecordedError {
     if (typeof code === 'string' && typeof message === 'string') {
       return details === undefined ? { code, message } : { code, message, details: toJson(details) }
     }
-    if (error instanceof Error) return { code: error.name === 'AbortError' ? 'ABORTED' : 'UNKNOWN', message: error.message }
+    if (error instanceof Error)
+      return { code: error.name === 'AbortError' ? 'ABORTED' : 'UNKNOWN', message: error.message }
   }
   return { code: 'UNKNOWN', message: String(error) }
 }

@@ -9,13 +9,47 @@ const valid: Recording = {
   meta: { title: 'ok', app: '@interlude/workbench' },
   frames: [
     { seq: 0, t: 0, kind: 'action', name: 'send', detail: { text: 'deploy' } },
-    { seq: 1, t: 1, kind: 'request-start', requestId: 'r1', method: 'POST', path: '/api/agent/runs', purpose: 'run', input: { messageCount: 1 } },
-    { seq: 2, t: 5, kind: 'request-response', requestId: 'r1', status: 200, ok: true, contentType: 'text/event-stream' },
+    {
+      seq: 1,
+      t: 1,
+      kind: 'request-start',
+      requestId: 'r1',
+      method: 'POST',
+      path: '/api/agent/runs',
+      purpose: 'run',
+      input: { messageCount: 1 },
+    },
+    {
+      seq: 2,
+      t: 5,
+      kind: 'request-response',
+      requestId: 'r1',
+      status: 200,
+      ok: true,
+      contentType: 'text/event-stream',
+    },
     { seq: 3, t: 6, kind: 'sse-event', requestId: 'r1', sseId: '1', event: { type: 'RUN_STARTED' } },
     { seq: 4, t: 6, kind: 'snapshot', snapshot: snapshotOf({ isLoading: true }) },
-    { seq: 5, t: 9, kind: 'form', batchId: 'b1', phase: 'submit', choices: { i1: { decision: 'approve' } }, entries: [{ interruptId: 'i1', status: 'resolved' }] },
+    {
+      seq: 5,
+      t: 9,
+      kind: 'form',
+      batchId: 'b1',
+      phase: 'submit',
+      choices: { i1: { decision: 'approve' } },
+      entries: [{ interruptId: 'i1', status: 'resolved' }],
+    },
     { seq: 6, t: 9, kind: 'request-end', requestId: 'r1', outcome: 'complete', eventCount: 1 },
-    { seq: 7, t: 12, kind: 'request-response', requestId: 'r2', status: 410, ok: false, contentType: 'application/json', error: { code: 'INTERRUPT_EXPIRED', message: 'expired' } },
+    {
+      seq: 7,
+      t: 12,
+      kind: 'request-response',
+      requestId: 'r2',
+      status: 410,
+      ok: false,
+      contentType: 'application/json',
+      error: { code: 'INTERRUPT_EXPIRED', message: 'expired' },
+    },
   ],
 }
 
@@ -27,7 +61,10 @@ describe('checkRecording', () => {
 
   it('refuses other versions by name', () => {
     const result = checkRecording({ ...valid, version: 2 })
-    expect(result).toEqual({ ok: false, problems: ['unsupported recording version 2 (this workbench reads version 1)'] })
+    expect(result).toEqual({
+      ok: false,
+      problems: ['unsupported recording version 2 (this workbench reads version 1)'],
+    })
   })
 
   it('refuses non-JSON text and non-objects', () => {
@@ -61,7 +98,10 @@ describe('checkRecording', () => {
   })
 
   it('refuses values that are not JSON inside frames', () => {
-    const result = checkRecording({ ...valid, frames: [{ seq: 0, t: 0, kind: 'sse-event', requestId: 'r', sseId: null, event: Number.NaN }] })
+    const result = checkRecording({
+      ...valid,
+      frames: [{ seq: 0, t: 0, kind: 'sse-event', requestId: 'r', sseId: null, event: Number.NaN }],
+    })
     expect(!result.ok && result.problems).toEqual(['frames[0].event: must be JSON'])
   })
 })

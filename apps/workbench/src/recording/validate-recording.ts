@@ -9,8 +9,7 @@ import { FRAME_KINDS, RECORDING_VERSION } from './recording-types.ts'
  */
 
 export type RecordingCheck =
-  | { readonly ok: true; readonly recording: Recording }
-  | { readonly ok: false; readonly problems: readonly string[] }
+  { readonly ok: true; readonly recording: Recording } | { readonly ok: false; readonly problems: readonly string[] }
 
 const MAX_PROBLEMS = 20
 
@@ -41,16 +40,20 @@ export function checkRecording(value: unknown): RecordingCheck {
   if (value.version !== RECORDING_VERSION) {
     return {
       ok: false,
-      problems: [`unsupported recording version ${JSON.stringify(value.version) ?? 'undefined'} (this workbench reads version ${RECORDING_VERSION})`],
+      problems: [
+        `unsupported recording version ${JSON.stringify(value.version) ?? 'undefined'} (this workbench reads version ${RECORDING_VERSION})`,
+      ],
     }
   }
-  if (typeof value.createdAt !== 'string' || Number.isNaN(Date.parse(value.createdAt))) problem('createdAt', 'must be an ISO-8601 time')
+  if (typeof value.createdAt !== 'string' || Number.isNaN(Date.parse(value.createdAt)))
+    problem('createdAt', 'must be an ISO-8601 time')
   if (!isRecord(value.meta)) problem('meta', 'must be an object')
   else {
     if (typeof value.meta.title !== 'string') problem('meta.title', 'must be a string')
     if (typeof value.meta.app !== 'string') problem('meta.app', 'must be a string')
     for (const key of ['origin', 'userAgent', 'notes'] as const) {
-      if (value.meta[key] !== undefined && typeof value.meta[key] !== 'string') problem(`meta.${key}`, 'must be a string')
+      if (value.meta[key] !== undefined && typeof value.meta[key] !== 'string')
+        problem(`meta.${key}`, 'must be a string')
     }
   }
   if (!Array.isArray(value.frames)) {
@@ -63,10 +66,13 @@ export function checkRecording(value: unknown): RecordingCheck {
   value.frames.forEach((frame: unknown, index) => {
     const at = `frames[${index}]`
     if (!isRecord(frame)) return problem(at, 'must be an object')
-    if (typeof frame.kind !== 'string' || !KNOWN_KINDS.has(frame.kind)) return problem(`${at}.kind`, `unknown frame kind ${JSON.stringify(frame.kind)}`)
-    if (typeof frame.seq !== 'number' || !Number.isInteger(frame.seq) || frame.seq <= lastSeq) problem(`${at}.seq`, 'must be an integer greater than the previous frame')
+    if (typeof frame.kind !== 'string' || !KNOWN_KINDS.has(frame.kind))
+      return problem(`${at}.kind`, `unknown frame kind ${JSON.stringify(frame.kind)}`)
+    if (typeof frame.seq !== 'number' || !Number.isInteger(frame.seq) || frame.seq <= lastSeq)
+      problem(`${at}.seq`, 'must be an integer greater than the previous frame')
     else lastSeq = frame.seq
-    if (typeof frame.t !== 'number' || !Number.isFinite(frame.t) || frame.t < 0 || frame.t < lastT) problem(`${at}.t`, 'must be a number ≥ 0 and ≥ the previous frame')
+    if (typeof frame.t !== 'number' || !Number.isFinite(frame.t) || frame.t < 0 || frame.t < lastT)
+      problem(`${at}.t`, 'must be a number ≥ 0 and ≥ the previous frame')
     else lastT = frame.t
     checkFrame(frame.kind as FrameKind, frame, at, problem)
   })
@@ -74,7 +80,12 @@ export function checkRecording(value: unknown): RecordingCheck {
   return problems.length === 0 ? { ok: true, recording: value as unknown as Recording } : { ok: false, problems }
 }
 
-function checkFrame(kind: FrameKind, frame: Record<string, unknown>, at: string, problem: (path: string, text: string) => void): void {
+function checkFrame(
+  kind: FrameKind,
+  frame: Record<string, unknown>,
+  at: string,
+  problem: (path: string, text: string) => void,
+): void {
   const str = (key: string, optional = false) => {
     const v = frame[key]
     if (optional && v === undefined) return
@@ -88,7 +99,12 @@ function checkFrame(kind: FrameKind, frame: Record<string, unknown>, at: string,
   const error = (key: string) => {
     const v = frame[key]
     if (v === undefined) return
-    if (!isRecord(v) || typeof v.code !== 'string' || typeof v.message !== 'string' || (v.details !== undefined && !isJson(v.details))) {
+    if (
+      !isRecord(v) ||
+      typeof v.code !== 'string' ||
+      typeof v.message !== 'string' ||
+      (v.details !== undefined && !isJson(v.details))
+    ) {
       problem(`${at}.${key}`, 'must be { code, message, details? }')
     }
   }
@@ -105,26 +121,32 @@ function checkFrame(kind: FrameKind, frame: Record<string, unknown>, at: string,
       str('batchId')
       if (frame.phase !== 'draft' && frame.phase !== 'submit') problem(`${at}.phase`, 'must be "draft" or "submit"')
       if (!isRecord(frame.choices) || !isJson(frame.choices)) problem(`${at}.choices`, 'must be a JSON object')
-      if (frame.entries !== undefined && (!Array.isArray(frame.entries) || !isJson(frame.entries))) problem(`${at}.entries`, 'must be a JSON array')
+      if (frame.entries !== undefined && (!Array.isArray(frame.entries) || !isJson(frame.entries)))
+        problem(`${at}.entries`, 'must be a JSON array')
       return
     case 'request-start':
       str('requestId')
       str('method')
       str('path')
-      if (typeof frame.purpose !== 'string' || !PURPOSES.has(frame.purpose)) problem(`${at}.purpose`, 'is not a known purpose')
+      if (typeof frame.purpose !== 'string' || !PURPOSES.has(frame.purpose))
+        problem(`${at}.purpose`, 'is not a known purpose')
       json('input', true)
       return
     case 'request-response':
       str('requestId')
-      if (typeof frame.status !== 'number' || !Number.isInteger(frame.status)) problem(`${at}.status`, 'must be an integer')
+      if (typeof frame.status !== 'number' || !Number.isInteger(frame.status))
+        problem(`${at}.status`, 'must be an integer')
       if (typeof frame.ok !== 'boolean') problem(`${at}.ok`, 'must be a boolean')
-      if (frame.contentType !== null && typeof frame.contentType !== 'string') problem(`${at}.contentType`, 'must be a string or null')
+      if (frame.contentType !== null && typeof frame.contentType !== 'string')
+        problem(`${at}.contentType`, 'must be a string or null')
       error('error')
       return
     case 'request-end':
       str('requestId')
-      if (typeof frame.outcome !== 'string' || !END_OUTCOMES.has(frame.outcome)) problem(`${at}.outcome`, 'is not a known outcome')
-      if (typeof frame.eventCount !== 'number' || !Number.isInteger(frame.eventCount) || frame.eventCount < 0) problem(`${at}.eventCount`, 'must be an integer ≥ 0')
+      if (typeof frame.outcome !== 'string' || !END_OUTCOMES.has(frame.outcome))
+        problem(`${at}.outcome`, 'is not a known outcome')
+      if (typeof frame.eventCount !== 'number' || !Number.isInteger(frame.eventCount) || frame.eventCount < 0)
+        problem(`${at}.eventCount`, 'must be an integer ≥ 0')
       error('error')
       return
     case 'action':
@@ -150,7 +172,12 @@ function checkSnapshot(value: unknown, at: string, problem: (path: string, text:
   if (!isJson(value.state ?? null)) problem(`${at}.state`, 'must be JSON')
   const batch = value.pendingInterrupts
   if (batch !== null) {
-    if (!isRecord(batch) || typeof batch.id !== 'string' || !Array.isArray(batch.interrupts) || !isJson(batch.interrupts)) {
+    if (
+      !isRecord(batch) ||
+      typeof batch.id !== 'string' ||
+      !Array.isArray(batch.interrupts) ||
+      !isJson(batch.interrupts)
+    ) {
       problem(`${at}.pendingInterrupts`, 'must be null or { id, interrupts[] }')
     }
   }

@@ -5,13 +5,30 @@ import { JsonView } from '../ui/json-view.tsx'
  * The batch as it was shown at the selected frame, with the form choices captured at that moment.
  * Every control is disabled: replay never submits a decision.
  */
-export function BatchReadonly({ batch, form, state, resuming }: { readonly batch: RecordedBatch; readonly form: FormFrame | undefined; readonly state: 'pending' | 'answered'; readonly resuming: boolean }) {
+export function BatchReadonly({
+  batch,
+  form,
+  state,
+  resuming,
+}: {
+  readonly batch: RecordedBatch
+  readonly form: FormFrame | undefined
+  readonly state: 'pending' | 'answered'
+  readonly resuming: boolean
+}) {
   return (
     <section className="batch batch-readonly" aria-label="Approval batch (replay)">
       <header className="batch-head">
-        <h3>{state === 'answered' ? 'Answered batch' : resuming ? 'Submitted: waiting for the server to acknowledge' : 'Waiting for answers'}</h3>
+        <h3>
+          {state === 'answered'
+            ? 'Answered batch'
+            : resuming
+              ? 'Submitted: waiting for the server to acknowledge'
+              : 'Waiting for answers'}
+        </h3>
         <span className="muted">
-          {batch.interrupts.length} interrupt{batch.interrupts.length === 1 ? '' : 's'} · batch <code>{batch.id.slice(0, 8)}</code>
+          {batch.interrupts.length} interrupt{batch.interrupts.length === 1 ? '' : 's'} · batch{' '}
+          <code>{batch.id.slice(0, 8)}</code>
         </span>
       </header>
       <ol className="interrupts">
@@ -27,7 +44,12 @@ export function BatchReadonly({ batch, form, state, resuming }: { readonly batch
               </div>
               {typeof record.message === 'string' && <p className="interrupt-message">{record.message}</p>}
               <div className="recorded-choice">
-                <span className="muted">Form choice at this moment:</span> {choice === undefined ? <em>none yet</em> : <JsonView value={choice} label={`Recorded choice for ${id}`} />}
+                <span className="muted">Form choice at this moment:</span>{' '}
+                {choice === undefined ? (
+                  <em>none yet</em>
+                ) : (
+                  <JsonView value={choice} label={`Recorded choice for ${id}`} />
+                )}
               </div>
             </li>
           )
@@ -47,7 +69,9 @@ export function BatchReadonly({ batch, form, state, resuming }: { readonly batch
 }
 
 function asRecord(value: Json): { readonly [key: string]: Json } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as { readonly [key: string]: Json }) : {}
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as { readonly [key: string]: Json })
+    : {}
 }
 
 export function titleOf(interrupt: { readonly [key: string]: unknown }): string {
@@ -57,5 +81,7 @@ export function titleOf(interrupt: { readonly [key: string]: unknown }): string 
     const name = m.toolName ?? m.toolCallName ?? m.tool
     if (typeof name === 'string') return name
   }
-  return typeof interrupt.toolCallId === 'string' ? `tool call ${interrupt.toolCallId.slice(0, 8)}` : String(interrupt.reason ?? 'question')
+  return typeof interrupt.toolCallId === 'string'
+    ? `tool call ${interrupt.toolCallId.slice(0, 8)}`
+    : String(interrupt.reason ?? 'question')
 }

@@ -13,7 +13,11 @@ export function InspectorPanel({ view }: { readonly view: InspectorView }) {
         <h3 id="inspector-batch">SDK batch</h3>
         {batch ? (
           <>
-            <p className="muted">{batchState === 'pending' ? 'pendingInterrupts at this frame' : 'last batch (no longer pending at this frame)'}</p>
+            <p className="muted">
+              {batchState === 'pending'
+                ? 'pendingInterrupts at this frame'
+                : 'last batch (no longer pending at this frame)'}
+            </p>
             <JsonView value={batch} label="SDK batch (JSON)" testId="inspector-batch" />
           </>
         ) : (
@@ -27,7 +31,15 @@ export function InspectorPanel({ view }: { readonly view: InspectorView }) {
             <p className="muted">
               {form.phase === 'submit' ? 'submitted' : 'draft'} at t = {formatT(form.t)} (frame {form.seq})
             </p>
-            <JsonView value={form.entries === undefined ? { choices: form.choices } : { choices: form.choices, entries: form.entries }} label="Form choices (JSON)" testId="inspector-form" />
+            <JsonView
+              value={
+                form.entries === undefined
+                  ? { choices: form.choices }
+                  : { choices: form.choices, entries: form.entries }
+              }
+              label="Form choices (JSON)"
+              testId="inspector-form"
+            />
           </>
         ) : (
           <p className="muted">{batch ? 'No choice made yet.' : 'No form.'}</p>
@@ -58,7 +70,9 @@ export function InspectorPanel({ view }: { readonly view: InspectorView }) {
                   : ''}
               {` · ${request.eventsSoFar} event${request.eventsSoFar === 1 ? '' : 's'} so far`}
             </p>
-            {request.start?.input !== undefined && <JsonView value={request.start.input} label="Request input summary" />}
+            {request.start?.input !== undefined && (
+              <JsonView value={request.start.input} label="Request input summary" />
+            )}
           </>
         ) : (
           <p className="muted">No request yet.</p>

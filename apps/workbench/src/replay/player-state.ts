@@ -34,8 +34,20 @@ export type PlayerAction =
   | { readonly type: 'set-pacing'; readonly pacing: Pacing }
   | { readonly type: 'set-fixed-ms'; readonly fixedMs: number }
 
-export function initialPlayerState(frameCount: number, overrides: Partial<Omit<PlayerState, 'frameCount'>> = {}): PlayerState {
-  return { frameCount, index: 0, playing: false, speed: 1, pacing: 'recorded', fixedMs: 120, maxGapMs: 1500, ...overrides }
+export function initialPlayerState(
+  frameCount: number,
+  overrides: Partial<Omit<PlayerState, 'frameCount'>> = {},
+): PlayerState {
+  return {
+    frameCount,
+    index: 0,
+    playing: false,
+    speed: 1,
+    pacing: 'recorded',
+    fixedMs: 120,
+    maxGapMs: 1500,
+    ...overrides,
+  }
 }
 
 function clampIndex(state: PlayerState, index: number): number {
@@ -66,11 +78,15 @@ export function playerReducer(state: PlayerState, action: PlayerAction): PlayerS
       return { ...state, index, playing: index < last }
     }
     case 'set-speed':
-      return Number.isFinite(action.speed) && action.speed > 0 && action.speed !== state.speed ? { ...state, speed: action.speed } : state
+      return Number.isFinite(action.speed) && action.speed > 0 && action.speed !== state.speed
+        ? { ...state, speed: action.speed }
+        : state
     case 'set-pacing':
       return action.pacing === state.pacing ? state : { ...state, pacing: action.pacing }
     case 'set-fixed-ms':
-      return Number.isFinite(action.fixedMs) && action.fixedMs >= 0 && action.fixedMs !== state.fixedMs ? { ...state, fixedMs: action.fixedMs } : state
+      return Number.isFinite(action.fixedMs) && action.fixedMs >= 0 && action.fixedMs !== state.fixedMs
+        ? { ...state, fixedMs: action.fixedMs }
+        : state
   }
 }
 

@@ -3,7 +3,13 @@ import type { Recording, RecordingFrame } from '../recording/recording-types.ts'
 import { snapshotOf } from '../recording/test-fixtures.ts'
 import { buildReplayIndex } from './replay-index.ts'
 
-const batch = { id: 'b1', interrupts: [{ id: 'i1', reason: 'tool_call', toolCallId: 'c1' }, { id: 'i2', reason: 'tool_call', toolCallId: 'c2' }] }
+const batch = {
+  id: 'b1',
+  interrupts: [
+    { id: 'i1', reason: 'tool_call', toolCallId: 'c1' },
+    { id: 'i2', reason: 'tool_call', toolCallId: 'c2' },
+  ],
+}
 
 const frames: RecordingFrame[] = [
   { seq: 0, t: 0, kind: 'action', name: 'send' },
@@ -14,13 +20,39 @@ const frames: RecordingFrame[] = [
   { seq: 5, t: 4, kind: 'request-end', requestId: 'r1', outcome: 'complete', eventCount: 2 },
   { seq: 6, t: 5, kind: 'snapshot', snapshot: snapshotOf({ pendingInterrupts: batch }) },
   { seq: 7, t: 6, kind: 'form', batchId: 'b1', phase: 'draft', choices: { i1: { decision: 'approve' } } },
-  { seq: 8, t: 7, kind: 'form', batchId: 'b1', phase: 'submit', choices: { i1: { decision: 'approve' }, i2: { decision: 'deny' } } },
-  { seq: 9, t: 7, kind: 'snapshot', snapshot: snapshotOf({ pendingInterrupts: batch, isResuming: true, isLoading: true }) },
+  {
+    seq: 8,
+    t: 7,
+    kind: 'form',
+    batchId: 'b1',
+    phase: 'submit',
+    choices: { i1: { decision: 'approve' }, i2: { decision: 'deny' } },
+  },
+  {
+    seq: 9,
+    t: 7,
+    kind: 'snapshot',
+    snapshot: snapshotOf({ pendingInterrupts: batch, isResuming: true, isLoading: true }),
+  },
   { seq: 10, t: 8, kind: 'request-start', requestId: 'r2', method: 'POST', path: '/api/agent/runs', purpose: 'resume' },
-  { seq: 11, t: 9, kind: 'request-response', requestId: 'r2', status: 409, ok: false, contentType: 'application/json', error: { code: 'DECISION_CONFLICT', message: 'no' } },
+  {
+    seq: 11,
+    t: 9,
+    kind: 'request-response',
+    requestId: 'r2',
+    status: 409,
+    ok: false,
+    contentType: 'application/json',
+    error: { code: 'DECISION_CONFLICT', message: 'no' },
+  },
   { seq: 12, t: 9, kind: 'snapshot', snapshot: snapshotOf({ isResuming: true, isLoading: true }) },
 ]
-const recording: Recording = { version: 1, createdAt: '2025-01-01T00:00:00.000Z', meta: { title: 't', app: 'a' }, frames }
+const recording: Recording = {
+  version: 1,
+  createdAt: '2025-01-01T00:00:00.000Z',
+  meta: { title: 't', app: 'a' },
+  frames,
+}
 
 describe('buildReplayIndex', () => {
   const index = buildReplayIndex(recording)
@@ -57,7 +89,12 @@ describe('buildReplayIndex', () => {
   })
 
   it('shows the request as it stood at the selected frame', () => {
-    expect(index.inspect(3)?.request).toMatchObject({ requestId: 'r1', response: { status: 200 }, end: undefined, eventsSoFar: 1 })
+    expect(index.inspect(3)?.request).toMatchObject({
+      requestId: 'r1',
+      response: { status: 200 },
+      end: undefined,
+      eventsSoFar: 1,
+    })
     expect(index.inspect(5)?.request).toMatchObject({ end: { outcome: 'complete' }, eventsSoFar: 2 })
     expect(index.inspect(10)?.request).toMatchObject({ requestId: 'r2', response: undefined })
     expect(index.inspect(12)?.request?.response?.error?.code).toBe('DECISION_CONFLICT')

@@ -109,7 +109,9 @@ export function buildReplayIndex(recording: Recording): ReplayIndex {
     }
     snapshotAt.push(lastSnapshot)
     batchAt.push(lastBatch)
-    requestAt.push(frame.kind === 'action' || frame.kind === 'snapshot' || frame.kind === 'form' ? lastRequest : frame.requestId)
+    requestAt.push(
+      frame.kind === 'action' || frame.kind === 'snapshot' || frame.kind === 'form' ? lastRequest : frame.requestId,
+    )
     timeline.push({ index, t: frame.t, kind: frame.kind, label: labelOf(frame), paused })
   })
 
@@ -125,7 +127,8 @@ export function buildReplayIndex(recording: Recording): ReplayIndex {
     const formFrame = formIndex === undefined ? undefined : frames[formIndex]
     const requestId = requestAt[index]
     const entry = requestId === undefined ? undefined : requests.get(requestId)
-    const pick = <F extends RecordingFrame>(at: number | undefined): F | undefined => (at !== undefined && at <= index ? (frames[at] as F) : undefined)
+    const pick = <F extends RecordingFrame>(at: number | undefined): F | undefined =>
+      at !== undefined && at <= index ? (frames[at] as F) : undefined
     return {
       index,
       frame,
@@ -175,7 +178,8 @@ export function labelOf(frame: RecordingFrame): string {
       const s = frame.snapshot
       if (s.recovery.required) return 'snapshot · recovery required'
       if (s.error) return `snapshot · error ${s.error.code}`
-      if (s.pendingInterrupts) return `snapshot · ${s.isResuming ? 'resuming' : 'awaiting'} ${s.pendingInterrupts.interrupts.length} answer${s.pendingInterrupts.interrupts.length === 1 ? '' : 's'}`
+      if (s.pendingInterrupts)
+        return `snapshot · ${s.isResuming ? 'resuming' : 'awaiting'} ${s.pendingInterrupts.interrupts.length} answer${s.pendingInterrupts.interrupts.length === 1 ? '' : 's'}`
       if (s.isResuming) return 'snapshot · resuming'
       return `snapshot · ${s.isLoading ? s.status : 'idle'} · ${s.messages.length} message${s.messages.length === 1 ? '' : 's'}`
     }

@@ -20,35 +20,42 @@ describe('ReplayView over the shipped recordings', () => {
     }
   })
 
-  it.each(SHIPPED_RECORDINGS.map((item) => [item.id, item] as const))('%s: walks every frame without a request or a write', (_id, item) => {
-    const fetchSpy = vi.fn(() => Promise.reject(new Error('replay must not fetch')))
-    vi.stubGlobal('fetch', fetchSpy)
-    const setItem = vi.spyOn(Storage.prototype, 'setItem')
-    const onReturn = vi.fn()
-    try {
-      render(<ReplayView recording={item.recording} sourceLabel="shipped" onReturnToLive={onReturn} />)
-      const controls = screen.getByRole('toolbar', { name: 'Replay controls' })
-      const forward = within(controls).getByRole('button', { name: 'Step forward' })
-      for (let i = 1; i < item.recording.frames.length; i++) fireEvent.click(forward)
-      expect(forward).toHaveProperty('disabled', true)
-      expect(screen.getByText(`Frame ${item.recording.frames.length} / ${item.recording.frames.length}`, { exact: false })).toBeTruthy()
+  it.each(SHIPPED_RECORDINGS.map((item) => [item.id, item] as const))(
+    '%s: walks every frame without a request or a write',
+    (_id, item) => {
+      const fetchSpy = vi.fn(() => Promise.reject(new Error('replay must not fetch')))
+      vi.stubGlobal('fetch', fetchSpy)
+      const setItem = vi.spyOn(Storage.prototype, 'setItem')
+      const onReturn = vi.fn()
+      try {
+        render(<ReplayView recording={item.recording} sourceLabel="shipped" onReturnToLive={onReturn} />)
+        const controls = screen.getByRole('toolbar', { name: 'Replay controls' })
+        const forward = within(controls).getByRole('button', { name: 'Step forward' })
+        for (let i = 1; i < item.recording.frames.length; i++) fireEvent.click(forward)
+        expect(forward).toHaveProperty('disabled', true)
+        expect(
+          screen.getByText(`Frame ${item.recording.frames.length} / ${item.recording.frames.length}`, { exact: false }),
+        ).toBeTruthy()
 
-      // The paused frame pairs the SDK batch with the (not yet made) form choices.
-      fireEvent.click(within(controls).getByRole('button', { name: 'batch 1' }))
-      expect(screen.getByTestId('inspector-batch').textContent).toContain('tool_call')
-      // Every live control is disabled.
-      for (const button of within(screen.getByRole('region', { name: 'Conversation at this frame' })).getAllByRole('button')) {
-        expect(button).toHaveProperty('disabled', true)
+        // The paused frame pairs the SDK batch with the (not yet made) form choices.
+        fireEvent.click(within(controls).getByRole('button', { name: 'batch 1' }))
+        expect(screen.getByTestId('inspector-batch').textContent).toContain('tool_call')
+        // Every live control is disabled.
+        for (const button of within(screen.getByRole('region', { name: 'Conversation at this frame' })).getAllByRole(
+          'button',
+        )) {
+          expect(button).toHaveProperty('disabled', true)
+        }
+        fireEvent.click(screen.getByRole('button', { name: 'Return to Live' }))
+        expect(onReturn).toHaveBeenCalledOnce()
+        expect(fetchSpy).not.toHaveBeenCalled()
+        expect(setItem).not.toHaveBeenCalled()
+      } finally {
+        vi.unstubAllGlobals()
+        setItem.mockRestore()
       }
-      fireEvent.click(screen.getByRole('button', { name: 'Return to Live' }))
-      expect(onReturn).toHaveBeenCalledOnce()
-      expect(fetchSpy).not.toHaveBeenCalled()
-      expect(setItem).not.toHaveBeenCalled()
-    } finally {
-      vi.unstubAllGlobals()
-      setItem.mockRestore()
-    }
-  })
+    },
+  )
 
   it('steps with the arrow keys and jumps with Home and End', () => {
     const item = SHIPPED_RECORDINGS[0]!

@@ -57,30 +57,50 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
       aria-label="Replay"
       onKeyDown={(e) => {
         // ← / → step, Home / End jump; form controls keep their own keys.
-        if (e.target instanceof HTMLSelectElement || e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement) return
+        if (
+          e.target instanceof HTMLSelectElement ||
+          e.target instanceof HTMLInputElement ||
+          e.target instanceof HTMLTextAreaElement
+        )
+          return
         const action =
-          e.key === 'ArrowRight' ? ({ type: 'step', by: 1 } as const)
-          : e.key === 'ArrowLeft' ? ({ type: 'step', by: -1 } as const)
-          : e.key === 'Home' ? ({ type: 'seek', index: 0 } as const)
-          : e.key === 'End' ? ({ type: 'seek', index: last } as const)
-          : undefined
+          e.key === 'ArrowRight'
+            ? ({ type: 'step', by: 1 } as const)
+            : e.key === 'ArrowLeft'
+              ? ({ type: 'step', by: -1 } as const)
+              : e.key === 'Home'
+                ? ({ type: 'seek', index: 0 } as const)
+                : e.key === 'End'
+                  ? ({ type: 'seek', index: last } as const)
+                  : undefined
         if (action === undefined) return
         e.preventDefault()
         dispatch(action)
       }}
     >
       <div className="replay-banner" role="status">
-        <strong>Replay</strong> of “{recording.meta.title}” ({sourceLabel}) · recorded {new Date(recording.createdAt).toLocaleString()} · read-only: no requests, no writes.
+        <strong>Replay</strong> of “{recording.meta.title}” ({sourceLabel}) · recorded{' '}
+        {new Date(recording.createdAt).toLocaleString()} · read-only: no requests, no writes.
         <button type="button" className="primary" onClick={onReturnToLive}>
           Return to Live
         </button>
       </div>
 
       <div className="replay-controls" role="toolbar" aria-label="Replay controls">
-        <button type="button" onClick={() => dispatch({ type: 'seek', index: 0 })} disabled={player.index === 0} aria-label="First frame">
+        <button
+          type="button"
+          onClick={() => dispatch({ type: 'seek', index: 0 })}
+          disabled={player.index === 0}
+          aria-label="First frame"
+        >
           « First
         </button>
-        <button type="button" onClick={() => dispatch({ type: 'step', by: -1 })} disabled={player.index === 0} aria-label="Step back">
+        <button
+          type="button"
+          onClick={() => dispatch({ type: 'step', by: -1 })}
+          disabled={player.index === 0}
+          aria-label="Step back"
+        >
           ◀ Step
         </button>
         {player.playing ? (
@@ -88,14 +108,29 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
             Pause
           </button>
         ) : (
-          <button type="button" className="primary" onClick={() => dispatch({ type: 'play' })} disabled={recording.frames.length === 0}>
+          <button
+            type="button"
+            className="primary"
+            onClick={() => dispatch({ type: 'play' })}
+            disabled={recording.frames.length === 0}
+          >
             Play
           </button>
         )}
-        <button type="button" onClick={() => dispatch({ type: 'step', by: 1 })} disabled={player.index >= last} aria-label="Step forward">
+        <button
+          type="button"
+          onClick={() => dispatch({ type: 'step', by: 1 })}
+          disabled={player.index >= last}
+          aria-label="Step forward"
+        >
           Step ▶
         </button>
-        <button type="button" onClick={() => dispatch({ type: 'seek', index: last })} disabled={player.index >= last} aria-label="Last frame">
+        <button
+          type="button"
+          onClick={() => dispatch({ type: 'seek', index: last })}
+          disabled={player.index >= last}
+          aria-label="Last frame"
+        >
           Last »
         </button>
         <label>
@@ -110,7 +145,12 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
         </label>
         <label>
           Pacing{' '}
-          <select value={player.pacing} onChange={(e) => dispatch({ type: 'set-pacing', pacing: e.target.value === 'fixed' ? 'fixed' : 'recorded' })}>
+          <select
+            value={player.pacing}
+            onChange={(e) =>
+              dispatch({ type: 'set-pacing', pacing: e.target.value === 'fixed' ? 'fixed' : 'recorded' })
+            }
+          >
             <option value="recorded">Recorded gaps (≤ {player.maxGapMs / 1000} s)</option>
             <option value="fixed">Fixed ({player.fixedMs} ms per frame)</option>
           </select>
@@ -154,7 +194,8 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
           <div className="chat-status">
             {snapshot ? (
               <>
-                thread <code>{snapshot.threadId.slice(0, 8)}</code> · {snapshot.isResuming ? 'resuming…' : snapshot.isLoading ? `${snapshot.status}…` : 'idle'}
+                thread <code>{snapshot.threadId.slice(0, 8)}</code> ·{' '}
+                {snapshot.isResuming ? 'resuming…' : snapshot.isLoading ? `${snapshot.status}…` : 'idle'}
                 {snapshot.recovery.required && <span className="alert-inline"> · recovery required</span>}
               </>
             ) : (
@@ -166,9 +207,24 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
               {snapshot.error.code}: {snapshot.error.message}
             </p>
           )}
-          <MessageList messages={snapshot?.messages ?? []} awaitingToolCallIds={awaiting} busy={snapshot?.isLoading ?? false} />
-          {view?.batch && view.batchState !== 'none' && <BatchReadonly batch={view.batch} form={view.form} state={view.batchState === 'pending' ? 'pending' : 'answered'} resuming={snapshot?.isResuming ?? false} />}
-          <form className="composer" onSubmit={(e) => e.preventDefault()} aria-label="Message composer (disabled in replay)">
+          <MessageList
+            messages={snapshot?.messages ?? []}
+            awaitingToolCallIds={awaiting}
+            busy={snapshot?.isLoading ?? false}
+          />
+          {view?.batch && view.batchState !== 'none' && (
+            <BatchReadonly
+              batch={view.batch}
+              form={view.form}
+              state={view.batchState === 'pending' ? 'pending' : 'answered'}
+              resuming={snapshot?.isResuming ?? false}
+            />
+          )}
+          <form
+            className="composer"
+            onSubmit={(e) => e.preventDefault()}
+            aria-label="Message composer (disabled in replay)"
+          >
             <label className="visually-hidden" htmlFor="replay-composer">
               Message
             </label>
@@ -182,7 +238,9 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
           </form>
         </section>
 
-        <aside className="replay-inspector">{view ? <InspectorPanel view={view} /> : <p className="muted">This recording has no frames.</p>}</aside>
+        <aside className="replay-inspector">
+          {view ? <InspectorPanel view={view} /> : <p className="muted">This recording has no frames.</p>}
+        </aside>
       </div>
     </div>
   )

@@ -1,7 +1,15 @@
 import { useMemo } from 'react'
 
 /** JSON as escaped text (React escapes it; nothing is ever injected as HTML). */
-export function JsonView({ value, label, testId }: { readonly value: unknown; readonly label?: string; readonly testId?: string }) {
+export function JsonView({
+  value,
+  label,
+  testId,
+}: {
+  readonly value: unknown
+  readonly label?: string
+  readonly testId?: string
+}) {
   const text = useMemo(() => {
     if (value === undefined) return 'undefined'
     try {

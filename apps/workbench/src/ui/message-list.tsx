@@ -36,7 +36,11 @@ export function textOf(content: unknown): string {
   if (typeof content === 'string') return content
   if (Array.isArray(content)) {
     return content
-      .map((part: unknown) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : ''))
+      .map((part: unknown) =>
+        typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string'
+          ? (part as { text: string }).text
+          : '',
+      )
       .join('')
   }
   return content === undefined || content === null ? '' : JSON.stringify(content)
@@ -59,7 +63,13 @@ function resultState(result: MessageLike | undefined): 'denied' | 'failed' | 'do
     const value: unknown = JSON.parse(text)
     if (typeof value === 'object' && value !== null) {
       const record = value as Record<string, unknown>
-      if (record.denied === true || record.approved === false || record.status === 'denied' || record.status === 'cancelled') return 'denied'
+      if (
+        record.denied === true ||
+        record.approved === false ||
+        record.status === 'denied' ||
+        record.status === 'cancelled'
+      )
+        return 'denied'
       if (typeof record.error === 'string' || record.status === 'failed') return 'failed'
     }
   } catch {
@@ -85,13 +95,17 @@ export function MessageList({ messages, awaitingToolCallIds, busy = false }: Mes
           <Fragment key={key}>
             {(text !== '' || message.role !== 'assistant') && (
               <li className={`message message-${message.role ?? 'unknown'}`} data-role={message.role}>
-                <span className="message-role">{message.role === 'user' ? 'You' : message.role === 'assistant' ? 'Assistant' : message.role}</span>
+                <span className="message-role">
+                  {message.role === 'user' ? 'You' : message.role === 'assistant' ? 'Assistant' : message.role}
+                </span>
                 <p className="message-text">{text}</p>
               </li>
             )}
             {(message.toolCalls ?? []).map((call) => {
               const result = results.get(call.id)
-              const state = awaitingToolCallIds?.has(call.id) ? 'awaiting' : (resultState(result) ?? (busy ? 'running' : 'pending'))
+              const state = awaitingToolCallIds?.has(call.id)
+                ? 'awaiting'
+                : (resultState(result) ?? (busy ? 'running' : 'pending'))
               return (
                 <li key={call.id} className={`tool-call tool-${state}`} data-tool-call-id={call.id} data-state={state}>
                   <div className="tool-head">

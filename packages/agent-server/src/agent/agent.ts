@@ -4,7 +4,7 @@ import { SchemaDefinitionError } from '../schema/validator-cache.ts'
 import type { ResolvedTool, ToolDefinition } from './tool.ts'
 import { resolveTool } from './tool.ts'
 
-/** An agent: system prompt, model, tools (DESIGN §3). */
+/** An agent: system prompt, model, tools (docs/architecture.md). */
 export interface AgentDefinition<TState = unknown> {
   readonly name?: string
   readonly systemPrompt?: string
@@ -36,7 +36,8 @@ export function resolveAgent(definition: AgentDefinition, validators: ValidatorC
     tools.set(tool.name, tool)
   }
   const maxIterations = definition.maxIterations ?? 8
-  if (!Number.isInteger(maxIterations) || maxIterations < 1) throw new RangeError('maxIterations must be a positive integer.')
+  if (!Number.isInteger(maxIterations) || maxIterations < 1)
+    throw new RangeError('maxIterations must be a positive integer.')
   return {
     definition,
     model: definition.model,

@@ -3,7 +3,17 @@ import { Ajv } from 'ajv'
 import { z } from 'zod'
 import { ValidatorCache } from '../schema/validator-cache.ts'
 import type { TestServer } from '../test-utils/harness.ts'
-import { dumpStore, interruptsOf, newThreadId, postRun, resumeInput, runInput, startTestServer, toolResults, userMessage } from '../test-utils/harness.ts'
+import {
+  dumpStore,
+  interruptsOf,
+  newThreadId,
+  postRun,
+  resumeInput,
+  runInput,
+  startTestServer,
+  toolResults,
+  userMessage,
+} from '../test-utils/harness.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
 import type { JsonSchema } from './tool.ts'
 import { approvalResponseSchema, defineTool, toJsonSchema } from './tool.ts'
@@ -28,7 +38,10 @@ const pickParameters: JsonSchema = {
 /** Same idea with `$defs`, a ref into another property (`#/properties/…`) and one inside the definitions. */
 const rangeParameters: JsonSchema = {
   type: 'object',
-  $defs: { bound: { type: 'integer', minimum: 0 }, pair: { type: 'array', items: { $ref: '#/$defs/bound' }, maxItems: 2 } },
+  $defs: {
+    bound: { type: 'integer', minimum: 0 },
+    pair: { type: 'array', items: { $ref: '#/$defs/bound' }, maxItems: 2 },
+  },
   properties: { from: { $ref: '#/$defs/bound' }, to: { $ref: '#/properties/from' }, both: { $ref: '#/$defs/pair' } },
   required: ['from'],
   additionalProperties: false,
@@ -87,7 +100,12 @@ describe('allowEdits with local $refs (B2)', () => {
     expect(validators.validate(root, { name: 'a', children: [{ name: 'b', children: [] }] })).toEqual({ ok: true })
     expect(validators.validate(root, { name: 'a', children: [{ name: 2, children: [] }] }).ok).toBe(false)
     // Two different root-recursive schemas in one cache do not see each other.
-    const list = { type: 'object', properties: { v: { type: 'integer' }, next: { anyOf: [{ $ref: '#' }, { type: 'null' }] } }, required: ['v'], additionalProperties: false }
+    const list = {
+      type: 'object',
+      properties: { v: { type: 'integer' }, next: { anyOf: [{ $ref: '#' }, { type: 'null' }] } },
+      required: ['v'],
+      additionalProperties: false,
+    }
     expect(validators.validate(list, { v: 1, next: { v: 2, next: null } })).toEqual({ ok: true })
     expect(validators.validate(list, { v: 1, next: { name: 'a', children: [] } }).ok).toBe(false)
     expect(validators.validate(root, { name: 'a', children: [{ v: 1 }] }).ok).toBe(false)
@@ -102,15 +120,31 @@ describe('allowEdits with local $refs (B2)', () => {
     expect(clientValidate(range, { approved: true, editedArgs: { from: 1, to: -2 } })).toBe(false)
     expect(clientValidate(range, { approved: true, editedArgs: { from: 1, both: [0, -1] } })).toBe(false)
     const tree = approvalResponseSchema(toJsonSchema(Node), true)
-    expect(clientValidate(tree, { approved: true, editedArgs: { name: 'a', children: [{ name: 'b', children: [] }] } })).toBe(true)
+    expect(
+      clientValidate(tree, { approved: true, editedArgs: { name: 'a', children: [{ name: 'b', children: [] }] } }),
+    ).toBe(true)
     expect(clientValidate(tree, { approved: true, editedArgs: { name: 'a', children: [{ name: 'b' }] } })).toBe(false)
   })
 
   it('a server with such tools starts; editedArgs are admitted or refused (RESUME_PAYLOAD_INVALID per interrupt) correctly', async () => {
     const ran: { tool: string; args: unknown }[] = []
     const tools = [
-      defineTool({ name: 'pick', description: 'x', parameters: pickParameters, approval: 'always', allowEdits: true, execute: (args) => ran.push({ tool: 'pick', args }) }),
-      defineTool({ name: 'range', description: 'x', parameters: rangeParameters, approval: 'always', allowEdits: true, execute: (args) => ran.push({ tool: 'range', args }) }),
+      defineTool({
+        name: 'pick',
+        description: 'x',
+        parameters: pickParameters,
+        approval: 'always',
+        allowEdits: true,
+        execute: (args) => ran.push({ tool: 'pick', args }),
+      }),
+      defineTool({
+        name: 'range',
+        description: 'x',
+        parameters: rangeParameters,
+        approval: 'always',
+        allowEdits: true,
+        execute: (args) => ran.push({ tool: 'range', args }),
+      }),
       defineTool({
         name: 'tree',
         description: 'x',
@@ -119,7 +153,14 @@ describe('allowEdits with local $refs (B2)', () => {
         allowEdits: true,
         execute: (args) => ran.push({ tool: 'tree', args }),
       }),
-      defineTool({ name: 'node', description: 'x', parameters: Node, approval: 'always', allowEdits: true, execute: (args) => ran.push({ tool: 'node', args }) }),
+      defineTool({
+        name: 'node',
+        description: 'x',
+        parameters: Node,
+        approval: 'always',
+        allowEdits: true,
+        execute: (args) => ran.push({ tool: 'node', args }),
+      }),
     ]
     server = await startTestServer({ agent: commandAgent(tools) })
     const threadId = newThreadId()
@@ -146,8 +187,16 @@ describe('allowEdits with local $refs (B2)', () => {
       resumeInput(threadId, [
         { interruptId: pick!.id, status: 'resolved', payload: { approved: true, editedArgs: { e: 'c' } } },
         { interruptId: range!.id, status: 'resolved', payload: { approved: true, editedArgs: { from: 1, to: -1 } } },
-        { interruptId: tree!.id, status: 'resolved', payload: { approved: true, editedArgs: { root: { name: 'x', children: [{ name: 1, children: [] }] } } } },
-        { interruptId: node!.id, status: 'resolved', payload: { approved: true, editedArgs: { name: 'x', children: [{}] } } },
+        {
+          interruptId: tree!.id,
+          status: 'resolved',
+          payload: { approved: true, editedArgs: { root: { name: 'x', children: [{ name: 1, children: [] }] } } },
+        },
+        {
+          interruptId: node!.id,
+          status: 'resolved',
+          payload: { approved: true, editedArgs: { name: 'x', children: [{}] } },
+        },
       ]),
     )
     expect(invalid.status).toBe(422)
@@ -166,7 +215,11 @@ describe('allowEdits with local $refs (B2)', () => {
       server,
       resumeInput(threadId, [
         { interruptId: pick!.id, status: 'resolved', payload: { approved: true, editedArgs: { e: 'b' } } },
-        { interruptId: range!.id, status: 'resolved', payload: { approved: true, editedArgs: { from: 2, to: 3, both: [2, 3] } } },
+        {
+          interruptId: range!.id,
+          status: 'resolved',
+          payload: { approved: true, editedArgs: { from: 2, to: 3, both: [2, 3] } },
+        },
         { interruptId: tree!.id, status: 'resolved', payload: { approved: true, editedArgs: { root: edited } } },
         { interruptId: node!.id, status: 'resolved', payload: { approved: true, editedArgs: edited } },
       ]),

@@ -37,7 +37,8 @@ export interface ReconcileContext<TState = unknown> {
   updateState(update: (state: TState) => TState): void
 }
 
-export type ReconcileResult = { readonly status: 'succeeded'; readonly result: unknown } | { readonly status: 'failed'; readonly result?: unknown }
+export type ReconcileResult =
+  { readonly status: 'succeeded'; readonly result: unknown } | { readonly status: 'failed'; readonly result?: unknown }
 
 /** Context for policy hooks (`approval`, `authorize`), before anything runs. */
 export type PolicyContext<TState = unknown> = Omit<ToolContext<TState>, 'updateState'>
@@ -46,12 +47,10 @@ export type PolicyContext<TState = unknown> = Omit<ToolContext<TState>, 'updateS
 type Bivariant<TArgs extends unknown[], TResult> = { hook(...args: TArgs): TResult }['hook']
 
 export type ApprovalPolicy<TArgs, TState = unknown> =
-  | 'never'
-  | 'always'
-  | Bivariant<[args: TArgs, ctx: PolicyContext<TState>], boolean | Promise<boolean>>
+  'never' | 'always' | Bivariant<[args: TArgs, ctx: PolicyContext<TState>], boolean | Promise<boolean>>
 
 /**
- * A server tool (DESIGN §3).
+ * A server tool (docs/architecture.md).
  * @example
  * defineTool({
  *   name: 'deploy', description: 'Deploy a version',
@@ -88,7 +87,10 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
    * `{ status: 'failed', result? }` to settle it, or `undefined` if the outcome is still unknown
    * (it is then reported as an unknown effect). Never re-run the effect here.
    */
-  reconcile?(toolCallId: string, ctx: ReconcileContext<TState>): ReconcileResult | undefined | Promise<ReconcileResult | undefined>
+  reconcile?(
+    toolCallId: string,
+    ctx: ReconcileContext<TState>,
+  ): ReconcileResult | undefined | Promise<ReconcileResult | undefined>
   /** The result is supplied later by another system as a `tool` message matched by toolCallId. */
   readonly external?: true
   /** Set by `askUser`: the call is answered by a person through an `input_required` interrupt. */
@@ -104,7 +106,9 @@ export interface HumanToolSpec<TArgs> {
 export function defineTool<S extends z.ZodType, TState = unknown>(
   definition: Omit<ToolDefinition<z.infer<S>, TState>, 'parameters'> & { readonly parameters: S },
 ): ToolDefinition<z.infer<S>, TState>
-export function defineTool<TArgs = Record<string, unknown>, TState = unknown>(definition: ToolDefinition<TArgs, TState>): ToolDefinition<TArgs, TState>
+export function defineTool<TArgs = Record<string, unknown>, TState = unknown>(
+  definition: ToolDefinition<TArgs, TState>,
+): ToolDefinition<TArgs, TState>
 export function defineTool(definition: ToolDefinition): ToolDefinition {
   return definition
 }
@@ -117,7 +121,7 @@ export interface ResolvedTool {
   readonly name: string
   readonly kind: ToolKind
   readonly parameters: JsonSchema
-  /** The responseSchema of its approval interrupt (DESIGN §2). */
+  /** The responseSchema of its approval interrupt (docs/protocol.md). */
   readonly approvalSchema: JsonSchema
 }
 
@@ -158,7 +162,9 @@ function rebaseRefs(node: unknown, at: string, hoisted: ReadonlySet<string>): un
     if (key === '$ref' && typeof value === 'string') out[key] = rebaseRef(value, at, hoisted)
     else if (DATA_KEYWORDS.has(key)) out[key] = value
     else if (SCHEMA_MAPS.has(key) && typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, sub]) => [name, rebaseRefs(sub, at, hoisted)]))
+      out[key] = Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([name, sub]) => [name, rebaseRefs(sub, at, hoisted)]),
+      )
     } else out[key] = rebaseRefs(value, at, hoisted)
   }
   return out
@@ -172,7 +178,7 @@ function rebaseRef(ref: string, at: string, hoisted: ReadonlySet<string>): strin
 }
 
 /**
- * `{ approved, editedArgs?, reason? }` with `additionalProperties: false` (DESIGN §2). With
+ * `{ approved, editedArgs?, reason? }` with `additionalProperties: false` (docs/protocol.md). With
  * `allowEdits` the parameter schema is embedded as `editedArgs`; its root `definitions` / `$defs`
  * are hoisted to the root of the response schema (under the same keyword) and its other local
  * refs (`#`, `#/properties/…`) are rebased, so every `$ref` resolves against the document it now
@@ -204,7 +210,8 @@ function approvalSchemaOf(toolName: string, parameters: JsonSchema, allowEdits: 
   try {
     return approvalResponseSchema(parameters, allowEdits)
   } catch (error) {
-    if (error instanceof SchemaDefinitionError) throw new SchemaDefinitionError(`Tool "${toolName}": ${error.message}`, { cause: error })
+    if (error instanceof SchemaDefinitionError)
+      throw new SchemaDefinitionError(`Tool "${toolName}": ${error.message}`, { cause: error })
     throw error
   }
 }
@@ -217,8 +224,10 @@ export function resolveTool(definition: ToolDefinition): ResolvedTool {
   }
   const parameters = toJsonSchema(definition.parameters)
   const remote = remoteRefs(parameters)
-  if (remote.length > 0) throw new SchemaDefinitionError(`Tool "${definition.name}" uses remote $ref (${remote.join(', ')}).`)
-  if (definition.human && definition.external) throw new SchemaDefinitionError(`Tool "${definition.name}" cannot be both human and external.`)
+  if (remote.length > 0)
+    throw new SchemaDefinitionError(`Tool "${definition.name}" uses remote $ref (${remote.join(', ')}).`)
+  if (definition.human && definition.external)
+    throw new SchemaDefinitionError(`Tool "${definition.name}" cannot be both human and external.`)
   if (!definition.human && !definition.external && typeof definition.execute !== 'function') {
     throw new SchemaDefinitionError(`Tool "${definition.name}" needs execute().`)
   }

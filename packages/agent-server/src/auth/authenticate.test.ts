@@ -18,7 +18,9 @@ describe('anonymousSessionCookie', () => {
   const auth = anonymousSessionCookie({ secret: 'a-long-enough-secret' })
   it('issues a signed HttpOnly cookie and recognises it afterwards', async () => {
     const first = await auth(req({}))
-    expect(first?.setCookie).toMatch(/^interlude_session=[0-9a-f-]+\.[\w-]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/)
+    expect(first?.setCookie).toMatch(
+      /^interlude_session=[0-9a-f-]+\.[\w-]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/,
+    )
     const cookie = first!.setCookie!.split(';')[0]!
     const again = await auth(req({ Cookie: `other=1; ${cookie}` }))
     expect(again).toEqual({ principal: first!.principal })

@@ -8,7 +8,7 @@ export interface Authenticated {
   readonly setCookie?: string
 }
 
-/** `authenticate(request) -> principal | null` (DESIGN §3). `null` answers `UNAUTHENTICATED` (401). */
+/** `authenticate(request) -> principal | null` (docs/architecture.md). `null` answers `UNAUTHENTICATED` (401). */
 export type Authenticate = (request: Request) => Authenticated | null | Promise<Authenticated | null>
 
 function safeEqual(a: string, b: string): boolean {
@@ -82,7 +82,13 @@ export function anonymousSessionCookie(options: AnonymousSessionOptions): Authen
       }
     }
     const id = randomUUID()
-    const cookie = [`${name}=${id}.${sign(options.secret, id)}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAge}`]
+    const cookie = [
+      `${name}=${id}.${sign(options.secret, id)}`,
+      'Path=/',
+      'HttpOnly',
+      'SameSite=Lax',
+      `Max-Age=${maxAge}`,
+    ]
     if (options.secure) cookie.push('Secure')
     return { principal: `anon:${id}`, setCookie: cookie.join('; ') }
   }

@@ -20,7 +20,9 @@ export interface AdmissionDeps {
 }
 
 /** Admission answers with a run to start, or with an already admitted run whose events to send. */
-export type Admission = { readonly kind: 'start'; readonly plan: RunPlan } | { readonly kind: 'replay'; readonly threadId: string; readonly runId: string }
+export type Admission =
+  | { readonly kind: 'start'; readonly plan: RunPlan }
+  | { readonly kind: 'replay'; readonly threadId: string; readonly runId: string }
 
 const RETRY = Symbol('retry')
 const MAX_ATTEMPTS = 4
@@ -43,7 +45,11 @@ function textContent(message: ToolMessage): string {
  * (HttpAgent) is not penalised for the length of the thread. Checked before the thread's state,
  * so an oversized input is refused as such whatever the thread is doing.
  */
-function checkNewMessages(messages: readonly Message[], known: ReadonlySet<string>, limits: AdmissionDeps['limits']): void {
+function checkNewMessages(
+  messages: readonly Message[],
+  known: ReadonlySet<string>,
+  limits: AdmissionDeps['limits'],
+): void {
   const { maxMessagesPerInput, maxMessageBytes } = limits
   const unseen = new Set<string>()
   for (const message of messages) {
@@ -51,9 +57,13 @@ function checkNewMessages(messages: readonly Message[], known: ReadonlySet<strin
     unseen.add(message.id)
     if (unseen.size > maxMessagesPerInput) {
       const actual = new Set(messages.map((m) => m.id).filter((id) => !known.has(id))).size
-      throw new InterludeError('PAYLOAD_TOO_LARGE', `At most ${maxMessagesPerInput} new messages are accepted per input.`, {
-        details: { limit: 'maxMessagesPerInput', max: maxMessagesPerInput, actual },
-      })
+      throw new InterludeError(
+        'PAYLOAD_TOO_LARGE',
+        `At most ${maxMessagesPerInput} new messages are accepted per input.`,
+        {
+          details: { limit: 'maxMessagesPerInput', max: maxMessagesPerInput, actual },
+        },
+      )
     }
     const bytes = Buffer.byteLength(JSON.stringify(message), 'utf8')
     if (bytes > maxMessageBytes) {
@@ -65,19 +75,26 @@ function checkNewMessages(messages: readonly Message[], known: ReadonlySet<strin
 }
 
 /**
- * Everything decidable without running is decided here, before any stream byte (DESIGN §2), and a
+ * Everything decidable without running is decided here, before any stream byte (docs/protocol.md), and a
  * refusal changes nothing: the only writes are the two atomic admission transactions of the store.
  * Lost races (revision changed between read and write) are re-evaluated from scratch.
  */
 export async function admitRun(deps: AdmissionDeps, principal: string, input: RunAgentInput): Promise<Admission> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const result = input.resume !== undefined ? await admitResume(deps, principal, input, input.resume) : await admitInput(deps, principal, input)
+    const result =
+      input.resume !== undefined
+        ? await admitResume(deps, principal, input, input.resume)
+        : await admitInput(deps, principal, input)
     if (result !== RETRY) return result
   }
   throw new InterludeError('THREAD_BUSY', 'The thread changed concurrently; retry.')
 }
 
-async function admitInput(deps: AdmissionDeps, principal: string, input: RunAgentInput): Promise<Admission | typeof RETRY> {
+async function admitInput(
+  deps: AdmissionDeps,
+  principal: string,
+  input: RunAgentInput,
+): Promise<Admission | typeof RETRY> {
   const { store } = deps
   const { threadId, runId } = input
   const view = await store.getAdmissionView(threadId, runId, { history: true })
@@ -91,15 +108,23 @@ async function admitInput(deps: AdmissionDeps, principal: string, input: RunAgen
     if (view.run) {
       // A retry of the same input run (before its acknowledgement) joins the first attempt.
       if (view.run.kind === 'input') return { kind: 'replay', threadId, runId }
-      throw new InterludeError('DECISION_CONFLICT', 'This runId was already used for a resume on this thread.', { details: { runId } })
-    }
-    if (view.openBatch) {
-      throw new InterludeError('INTERRUPTS_PENDING', 'The thread has pending interrupts; answer them with resume first.', {
-        details: { interrupts: view.openBatch.interrupts.map((i) => i.interrupt) },
+      throw new InterludeError('DECISION_CONFLICT', 'This runId was already used for a resume on this thread.', {
+        details: { runId },
       })
     }
+    if (view.openBatch) {
+      throw new InterludeError(
+        'INTERRUPTS_PENDING',
+        'The thread has pending interrupts; answer them with resume first.',
+        {
+          details: { interrupts: view.openBatch.interrupts.map((i) => i.interrupt) },
+        },
+      )
+    }
     if (view.thread.activeRunId !== undefined) {
-      throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.', { details: { activeRunId: view.thread.activeRunId } })
+      throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.', {
+        details: { activeRunId: view.thread.activeRunId },
+      })
     }
   }
 
@@ -116,7 +141,8 @@ async function admitInput(deps: AdmissionDeps, principal: string, input: RunAgen
   const userMessages: Message[] = []
   const toolResults: { toolCallId: string; status: 'succeeded' | 'cancelled'; result: string }[] = []
   for (const message of input.messages) {
-    if (seen.has(message.id)) throw new InterludeError('INVALID_INPUT', 'Message ids must be unique.', { details: { messageId: message.id } })
+    if (seen.has(message.id))
+      throw new InterludeError('INVALID_INPUT', 'Message ids must be unique.', { details: { messageId: message.id } })
     seen.add(message.id)
     if (known.has(message.id)) continue
     if (message.role === 'user') {
@@ -186,7 +212,9 @@ async function admitResume(
   if (view.run) {
     // The runId is the idempotency key: same decision → the first run's events again.
     if (view.run.kind === 'resume' && view.run.decisionHash === hash) return { kind: 'replay', threadId, runId }
-    throw new InterludeError('DECISION_CONFLICT', 'This runId was already admitted with a different request.', { details: { runId } })
+    throw new InterludeError('DECISION_CONFLICT', 'This runId was already admitted with a different request.', {
+      details: { runId },
+    })
   }
 
   const open = view.openBatch
@@ -202,7 +230,9 @@ async function admitResume(
           details: { runId: decided.claimedByRunId },
         })
       }
-      throw new InterludeError('DECISION_CONFLICT', 'This batch was already decided differently.', { details: { runId: decided.claimedByRunId } })
+      throw new InterludeError('DECISION_CONFLICT', 'This batch was already decided differently.', {
+        details: { runId: decided.claimedByRunId },
+      })
     }
   }
 
@@ -220,7 +250,9 @@ async function admitResume(
     if (!result.ok) errors[entry.interruptId] = result.issues
   }
   if (Object.keys(errors).length > 0) {
-    throw new InterludeError('RESUME_PAYLOAD_INVALID', 'A resume payload does not match its responseSchema.', { details: { errors } })
+    throw new InterludeError('RESUME_PAYLOAD_INVALID', 'A resume payload does not match its responseSchema.', {
+      details: { errors },
+    })
   }
 
   const claim = await store.claimBatch({
@@ -252,7 +284,9 @@ async function admitResume(
   switch (claim.reason) {
     case 'already_claimed':
       if (claim.decisionHash !== hash) {
-        throw new InterludeError('DECISION_CONFLICT', 'This batch was already decided differently.', { details: { runId: claim.claimedByRunId } })
+        throw new InterludeError('DECISION_CONFLICT', 'This batch was already decided differently.', {
+          details: { runId: claim.claimedByRunId },
+        })
       }
       if (claim.claimedByRunId === runId) return { kind: 'replay', threadId, runId }
       throw new InterludeError('ALREADY_RESUMED', 'This decision was already admitted under another runId.', {

@@ -12,7 +12,11 @@ export const ev = {
   }),
   runError: (code: ErrorCode, message: string): AgUiEvent => ({ type: EventType.RUN_ERROR, message, code }),
   textStart: (messageId: string): AgUiEvent => ({ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' }),
-  textContent: (messageId: string, delta: string): AgUiEvent => ({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta }),
+  textContent: (messageId: string, delta: string): AgUiEvent => ({
+    type: EventType.TEXT_MESSAGE_CONTENT,
+    messageId,
+    delta,
+  }),
   textEnd: (messageId: string): AgUiEvent => ({ type: EventType.TEXT_MESSAGE_END, messageId }),
   toolStart: (toolCallId: string, toolCallName: string, parentMessageId: string): AgUiEvent => ({
     type: EventType.TOOL_CALL_START,
@@ -30,7 +34,10 @@ export const ev = {
     role: 'tool',
   }),
   stateSnapshot: (snapshot: unknown): AgUiEvent => ({ type: EventType.STATE_SNAPSHOT, snapshot }),
-  messagesSnapshot: (messages: readonly Message[]): AgUiEvent => ({ type: EventType.MESSAGES_SNAPSHOT, messages: [...messages] }),
+  messagesSnapshot: (messages: readonly Message[]): AgUiEvent => ({
+    type: EventType.MESSAGES_SNAPSHOT,
+    messages: [...messages],
+  }),
 }
 
 export type InterruptOutcome = { readonly type: 'interrupt'; readonly interrupts: Interrupt[] }

@@ -49,7 +49,10 @@ type Verdict =
   | { readonly kind: 'interrupt'; readonly tool: ResolvedTool; readonly args: unknown }
   | { readonly kind: 'execute' | 'external'; readonly tool: ResolvedTool; readonly args: unknown }
 
-type Step = { readonly kind: 'continue' } | { readonly kind: 'interrupt'; readonly interrupts: Interrupt[] } | { readonly kind: 'waiting' }
+type Step =
+  | { readonly kind: 'continue' }
+  | { readonly kind: 'interrupt'; readonly interrupts: Interrupt[] }
+  | { readonly kind: 'waiting' }
 
 class RunCancelled extends Error {}
 
@@ -113,7 +116,7 @@ interface ApprovalPayload {
 }
 
 /**
- * The execution core: one run as an async sequence of AG-UI events (DESIGN §3). RUN_STARTED first,
+ * The execution core: one run as an async sequence of AG-UI events (docs/architecture.md). RUN_STARTED first,
  * exactly one terminal event (RUN_FINISHED or RUN_ERROR) last. The ReAct loop: model call → tool
  * calls → tool results → model, until the model answers without tools, a person must decide, a
  * browser/external result is awaited, or `maxIterations` is reached. The SSE route, the replay
@@ -134,7 +137,7 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
       yield ev.runFinished(threadId, runId, { type: 'success', pendingToolCallIds: awaited })
       return
     }
-    // DESIGN §3: if every entry of a batch is cancelled, the turn ends without another model call.
+    // docs/architecture.md: if every entry of a batch is cancelled, the turn ends without another model call.
     if (plan.kind === 'resume' && plan.allCancelled) {
       yield ev.runFinished(threadId, runId, { type: 'success' })
       return
@@ -158,18 +161,27 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
         return
       }
     }
-    yield ev.runError('RUN_FAILED', `The agent stopped after ${deps.agent.maxIterations} model calls without finishing.`)
+    yield ev.runError(
+      'RUN_FAILED',
+      `The agent stopped after ${deps.agent.maxIterations} model calls without finishing.`,
+    )
   } catch (error) {
     // Fenced: another process closed this run; write nothing more.
     if (error instanceof RunNotActiveError) throw error
     if (error instanceof RunCancelled) {
       // Calls that never started get a cancelled result, so the history stays answerable.
-      yield* turn.closeOpenCalls({ status: 'cancelled', message: 'The run was cancelled before this call ran; it did not run.' })
+      yield* turn.closeOpenCalls({
+        status: 'cancelled',
+        message: 'The run was cancelled before this call ran; it did not run.',
+      })
       yield ev.runFinished(threadId, runId, { type: 'cancelled' })
       return
     }
     try {
-      yield* turn.closeOpenCalls({ status: 'cancelled', message: 'The run failed before this call ran; it did not run.' })
+      yield* turn.closeOpenCalls({
+        status: 'cancelled',
+        message: 'The run failed before this call ran; it did not run.',
+      })
     } catch (closeError) {
       if (closeError instanceof RunNotActiveError) throw closeError
       deps.logError(`run ${threadId}/${runId}: could not close open calls`, closeError)
@@ -208,7 +220,8 @@ class Turn {
     if (!thread) throw new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
     this.state = thread.state
     this.messages = await store.listMessages(this.#plan.threadId)
-    for (const call of await store.listToolCalls(this.#plan.threadId, { status: OPEN_STATUSES })) this.#calls.set(call.toolCallId, call)
+    for (const call of await store.listToolCalls(this.#plan.threadId, { status: OPEN_STATUSES }))
+      this.#calls.set(call.toolCallId, call)
   }
 
   takeStateChange(): boolean {
@@ -243,7 +256,10 @@ class Turn {
 
   async *#applyDecision(item: StoredInterrupt, entry: ResumeEntry, record: ToolCallRecord): AsyncGenerator<AgUiEvent> {
     if (entry.status === 'cancelled') {
-      yield* this.#settle(record, 'cancelled', { status: 'cancelled', message: 'The request was cancelled before a decision.' })
+      yield* this.#settle(record, 'cancelled', {
+        status: 'cancelled',
+        message: 'The request was cancelled before a decision.',
+      })
       return
     }
     if (item.kind === 'input') {
@@ -257,7 +273,10 @@ class Turn {
     }
     const tool = this.#deps.agent.tools.get(record.toolName)
     if (!tool) {
-      yield* this.#settle(record, 'rejected', { status: 'error', error: `Tool "${record.toolName}" is no longer available.` })
+      yield* this.#settle(record, 'rejected', {
+        status: 'error',
+        error: `Tool "${record.toolName}" is no longer available.`,
+      })
       return
     }
     let args: unknown
@@ -271,7 +290,11 @@ class Turn {
     // the tool may have changed between the pause and the resume.
     const valid = this.#deps.validators.validate(tool.parameters, args)
     if (!valid.ok) {
-      yield* this.#settle(record, 'rejected', { status: 'error', error: 'The arguments do not match the tool schema.', issues: valid.issues })
+      yield* this.#settle(record, 'rejected', {
+        status: 'error',
+        error: 'The arguments do not match the tool schema.',
+        issues: valid.issues,
+      })
       return
     }
     // Re-check authorisation right before execution: the resource may have changed while the
@@ -301,7 +324,12 @@ class Turn {
       parameters: t.parameters,
     }))
     for (const t of this.#plan.clientTools) {
-      if (!agent.tools.has(t.name)) tools.push({ name: t.name, description: t.description, parameters: (t.parameters ?? { type: 'object' }) as Record<string, unknown> })
+      if (!agent.tools.has(t.name))
+        tools.push({
+          name: t.name,
+          description: t.description,
+          parameters: (t.parameters ?? { type: 'object' }) as Record<string, unknown>,
+        })
     }
     const stream = agent.model.stream({
       systemPrompt: agent.definition.systemPrompt,
@@ -358,7 +386,13 @@ class Turn {
 
   #uniqueCallId(proposed: string | undefined, current: readonly ModelCall[]): string {
     const valid = proposed !== undefined && /^[\w.:-]{1,128}$/.test(proposed)
-    if (valid && !this.#calls.has(proposed) && !current.some((c) => c.id === proposed) && !this.#knownCallIds().has(proposed)) return proposed
+    if (
+      valid &&
+      !this.#calls.has(proposed) &&
+      !current.some((c) => c.id === proposed) &&
+      !this.#knownCallIds().has(proposed)
+    )
+      return proposed
     return `call_${randomUUID()}`
   }
 
@@ -378,7 +412,10 @@ class Turn {
     for (const call of response.calls) {
       let verdict = await this.#classify(call)
       if (verdict.kind === 'interrupt' && ++interrupting > this.#deps.maxInterruptsPerBatch) {
-        verdict = { kind: 'reject', error: `Too many calls need a decision at once (limit ${this.#deps.maxInterruptsPerBatch}). Ask again with fewer.` }
+        verdict = {
+          kind: 'reject',
+          error: `Too many calls need a decision at once (limit ${this.#deps.maxInterruptsPerBatch}). Ask again with fewer.`,
+        }
       }
       verdicts.push(verdict)
     }
@@ -388,19 +425,40 @@ class Turn {
       id: response.messageId,
       role: 'assistant',
       ...(response.text.length > 0 ? { content: response.text } : {}),
-      toolCalls: response.calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.argsText } })),
+      toolCalls: response.calls.map((c) => ({
+        id: c.id,
+        type: 'function' as const,
+        function: { name: c.name, arguments: c.argsText },
+      })),
     }
     await store.appendMessages(threadId, runId, [assistant])
     this.messages.push(assistant)
     const records = response.calls.map((call, i) => {
       const verdict = verdicts[i]!
-      const status: ToolCallStatus = verdict.kind === 'interrupt' ? 'awaiting_decision' : verdict.kind === 'client' ? 'awaiting_result' : 'pending'
+      const status: ToolCallStatus =
+        verdict.kind === 'interrupt' ? 'awaiting_decision' : verdict.kind === 'client' ? 'awaiting_result' : 'pending'
       const kind = verdict.kind === 'client' ? 'client' : 'tool' in verdict ? verdict.tool.kind : 'server'
-      return { threadId, toolCallId: call.id, runId, messageId: response.messageId, toolName: call.name, argsText: call.argsText, kind, status, now: now() } as const
+      return {
+        threadId,
+        toolCallId: call.id,
+        runId,
+        messageId: response.messageId,
+        toolName: call.name,
+        argsText: call.argsText,
+        kind,
+        status,
+        now: now(),
+      } as const
     })
     await store.insertToolCalls(records)
     for (const r of records) {
-      this.#calls.set(r.toolCallId, { ...r, result: undefined, attemptRunId: undefined, startedAt: undefined, finishedAt: undefined })
+      this.#calls.set(r.toolCallId, {
+        ...r,
+        result: undefined,
+        attemptRunId: undefined,
+        startedAt: undefined,
+        finishedAt: undefined,
+      })
     }
 
     // Everything that needs no decision is settled before the pause, so denied calls never look pending.
@@ -410,7 +468,11 @@ class Turn {
       const record = this.#calls.get(response.calls[i]!.id)!
       switch (verdict.kind) {
         case 'reject':
-          yield* this.#settle(record, 'rejected', { status: 'error', error: verdict.error, ...(verdict.details ? { issues: verdict.details } : {}) })
+          yield* this.#settle(record, 'rejected', {
+            status: 'error',
+            error: verdict.error,
+            ...(verdict.details ? { issues: verdict.details } : {}),
+          })
           break
         case 'deny':
           yield* this.#settle(record, 'denied', { status: 'denied', reason: verdict.reason })
@@ -435,7 +497,10 @@ class Turn {
       const createdAt = now()
       const expiresAt = createdAt + this.#deps.interruptTtlMs
       const expiresAtIso = new Date(expiresAt).toISOString()
-      const stamped = interrupts.map((i): StoredInterrupt => ({ ...i, interrupt: { ...i.interrupt, expiresAt: expiresAtIso } }))
+      const stamped = interrupts.map((i): StoredInterrupt => ({
+        ...i,
+        interrupt: { ...i.interrupt, expiresAt: expiresAtIso },
+      }))
       await this.#deps.checkpoint()
       // Durably stored before the RUN_FINISHED frame exists.
       await store.createBatch({
@@ -461,7 +526,8 @@ class Turn {
     const parsed = parseJson(call.argsText.length === 0 ? '{}' : call.argsText)
     if (!parsed.ok) return { kind: 'reject', error: 'The arguments are not valid JSON.' }
     const valid = this.#deps.validators.validate(tool.parameters, parsed.value)
-    if (!valid.ok) return { kind: 'reject', error: 'The arguments do not match the tool schema.', details: valid.issues }
+    if (!valid.ok)
+      return { kind: 'reject', error: 'The arguments do not match the tool schema.', details: valid.issues }
     const args = parsed.value
     const denial = await this.#authorize(tool, args, call.id)
     if (denial !== undefined) return { kind: 'deny', reason: denial }
@@ -559,7 +625,10 @@ class Turn {
 
   async *#execute(tool: ResolvedTool, record: ToolCallRecord, args: unknown): AsyncGenerator<AgUiEvent> {
     if (!(await this.#beginEffect(record))) {
-      yield* this.#settle(record, 'failed', { status: 'error', error: 'This call was already started; its outcome is unknown.' })
+      yield* this.#settle(record, 'failed', {
+        status: 'error',
+        error: 'This call was already started; its outcome is unknown.',
+      })
       return
     }
     const { context, nextState } = this.#toolContext(record.toolCallId)
@@ -568,7 +637,10 @@ class Turn {
       value = await tool.definition.execute!(args, context)
     } catch (error) {
       if (!InterludeError.isInstance(error)) this.#deps.logError(`tool ${tool.name} failed`, error)
-      yield* this.#settle(record, 'failed', { status: 'error', error: publicMessage(error, `The tool ${tool.name} failed.`) })
+      yield* this.#settle(record, 'failed', {
+        status: 'error',
+        error: publicMessage(error, `The tool ${tool.name} failed.`),
+      })
       return
     }
     // The effect ran: whatever it handed back, the call is settled (never closed as "did not
@@ -604,7 +676,10 @@ class Turn {
         await execute(args, context)
       } catch (error) {
         if (!InterludeError.isInstance(error)) this.#deps.logError(`external tool ${tool.name} failed to start`, error)
-        yield* this.#settle(record, 'failed', { status: 'error', error: publicMessage(error, `The tool ${tool.name} could not be started.`) })
+        yield* this.#settle(record, 'failed', {
+          status: 'error',
+          error: publicMessage(error, `The tool ${tool.name} could not be started.`),
+        })
         return
       }
     }

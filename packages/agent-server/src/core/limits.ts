@@ -1,4 +1,4 @@
-/** Admission limits (DESIGN §3); each breach is answered with a typed error before any stream byte. */
+/** Admission limits (docs/architecture.md); each breach is answered with a typed error before any stream byte. */
 export interface Limits {
   /**
    * Request body bytes (`PAYLOAD_TOO_LARGE`). Large enough for clients that re-send the whole

@@ -27,7 +27,7 @@ function content(value: unknown): unknown {
 }
 
 /**
- * Only the AG-UI fields of each role survive (DESIGN §2: history is server-owned). Unknown keys,
+ * Only the AG-UI fields of each role survive (docs/protocol.md: history is server-owned). Unknown keys,
  * `metadata`, `encryptedValue` and `subagentRunId` are dropped, so nothing a client invents is
  * stored or echoed back (e.g. `toolCalls` on a user message).
  */
@@ -69,12 +69,16 @@ export function parseRunInput(body: unknown, limits: Limits): RunAgentInput {
   }
   const parsed = RunAgentInputSchema.safeParse(body)
   if (!parsed.success) {
-    throw new InterludeError('INVALID_INPUT', 'The body is not a valid RunAgentInput.', { details: { issues: summarizeIssues(parsed.error) } })
+    throw new InterludeError('INVALID_INPUT', 'The body is not a valid RunAgentInput.', {
+      details: { issues: summarizeIssues(parsed.error) },
+    })
   }
   const input = { ...(parsed.data as RunAgentInput) }
   for (const field of ['threadId', 'runId'] as const) {
     if (!IDENTIFIER.test(input[field])) {
-      throw new InterludeError('INVALID_INPUT', `${field} must be 1-200 printable ASCII characters without spaces.`, { details: { field } })
+      throw new InterludeError('INVALID_INPUT', `${field} must be 1-200 printable ASCII characters without spaces.`, {
+        details: { field },
+      })
     }
   }
   input.messages = input.messages.map(sanitizeMessage)
@@ -89,9 +93,18 @@ export function parseRunInput(body: unknown, limits: Limits): RunAgentInput {
       if (entry.payload === undefined) continue
       const bytes = Buffer.byteLength(JSON.stringify(entry.payload) ?? '', 'utf8')
       if (bytes > limits.maxPayloadBytes) {
-        throw new InterludeError('PAYLOAD_TOO_LARGE', `A resume payload is larger than ${limits.maxPayloadBytes} bytes.`, {
-          details: { limit: 'maxPayloadBytes', max: limits.maxPayloadBytes, actual: bytes, interruptId: entry.interruptId },
-        })
+        throw new InterludeError(
+          'PAYLOAD_TOO_LARGE',
+          `A resume payload is larger than ${limits.maxPayloadBytes} bytes.`,
+          {
+            details: {
+              limit: 'maxPayloadBytes',
+              max: limits.maxPayloadBytes,
+              actual: bytes,
+              interruptId: entry.interruptId,
+            },
+          },
+        )
       }
     }
   }

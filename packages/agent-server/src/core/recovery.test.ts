@@ -6,7 +6,17 @@ import type { AgentDefinition } from '../agent/agent.ts'
 import type { ToolDefinition } from '../agent/tool.ts'
 import type { Store } from '../store/store.ts'
 import type { TestServer } from '../test-utils/harness.ts'
-import { authHeader, newThreadId, postRun, runInput, startTestServer, textOf, toolResults, types, userMessage } from '../test-utils/harness.ts'
+import {
+  authHeader,
+  newThreadId,
+  postRun,
+  runInput,
+  startTestServer,
+  textOf,
+  toolResults,
+  types,
+  userMessage,
+} from '../test-utils/harness.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
 
 /**
@@ -82,12 +92,28 @@ async function deadRun(store: Store, threadId: string, leaseUntil = Date.now() -
     },
   ])
   await store.insertToolCalls(
-    ['call_deploy', 'call_later'].map((toolCallId) => ({ threadId, toolCallId, runId, messageId: 'a1', toolName: 'deploy', argsText: '{}', kind: 'server' as const, status: 'pending' as const, now })),
+    ['call_deploy', 'call_later'].map((toolCallId) => ({
+      threadId,
+      toolCallId,
+      runId,
+      messageId: 'a1',
+      toolName: 'deploy',
+      argsText: '{}',
+      kind: 'server' as const,
+      status: 'pending' as const,
+      now,
+    })),
   )
   expect(await store.beginEffect(threadId, 'call_deploy', runId, now)).toBe('started')
   await store.appendEvents(threadId, runId, [
-    { type: EventType.TEXT_MESSAGE_START, json: JSON.stringify({ type: EventType.TEXT_MESSAGE_START, messageId: 'm-open', role: 'assistant' }) },
-    { type: EventType.TEXT_MESSAGE_CONTENT, json: JSON.stringify({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: 'm-open', delta: '部署中 🚀' }) },
+    {
+      type: EventType.TEXT_MESSAGE_START,
+      json: JSON.stringify({ type: EventType.TEXT_MESSAGE_START, messageId: 'm-open', role: 'assistant' }),
+    },
+    {
+      type: EventType.TEXT_MESSAGE_CONTENT,
+      json: JSON.stringify({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: 'm-open', delta: '部署中 🚀' }),
+    },
   ])
   return runId
 }
@@ -101,12 +127,19 @@ describe('restart semantics: runs whose process died', () => {
     await deadRun(s.store, threadId)
 
     const snapshot = await snapshotOf(s, threadId)
-    expect(snapshot).toMatchObject({ status: 'idle', unsettledEffects: [{ toolCallId: 'call_deploy', toolName: 'deploy', status: 'unknown' }] })
+    expect(snapshot).toMatchObject({
+      status: 'idle',
+      unsettledEffects: [{ toolCallId: 'call_deploy', toolName: 'deploy', status: 'unknown' }],
+    })
     expect(snapshot.activeRunId).toBeUndefined()
     const results = snapshot.messages.filter((m) => m.role === 'tool') as { toolCallId: string; content: string }[]
     expect(results.map((m) => m.toolCallId).sort()).toEqual(['call_deploy', 'call_later'])
-    expect(JSON.parse(results.find((m) => m.toolCallId === 'call_deploy')!.content)).toMatchObject({ status: 'unknown' })
-    expect(JSON.parse(results.find((m) => m.toolCallId === 'call_later')!.content)).toMatchObject({ status: 'cancelled' })
+    expect(JSON.parse(results.find((m) => m.toolCallId === 'call_deploy')!.content)).toMatchObject({
+      status: 'unknown',
+    })
+    expect(JSON.parse(results.find((m) => m.toolCallId === 'call_later')!.content)).toMatchObject({
+      status: 'cancelled',
+    })
     expect(await s.store.getRun(threadId, 'run-dead')).toMatchObject({ status: 'failed', errorCode: 'RUN_FAILED' })
 
     const events = await eventsOf(s, threadId)
@@ -142,7 +175,9 @@ describe('restart semantics: runs whose process died', () => {
     expect(seen).toEqual(['call_deploy:call_deploy:alice:run-dead'])
     expect(snapshot.unsettledEffects).toBeUndefined()
     expect(snapshot.state).toEqual({ log: [], reconciled: 'call_deploy' })
-    const deployResult = snapshot.messages.find((m) => m.role === 'tool' && m.toolCallId === 'call_deploy') as { content: string }
+    const deployResult = snapshot.messages.find((m) => m.role === 'tool' && m.toolCallId === 'call_deploy') as {
+      content: string
+    }
     expect(JSON.parse(deployResult.content)).toEqual({ deployed: true, reconciled: true })
     expect(await s.store.getToolCall(threadId, 'call_deploy')).toMatchObject({ status: 'succeeded' })
     const events = await eventsOf(s, threadId)
@@ -150,10 +185,18 @@ describe('restart semantics: runs whose process died', () => {
   })
 
   it('a reconcile that cannot tell (undefined or throws) leaves the effect unknown', async () => {
-    const s = await serve(commandAgent([deployTool(() => { throw new Error('ops API down') })]))
+    const s = await serve(
+      commandAgent([
+        deployTool(() => {
+          throw new Error('ops API down')
+        }),
+      ]),
+    )
     const threadId = newThreadId()
     await deadRun(s.store, threadId)
-    expect((await snapshotOf(s, threadId)).unsettledEffects).toEqual([{ toolCallId: 'call_deploy', toolName: 'deploy', status: 'unknown' }])
+    expect((await snapshotOf(s, threadId)).unsettledEffects).toEqual([
+      { toolCallId: 'call_deploy', toolName: 'deploy', status: 'unknown' },
+    ])
   })
 
   it('a run whose lease has not ended is alive: not touched until the lease ends', async () => {
@@ -202,6 +245,10 @@ describe('restart semantics: runs whose process died', () => {
     // The events route is a touch too, but the lease is still valid: it tails until the sweep closes the run.
     const events = await eventsOf(s, threadId)
     expect(types(events as never)).toContain(EventType.RUN_ERROR)
-    expect(toolResults(events as never).map((r) => r.toolCallId).sort()).toEqual(['call_deploy', 'call_later'])
+    expect(
+      toolResults(events as never)
+        .map((r) => r.toolCallId)
+        .sort(),
+    ).toEqual(['call_deploy', 'call_later'])
   })
 })

@@ -29,7 +29,7 @@ const UNKNOWN =
   'The server stopped while this call was running. It may or may not have taken effect; it was not run again. Check before retrying.'
 
 /**
- * Closes runs whose process died (DESIGN §3, restart semantics): on start, periodically, and on
+ * Closes runs whose process died (docs/architecture.md, restart semantics): on start, periodically, and on
  * first touch of their thread. A run counts as abandoned once its lease ended (or, in exclusive
  * mode, at startup). Closing is exactly-once across replicas: the run is first taken over with a
  * conditional update, then closed in one `finishRun` transaction that is itself conditional on
@@ -57,7 +57,11 @@ export class RunRecovery {
   /** Startup: closes abandoned runs (every running run of other executors in exclusive mode). */
   async startup(): Promise<void> {
     const { store, runs, exclusive } = this.#o
-    const abandoned = await store.listAbandonedRuns({ now: Date.now(), all: exclusive, excludeExecutor: runs.executorId })
+    const abandoned = await store.listAbandonedRuns({
+      now: Date.now(),
+      all: exclusive,
+      excludeExecutor: runs.executorId,
+    })
     for (const run of abandoned) await this.close(run.threadId, run.runId, exclusive)
   }
 
@@ -105,7 +109,14 @@ export class RunRecovery {
     if (runs.isActive(threadId, runId)) return false
     try {
       const lease = runs.lease()
-      const run = await store.takeOverRun({ threadId, runId, executorId: lease.executorId, leaseUntil: lease.leaseUntil, now: Date.now(), force })
+      const run = await store.takeOverRun({
+        threadId,
+        runId,
+        executorId: lease.executorId,
+        leaseUntil: lease.leaseUntil,
+        now: Date.now(),
+        force,
+      })
       if (!run) return false
       const thread = await store.getThread(threadId)
       if (!thread) return false
@@ -131,7 +142,10 @@ export class RunRecovery {
     }
   }
 
-  async #closing(thread: ThreadRecord, run: RunRecord): Promise<{ events: AgUiEvent[]; calls: CloseCall[]; state: unknown }> {
+  async #closing(
+    thread: ThreadRecord,
+    run: RunRecord,
+  ): Promise<{ events: AgUiEvent[]; calls: CloseCall[]; state: unknown }> {
     const { store } = this.#o
     const { threadId, runId } = run
     const events: AgUiEvent[] = await this.#closeOpenConstructs(threadId, runId)
@@ -151,7 +165,10 @@ export class RunRecovery {
         const reconciled = await this.#reconcile(call, thread, state)
         if (reconciled) {
           status = reconciled.result.status
-          content = reconciled.result.status === 'succeeded' ? reconciled.result.result : (reconciled.result.result ?? { status: 'error', error: 'The call failed.' })
+          content =
+            reconciled.result.status === 'succeeded'
+              ? reconciled.result.result
+              : (reconciled.result.result ?? { status: 'error', error: 'The call failed.' })
           if (reconciled.state !== undefined) {
             state = reconciled.state
             stateChanged = true
@@ -165,7 +182,12 @@ export class RunRecovery {
         content = { status: 'cancelled', message: NOT_RUN }
       }
       const result = resultContent(content)
-      const message: ToolMessage = { id: `msg_${randomUUID()}`, role: 'tool', toolCallId: call.toolCallId, content: result }
+      const message: ToolMessage = {
+        id: `msg_${randomUUID()}`,
+        role: 'tool',
+        toolCallId: call.toolCallId,
+        content: result,
+      }
       closeCalls.push({ toolCallId: call.toolCallId, from: [call.status], status, result, message })
       events.push(ev.toolResult(message.id, call.toolCallId, result))
     }
@@ -184,16 +206,23 @@ export class RunRecovery {
       for (const e of page) {
         after = e.seq
         if (e.type === EventType.TEXT_MESSAGE_START) texts.add((JSON.parse(e.json) as { messageId: string }).messageId)
-        else if (e.type === EventType.TEXT_MESSAGE_END) texts.delete((JSON.parse(e.json) as { messageId: string }).messageId)
-        else if (e.type === EventType.TOOL_CALL_START) calls.add((JSON.parse(e.json) as { toolCallId: string }).toolCallId)
-        else if (e.type === EventType.TOOL_CALL_END) calls.delete((JSON.parse(e.json) as { toolCallId: string }).toolCallId)
+        else if (e.type === EventType.TEXT_MESSAGE_END)
+          texts.delete((JSON.parse(e.json) as { messageId: string }).messageId)
+        else if (e.type === EventType.TOOL_CALL_START)
+          calls.add((JSON.parse(e.json) as { toolCallId: string }).toolCallId)
+        else if (e.type === EventType.TOOL_CALL_END)
+          calls.delete((JSON.parse(e.json) as { toolCallId: string }).toolCallId)
       }
       if (page.length < 1000) break
     }
     return [...[...texts].map((id) => ev.textEnd(id)), ...[...calls].map((id) => ev.toolEnd(id))]
   }
 
-  async #reconcile(call: ToolCallRecord, thread: ThreadRecord, state: unknown): Promise<{ result: ReconcileResult; state: unknown } | undefined> {
+  async #reconcile(
+    call: ToolCallRecord,
+    thread: ThreadRecord,
+    state: unknown,
+  ): Promise<{ result: ReconcileResult; state: unknown } | undefined> {
     const reconcile = this.#o.agent.tools.get(call.toolName)?.definition.reconcile
     if (!reconcile) return undefined
     let next = structuredClone(state)

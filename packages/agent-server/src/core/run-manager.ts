@@ -133,7 +133,8 @@ export class RunManager {
   /** Cancels every run and waits for each to write its terminal event. */
   async shutdown(): Promise<void> {
     this.#shutdown.abort()
-    for (const run of this.#active.values()) if (!run.controller.signal.aborted) run.controller.abort('shutdown' satisfies StopReason)
+    for (const run of this.#active.values())
+      if (!run.controller.signal.aborted) run.controller.abort('shutdown' satisfies StopReason)
     await this.idle()
     this.#stopHeartbeat()
   }
@@ -155,7 +156,8 @@ export class RunManager {
         if (!held.has(id) && !run.controller.signal.aborted) {
           const [threadId, runId] = id.split('\u0000') as [string, string]
           const record = await this.#o.store.getRun(threadId, runId)
-          if (record && (record.status !== 'running' || record.executorId !== this.executorId)) this.#abort(threadId, runId, 'fenced')
+          if (record && (record.status !== 'running' || record.executorId !== this.executorId))
+            this.#abort(threadId, runId, 'fenced')
         }
       }
     } catch (error) {
@@ -228,19 +230,31 @@ export class RunManager {
     } catch (error) {
       // A fenced run was closed by another process; otherwise the run stays `running` until its
       // lease ends and recovery closes it.
-      if (!(error instanceof RunNotActiveError)) logError(`run ${plan.threadId}/${plan.runId} could not be finished`, error)
+      if (!(error instanceof RunNotActiveError))
+        logError(`run ${plan.threadId}/${plan.runId} could not be finished`, error)
     }
   }
 }
 
 function finishRequest(plan: RunPlan, terminal: AgUiEvent, now: number): FinishRunRequest {
   const outcome: RunFinishedOutcome | undefined =
-    terminal.type === EventType.RUN_FINISHED ? ((terminal as { outcome?: RunFinishedOutcome }).outcome ?? { type: 'success' }) : undefined
+    terminal.type === EventType.RUN_FINISHED
+      ? ((terminal as { outcome?: RunFinishedOutcome }).outcome ?? { type: 'success' })
+      : undefined
   const status: FinishRunRequest['status'] =
-    outcome === undefined ? 'failed' : outcome.type === 'interrupt' ? 'interrupted' : outcome.type === 'cancelled' ? 'cancelled' : 'succeeded'
+    outcome === undefined
+      ? 'failed'
+      : outcome.type === 'interrupt'
+        ? 'interrupted'
+        : outcome.type === 'cancelled'
+          ? 'cancelled'
+          : 'succeeded'
   const closeBatch: FinishRunRequest['closeBatch'] =
     plan.kind === 'resume'
-      ? { batchId: plan.batch.batchId, status: plan.allCancelled ? (plan.expired ? 'expired' : 'cancelled') : 'resolved' }
+      ? {
+          batchId: plan.batch.batchId,
+          status: plan.allCancelled ? (plan.expired ? 'expired' : 'cancelled') : 'resolved',
+        }
       : undefined
   return {
     threadId: plan.threadId,

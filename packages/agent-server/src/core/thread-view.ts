@@ -2,7 +2,7 @@ import type { Message, ThreadSnapshot, ThreadSummary, UnsettledEffect } from '@i
 import type { Store, ThreadRecord } from '../store/store.ts'
 
 /**
- * The owner's view of a thread for cold recovery (DESIGN §2 ThreadSnapshot): the complete pending
+ * The owner's view of a thread for cold recovery (docs/protocol.md, ThreadSnapshot): the complete pending
  * batch only while open and unexpired, and unknown effects — calls whose run died after they
  * started and that `reconcile` could not settle (never re-executed blindly).
  */
@@ -33,7 +33,12 @@ function firstUserText(messages: readonly Message[]): string | undefined {
   const first = messages.find((m) => m.role === 'user')
   if (!first) return undefined
   const content = (first as { content: unknown }).content
-  const text = typeof content === 'string' ? content : Array.isArray(content) ? content.map((p: { text?: unknown }) => (typeof p.text === 'string' ? p.text : '')).join(' ') : ''
+  const text =
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content)
+        ? content.map((p: { text?: unknown }) => (typeof p.text === 'string' ? p.text : '')).join(' ')
+        : ''
   const trimmed = text.trim()
   return trimmed.length === 0 ? undefined : trimmed.length > 80 ? `${trimmed.slice(0, 79)}…` : trimmed
 }

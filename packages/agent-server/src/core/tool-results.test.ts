@@ -30,7 +30,15 @@ afterEach(async () => {
 const command = (value: unknown) => userMessage(JSON.stringify(value))
 
 function ledger(dbPath: string, threadId: string): { tool_name: string; status: string; result: string | null }[] {
-  return (dumpStore(dbPath).tool_calls as { thread_id: string; tool_name: string; status: string; result: string | null; created_at: number }[])
+  return (
+    dumpStore(dbPath).tool_calls as {
+      thread_id: string
+      tool_name: string
+      status: string
+      result: string | null
+      created_at: number
+    }[]
+  )
     .filter((row) => row.thread_id === threadId)
     .map(({ tool_name, status, result }) => ({ tool_name, status, result }))
     .sort((a, b) => a.tool_name.localeCompare(b.tool_name))
@@ -42,7 +50,16 @@ describe('tool results and state that JSON cannot hold (B3)', () => {
     expect(strictJson({ at: new Date(0) })).toBe('{"at":"1970-01-01T00:00:00.000Z"}')
     const circular: Record<string, unknown> = {}
     circular.self = circular
-    for (const bad of [10n, { n: 10n }, circular, { f: () => 1 }, [undefined], { n: Number.NaN }, { s: Symbol('x') }, () => 1]) {
+    for (const bad of [
+      10n,
+      { n: 10n },
+      circular,
+      { f: () => 1 },
+      [undefined],
+      { n: Number.NaN },
+      { s: Symbol('x') },
+      () => 1,
+    ]) {
       expect(() => strictJson(bad)).toThrow()
     }
   })
@@ -102,7 +119,17 @@ describe('tool results and state that JSON cannot hold (B3)', () => {
     }
     for (const [name, error] of Object.entries(expected)) {
       const threadId = newThreadId()
-      const res = await postRun(server, runInput(threadId, [command({ toolCalls: [{ name, args: {} }, { name: 'fine', args: {} }] })]))
+      const res = await postRun(
+        server,
+        runInput(threadId, [
+          command({
+            toolCalls: [
+              { name, args: {} },
+              { name: 'fine', args: {} },
+            ],
+          }),
+        ]),
+      )
       expect(res.status).toBe(200)
       const last = res.events[res.events.length - 1] as { type: string; outcome?: { type: string } }
       expect(last.type).toBe(EventType.RUN_FINISHED)
@@ -149,9 +176,17 @@ describe('tool results and state that JSON cannot hold (B3)', () => {
     const threadId = newThreadId()
     const paused = await postRun(server, runInput(threadId, [command({ toolCalls: [{ name: 'big', args: {} }] })]))
     const [interrupt] = interruptsOf(paused.events)
-    const resumed = await postRun(server, resumeInput(threadId, [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true } }]))
+    const resumed = await postRun(
+      server,
+      resumeInput(threadId, [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true } }]),
+    )
     expect(types(resumed.events)).not.toContain(EventType.RUN_ERROR)
-    expect(toolResults(resumed.events)).toEqual([{ toolCallId: interrupt!.toolCallId, content: { status: 'error', error: 'Tool returned a value that is not JSON.' } }])
+    expect(toolResults(resumed.events)).toEqual([
+      {
+        toolCallId: interrupt!.toolCallId,
+        content: { status: 'error', error: 'Tool returned a value that is not JSON.' },
+      },
+    ])
     expect(ledger(server.dbPath, threadId).map((r) => r.status)).toEqual(['failed'])
     expect(ran).toEqual(['big'])
   })
@@ -162,9 +197,14 @@ describe('interrupt expiry (B6)', () => {
     // A clock that moves on every read: separate reads per interrupt would disagree.
     let clock = Date.parse('2030-01-01T00:00:00.000Z')
     const now = () => (clock += 7)
-    const ask = (name: string) => defineTool({ name, description: 'x', parameters: { type: 'object' }, approval: 'always', execute: () => name })
+    const ask = (name: string) =>
+      defineTool({ name, description: 'x', parameters: { type: 'object' }, approval: 'always', execute: () => name })
     const slow = defineTool({ name: 'slow', description: 'x', parameters: { type: 'object' }, execute: () => 'done' })
-    server = await startTestServer({ agent: commandAgent([ask('a'), slow, ask('b'), ask('c')]), now, interruptTtlSeconds: 60 })
+    server = await startTestServer({
+      agent: commandAgent([ask('a'), slow, ask('b'), ask('c')]),
+      now,
+      interruptTtlSeconds: 60,
+    })
     const threadId = newThreadId()
     const calls = ['a', 'slow', 'b', 'c'].map((name) => ({ name, args: {} }))
     const paused = await postRun(server, runInput(threadId, [command({ toolCalls: calls })]))
@@ -178,9 +218,13 @@ describe('interrupt expiry (B6)', () => {
     expect([...expiries]).toEqual([batchExpiry])
     expect(new Set(batch!.interrupts.map((i) => i.interrupt.expiresAt))).toEqual(new Set([batchExpiry]))
 
-    const snapshot = (await (await fetch(`${server.baseUrl}/threads/${threadId}`, { headers: authHeader('alice') })).json()) as ThreadSnapshot
+    const snapshot = (await (
+      await fetch(`${server.baseUrl}/threads/${threadId}`, { headers: authHeader('alice') })
+    ).json()) as ThreadSnapshot
     expect(snapshot.interrupts!.map((i) => i.expiresAt)).toEqual([batchExpiry, batchExpiry, batchExpiry])
-    const inbox = (await (await fetch(`${server.baseUrl}/threads?status=interrupted`, { headers: authHeader('alice') })).json()) as ThreadListPage
+    const inbox = (await (
+      await fetch(`${server.baseUrl}/threads?status=interrupted`, { headers: authHeader('alice') })
+    ).json()) as ThreadListPage
     const row = inbox.threads.find((t) => t.threadId === threadId)
     expect(row!.interrupts!.map((i) => i.expiresAt)).toEqual([batchExpiry, batchExpiry, batchExpiry])
   })

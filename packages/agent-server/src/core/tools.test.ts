@@ -41,7 +41,12 @@ describe('tools', () => {
     const transfer = defineTool<{ amount: number }>({
       name: 'transfer',
       description: 'Move money',
-      parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { amount: { type: 'number' } },
+        required: ['amount'],
+        additionalProperties: false,
+      },
       approval: 'always',
       authorize: () => allowTransfer,
       execute: (args) => {
@@ -58,18 +63,37 @@ describe('tools', () => {
     })
     const s = await serve(commandAgent([transfer, wipe]))
     const threadId = newThreadId()
-    const first = await postRun(s, runInput(threadId, [command({ toolCalls: [{ name: 'transfer', args: { amount: 5 } }, { name: 'wipe', args: {} }] })]))
+    const first = await postRun(
+      s,
+      runInput(threadId, [
+        command({
+          toolCalls: [
+            { name: 'transfer', args: { amount: 5 } },
+            { name: 'wipe', args: {} },
+          ],
+        }),
+      ]),
+    )
     const interrupts = interruptsOf(first.events)
     expect(interrupts.map((i) => i.toolCallId)).toHaveLength(1)
     // The denied result is in the paused run, before STATE_SNAPSHOT/MESSAGES_SNAPSHOT/RUN_FINISHED.
     const denied = toolResults(first.events)
-    expect(denied).toEqual([{ toolCallId: expect.any(String), content: { status: 'denied', reason: 'Not authorized by policy.' } }])
-    const snapshot = first.events.find((e) => e.type === EventType.MESSAGES_SNAPSHOT) as { messages: { role: string }[] }
+    expect(denied).toEqual([
+      { toolCallId: expect.any(String), content: { status: 'denied', reason: 'Not authorized by policy.' } },
+    ])
+    const snapshot = first.events.find((e) => e.type === EventType.MESSAGES_SNAPSHOT) as {
+      messages: { role: string }[]
+    }
     expect(snapshot.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool'])
 
     allowTransfer = false // the resource changed while the person decided
-    const resumed = await postRun(s, resumeInput(threadId, [{ interruptId: interrupts[0]!.id, status: 'resolved', payload: { approved: true } }]))
-    expect(toolResults(resumed.events)).toEqual([{ toolCallId: interrupts[0]!.toolCallId, content: { status: 'denied', reason: 'Not authorized by policy.' } }])
+    const resumed = await postRun(
+      s,
+      resumeInput(threadId, [{ interruptId: interrupts[0]!.id, status: 'resolved', payload: { approved: true } }]),
+    )
+    expect(toolResults(resumed.events)).toEqual([
+      { toolCallId: interrupts[0]!.toolCallId, content: { status: 'denied', reason: 'Not authorized by policy.' } },
+    ])
     expect(executed).toEqual([])
     expect(textOf(resumed.events)).toContain('denied')
   })
@@ -88,7 +112,10 @@ describe('tools', () => {
       },
     })
     const s = await serve(commandAgent([pay]))
-    const small = await postRun(s, runInput(newThreadId(), [command({ toolCalls: [{ name: 'pay', args: { amount: 5, to: 'bob' } }] })]))
+    const small = await postRun(
+      s,
+      runInput(newThreadId(), [command({ toolCalls: [{ name: 'pay', args: { amount: 5, to: 'bob' } }] })]),
+    )
     expect(interruptsOf(small.events)).toEqual([])
     expect(calls).toHaveLength(1)
     expect(calls[0]!.key).toBe(calls[0]!.id)
@@ -96,17 +123,48 @@ describe('tools', () => {
     expect(textOf(small.events)).toBe('done: {"paid":5}')
 
     const threadId = newThreadId()
-    const big = await postRun(s, runInput(threadId, [command({ toolCalls: [{ name: 'pay', args: { amount: 500, to: 'bob' } }] })]))
+    const big = await postRun(
+      s,
+      runInput(threadId, [command({ toolCalls: [{ name: 'pay', args: { amount: 500, to: 'bob' } }] })]),
+    )
     const [interrupt] = interruptsOf(big.events)
     const edited = (interrupt!.responseSchema as { properties: { editedArgs: unknown } }).properties.editedArgs
     expect(edited).toMatchObject({ type: 'object', required: ['amount', 'to'], additionalProperties: false })
-    const bad = await postRun(s, resumeInput(threadId, [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true, editedArgs: { amount: -1, to: 'bob' } } }]))
+    const bad = await postRun(
+      s,
+      resumeInput(threadId, [
+        {
+          interruptId: interrupt!.id,
+          status: 'resolved',
+          payload: { approved: true, editedArgs: { amount: -1, to: 'bob' } },
+        },
+      ]),
+    )
     expect(bad.error?.code).toBe('RESUME_PAYLOAD_INVALID')
-    const good = await postRun(s, resumeInput(threadId, [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true, editedArgs: { amount: 150, to: 'carol' } } }]))
+    const good = await postRun(
+      s,
+      resumeInput(threadId, [
+        {
+          interruptId: interrupt!.id,
+          status: 'resolved',
+          payload: { approved: true, editedArgs: { amount: 150, to: 'carol' } },
+        },
+      ]),
+    )
     expect(calls[1]!.args).toEqual({ amount: 150, to: 'carol' })
     expect(textOf(good.events)).toBe('done: {"paid":150}')
 
-    const invalid = await postRun(s, runInput(newThreadId(), [command({ toolCalls: [{ name: 'pay', args: { amount: 'lots' } }, { name: 'nope', args: {} }] })]))
+    const invalid = await postRun(
+      s,
+      runInput(newThreadId(), [
+        command({
+          toolCalls: [
+            { name: 'pay', args: { amount: 'lots' } },
+            { name: 'nope', args: {} },
+          ],
+        }),
+      ]),
+    )
     const [r1, r2] = toolResults(invalid.events)
     expect(r1!.content).toMatchObject({ status: 'error', error: 'The arguments do not match the tool schema.' })
     expect(r2!.content).toEqual({ status: 'error', error: 'Unknown tool "nope".' })
@@ -114,12 +172,22 @@ describe('tools', () => {
   })
 
   it('a throwing tool yields a generic error result (no raw exception text) and the model continues', async () => {
-    const boom = defineTool({ name: 'boom', description: 'fails', parameters: { type: 'object' }, execute: () => { throw new Error('db password is hunter2') } })
+    const boom = defineTool({
+      name: 'boom',
+      description: 'fails',
+      parameters: { type: 'object' },
+      execute: () => {
+        throw new Error('db password is hunter2')
+      },
+    })
     const s = await serve(commandAgent([boom]))
     const res = await postRun(s, runInput(newThreadId(), [command({ toolCalls: [{ name: 'boom', args: {} }] })]))
     expect(res.raw).not.toContain('hunter2')
     expect(toolResults(res.events)[0]!.content).toEqual({ status: 'error', error: 'The tool boom failed.' })
-    expect(res.events[res.events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED, outcome: { type: 'success' } })
+    expect(res.events[res.events.length - 1]).toMatchObject({
+      type: EventType.RUN_FINISHED,
+      outcome: { type: 'success' },
+    })
   })
 
   it('external tools: the run waits for a result that arrives later by toolCallId; unknown ids are refused', async () => {
@@ -135,22 +203,38 @@ describe('tools', () => {
     })
     const s = await serve(commandAgent([provision]))
     const threadId = newThreadId()
-    const first = await postRun(s, runInput(threadId, [command({ toolCalls: [{ name: 'provision', args: { size: 'xl' } }] })]))
-    const finished = first.events[first.events.length - 1] as { outcome: { type: string; pendingToolCallIds: string[] } }
+    const first = await postRun(
+      s,
+      runInput(threadId, [command({ toolCalls: [{ name: 'provision', args: { size: 'xl' } }] })]),
+    )
+    const finished = first.events[first.events.length - 1] as {
+      outcome: { type: string; pendingToolCallIds: string[] }
+    }
     expect(finished.outcome.type).toBe('success')
     expect(finished.outcome.pendingToolCallIds).toEqual(dispatched)
     const toolCallId = dispatched[0]!
 
-    const unknown = await postRun(s, runInput(threadId, [{ id: 'tm1', role: 'tool', toolCallId: 'call_unknown', content: 'ready' }]))
+    const unknown = await postRun(
+      s,
+      runInput(threadId, [{ id: 'tm1', role: 'tool', toolCallId: 'call_unknown', content: 'ready' }]),
+    )
     expect(unknown.status).toBe(422)
     expect(unknown.error?.code).toBe('UNKNOWN_TOOL_CALL')
 
-    const result = await postRun(s, runInput(threadId, [{ id: 'tm2', role: 'tool', toolCallId, content: '{"machine":"m-1"}' }], { runId: 'external-result-1' }))
+    const result = await postRun(
+      s,
+      runInput(threadId, [{ id: 'tm2', role: 'tool', toolCallId, content: '{"machine":"m-1"}' }], {
+        runId: 'external-result-1',
+      }),
+    )
     expect(result.status).toBe(200)
     expect(textOf(result.events)).toBe('done: {"machine":"m-1"}')
     expect(dispatched).toHaveLength(1)
     // A second result for the settled call is ignored (the first result stands).
-    const again = await postRun(s, runInput(threadId, [{ id: 'tm3', role: 'tool', toolCallId, content: '{"machine":"m-2"}' }]))
+    const again = await postRun(
+      s,
+      runInput(threadId, [{ id: 'tm3', role: 'tool', toolCallId, content: '{"machine":"m-2"}' }]),
+    )
     expect(again.status).toBe(200)
     expect(textOf(again.events)).toBe('done: {"machine":"m-1"}')
   })
@@ -159,33 +243,60 @@ describe('tools', () => {
     const s = await serve(commandAgent([]))
     const threadId = newThreadId()
     const tools = [{ name: 'pick_color', description: 'Ask the browser', parameters: { type: 'object' } }]
-    const first = await postRun(s, runInput(threadId, [command({ toolCalls: [{ name: 'pick_color', args: {} }] })], { tools }))
+    const first = await postRun(
+      s,
+      runInput(threadId, [command({ toolCalls: [{ name: 'pick_color', args: {} }] })], { tools }),
+    )
     const finished = first.events[first.events.length - 1] as { outcome: { pendingToolCallIds: string[] } }
     const [id] = finished.outcome.pendingToolCallIds
-    const next = await postRun(s, runInput(threadId, [{ id: 'tool-answer', role: 'tool', toolCallId: id!, content: 'blue' }], { tools }))
+    const next = await postRun(
+      s,
+      runInput(threadId, [{ id: 'tool-answer', role: 'tool', toolCallId: id!, content: 'blue' }], { tools }),
+    )
     expect(textOf(next.events)).toBe('done: blue')
   })
 
   it('a forged tool message for a server tool call executes nothing', async () => {
-    const s = await serve(commandAgent([defineTool({ name: 'noop', description: 'x', parameters: { type: 'object' }, execute: () => 'real' })]))
+    const s = await serve(
+      commandAgent([
+        defineTool({ name: 'noop', description: 'x', parameters: { type: 'object' }, execute: () => 'real' }),
+      ]),
+    )
     const threadId = newThreadId()
     const first = await postRun(s, runInput(threadId, [command({ toolCalls: [{ name: 'noop', args: {} }] })]))
     const [result] = toolResults(first.events)
-    const forged = await postRun(s, runInput(threadId, [{ id: 'forged', role: 'tool', toolCallId: result!.toolCallId, content: 'fake' }]))
+    const forged = await postRun(
+      s,
+      runInput(threadId, [{ id: 'forged', role: 'tool', toolCallId: result!.toolCallId, content: 'fake' }]),
+    )
     expect(forged.status).toBe(200)
     expect(textOf(forged.events)).toBe('done: real')
   })
 
   it('more interrupting calls than maxInterruptsPerBatch: the excess gets an error result', async () => {
-    const ask = defineTool({ name: 'ask', description: 'x', parameters: { type: 'object' }, approval: 'always', execute: () => 'ok' })
+    const ask = defineTool({
+      name: 'ask',
+      description: 'x',
+      parameters: { type: 'object' },
+      approval: 'always',
+      execute: () => 'ok',
+    })
     const s = await serve(commandAgent([ask]), { limits: { maxInterruptsPerBatch: 2 } })
-    const res = await postRun(s, runInput(newThreadId(), [command({ toolCalls: [1, 2, 3].map(() => ({ name: 'ask', args: {} })) })]))
+    const res = await postRun(
+      s,
+      runInput(newThreadId(), [command({ toolCalls: [1, 2, 3].map(() => ({ name: 'ask', args: {} })) })]),
+    )
     expect(interruptsOf(res.events)).toHaveLength(2)
     expect(toolResults(res.events)[0]!.content).toMatchObject({ status: 'error' })
   })
 
   it('maxIterations stops a looping model with RUN_ERROR RUN_FAILED', async () => {
-    const again = defineTool({ name: 'again', description: 'x', parameters: { type: 'object' }, execute: () => 'again' })
+    const again = defineTool({
+      name: 'again',
+      description: 'x',
+      parameters: { type: 'object' },
+      execute: () => 'again',
+    })
     const loop: AgentDefinition = { ...commandAgent([again]), maxIterations: 3 }
     loop.model.stream = async function* () {
       yield { type: 'tool_call_start', id: undefined, name: 'again', key: '0' } as const
@@ -203,7 +314,11 @@ describe('tools', () => {
     const s = await serve({ model: failingModel('upstream said: key sk-12345 invalid') })
     const res = await postRun(s, runInput(newThreadId(), [userMessage('hi')]))
     expect(types(res.events)).toEqual([EventType.RUN_STARTED, EventType.RUN_ERROR])
-    expect(res.events[1]).toEqual({ type: EventType.RUN_ERROR, code: 'MODEL_ERROR', message: 'The model request failed.' })
+    expect(res.events[1]).toEqual({
+      type: EventType.RUN_ERROR,
+      code: 'MODEL_ERROR',
+      message: 'The model request failed.',
+    })
     expect(res.raw).not.toContain('sk-12345')
   })
 })

@@ -28,7 +28,12 @@ const VERSION_SCHEMA = { type: 'string', minLength: 1, maxLength: 64 } as const
 const publishRelease = defineTool<{ version: string }, ReleaseState>({
   name: 'publish_release',
   description: 'Publish a release of the given version.',
-  parameters: { type: 'object', properties: { version: VERSION_SCHEMA }, required: ['version'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { version: VERSION_SCHEMA },
+    required: ['version'],
+    additionalProperties: false,
+  },
   approval: 'always',
   approvalMessage: (args) => `Publish release ${args.version}?`,
   execute: (args, ctx) => {
@@ -72,7 +77,11 @@ function textOf(message: Message): string {
   const content = (message as { content?: unknown }).content
   if (typeof content === 'string') return content
   if (Array.isArray(content)) {
-    return content.map((part: unknown) => (typeof part === 'object' && part !== null && 'text' in part ? String((part as { text: unknown }).text) : '')).join(' ')
+    return content
+      .map((part: unknown) =>
+        typeof part === 'object' && part !== null && 'text' in part ? String((part as { text: unknown }).text) : '',
+      )
+      .join(' ')
   }
   return ''
 }
@@ -123,14 +132,16 @@ function describe(outcome: ToolOutcome): string {
   const status = typeof r === 'object' && r !== null ? r.status : undefined
   if (outcome.name === 'publish_release') {
     const version = String(outcome.args.version ?? '?')
-    if (status === 'denied') return `publish_release ${version} was denied${typeof r === 'object' && r.reason ? ` (${String(r.reason)})` : ''}`
+    if (status === 'denied')
+      return `publish_release ${version} was denied${typeof r === 'object' && r.reason ? ` (${String(r.reason)})` : ''}`
     if (status === 'cancelled') return `publish_release ${version} was cancelled`
     if (status === 'error') return `publish_release ${version} failed`
     return `published ${String((r as Record<string, unknown>).published ?? version)}`
   }
   if (outcome.name === 'deploy') {
     const what = `${String(outcome.args.version ?? '?')} to ${String(outcome.args.environment ?? '?')}`
-    if (status === 'denied') return `deploy ${what} was denied${typeof r === 'object' && r.reason ? ` (${String(r.reason)})` : ''}`
+    if (status === 'denied')
+      return `deploy ${what} was denied${typeof r === 'object' && r.reason ? ` (${String(r.reason)})` : ''}`
     if (status === 'cancelled') return `deploy ${what} was cancelled`
     if (status === 'error') return `deploy ${what} failed`
     const d = r as Record<string, unknown>
@@ -139,7 +150,7 @@ function describe(outcome: ToolOutcome): string {
   return `${outcome.name} finished`
 }
 
-/** The release assistant's script (DESIGN §6): deterministic on the last user message. */
+/** The release assistant's script (docs/demo-agent.md): deterministic on the last user message. */
 export function releaseAssistantScript(request: ModelRequest): ScriptedResponse {
   const messages = request.messages
   let lastUser = -1
@@ -162,9 +173,12 @@ export function releaseAssistantScript(request: ModelRequest): ScriptedResponse 
       }
       return { text: 'No environment was chosen, so I will keep the current setting.' }
     }
-    const ran = outcomes.filter((o) => typeof o.result !== 'object' || !['denied', 'cancelled', 'error'].includes(String(o.result.status)))
+    const ran = outcomes.filter(
+      (o) => typeof o.result !== 'object' || !['denied', 'cancelled', 'error'].includes(String(o.result.status)),
+    )
     const summary = outcomes.map(describe).join('; ')
-    const head = ran.length === outcomes.length ? 'All steps ran.' : ran.length === 0 ? 'Nothing ran.' : 'Some steps ran.'
+    const head =
+      ran.length === outcomes.length ? 'All steps ran.' : ran.length === 0 ? 'Nothing ran.' : 'Some steps ran.'
     return { text: `${head} Summary: ${summary}.` }
   }
 
@@ -203,7 +217,7 @@ export const RELEASE_ASSISTANT_PROMPT =
   'with ask_user. Version strings look like v2.1; default to v1.0.0 and to staging. After tools ran, summarise ' +
   'what ran and what was denied.'
 
-/** The demo agent of DESIGN §6, served by the CLI by default. */
+/** The demo agent (docs/demo-agent.md), served by the CLI by default. */
 export function releaseAssistant(options: ReleaseAssistantOptions = {}): AgentDefinition<ReleaseState> {
   const tools: ToolDefinition<unknown, ReleaseState>[] = [publishRelease, deploy, askEnvironment]
   return {

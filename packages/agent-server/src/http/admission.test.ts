@@ -27,14 +27,20 @@ afterAll(async () => {
   await server.dispose()
 })
 
-async function paused(principal: 'alice' | 'bob' = 'alice'): Promise<{ threadId: string; publish: Interrupt; deploy: Interrupt }> {
+async function paused(
+  principal: 'alice' | 'bob' = 'alice',
+): Promise<{ threadId: string; publish: Interrupt; deploy: Interrupt }> {
   const threadId = newThreadId()
   const first = await postRun(server, runInput(threadId, [userMessage('deploy v7 to production')]), { principal })
   const [publish, deploy] = interruptsOf(first.events)
   return { threadId, publish: publish!, deploy: deploy! }
 }
 
-const ok = (i: Interrupt, payload: unknown = { approved: true }): ResumeEntry => ({ interruptId: i.id, status: 'resolved', payload })
+const ok = (i: Interrupt, payload: unknown = { approved: true }): ResumeEntry => ({
+  interruptId: i.id,
+  status: 'resolved',
+  payload,
+})
 const cancel = (i: Interrupt): ResumeEntry => ({ interruptId: i.id, status: 'cancelled' })
 
 /** Sends the request and proves the store did not change at all. */
@@ -50,7 +56,9 @@ describe('admission: malformed input is refused before any stream byte and chang
   it('rejects missing and wrong credentials with UNAUTHENTICATED 401', async () => {
     const { threadId, publish, deploy } = await paused()
     for (const headers of [{}, { Authorization: 'Bearer nope' }, { Authorization: 'Basic YWxpY2U6c2VjcmV0' }]) {
-      const r = await refused(() => postRun(server, resumeInput(threadId, [ok(publish), ok(deploy)]), { principal: null, headers }))
+      const r = await refused(() =>
+        postRun(server, resumeInput(threadId, [ok(publish), ok(deploy)]), { principal: null, headers }),
+      )
       expect(r.status).toBe(401)
       expect(r.error?.code).toBe('UNAUTHENTICATED')
     }
@@ -58,48 +66,191 @@ describe('admission: malformed input is refused before any stream byte and chang
 
   it("another principal's thread is THREAD_NOT_FOUND, for resume and for new input", async () => {
     const { threadId, publish, deploy } = await paused('alice')
-    const resume = await refused(() => postRun(server, resumeInput(threadId, [ok(publish), ok(deploy)]), { principal: 'bob' }))
+    const resume = await refused(() =>
+      postRun(server, resumeInput(threadId, [ok(publish), ok(deploy)]), { principal: 'bob' }),
+    )
     expect(resume.status).toBe(404)
     expect(resume.error?.code).toBe('THREAD_NOT_FOUND')
     const input = await refused(() => postRun(server, runInput(threadId, [userMessage('hi')]), { principal: 'bob' }))
     expect(input.error?.code).toBe('THREAD_NOT_FOUND')
-    const missing = await refused(() => postRun(server, resumeInput(newThreadId(), [ok(publish)]), { principal: 'bob' }))
+    const missing = await refused(() =>
+      postRun(server, resumeInput(newThreadId(), [ok(publish)]), { principal: 'bob' }),
+    )
     expect(missing.error).toEqual(resume.error)
   })
 
-  const cases: [string, (t: Awaited<ReturnType<typeof paused>>) => { body?: unknown; rawBody?: string | Uint8Array; headers?: Record<string, string> }, number, string][] = [
+  const cases: [
+    string,
+    (t: Awaited<ReturnType<typeof paused>>) => {
+      body?: unknown
+      rawBody?: string | Uint8Array
+      headers?: Record<string, string>
+    },
+    number,
+    string,
+  ][] = [
     ['body is not JSON', () => ({ rawBody: '{"threadId":' }), 400, 'INVALID_INPUT'],
     ['body is not an object', () => ({ rawBody: '[1,2,3]' }), 400, 'INVALID_INPUT'],
     ['body is not UTF-8', () => ({ rawBody: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]) }), 400, 'INVALID_INPUT'],
-    ['content type is not JSON', ({ threadId }) => ({ body: runInput(threadId, []), headers: { 'Content-Type': 'text/plain' } }), 400, 'INVALID_INPUT'],
+    [
+      'content type is not JSON',
+      ({ threadId }) => ({ body: runInput(threadId, []), headers: { 'Content-Type': 'text/plain' } }),
+      400,
+      'INVALID_INPUT',
+    ],
     ['schema: missing runId', ({ threadId }) => ({ body: { threadId, messages: [] } }), 400, 'INVALID_INPUT'],
-    ['schema: message without role', ({ threadId }) => ({ body: runInput(threadId, [{ id: 'x', content: 'hi' } as never]) }), 400, 'INVALID_INPUT'],
+    [
+      'schema: message without role',
+      ({ threadId }) => ({ body: runInput(threadId, [{ id: 'x', content: 'hi' } as never]) }),
+      400,
+      'INVALID_INPUT',
+    ],
     ['threadId with spaces', () => ({ body: runInput('a thread', [userMessage('hi')]) }), 400, 'INVALID_INPUT'],
-    ['body larger than the limit', ({ threadId }) => ({ body: runInput(threadId, [userMessage('x'.repeat(70 * 1024))]) }), 413, 'PAYLOAD_TOO_LARGE'],
-    ['too many messages', ({ threadId }) => ({ body: runInput(threadId, Array.from({ length: 21 }, (_, i) => userMessage(`m${i}`))) }), 413, 'PAYLOAD_TOO_LARGE'],
-    ['new input while a batch is open', ({ threadId }) => ({ body: runInput(threadId, [userMessage('deploy again')]) }), 409, 'INTERRUPTS_PENDING'],
-    ['resume is not an array', ({ threadId }) => ({ body: { ...resumeInput(threadId, []), resume: { a: 1 } } }), 400, 'INVALID_INPUT'],
-    ['resume entry with a bad status', ({ threadId, publish }) => ({ body: resumeInput(threadId, [{ interruptId: publish.id, status: 'approved' as never }]) }), 400, 'INVALID_INPUT'],
-    ['cancelled entry with a payload', ({ threadId, publish, deploy }) => ({ body: resumeInput(threadId, [{ ...cancel(publish), payload: { approved: true } }, cancel(deploy)]) }), 400, 'INVALID_INPUT'],
-    ['too many resume entries', ({ threadId, publish }) => ({ body: resumeInput(threadId, Array.from({ length: 5 }, () => cancel(publish))) }), 400, 'INVALID_INPUT'],
-    ['resume covers only part of the batch', ({ threadId, publish }) => ({ body: resumeInput(threadId, [ok(publish)]) }), 422, 'RESUME_INCOMPLETE'],
+    [
+      'body larger than the limit',
+      ({ threadId }) => ({ body: runInput(threadId, [userMessage('x'.repeat(70 * 1024))]) }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    ],
+    [
+      'too many messages',
+      ({ threadId }) => ({
+        body: runInput(
+          threadId,
+          Array.from({ length: 21 }, (_, i) => userMessage(`m${i}`)),
+        ),
+      }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    ],
+    [
+      'new input while a batch is open',
+      ({ threadId }) => ({ body: runInput(threadId, [userMessage('deploy again')]) }),
+      409,
+      'INTERRUPTS_PENDING',
+    ],
+    [
+      'resume is not an array',
+      ({ threadId }) => ({ body: { ...resumeInput(threadId, []), resume: { a: 1 } } }),
+      400,
+      'INVALID_INPUT',
+    ],
+    [
+      'resume entry with a bad status',
+      ({ threadId, publish }) => ({
+        body: resumeInput(threadId, [{ interruptId: publish.id, status: 'approved' as never }]),
+      }),
+      400,
+      'INVALID_INPUT',
+    ],
+    [
+      'cancelled entry with a payload',
+      ({ threadId, publish, deploy }) => ({
+        body: resumeInput(threadId, [{ ...cancel(publish), payload: { approved: true } }, cancel(deploy)]),
+      }),
+      400,
+      'INVALID_INPUT',
+    ],
+    [
+      'too many resume entries',
+      ({ threadId, publish }) => ({
+        body: resumeInput(
+          threadId,
+          Array.from({ length: 5 }, () => cancel(publish)),
+        ),
+      }),
+      400,
+      'INVALID_INPUT',
+    ],
+    [
+      'resume covers only part of the batch',
+      ({ threadId, publish }) => ({ body: resumeInput(threadId, [ok(publish)]) }),
+      422,
+      'RESUME_INCOMPLETE',
+    ],
     ['resume with an empty array', ({ threadId }) => ({ body: resumeInput(threadId, []) }), 422, 'RESUME_INCOMPLETE'],
-    ['duplicate entries', ({ threadId, publish, deploy }) => ({ body: resumeInput(threadId, [ok(publish), ok(publish), ok(deploy)]) }), 422, 'RESUME_DUPLICATE_ENTRY'],
-    ['unknown interrupt id', ({ threadId, publish, deploy }) => ({ body: resumeInput(threadId, [ok(publish), ok(deploy), { interruptId: 'int_nope', status: 'cancelled' }]) }), 422, 'RESUME_UNKNOWN_INTERRUPT'],
-    ['payload of the wrong type', ({ threadId, publish, deploy }) => ({ body: resumeInput(threadId, [ok(publish, { approved: 'yes' }), ok(deploy)]) }), 422, 'RESUME_PAYLOAD_INVALID'],
-    ['payload with an extra property', ({ threadId, publish, deploy }) => ({ body: resumeInput(threadId, [ok(publish, { approved: true, sudo: true }), ok(deploy)]) }), 422, 'RESUME_PAYLOAD_INVALID'],
-    ['resolved without a payload', ({ threadId, publish, deploy }) => ({ body: resumeInput(threadId, [{ interruptId: publish.id, status: 'resolved' }, ok(deploy)]) }), 422, 'RESUME_PAYLOAD_INVALID'],
-    ['editedArgs on a tool without allowEdits', ({ threadId, publish, deploy }) => ({ body: resumeInput(threadId, [ok(publish, { approved: true, editedArgs: { version: 'v9' } }), ok(deploy)]) }), 422, 'RESUME_PAYLOAD_INVALID'],
-    ['editedArgs that break the tool schema', ({ threadId, publish, deploy }) => ({ body: resumeInput(threadId, [ok(publish), ok(deploy, { approved: true, editedArgs: { version: 'v9', environment: 'moon' } })]) }), 422, 'RESUME_PAYLOAD_INVALID'],
-    ['payload larger than the limit', ({ threadId, publish, deploy }) => ({ body: resumeInput(threadId, [ok(publish, { approved: false, reason: 'x'.repeat(2000) }), ok(deploy)]) }), 413, 'PAYLOAD_TOO_LARGE'],
-    ['tool message for an unknown call', ({ threadId }) => ({ body: runInput(`${threadId}-other`, [{ id: 'tm', role: 'tool', toolCallId: 'call_nope', content: 'ok' }]) }), 422, 'UNKNOWN_TOOL_CALL'],
+    [
+      'duplicate entries',
+      ({ threadId, publish, deploy }) => ({ body: resumeInput(threadId, [ok(publish), ok(publish), ok(deploy)]) }),
+      422,
+      'RESUME_DUPLICATE_ENTRY',
+    ],
+    [
+      'unknown interrupt id',
+      ({ threadId, publish, deploy }) => ({
+        body: resumeInput(threadId, [ok(publish), ok(deploy), { interruptId: 'int_nope', status: 'cancelled' }]),
+      }),
+      422,
+      'RESUME_UNKNOWN_INTERRUPT',
+    ],
+    [
+      'payload of the wrong type',
+      ({ threadId, publish, deploy }) => ({
+        body: resumeInput(threadId, [ok(publish, { approved: 'yes' }), ok(deploy)]),
+      }),
+      422,
+      'RESUME_PAYLOAD_INVALID',
+    ],
+    [
+      'payload with an extra property',
+      ({ threadId, publish, deploy }) => ({
+        body: resumeInput(threadId, [ok(publish, { approved: true, sudo: true }), ok(deploy)]),
+      }),
+      422,
+      'RESUME_PAYLOAD_INVALID',
+    ],
+    [
+      'resolved without a payload',
+      ({ threadId, publish, deploy }) => ({
+        body: resumeInput(threadId, [{ interruptId: publish.id, status: 'resolved' }, ok(deploy)]),
+      }),
+      422,
+      'RESUME_PAYLOAD_INVALID',
+    ],
+    [
+      'editedArgs on a tool without allowEdits',
+      ({ threadId, publish, deploy }) => ({
+        body: resumeInput(threadId, [ok(publish, { approved: true, editedArgs: { version: 'v9' } }), ok(deploy)]),
+      }),
+      422,
+      'RESUME_PAYLOAD_INVALID',
+    ],
+    [
+      'editedArgs that break the tool schema',
+      ({ threadId, publish, deploy }) => ({
+        body: resumeInput(threadId, [
+          ok(publish),
+          ok(deploy, { approved: true, editedArgs: { version: 'v9', environment: 'moon' } }),
+        ]),
+      }),
+      422,
+      'RESUME_PAYLOAD_INVALID',
+    ],
+    [
+      'payload larger than the limit',
+      ({ threadId, publish, deploy }) => ({
+        body: resumeInput(threadId, [ok(publish, { approved: false, reason: 'x'.repeat(2000) }), ok(deploy)]),
+      }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    ],
+    [
+      'tool message for an unknown call',
+      ({ threadId }) => ({
+        body: runInput(`${threadId}-other`, [{ id: 'tm', role: 'tool', toolCallId: 'call_nope', content: 'ok' }]),
+      }),
+      422,
+      'UNKNOWN_TOOL_CALL',
+    ],
   ]
 
   for (const [name, build, status, code] of cases) {
     it(`${name} → ${status} ${code}`, async () => {
       const t = await paused()
       const { body, rawBody, headers } = build(t)
-      const r = await refused(() => postRun(server, body, { ...(rawBody !== undefined ? { rawBody } : {}), ...(headers ? { headers } : {}) }))
+      const r = await refused(() =>
+        postRun(server, body, { ...(rawBody !== undefined ? { rawBody } : {}), ...(headers ? { headers } : {}) }),
+      )
       expect(r.status).toBe(status)
       expect(r.error?.code).toBe(code)
       // The batch stays answerable.
@@ -110,7 +261,13 @@ describe('admission: malformed input is refused before any stream byte and chang
   it('RESUME_PAYLOAD_INVALID details carry the Ajv errors per interrupt', async () => {
     const { threadId, publish, deploy } = await paused()
     const r = await refused(() =>
-      postRun(server, resumeInput(threadId, [ok(publish, { approved: 1 }), ok(deploy, { approved: true, editedArgs: { version: '' } })])),
+      postRun(
+        server,
+        resumeInput(threadId, [
+          ok(publish, { approved: 1 }),
+          ok(deploy, { approved: true, editedArgs: { version: '' } }),
+        ]),
+      ),
     )
     const errors = (r.error?.details as { errors: Record<string, { path: string; keyword: string }[]> }).errors
     expect(Object.keys(errors).sort()).toEqual([publish.id, deploy.id].sort())
@@ -121,13 +278,18 @@ describe('admission: malformed input is refused before any stream byte and chang
   it('INTERRUPTS_PENDING details carry the pending interrupts', async () => {
     const { threadId, publish, deploy } = await paused()
     const r = await refused(() => postRun(server, runInput(threadId, [userMessage('and another thing')])))
-    expect((r.error?.details as { interrupts: Interrupt[] }).interrupts.map((i) => i.id)).toEqual([publish.id, deploy.id])
+    expect((r.error?.details as { interrupts: Interrupt[] }).interrupts.map((i) => i.id)).toEqual([
+      publish.id,
+      deploy.id,
+    ])
   })
 
   it('resume with nothing pending → RESUME_NOTHING_PENDING', async () => {
     const threadId = newThreadId()
     await postRun(server, runInput(threadId, [userMessage('hello')]))
-    const r = await refused(() => postRun(server, resumeInput(threadId, [{ interruptId: 'int_x', status: 'cancelled' }])))
+    const r = await refused(() =>
+      postRun(server, resumeInput(threadId, [{ interruptId: 'int_x', status: 'cancelled' }])),
+    )
     expect(r.status).toBe(409)
     expect(r.error?.code).toBe('RESUME_NOTHING_PENDING')
   })

@@ -69,7 +69,7 @@ function defaultLogError(message: string, error: unknown): void {
 }
 
 /**
- * The AG-UI 1.0 endpoint (DESIGN §2, §3): `POST {base}/runs` answers admission errors as JSON and
+ * The AG-UI 1.0 endpoint (docs/protocol.md): `POST {base}/runs` answers admission errors as JSON and
  * admitted runs as SSE; thread snapshot, event replay, cancel and inbox routes; `GET {base}/health`
  * reports liveness and store reachability.
  * @example
@@ -98,7 +98,14 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     logError,
     ...(options.runLeaseMs !== undefined ? { leaseMs: options.runLeaseMs } : {}),
   })
-  const recovery = new RunRecovery({ store, hub, agent, runs, exclusive: options.exclusive ?? store.kind === 'sqlite', logError })
+  const recovery = new RunRecovery({
+    store,
+    hub,
+    agent,
+    runs,
+    exclusive: options.exclusive ?? store.kind === 'sqlite',
+    logError,
+  })
   const pollMs = options.pollMs ?? (store.watch ? 1000 : 250)
   const watcher = new LogWatcher({ store, hub, pollMs, logError })
   let unwatch: (() => void) | undefined
@@ -164,7 +171,15 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     return c.body(body, 200, SSE_HEADERS)
   })
 
-  registerThreadRoutes(app, basePath, authenticate, { store, hub, runs, recovery, now, logError, heartbeatMs: options.heartbeatMs })
+  registerThreadRoutes(app, basePath, authenticate, {
+    store,
+    hub,
+    runs,
+    recovery,
+    now,
+    logError,
+    heartbeatMs: options.heartbeatMs,
+  })
 
   let closing: Promise<void> | undefined
   return Object.assign(app, {

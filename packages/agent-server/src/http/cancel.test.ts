@@ -4,7 +4,17 @@ import type { ThreadSnapshot } from '@interlude/protocol'
 import type { ToolDefinition } from '../agent/tool.ts'
 import type { ModelProvider } from '../models/model.ts'
 import type { TestServer } from '../test-utils/harness.ts'
-import { authHeader, newThreadId, postRun, runInput, startTestServer, textOf, toolResults, types, userMessage } from '../test-utils/harness.ts'
+import {
+  authHeader,
+  newThreadId,
+  postRun,
+  runInput,
+  startTestServer,
+  textOf,
+  toolResults,
+  types,
+  userMessage,
+} from '../test-utils/harness.ts'
 import { commandAgent, gatedModel } from '../test-utils/test-agents.ts'
 
 const servers: TestServer[] = []
@@ -54,7 +64,12 @@ function blockingTools() {
       return 'slow finished'
     },
   }
-  const deploy: ToolDefinition = { name: 'deploy', description: 'deploy', parameters: { type: 'object' }, execute: () => ++seen.deploys }
+  const deploy: ToolDefinition = {
+    name: 'deploy',
+    description: 'deploy',
+    parameters: { type: 'object' },
+    execute: () => ++seen.deploys,
+  }
   return { tools: [slow, deploy], seen, release: () => release() }
 }
 
@@ -63,7 +78,16 @@ describe('cancel', () => {
     const b = blockingTools()
     const s = await serve({ agent: commandAgent(b.tools) })
     const threadId = newThreadId()
-    const input = runInput(threadId, [userMessage(JSON.stringify({ toolCalls: [{ name: 'slow', args: {} }, { name: 'deploy', args: {} }] }))])
+    const input = runInput(threadId, [
+      userMessage(
+        JSON.stringify({
+          toolCalls: [
+            { name: 'slow', args: {} },
+            { name: 'deploy', args: {} },
+          ],
+        }),
+      ),
+    ])
     const running = postRun(s, input)
     await until(() => b.seen.slowStarted, 'slow to start')
     const res = await cancel(s, threadId, input.runId)
@@ -71,7 +95,12 @@ describe('cancel', () => {
     expect(await res.json()).toEqual({ runId: input.runId, status: 'cancelling' })
     b.release()
     const { events } = await running
-    expect(events[events.length - 1]).toEqual({ type: EventType.RUN_FINISHED, threadId, runId: input.runId, outcome: { type: 'cancelled' } })
+    expect(events[events.length - 1]).toEqual({
+      type: EventType.RUN_FINISHED,
+      threadId,
+      runId: input.runId,
+      outcome: { type: 'cancelled' },
+    })
     const results = toolResults(events)
     expect(results[0]).toMatchObject({ content: 'slow finished' })
     expect(results[1]).toMatchObject({ content: { status: 'cancelled' } })
@@ -88,7 +117,14 @@ describe('cancel', () => {
   it('cancel vs disconnect: the cancelled run stops, the disconnected run completes and is stored', async () => {
     const cancelled = gatedModel()
     const dropped = gatedModel()
-    const s = await serve({ agent: { model: { name: 'two', stream: (r) => ((r.messages[0] as { content: string }).content === 'a' ? cancelled : dropped).model.stream(r) } } })
+    const s = await serve({
+      agent: {
+        model: {
+          name: 'two',
+          stream: (r) => ((r.messages[0] as { content: string }).content === 'a' ? cancelled : dropped).model.stream(r),
+        },
+      },
+    })
     const a = runInput(newThreadId(), [userMessage('a')])
     const b = runInput(newThreadId(), [userMessage('b')])
     const aRes = postRun(s, a)
@@ -147,7 +183,9 @@ describe('cancel', () => {
     const running = postRun(a, input)
     await started
     // B tails A's run: frames arrive through the log poll.
-    const tail = fetch(`${b.baseUrl}/threads/${threadId}/events`, { headers: authHeader('alice') }).then((r) => r.text())
+    const tail = fetch(`${b.baseUrl}/threads/${threadId}/events`, { headers: authHeader('alice') }).then((r) =>
+      r.text(),
+    )
     const res = await cancel(b, threadId, input.runId)
     expect(res.status).toBe(202)
     // A learns about the flag at its next lease renewal; the run stops before the next model chunk.

@@ -7,7 +7,19 @@ import { ThreadSnapshotSchema } from '@interlude/protocol/schemas'
 import type { ReleaseState } from '../demo/release-assistant.ts'
 import type { ChildServer } from '../test-utils/child-server.ts'
 import { CRASH_SERVER, killChildren, launchChild, until } from '../test-utils/child-server.ts'
-import { authHeader, interruptsOf, newThreadId, postRun, resumeInput, runInput, tempDir, textOf, toolResults, types, userMessage } from '../test-utils/harness.ts'
+import {
+  authHeader,
+  interruptsOf,
+  newThreadId,
+  postRun,
+  resumeInput,
+  runInput,
+  tempDir,
+  textOf,
+  toolResults,
+  types,
+  userMessage,
+} from '../test-utils/harness.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 
 /**
@@ -84,7 +96,8 @@ describe.each(backends)('SIGKILL and restart on %s', (_name, makeBackend) => {
     await backend?.dispose()
     backend = undefined
   })
-  const launch = async (dir: string, ...flags: string[]) => launchChild(CRASH_SERVER, [...backend!.args, '--dir', dir, ...flags])
+  const launch = async (dir: string, ...flags: string[]) =>
+    launchChild(CRASH_SERVER, [...backend!.args, '--dir', dir, ...flags])
 
   it('(a) while paused: the batch survives untouched and resumes normally on the new process', async () => {
     backend = await makeBackend()
@@ -101,7 +114,9 @@ describe.each(backends)('SIGKILL and restart on %s', (_name, makeBackend) => {
     expect(resumed.status).toBe(200)
     expect(textOf(resumed.events)).toMatch(/^All steps ran\./)
     const after = await snapshot(second, threadId)
-    expect((after.state as ReleaseState).deployments).toEqual([{ operationId: deploy.toolCallId, version: 'v3', environment: 'production' }])
+    expect((after.state as ReleaseState).deployments).toEqual([
+      { operationId: deploy.toolCallId, version: 'v3', environment: 'production' },
+    ])
     expect(executions(dir)).toEqual([deploy.toolCallId])
   })
 
@@ -123,7 +138,9 @@ describe.each(backends)('SIGKILL and restart on %s', (_name, makeBackend) => {
     expect(snap.unsettledEffects).toEqual([{ toolCallId: deploy.toolCallId, toolName: 'deploy', status: 'unknown' }])
     // The thread says so to the model (and the user): the deploy result is "unknown".
     const results = snap.messages.filter((m) => m.role === 'tool') as { toolCallId: string; content: string }[]
-    expect(JSON.parse(results.find((r) => r.toolCallId === deploy.toolCallId)!.content)).toMatchObject({ status: 'unknown' })
+    expect(JSON.parse(results.find((r) => r.toolCallId === deploy.toolCallId)!.content)).toMatchObject({
+      status: 'unknown',
+    })
     expect(JSON.parse(results.find((r) => r.toolCallId === publish.toolCallId)!.content)).toEqual({ published: 'v3' })
     expect((snap.state as ReleaseState).releases).toHaveLength(1)
     expect((snap.state as ReleaseState).deployments).toEqual([])
@@ -132,7 +149,9 @@ describe.each(backends)('SIGKILL and restart on %s', (_name, makeBackend) => {
     const retry = await postRun(second, input)
     expect(retry.status).toBe(200)
     expect(retry.events[retry.events.length - 1]).toMatchObject({ type: EventType.RUN_ERROR, code: 'RUN_FAILED' })
-    expect(toolResults(retry.events).find((r) => r.toolCallId === deploy.toolCallId)?.content).toMatchObject({ status: 'unknown' })
+    expect(toolResults(retry.events).find((r) => r.toolCallId === deploy.toolCallId)?.content).toMatchObject({
+      status: 'unknown',
+    })
     // Another attempt is not another deploy.
     const again = await postRun(second, resumeInput(threadId, approveBoth(publish, deploy)))
     expect(again.error).toMatchObject({ code: 'ALREADY_RESUMED', details: { runId: input.runId } })
@@ -193,15 +212,21 @@ describe('SIGKILL while deploy executes, restart with reconcile (SQLite)', () =>
     const db = path.join(tmp.dir, `reconcile-${++counter}.db`)
     const first = await launchChild(CRASH_SERVER, ['--db', db, '--dir', dir, '--block-deploy'])
     const { threadId, publish, deploy } = await pausedThread(first)
-    const inFlight = postRun(first, resumeInput(threadId, approveBoth(publish, deploy))).catch((error: unknown) => error)
+    const inFlight = postRun(first, resumeInput(threadId, approveBoth(publish, deploy))).catch(
+      (error: unknown) => error,
+    )
     await until(() => fs.existsSync(path.join(dir, 'deploy-started')), 'deploy to start')
     await first.kill()
     await inFlight
     const second = await launchChild(CRASH_SERVER, ['--db', db, '--dir', dir, '--reconcile'])
     const snap = await snapshot(second, threadId)
     expect(snap.unsettledEffects).toBeUndefined()
-    expect((snap.state as ReleaseState).deployments).toEqual([{ operationId: deploy.toolCallId, version: 'v3', environment: 'production' }])
-    const result = snap.messages.find((m) => m.role === 'tool' && m.toolCallId === deploy.toolCallId) as { content: string }
+    expect((snap.state as ReleaseState).deployments).toEqual([
+      { operationId: deploy.toolCallId, version: 'v3', environment: 'production' },
+    ])
+    const result = snap.messages.find((m) => m.role === 'tool' && m.toolCallId === deploy.toolCallId) as {
+      content: string
+    }
     expect(JSON.parse(result.content)).toMatchObject({ deployed: true, reconciled: true })
     expect(executions(dir)).toEqual([deploy.toolCallId])
   })

@@ -58,7 +58,9 @@ const id = fc.oneof(fc.constantFrom(...threads), fc.string({ maxLength: 12 }), f
 const content = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.constantFrom('deploy v2 to production', 'ask me to choose', 'hello'),
-  fc.array(fc.record({ type: fc.constantFrom('text', 'image', 'bogus'), text: fc.string({ maxLength: 10 }) }), { maxLength: 2 }),
+  fc.array(fc.record({ type: fc.constantFrom('text', 'image', 'bogus'), text: fc.string({ maxLength: 10 }) }), {
+    maxLength: 2,
+  }),
   fc.jsonValue({ maxDepth: 6 }),
 )
 const message = fc.record(
@@ -67,17 +69,40 @@ const message = fc.record(
     role: fc.constantFrom('user', 'assistant', 'tool', 'system', 'developer', 'activity', 'reasoning', 'robot'),
     content,
     toolCallId: fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom(...(['call_x'] as string[]))),
-    toolCalls: fc.array(fc.record({ id: fc.string({ maxLength: 6 }), type: fc.constant('function'), function: fc.record({ name: fc.constantFrom('deploy', 'publish_release', 'x'), arguments: fc.string({ maxLength: 20 }) }) }), { maxLength: 2 }),
+    toolCalls: fc.array(
+      fc.record({
+        id: fc.string({ maxLength: 6 }),
+        type: fc.constant('function'),
+        function: fc.record({
+          name: fc.constantFrom('deploy', 'publish_release', 'x'),
+          arguments: fc.string({ maxLength: 20 }),
+        }),
+      }),
+      { maxLength: 2 },
+    ),
   },
   { requiredKeys: ['id', 'role'] },
 )
 const entry = fc.record(
   {
-    interruptId: fc.oneof(fc.constantFrom('int_x', ''), fc.nat(3).map((i) => interrupts[i]?.id ?? 'int_none')),
+    interruptId: fc.oneof(
+      fc.constantFrom('int_x', ''),
+      fc.nat(3).map((i) => interrupts[i]?.id ?? 'int_none'),
+    ),
     status: fc.constantFrom('resolved', 'cancelled', 'approved', 1),
     payload: fc.oneof(
-      fc.record({ approved: fc.oneof(fc.boolean(), fc.string()), editedArgs: fc.jsonValue({ maxDepth: 6 }), reason: fc.string({ maxLength: 8 }) }, { requiredKeys: [] }),
-      fc.record({ environment: fc.constantFrom('staging', 'production', 'moon'), notes: fc.string({ maxLength: 8 }) }, { requiredKeys: [] }),
+      fc.record(
+        {
+          approved: fc.oneof(fc.boolean(), fc.string()),
+          editedArgs: fc.jsonValue({ maxDepth: 6 }),
+          reason: fc.string({ maxLength: 8 }),
+        },
+        { requiredKeys: [] },
+      ),
+      fc.record(
+        { environment: fc.constantFrom('staging', 'production', 'moon'), notes: fc.string({ maxLength: 8 }) },
+        { requiredKeys: [] },
+      ),
       fc.jsonValue({ maxDepth: 6 }),
     ),
     metadata: fc.jsonValue({ maxDepth: 4 }),
@@ -89,8 +114,17 @@ const runInputLike = fc.record(
     threadId: id,
     runId: fc.oneof(fc.uuid(), fc.constantFrom('r1', 'r2'), fc.integer()),
     messages: fc.array(message, { maxLength: 4 }),
-    tools: fc.array(fc.record({ name: fc.string({ maxLength: 8 }), description: fc.string({ maxLength: 8 }), parameters: fc.jsonValue({ maxDepth: 6 }) }), { maxLength: 2 }),
-    context: fc.array(fc.record({ description: fc.string({ maxLength: 8 }), value: fc.string({ maxLength: 8 }) }), { maxLength: 1 }),
+    tools: fc.array(
+      fc.record({
+        name: fc.string({ maxLength: 8 }),
+        description: fc.string({ maxLength: 8 }),
+        parameters: fc.jsonValue({ maxDepth: 6 }),
+      }),
+      { maxLength: 2 },
+    ),
+    context: fc.array(fc.record({ description: fc.string({ maxLength: 8 }), value: fc.string({ maxLength: 8 }) }), {
+      maxLength: 1,
+    }),
     state: fc.jsonValue({ maxDepth: 6 }),
     resume: fc.oneof(fc.array(entry, { maxLength: 4 }), fc.jsonValue({ maxDepth: 4 })),
     forwardedProps: fc.jsonValue({ maxDepth: 6 }),
@@ -99,21 +133,48 @@ const runInputLike = fc.record(
 )
 
 // Mostly schema-valid inputs so that admission, the claim and the execution core are exercised.
-const toolCallIdPool = fc.oneof(fc.constantFrom('call_x', 'c1'), fc.nat(3).map((i) => interrupts[i]?.toolCallId ?? 'call_none'))
+const toolCallIdPool = fc.oneof(
+  fc.constantFrom('call_x', 'c1'),
+  fc.nat(3).map((i) => interrupts[i]?.toolCallId ?? 'call_none'),
+)
 const validMessage = fc.oneof(
-  fc.record({ id: fc.uuid(), role: fc.constant('user'), content: fc.oneof(fc.constantFrom('deploy v2 to production', 'ask me to choose', 'hello', 'release v3'), fc.string({ maxLength: 20 })) }),
-  fc.record({ id: fc.oneof(fc.uuid(), fc.constantFrom('m1', 'm2')), role: fc.constant('tool'), toolCallId: toolCallIdPool, content: fc.string({ maxLength: 20 }) }),
+  fc.record({
+    id: fc.uuid(),
+    role: fc.constant('user'),
+    content: fc.oneof(
+      fc.constantFrom('deploy v2 to production', 'ask me to choose', 'hello', 'release v3'),
+      fc.string({ maxLength: 20 }),
+    ),
+  }),
+  fc.record({
+    id: fc.oneof(fc.uuid(), fc.constantFrom('m1', 'm2')),
+    role: fc.constant('tool'),
+    toolCallId: toolCallIdPool,
+    content: fc.string({ maxLength: 20 }),
+  }),
   fc.record({ id: fc.uuid(), role: fc.constant('assistant'), content: fc.string({ maxLength: 20 }) }),
   fc.record({ id: fc.uuid(), role: fc.constantFrom('system', 'developer'), content: fc.string({ maxLength: 20 }) }),
 )
 const validEntry = fc.record(
   {
-    interruptId: fc.oneof(fc.nat(3).map((i) => interrupts[i]?.id ?? 'int_none'), fc.constant('int_x')),
+    interruptId: fc.oneof(
+      fc.nat(3).map((i) => interrupts[i]?.id ?? 'int_none'),
+      fc.constant('int_x'),
+    ),
     status: fc.constantFrom('resolved', 'cancelled'),
     payload: fc.oneof(
       fc.record({ approved: fc.boolean(), reason: fc.string({ maxLength: 8 }) }, { requiredKeys: ['approved'] }),
-      fc.record({ approved: fc.boolean(), editedArgs: fc.record({ version: fc.string({ maxLength: 6 }), environment: fc.constantFrom('staging', 'production', 'moon') }) }),
-      fc.record({ environment: fc.constantFrom('staging', 'production', 'moon'), notes: fc.string({ maxLength: 8 }) }, { requiredKeys: ['environment'] }),
+      fc.record({
+        approved: fc.boolean(),
+        editedArgs: fc.record({
+          version: fc.string({ maxLength: 6 }),
+          environment: fc.constantFrom('staging', 'production', 'moon'),
+        }),
+      }),
+      fc.record(
+        { environment: fc.constantFrom('staging', 'production', 'moon'), notes: fc.string({ maxLength: 8 }) },
+        { requiredKeys: ['environment'] },
+      ),
       fc.jsonValue({ maxDepth: 6 }),
     ),
   },
@@ -134,9 +195,13 @@ const validInput = fc.record(
 describe('POST /runs under random input (fast-check)', () => {
   it('arbitrary JSON bodies: only 4xx admissions or well-formed streams', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.jsonValue({ maxDepth: 10 }), fc.constantFrom('alice', 'bob' as const), async (body, principal) => {
-        wellFormed(await postRun(server, body, { principal }))
-      }),
+      fc.asyncProperty(
+        fc.jsonValue({ maxDepth: 10 }),
+        fc.constantFrom('alice', 'bob' as const),
+        async (body, principal) => {
+          wellFormed(await postRun(server, body, { principal }))
+        },
+      ),
       { numRuns: 150 },
     )
   })
@@ -153,19 +218,69 @@ describe('POST /runs under random input (fast-check)', () => {
 
   it('very deep values in any field (raw JSON up to 100,000 levels): refused as too deep, or handled — never INTERNAL', async () => {
     const DEEP = '__deep__'
-    const deep = fc.record({ depth: fc.constantFrom(2, 20, 55, 58, 60, 61, 62, 63, 64, 65, 100, 2000, 100_000), objects: fc.boolean() })
+    const deep = fc.record({
+      depth: fc.constantFrom(2, 20, 55, 58, 60, 61, 62, 63, 64, 65, 100, 2000, 100_000),
+      objects: fc.boolean(),
+    })
     const interrupt = fc.nat(3).map((i) => interrupts[i])
     const place = fc.oneof(
-      interrupt.map((i) => ({ threadId: 't-alice-paused', runId: 'r-deep', messages: [], resume: [{ interruptId: i?.id ?? 'int_x', status: 'resolved', payload: DEEP }] })),
-      interrupt.map((i) => ({ threadId: 't-alice-paused', runId: 'r-deep', messages: [], resume: [{ interruptId: i?.id ?? 'int_x', status: 'resolved', payload: { approved: true, editedArgs: DEEP } }] })),
-      interrupt.map((i) => ({ threadId: 't-alice-paused', runId: 'r-deep', messages: [], resume: [{ interruptId: i?.id ?? 'int_x', status: 'cancelled', metadata: { m: DEEP } }] })),
-      fc.uuid().map((id) => ({ threadId: `t-deep-${id}`, runId: 'r1', messages: [{ id, role: 'user', content: 'hello', extra: DEEP }] })),
-      fc.uuid().map((id) => ({ threadId: `t-deep-${id}`, runId: 'r1', messages: [{ id, role: 'user', content: 'hello', metadata: { x: DEEP } }] })),
-      fc.uuid().map((id) => ({ threadId: `t-deep-${id}`, runId: 'r1', messages: [{ id, role: 'user', content: [{ type: 'text', text: 'hi', metadata: DEEP }] }] })),
-      fc.uuid().map((id) => ({ threadId: `t-deep-${id}`, runId: 'r1', messages: [{ id, role: 'user', content: 'deploy v9 to staging' }], state: DEEP })),
-      fc.uuid().map((id) => ({ threadId: `t-deep-${id}`, runId: 'r1', messages: [{ id, role: 'user', content: 'hello' }], forwardedProps: DEEP })),
-      fc.uuid().map((id) => ({ threadId: `t-deep-${id}`, runId: 'r1', messages: [{ id, role: 'user', content: 'hello' }], tools: [{ name: 'x', description: 'd', parameters: DEEP }] })),
-      fc.uuid().map((id) => ({ threadId: `t-deep-${id}`, runId: 'r1', messages: [{ id, role: 'user', content: 'hello' }], context: [{ description: 'd', value: DEEP }] })),
+      interrupt.map((i) => ({
+        threadId: 't-alice-paused',
+        runId: 'r-deep',
+        messages: [],
+        resume: [{ interruptId: i?.id ?? 'int_x', status: 'resolved', payload: DEEP }],
+      })),
+      interrupt.map((i) => ({
+        threadId: 't-alice-paused',
+        runId: 'r-deep',
+        messages: [],
+        resume: [{ interruptId: i?.id ?? 'int_x', status: 'resolved', payload: { approved: true, editedArgs: DEEP } }],
+      })),
+      interrupt.map((i) => ({
+        threadId: 't-alice-paused',
+        runId: 'r-deep',
+        messages: [],
+        resume: [{ interruptId: i?.id ?? 'int_x', status: 'cancelled', metadata: { m: DEEP } }],
+      })),
+      fc.uuid().map((id) => ({
+        threadId: `t-deep-${id}`,
+        runId: 'r1',
+        messages: [{ id, role: 'user', content: 'hello', extra: DEEP }],
+      })),
+      fc.uuid().map((id) => ({
+        threadId: `t-deep-${id}`,
+        runId: 'r1',
+        messages: [{ id, role: 'user', content: 'hello', metadata: { x: DEEP } }],
+      })),
+      fc.uuid().map((id) => ({
+        threadId: `t-deep-${id}`,
+        runId: 'r1',
+        messages: [{ id, role: 'user', content: [{ type: 'text', text: 'hi', metadata: DEEP }] }],
+      })),
+      fc.uuid().map((id) => ({
+        threadId: `t-deep-${id}`,
+        runId: 'r1',
+        messages: [{ id, role: 'user', content: 'deploy v9 to staging' }],
+        state: DEEP,
+      })),
+      fc.uuid().map((id) => ({
+        threadId: `t-deep-${id}`,
+        runId: 'r1',
+        messages: [{ id, role: 'user', content: 'hello' }],
+        forwardedProps: DEEP,
+      })),
+      fc.uuid().map((id) => ({
+        threadId: `t-deep-${id}`,
+        runId: 'r1',
+        messages: [{ id, role: 'user', content: 'hello' }],
+        tools: [{ name: 'x', description: 'd', parameters: DEEP }],
+      })),
+      fc.uuid().map((id) => ({
+        threadId: `t-deep-${id}`,
+        runId: 'r1',
+        messages: [{ id, role: 'user', content: 'hello' }],
+        context: [{ description: 'd', value: DEEP }],
+      })),
     )
     await fc.assert(
       fc.asyncProperty(place, deep, async (body, { depth, objects }) => {
@@ -173,7 +288,8 @@ describe('POST /runs under random input (fast-check)', () => {
         const r = await postRun(server, undefined, { rawBody })
         wellFormed(r)
         // The body is depth 1; anything deeper than 64 levels in total is refused before admission.
-        if (depth > 64) expect(r.error).toMatchObject({ code: 'INVALID_INPUT', details: { reason: 'too_deep', maxDepth: 64 } })
+        if (depth > 64)
+          expect(r.error).toMatchObject({ code: 'INVALID_INPUT', details: { reason: 'too_deep', maxDepth: 64 } })
       }),
       { numRuns: 200 },
     )

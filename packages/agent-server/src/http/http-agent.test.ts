@@ -35,9 +35,11 @@ function recorder() {
 function storedMessageIds(dbPath: string, threadId: string): string[] {
   const db = new Database(dbPath, { readonly: true })
   try {
-    return (db.prepare('SELECT message_id FROM messages WHERE thread_id = ? ORDER BY position').all(threadId) as { message_id: string }[]).map(
-      (r) => r.message_id,
-    )
+    return (
+      db.prepare('SELECT message_id FROM messages WHERE thread_id = ? ORDER BY position').all(threadId) as {
+        message_id: string
+      }[]
+    ).map((r) => r.message_id)
   } finally {
     db.close()
   }
@@ -65,7 +67,11 @@ describe('@ag-ui/client HttpAgent against the real server', () => {
       {
         resume: [
           { interruptId: publish!.id, status: 'resolved', payload: { approved: true } },
-          { interruptId: deploy!.id, status: 'resolved', payload: { approved: true, editedArgs: { version: 'v3.0', environment: 'staging' } } },
+          {
+            interruptId: deploy!.id,
+            status: 'resolved',
+            payload: { approved: true, editedArgs: { version: 'v3.0', environment: 'staging' } },
+          },
         ],
       },
       second.subscriber,
@@ -91,13 +97,20 @@ describe('@ag-ui/client HttpAgent against the real server', () => {
   })
 
   it('an ask_user interrupt resolves through HttpAgent', async () => {
-    const agent = new HttpAgent({ url: `${server.baseUrl}/runs`, headers: authHeader('alice'), threadId: newThreadId() })
+    const agent = new HttpAgent({
+      url: `${server.baseUrl}/runs`,
+      headers: authHeader('alice'),
+      threadId: newThreadId(),
+    })
     agent.addMessage(userMessage('ask me which environment'))
     await agent.runAgent()
     const [ask] = agent.pendingInterrupts
     expect(ask?.reason).toBe('input_required')
     const rec = recorder()
-    await agent.runAgent({ resume: [{ interruptId: ask!.id, status: 'resolved', payload: { environment: 'staging' } }] }, rec.subscriber)
+    await agent.runAgent(
+      { resume: [{ interruptId: ask!.id, status: 'resolved', payload: { environment: 'staging' } }] },
+      rec.subscriber,
+    )
     expect(rec.errors).toEqual([])
     const last = agent.messages[agent.messages.length - 1]!
     expect(last).toMatchObject({ role: 'assistant', content: 'You chose staging. I will use staging from now on.' })
@@ -106,7 +119,11 @@ describe('@ag-ui/client HttpAgent against the real server', () => {
   it('a refused resume rejects runAgent with the HTTP status and envelope', async () => {
     // HttpAgent logs the failure it rethrows; keep the test output clean.
     const quiet = vi.spyOn(console, 'error').mockImplementation(() => undefined)
-    const agent = new HttpAgent({ url: `${server.baseUrl}/runs`, headers: authHeader('alice'), threadId: newThreadId() })
+    const agent = new HttpAgent({
+      url: `${server.baseUrl}/runs`,
+      headers: authHeader('alice'),
+      threadId: newThreadId(),
+    })
     agent.addMessage(userMessage('deploy v1'))
     await agent.runAgent()
     const [publish, deploy] = agent.pendingInterrupts
@@ -119,7 +136,11 @@ describe('@ag-ui/client HttpAgent against the real server', () => {
       })
       .then(
         () => undefined,
-        (error: unknown) => error as { status?: number; payload?: { error: { code: string; details: { errors: Record<string, unknown> } } } },
+        (error: unknown) =>
+          error as {
+            status?: number
+            payload?: { error: { code: string; details: { errors: Record<string, unknown> } } }
+          },
       )
     expect(failure?.status).toBe(422)
     expect(failure?.payload?.error.code).toBe('RESUME_PAYLOAD_INVALID')

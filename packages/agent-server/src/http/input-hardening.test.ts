@@ -64,7 +64,11 @@ describe('JSON nesting depth (B1)', () => {
     const raw = `{"threadId":"${threadId}","runId":"r-deep","messages":[],"resume":[{"interruptId":"${publish!.id}","status":"resolved","payload":${deep(100_000)}},{"interruptId":"${deploy!.id}","status":"cancelled"}]}`
     const refused = await postRun(server, undefined, { rawBody: raw })
     expect(refused.status).toBe(400)
-    expect(refused.error).toEqual({ code: 'INVALID_INPUT', message: expect.any(String), details: { reason: 'too_deep', maxDepth: 64 } })
+    expect(refused.error).toEqual({
+      code: 'INVALID_INPUT',
+      message: expect.any(String),
+      details: { reason: 'too_deep', maxDepth: 64 },
+    })
     expect(dumpStore(server.dbPath)).toEqual(before)
     expect(await health(server)).toBe(200)
 
@@ -88,7 +92,9 @@ describe('JSON nesting depth (B1)', () => {
     for (const message of fields) {
       const threadId = newThreadId()
       const before = dumpStore(server.dbPath)
-      const refused = await postRun(server, undefined, { rawBody: `{"threadId":"${threadId}","runId":"r1","messages":[${message}]}` })
+      const refused = await postRun(server, undefined, {
+        rawBody: `{"threadId":"${threadId}","runId":"r1","messages":[${message}]}`,
+      })
       expect(refused.status).toBe(400)
       expect(refused.error?.details).toEqual({ reason: 'too_deep', maxDepth: 64 })
       expect(dumpStore(server.dbPath)).toEqual(before)
@@ -101,9 +107,13 @@ describe('JSON nesting depth (B1)', () => {
 
   it('the limit is exact: 64 levels are admitted, 65 are not', async () => {
     // body (1) → forwardedProps (2…): 63 nested arrays make 64 levels.
-    const at = await postRun(server, undefined, { rawBody: `{"threadId":"${newThreadId()}","runId":"r1","messages":[],"forwardedProps":${deep(63)}}` })
+    const at = await postRun(server, undefined, {
+      rawBody: `{"threadId":"${newThreadId()}","runId":"r1","messages":[],"forwardedProps":${deep(63)}}`,
+    })
     expect(at.status).toBe(200)
-    const over = await postRun(server, undefined, { rawBody: `{"threadId":"${newThreadId()}","runId":"r1","messages":[],"forwardedProps":${deep(64)}}` })
+    const over = await postRun(server, undefined, {
+      rawBody: `{"threadId":"${newThreadId()}","runId":"r1","messages":[],"forwardedProps":${deep(64)}}`,
+    })
     expect(over.status).toBe(400)
     expect(over.error?.details).toEqual({ reason: 'too_deep', maxDepth: 64 })
   })
@@ -111,7 +121,9 @@ describe('JSON nesting depth (B1)', () => {
   it('maxJsonDepth is configurable', async () => {
     const shallow = await startTestServer({ limits: { maxJsonDepth: 6 } })
     try {
-      const over = await postRun(shallow, undefined, { rawBody: `{"threadId":"${newThreadId()}","runId":"r1","messages":[],"forwardedProps":${deep(6)}}` })
+      const over = await postRun(shallow, undefined, {
+        rawBody: `{"threadId":"${newThreadId()}","runId":"r1","messages":[],"forwardedProps":${deep(6)}}`,
+      })
       expect(over.error?.details).toEqual({ reason: 'too_deep', maxDepth: 6 })
       const ok = await postRun(shallow, runInput(newThreadId(), [userMessage('hello')]))
       expect(ok.status).toBe(200)
@@ -137,7 +149,8 @@ describe('an oversized body (B5)', () => {
       const text = bigBody()
       const chunks = new ReadableStream<Uint8Array>({
         start(controller) {
-          for (let i = 0; i < text.length; i += 65_536) controller.enqueue(new TextEncoder().encode(text.slice(i, i + 65_536)))
+          for (let i = 0; i < text.length; i += 65_536)
+            controller.enqueue(new TextEncoder().encode(text.slice(i, i + 65_536)))
           controller.close()
         },
       })
@@ -210,7 +223,10 @@ describe('message limits count new messages only (B7)', () => {
     for (const messages of [five, [...history, ...five]]) {
       const refused = await postRun(server, runInput(threadId, messages))
       expect(refused.status).toBe(413)
-      expect(refused.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', details: { limit: 'maxMessagesPerInput', max: 4, actual: 5 } })
+      expect(refused.error).toMatchObject({
+        code: 'PAYLOAD_TOO_LARGE',
+        details: { limit: 'maxMessagesPerInput', max: 4, actual: 5 },
+      })
     }
     const fresh = await postRun(server, runInput(newThreadId(), five))
     expect(fresh.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', details: { limit: 'maxMessagesPerInput' } })

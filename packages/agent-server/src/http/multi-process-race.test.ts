@@ -7,7 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Interrupt, ResumeEntry } from '@interlude/protocol'
 import type { ReleaseState } from '../demo/release-assistant.ts'
 import type { RunResponse } from '../test-utils/harness.ts'
-import { interruptsOf, newThreadId, parsedState, postRun, resumeInput, runInput, tempDir, userMessage } from '../test-utils/harness.ts'
+import {
+  interruptsOf,
+  newThreadId,
+  parsedState,
+  postRun,
+  resumeInput,
+  runInput,
+  tempDir,
+  userMessage,
+} from '../test-utils/harness.ts'
 
 /**
  * Two server processes on one SQLite file: here the admission reads of one process really
@@ -21,8 +30,13 @@ const children: ChildProcessWithoutNullStreams[] = []
 let servers: { baseUrl: string }[] = []
 
 function launch(db: string): Promise<{ baseUrl: string }> {
-  if (!fs.existsSync(DIST)) throw new Error(`${DIST} is missing: run "pnpm --filter @interlude/agent-server build" first`)
-  const child = spawn(process.execPath, [BIN, '--port', '0', '--pacing-ms', '0', '--db', db, '--shared', '--token', 'alice=alice-secret-token'], { stdio: 'pipe' })
+  if (!fs.existsSync(DIST))
+    throw new Error(`${DIST} is missing: run "pnpm --filter @interlude/agent-server build" first`)
+  const child = spawn(
+    process.execPath,
+    [BIN, '--port', '0', '--pacing-ms', '0', '--db', db, '--shared', '--token', 'alice=alice-secret-token'],
+    { stdio: 'pipe' },
+  )
   children.push(child)
   return new Promise((resolve, reject) => {
     let out = ''
@@ -71,7 +85,8 @@ describe('resume races across two server processes on one SQLite file', () => {
     const winners = responses.filter((r) => r.status === 200)
     expect(winners).toHaveLength(1)
     const winnerRunId = inputs[responses.indexOf(winners[0]!)]!.runId
-    for (const r of responses) if (r.status !== 200) expect(r.error).toMatchObject({ code: 'ALREADY_RESUMED', details: { runId: winnerRunId } })
+    for (const r of responses)
+      if (r.status !== 200) expect(r.error).toMatchObject({ code: 'ALREADY_RESUMED', details: { runId: winnerRunId } })
     expect((parsedState(dbPath(), threadId) as ReleaseState).deployments).toHaveLength(1)
   })
 
@@ -88,12 +103,19 @@ describe('resume races across two server processes on one SQLite file', () => {
 
   it(`${N} conflicting decisions: one wins, the rest get DECISION_CONFLICT`, async () => {
     const { threadId, publish, deploy } = await paused()
-    const inputs = Array.from({ length: N }, (_, i) => resumeInput(threadId, approve(publish, deploy, { approved: true, editedArgs: { version: `v6.${i}`, environment: 'staging' } })))
+    const inputs = Array.from({ length: N }, (_, i) =>
+      resumeInput(
+        threadId,
+        approve(publish, deploy, { approved: true, editedArgs: { version: `v6.${i}`, environment: 'staging' } }),
+      ),
+    )
     const responses = await Promise.all(inputs.map((input, i) => postRun(servers[i % 2]!, input)))
     const winners = responses.filter((r) => r.status === 200)
     expect(winners).toHaveLength(1)
     for (const r of responses) if (r.status !== 200) expect(r.error?.code).toBe('DECISION_CONFLICT')
     const winner = responses.indexOf(winners[0]!)
-    expect((parsedState(dbPath(), threadId) as ReleaseState).deployments).toEqual([{ operationId: deploy.toolCallId, version: `v6.${winner}`, environment: 'staging' }])
+    expect((parsedState(dbPath(), threadId) as ReleaseState).deployments).toEqual([
+      { operationId: deploy.toolCallId, version: `v6.${winner}`, environment: 'staging' },
+    ])
   })
 })

@@ -68,13 +68,21 @@ async function readAll(body: ReadableStream<Uint8Array>): Promise<Uint8Array> {
 
 async function decode(bytes: Uint8Array): Promise<{ id: number; event: AgUiEvent }[]> {
   const out: { id: number; event: AgUiEvent }[] = []
-  for await (const d of decodeEvents((async function* () { yield bytes })())) out.push({ id: Number(d.id), event: d.event })
+  for await (const d of decodeEvents(
+    (async function* () {
+      yield bytes
+    })(),
+  ))
+    out.push({ id: Number(d.id), event: d.event })
   return out
 }
 
 const count = (bytes: Uint8Array, marker: string) => Buffer.from(bytes).toString('latin1').split(marker).length - 1
 const textOf = (events: { event: AgUiEvent }[]) =>
-  events.filter((e) => e.event.type === EventType.TEXT_MESSAGE_CONTENT).map((e) => (e.event as { delta: string }).delta).join('')
+  events
+    .filter((e) => e.event.type === EventType.TEXT_MESSAGE_CONTENT)
+    .map((e) => (e.event as { delta: string }).delta)
+    .join('')
 
 describe('disconnect mid-text, reconnect with Last-Event-ID', () => {
   let reference: Uint8Array
@@ -139,11 +147,20 @@ describe('disconnect mid-text, reconnect with Last-Event-ID', () => {
       const lastId = before.length > 0 ? before[before.length - 1]!.id : undefined
       const byHeader = n % 2 === 0
       const url = `${server.baseUrl}/threads/${threadId}/events${!byHeader && lastId !== undefined ? `?after=${lastId}` : ''}`
-      const headers = { ...authHeader('alice'), ...(byHeader && lastId !== undefined ? { 'Last-Event-ID': String(lastId) } : {}) }
+      const headers = {
+        ...authHeader('alice'),
+        ...(byHeader && lastId !== undefined ? { 'Last-Event-ID': String(lastId) } : {}),
+      }
       const after = await decode(await readAll((await fetch(url, { headers })).body!))
       const all = [...before, ...after]
-      expect(all.map((e) => e.id), `cut at byte ${cut}`).toEqual(referenceEvents.map((e) => e.id))
-      expect(all.map((e) => e.event.type), `cut at byte ${cut}`).toEqual(referenceEvents.map((e) => e.event.type))
+      expect(
+        all.map((e) => e.id),
+        `cut at byte ${cut}`,
+      ).toEqual(referenceEvents.map((e) => e.id))
+      expect(
+        all.map((e) => e.event.type),
+        `cut at byte ${cut}`,
+      ).toEqual(referenceEvents.map((e) => e.event.type))
       expect(textOf(all), `cut at byte ${cut}`).toBe(TEXT)
       credits.delete(key)
     }

@@ -67,10 +67,14 @@ describe('release assistant: one batch of two tool_call interrupts', () => {
     }
     expect(deploy.message).toBe('Deploy v2.1 to production?')
     expect((deploy.responseSchema as { properties: Record<string, unknown> }).properties).toHaveProperty('editedArgs')
-    expect((publish.responseSchema as { properties: Record<string, unknown> }).properties).not.toHaveProperty('editedArgs')
+    expect((publish.responseSchema as { properties: Record<string, unknown> }).properties).not.toHaveProperty(
+      'editedArgs',
+    )
     expect(publish.responseSchema).toMatchObject({ required: ['approved'], additionalProperties: false })
     expect(threadRow(server.dbPath, threadId)).toMatchObject({ status: 'interrupted', active_run_id: null })
-    const snapshot = first.events.find((e) => e.type === EventType.MESSAGES_SNAPSHOT) as { messages: { role: string }[] }
+    const snapshot = first.events.find((e) => e.type === EventType.MESSAGES_SNAPSHOT) as {
+      messages: { role: string }[]
+    }
     expect(snapshot.messages.map((m) => m.role)).toEqual(['user', 'assistant'])
   })
 
@@ -99,21 +103,29 @@ describe('release assistant: one batch of two tool_call interrupts', () => {
     const { threadId, publish, deploy } = await pause()
     const resumed = await postRun(
       server,
-      resumeInput(threadId, [approve(publish), { interruptId: deploy.id, status: 'resolved', payload: { approved: false, reason: 'freeze week' } }]),
+      resumeInput(threadId, [
+        approve(publish),
+        { interruptId: deploy.id, status: 'resolved', payload: { approved: false, reason: 'freeze week' } },
+      ]),
     )
     const results = toolResults(resumed.events)
     expect(results[1]).toEqual({ toolCallId: deploy.toolCallId, content: { status: 'denied', reason: 'freeze week' } })
     const state = lastState(resumed.events) as ReleaseState
     expect(state.releases).toHaveLength(1)
     expect(state.deployments).toEqual([])
-    expect(textOf(resumed.events)).toBe('Some steps ran. Summary: published v2.1; deploy v2.1 to production was denied (freeze week).')
+    expect(textOf(resumed.events)).toBe(
+      'Some steps ran. Summary: published v2.1; deploy v2.1 to production was denied (freeze week).',
+    )
   })
 
   it("edit deploy's args: editedArgs replace the arguments", async () => {
     const { threadId, publish, deploy } = await pause()
     const resumed = await postRun(
       server,
-      resumeInput(threadId, [approve(publish), approve(deploy, { editedArgs: { version: 'v2.1.1', environment: 'staging' } })]),
+      resumeInput(threadId, [
+        approve(publish),
+        approve(deploy, { editedArgs: { version: 'v2.1.1', environment: 'staging' } }),
+      ]),
     )
     expect(resumed.status).toBe(200)
     const state = lastState(resumed.events) as ReleaseState
@@ -130,8 +142,16 @@ describe('release assistant: one batch of two tool_call interrupts', () => {
         { interruptId: deploy.id, status: 'cancelled' },
       ]),
     )
-    expect(types(resumed.events)).toEqual([EventType.RUN_STARTED, EventType.TOOL_CALL_RESULT, EventType.TOOL_CALL_RESULT, EventType.RUN_FINISHED])
-    expect(toolResults(resumed.events).map((r) => (r.content as { status: string }).status)).toEqual(['cancelled', 'cancelled'])
+    expect(types(resumed.events)).toEqual([
+      EventType.RUN_STARTED,
+      EventType.TOOL_CALL_RESULT,
+      EventType.TOOL_CALL_RESULT,
+      EventType.RUN_FINISHED,
+    ])
+    expect(toolResults(resumed.events).map((r) => (r.content as { status: string }).status)).toEqual([
+      'cancelled',
+      'cancelled',
+    ])
     expect(resumed.events[3]).toMatchObject({ outcome: { type: 'success' } })
     expect(parsedState(server.dbPath, threadId)).toEqual({ releases: [], deployments: [] })
     // The thread continues afterwards.
@@ -145,18 +165,28 @@ describe('release assistant: one batch of two tool_call interrupts', () => {
     const first = await postRun(server, runInput(threadId, [userMessage('please choose an environment')]))
     const [ask] = interruptsOf(first.events)
     expect(ask).toMatchObject({ reason: 'input_required', message: 'Which environment should I use?' })
-    expect(ask!.responseSchema).toMatchObject({ required: ['environment'], properties: { environment: { enum: ['staging', 'production'] } } })
+    expect(ask!.responseSchema).toMatchObject({
+      required: ['environment'],
+      properties: { environment: { enum: ['staging', 'production'] } },
+    })
     const resumed = await postRun(
       server,
-      resumeInput(threadId, [{ interruptId: ask!.id, status: 'resolved', payload: { environment: 'production', notes: 'after 6pm' } }]),
+      resumeInput(threadId, [
+        { interruptId: ask!.id, status: 'resolved', payload: { environment: 'production', notes: 'after 6pm' } },
+      ]),
     )
-    expect(toolResults(resumed.events)).toEqual([{ toolCallId: ask!.toolCallId, content: { environment: 'production', notes: 'after 6pm' } }])
+    expect(toolResults(resumed.events)).toEqual([
+      { toolCallId: ask!.toolCallId, content: { environment: 'production', notes: 'after 6pm' } },
+    ])
     expect(textOf(resumed.events)).toBe('You chose production. I will use production from now on. Notes: after 6pm.')
   })
 
   it('anything else: a short answer, no tools, success', async () => {
     const res = await postRun(server, runInput(newThreadId(), [userMessage('what is up?')]))
     expect(types(res.events)).not.toContain(EventType.TOOL_CALL_START)
-    expect(res.events[res.events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED, outcome: { type: 'success' } })
+    expect(res.events[res.events.length - 1]).toMatchObject({
+      type: EventType.RUN_FINISHED,
+      outcome: { type: 'success' },
+    })
   })
 })

@@ -7,7 +7,17 @@ import type { ReleaseState } from '../demo/release-assistant.ts'
 import type { ChildServer } from '../test-utils/child-server.ts'
 import { CRASH_SERVER, killChildren, launchChild, until } from '../test-utils/child-server.ts'
 import type { RunResponse } from '../test-utils/harness.ts'
-import { authHeader, interruptsOf, newThreadId, postRun, resumeInput, runInput, tempDir, textOf, userMessage } from '../test-utils/harness.ts'
+import {
+  authHeader,
+  interruptsOf,
+  newThreadId,
+  postRun,
+  resumeInput,
+  runInput,
+  tempDir,
+  textOf,
+  userMessage,
+} from '../test-utils/harness.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 
 /**
@@ -38,7 +48,8 @@ afterAll(async () => {
   tmp.cleanup()
 })
 beforeEach(() => {
-  for (const name of ['deploy-executions.log', 'text-started', 'text-release']) fs.rmSync(path.join(dir, name), { force: true })
+  for (const name of ['deploy-executions.log', 'text-started', 'text-release'])
+    fs.rmSync(path.join(dir, name), { force: true })
 })
 
 const N = 50
@@ -72,7 +83,8 @@ describe.skipIf(!available)('two replicas on one PostgreSQL database', () => {
     const winners = responses.filter((r) => r.status === 200)
     expect(winners).toHaveLength(1)
     const winnerRunId = inputs[responses.indexOf(winners[0]!)]!.runId
-    for (const r of responses) if (r.status !== 200) expect(r.error).toMatchObject({ code: 'ALREADY_RESUMED', details: { runId: winnerRunId } })
+    for (const r of responses)
+      if (r.status !== 200) expect(r.error).toMatchObject({ code: 'ALREADY_RESUMED', details: { runId: winnerRunId } })
     expect(textOf(winners[0]!.events)).toMatch(/^All steps ran\./)
     expect((await state(threadId)).deployments).toHaveLength(1)
     expect(executions()).toEqual([deploy.toolCallId])
@@ -91,13 +103,20 @@ describe.skipIf(!available)('two replicas on one PostgreSQL database', () => {
 
   it(`${N} conflicting decisions across both: one wins, the rest get DECISION_CONFLICT`, async () => {
     const { threadId, publish, deploy } = await paused()
-    const inputs = Array.from({ length: N }, (_, i) => resumeInput(threadId, approve(publish, deploy, { approved: true, editedArgs: { version: `v6.${i}`, environment: 'staging' } })))
+    const inputs = Array.from({ length: N }, (_, i) =>
+      resumeInput(
+        threadId,
+        approve(publish, deploy, { approved: true, editedArgs: { version: `v6.${i}`, environment: 'staging' } }),
+      ),
+    )
     const responses = await Promise.all(inputs.map((input, i) => postRun(replicas[i % 2]!, input)))
     const winners = responses.filter((r) => r.status === 200)
     expect(winners).toHaveLength(1)
     for (const r of responses) if (r.status !== 200) expect(r.error?.code).toBe('DECISION_CONFLICT')
     const winner = responses.indexOf(winners[0]!)
-    expect((await state(threadId)).deployments).toEqual([{ operationId: deploy.toolCallId, version: `v6.${winner}`, environment: 'staging' }])
+    expect((await state(threadId)).deployments).toEqual([
+      { operationId: deploy.toolCallId, version: `v6.${winner}`, environment: 'staging' },
+    ])
     expect(executions()).toEqual([deploy.toolCallId])
   })
 

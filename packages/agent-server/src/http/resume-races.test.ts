@@ -3,7 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Interrupt, ResumeEntry } from '@interlude/protocol'
 import type { ReleaseState } from '../demo/release-assistant.ts'
 import type { RunResponse, TestServer } from '../test-utils/harness.ts'
-import { interruptsOf, newThreadId, parsedState, postRun, resumeInput, runInput, startTestServer, userMessage } from '../test-utils/harness.ts'
+import {
+  interruptsOf,
+  newThreadId,
+  parsedState,
+  postRun,
+  resumeInput,
+  runInput,
+  startTestServer,
+  userMessage,
+} from '../test-utils/harness.ts'
 import Database from 'better-sqlite3'
 
 let server: TestServer
@@ -23,7 +32,11 @@ async function pausedThread(): Promise<{ threadId: string; publish: Interrupt; d
   return { threadId, publish: publish!, deploy: deploy! }
 }
 
-function approveBoth(publish: Interrupt, deploy: Interrupt, deployPayload: Record<string, unknown> = { approved: true }): ResumeEntry[] {
+function approveBoth(
+  publish: Interrupt,
+  deploy: Interrupt,
+  deployPayload: Record<string, unknown> = { approved: true },
+): ResumeEntry[] {
   return [
     { interruptId: publish.id, status: 'resolved', payload: { approved: true } },
     { interruptId: deploy.id, status: 'resolved', payload: deployPayload },
@@ -33,7 +46,9 @@ function approveBoth(publish: Interrupt, deploy: Interrupt, deployPayload: Recor
 function effects(threadId: string): { tool_name: string; status: string; attempt_run_id: string | null }[] {
   const db = new Database(server.dbPath, { readonly: true })
   try {
-    return db.prepare('SELECT tool_name, status, attempt_run_id FROM tool_calls WHERE thread_id = ? ORDER BY tool_name').all(threadId) as never
+    return db
+      .prepare('SELECT tool_name, status, attempt_run_id FROM tool_calls WHERE thread_id = ? ORDER BY tool_name')
+      .all(threadId) as never
   } finally {
     db.close()
   }
@@ -85,7 +100,10 @@ describe('concurrent resumes of one batch (real HTTP requests, one SQLite file)'
   it(`${N} conflicting decisions: one wins, the rest get DECISION_CONFLICT, nothing runs twice`, async () => {
     const { threadId, publish, deploy } = await pausedThread()
     const inputs = Array.from({ length: N }, (_, i) =>
-      resumeInput(threadId, approveBoth(publish, deploy, { approved: true, editedArgs: { version: `v5.${i}`, environment: 'staging' } })),
+      resumeInput(
+        threadId,
+        approveBoth(publish, deploy, { approved: true, editedArgs: { version: `v5.${i}`, environment: 'staging' } }),
+      ),
     )
     const responses = await Promise.all(inputs.map((input) => postRun(server, input)))
     const winners = responses.filter((r) => r.status === 200)
@@ -93,7 +111,9 @@ describe('concurrent resumes of one batch (real HTTP requests, one SQLite file)'
     const winner = responses.indexOf(winners[0]!)
     for (const r of responses) if (r.status !== 200) expect(r.error?.code).toBe('DECISION_CONFLICT')
     const state = parsedState(server.dbPath, threadId) as ReleaseState
-    expect(state.deployments).toEqual([{ operationId: deploy.toolCallId, version: `v5.${winner}`, environment: 'staging' }])
+    expect(state.deployments).toEqual([
+      { operationId: deploy.toolCallId, version: `v5.${winner}`, environment: 'staging' },
+    ])
     expect(effects(threadId).every((e) => e.attempt_run_id === inputs[winner]!.runId)).toBe(true)
   })
 

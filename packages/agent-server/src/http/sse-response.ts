@@ -10,7 +10,10 @@ export interface SseBodyOptions {
  * A ReadableStream over SSE frame chunks. Cancelling it (the client went away) only stops this
  * reader — the run itself keeps going and its events stay in the log.
  */
-export function sseBody(open: (signal: AbortSignal) => AsyncGenerator<string, void, undefined>, options: SseBodyOptions): ReadableStream<Uint8Array> {
+export function sseBody(
+  open: (signal: AbortSignal) => AsyncGenerator<string, void, undefined>,
+  options: SseBodyOptions,
+): ReadableStream<Uint8Array> {
   const controller = new AbortController()
   const frames = open(controller.signal)
   const encoder = new TextEncoder()
@@ -25,15 +28,18 @@ export function sseBody(open: (signal: AbortSignal) => AsyncGenerator<string, vo
   return new ReadableStream<Uint8Array>(
     {
       start(stream) {
-        timer = setInterval(() => {
-          if (closed || Date.now() - lastWrite < heartbeatMs) return
-          lastWrite = Date.now()
-          try {
-            stream.enqueue(encoder.encode(HEARTBEAT_FRAME))
-          } catch {
-            stop()
-          }
-        }, Math.max(10, Math.floor(heartbeatMs / 3)))
+        timer = setInterval(
+          () => {
+            if (closed || Date.now() - lastWrite < heartbeatMs) return
+            lastWrite = Date.now()
+            try {
+              stream.enqueue(encoder.encode(HEARTBEAT_FRAME))
+            } catch {
+              stop()
+            }
+          },
+          Math.max(10, Math.floor(heartbeatMs / 3)),
+        )
         timer.unref?.()
       },
       async pull(stream) {
@@ -51,7 +57,9 @@ export function sseBody(open: (signal: AbortSignal) => AsyncGenerator<string, vo
           // Cannot change the status any more: end with a well-formed, generic RUN_ERROR frame.
           options.logError('event stream failed', error)
           stop()
-          stream.enqueue(encoder.encode(encodeEvent({ type: EventType.RUN_ERROR, code: 'INTERNAL', message: 'Internal error' })))
+          stream.enqueue(
+            encoder.encode(encodeEvent({ type: EventType.RUN_ERROR, code: 'INTERNAL', message: 'Internal error' })),
+          )
           stream.close()
         }
       },

@@ -5,7 +5,16 @@ import { ThreadSnapshotSchema } from '@interlude/protocol/schemas'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { releaseAssistant } from '../demo/release-assistant.ts'
 import type { TestServer } from '../test-utils/harness.ts'
-import { authHeader, interruptsOf, newThreadId, postRun, runInput, startTestServer, types, userMessage } from '../test-utils/harness.ts'
+import {
+  authHeader,
+  interruptsOf,
+  newThreadId,
+  postRun,
+  runInput,
+  startTestServer,
+  types,
+  userMessage,
+} from '../test-utils/harness.ts'
 import { gatedModel } from '../test-utils/test-agents.ts'
 
 let server: TestServer | undefined
@@ -57,7 +66,9 @@ describe('GET {base}/threads/:threadId/events (replay)', () => {
     expect(replay.headers.get('content-type')).toMatch(/^text\/event-stream/)
     expect(await replay.text()).toBe(all)
     const cut = first.ids[first.ids.length - 1]!
-    expect(await (await get(s, `/threads/${threadId}/events`, 'alice', { 'Last-Event-ID': cut })).text()).toBe(second.raw)
+    expect(await (await get(s, `/threads/${threadId}/events`, 'alice', { 'Last-Event-ID': cut })).text()).toBe(
+      second.raw,
+    )
     expect(await (await get(s, `/threads/${threadId}/events?after=${cut}`)).text()).toBe(second.raw)
     expect((await get(s, `/threads/${threadId}/events`, 'alice', { 'Last-Event-ID': 'abc' })).status).toBe(400)
     expect((await get(s, `/threads/${threadId}/events`, 'bob')).status).toBe(404)
@@ -80,7 +91,9 @@ describe('GET {base}/threads/:threadId/events (replay)', () => {
       text += new TextDecoder().decode(value)
     }
     const frames = text.split('\n\n').filter((f) => f.startsWith('id: '))
-    expect(frames.map((f) => (JSON.parse(f.split('data: ')[1]!) as { type: string }).type)).toEqual(types((await run).events))
+    expect(frames.map((f) => (JSON.parse(f.split('data: ')[1]!) as { type: string }).type)).toEqual(
+      types((await run).events),
+    )
   })
 })
 
@@ -92,8 +105,16 @@ describe('POST {base}/threads/:threadId/runs/:runId/cancel', () => {
     const input = runInput(threadId, [userMessage('hi')])
     const running = postRun(s, input)
     await gate.started
-    const cancel = (headers: Record<string, string> = { 'Content-Type': 'application/json' }, runId = input.runId, principal: 'alice' | 'bob' = 'alice') =>
-      fetch(`${s.baseUrl}/threads/${threadId}/runs/${runId}/cancel`, { method: 'POST', headers: { ...authHeader(principal), ...headers }, body: '{}' })
+    const cancel = (
+      headers: Record<string, string> = { 'Content-Type': 'application/json' },
+      runId = input.runId,
+      principal: 'alice' | 'bob' = 'alice',
+    ) =>
+      fetch(`${s.baseUrl}/threads/${threadId}/runs/${runId}/cancel`, {
+        method: 'POST',
+        headers: { ...authHeader(principal), ...headers },
+        body: '{}',
+      })
     expect((await cancel({ 'Content-Type': 'text/plain' })).status).toBe(400)
     expect((await cancel(undefined, input.runId, 'bob')).status).toBe(404)
     expect((await cancel(undefined, 'nope')).status).toBe(404)
@@ -124,7 +145,9 @@ describe('GET {base}/threads?status=interrupted (inbox)', () => {
     expect(page.nextCursor).toBeUndefined()
     const first = (await (await get(s, '/threads?status=interrupted&limit=1')).json()) as ThreadListPage
     expect(first.threads).toHaveLength(1)
-    const rest = (await (await get(s, `/threads?status=interrupted&limit=1&cursor=${first.nextCursor}`)).json()) as ThreadListPage
+    const rest = (await (
+      await get(s, `/threads?status=interrupted&limit=1&cursor=${first.nextCursor}`)
+    ).json()) as ThreadListPage
     expect([...first.threads, ...rest.threads].map((t) => t.threadId).sort()).toEqual([a, b].sort())
     expect((await (await get(s, '/threads')).json()).threads).toHaveLength(3)
     expect((await get(s, '/threads?status=done')).status).toBe(400)

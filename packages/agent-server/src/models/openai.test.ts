@@ -5,7 +5,19 @@ import { EventType } from '@interlude/protocol'
 import { releaseAssistant } from '../demo/release-assistant.ts'
 import type { ReleaseState } from '../demo/release-assistant.ts'
 import type { TestServer } from '../test-utils/harness.ts'
-import { interruptsOf, lastState, newThreadId, postRun, resumeInput, runInput, startTestServer, textOf, toolResults, types, userMessage } from '../test-utils/harness.ts'
+import {
+  interruptsOf,
+  lastState,
+  newThreadId,
+  postRun,
+  resumeInput,
+  runInput,
+  startTestServer,
+  textOf,
+  toolResults,
+  types,
+  userMessage,
+} from '../test-utils/harness.ts'
 import { openaiModel } from './openai.ts'
 
 /** A local OpenAI-compatible server: each request is answered by the next queued handler. */
@@ -76,10 +88,23 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
       streamOf([
         chunk({ role: 'assistant', content: 'Plan: ' }),
         chunk({ content: 'publish and deploy.' }),
-        chunk({ tool_calls: [{ index: 0, id: 'call_pub', type: 'function', function: { name: 'publish_release', arguments: '' } }] }),
+        chunk({
+          tool_calls: [
+            { index: 0, id: 'call_pub', type: 'function', function: { name: 'publish_release', arguments: '' } },
+          ],
+        }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: '{"vers' } }] }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: 'ion":"v2.1"}' } }] }),
-        chunk({ tool_calls: [{ index: 1, id: 'call_dep', type: 'function', function: { name: 'deploy', arguments: '{"version":"v2.1",' } }] }),
+        chunk({
+          tool_calls: [
+            {
+              index: 1,
+              id: 'call_dep',
+              type: 'function',
+              function: { name: 'deploy', arguments: '{"version":"v2.1",' },
+            },
+          ],
+        }),
         chunk({ tool_calls: [{ index: 1, function: { arguments: '"environment":"production"}' } }] }),
         chunk({}, 'tool_calls'),
       ]),
@@ -87,7 +112,9 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
     const threadId = newThreadId()
     const first = await postRun(s, runInput(threadId, [userMessage('deploy v2.1 to production')]))
     expect(textOf(first.events)).toBe('Plan: publish and deploy.')
-    const args = first.events.filter((e) => e.type === EventType.TOOL_CALL_ARGS).map((e) => (e as { delta: string }).delta)
+    const args = first.events
+      .filter((e) => e.type === EventType.TOOL_CALL_ARGS)
+      .map((e) => (e as { delta: string }).delta)
     expect(args).toEqual(['{"vers', 'ion":"v2.1"}', '{"version":"v2.1",', '"environment":"production"}'])
     const [publish, deploy] = interruptsOf(first.events)
     expect(publish).toMatchObject({ toolCallId: 'call_pub', message: 'Publish release v2.1?' })
@@ -95,7 +122,11 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
 
     const sent = requests[0]!
     expect(sent).toMatchObject({ model: 'fake-model', stream: true })
-    expect((sent.tools as { function: { name: string } }[]).map((t) => t.function.name)).toEqual(['publish_release', 'deploy', 'ask_user'])
+    expect((sent.tools as { function: { name: string } }[]).map((t) => t.function.name)).toEqual([
+      'publish_release',
+      'deploy',
+      'ask_user',
+    ])
     expect((sent.messages as { role: string }[]).map((m) => m.role)).toEqual(['system', 'user'])
 
     queue.push(streamOf([chunk({ role: 'assistant', content: 'Both done.' }), chunk({}, 'stop')]))
@@ -108,13 +139,26 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
     )
     expect(textOf(resumed.events)).toBe('Both done.')
     expect((lastState(resumed.events) as ReleaseState).releases).toHaveLength(1)
-    const second = requests[1]!.messages as { role: string; tool_call_id?: string; tool_calls?: unknown[]; content: unknown }[]
+    const second = requests[1]!.messages as {
+      role: string
+      tool_call_id?: string
+      tool_calls?: unknown[]
+      content: unknown
+    }[]
     expect(second.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'tool'])
     expect(second[2]!.tool_calls).toEqual([
       { id: 'call_pub', type: 'function', function: { name: 'publish_release', arguments: '{"version":"v2.1"}' } },
-      { id: 'call_dep', type: 'function', function: { name: 'deploy', arguments: '{"version":"v2.1","environment":"production"}' } },
+      {
+        id: 'call_dep',
+        type: 'function',
+        function: { name: 'deploy', arguments: '{"version":"v2.1","environment":"production"}' },
+      },
     ])
-    expect(second[4]).toEqual({ role: 'tool', tool_call_id: 'call_dep', content: '{"status":"denied","reason":"not today"}' })
+    expect(second[4]).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_dep',
+      content: '{"status":"denied","reason":"not today"}',
+    })
     expect(toolResults(resumed.events).map((r) => r.toolCallId)).toEqual(['call_pub', 'call_dep'])
   })
 
@@ -127,7 +171,11 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
     const threadId = newThreadId()
     const r = await postRun(s, runInput(threadId, [userMessage('hello')]))
     expect(types(r.events)).toEqual([EventType.RUN_STARTED, EventType.RUN_ERROR])
-    expect(r.events[1]).toEqual({ type: EventType.RUN_ERROR, code: 'MODEL_ERROR', message: 'The model request failed.' })
+    expect(r.events[1]).toEqual({
+      type: EventType.RUN_ERROR,
+      code: 'MODEL_ERROR',
+      message: 'The model request failed.',
+    })
     expect(r.raw).not.toContain('org-42')
     // The thread is usable afterwards.
     queue.push(streamOf([chunk({ content: 'hi' }), chunk({}, 'stop')]))
@@ -136,7 +184,11 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
 
   it('retries a 503 through the SDK when maxRetries allows it', async () => {
     const s = await serve(1)
-    queue.push((_req, res) => res.writeHead(503, { 'Content-Type': 'application/json', 'retry-after-ms': '1' }).end('{"error":{"message":"busy"}}'))
+    queue.push((_req, res) =>
+      res
+        .writeHead(503, { 'Content-Type': 'application/json', 'retry-after-ms': '1' })
+        .end('{"error":{"message":"busy"}}'),
+    )
     queue.push(streamOf([chunk({ content: 'after retry' }), chunk({}, 'stop')]))
     const r = await postRun(s, runInput(newThreadId(), [userMessage('hello')]))
     expect(textOf(r.events)).toBe('after retry')

@@ -28,12 +28,18 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content
   if (!Array.isArray(content)) return ''
   return content
-    .map((part: unknown) => (typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text' ? String((part as { text?: unknown }).text ?? '') : ''))
+    .map((part: unknown) =>
+      typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text'
+        ? String((part as { text?: unknown }).text ?? '')
+        : '',
+    )
     .join('')
 }
 
 /** AG-UI history → chat-completions messages (text only; activity and reasoning are not sent). */
-export function toOpenAIMessages(request: Pick<ModelRequest, 'systemPrompt' | 'messages' | 'context'>): ChatCompletionMessageParam[] {
+export function toOpenAIMessages(
+  request: Pick<ModelRequest, 'systemPrompt' | 'messages' | 'context'>,
+): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = []
   let system = request.systemPrompt ?? ''
   if (request.context.length > 0) {
@@ -55,8 +61,16 @@ export function toOpenAIMessages(request: Pick<ModelRequest, 'systemPrompt' | 'm
         break
       }
       case 'assistant': {
-        const toolCalls = (m.toolCalls ?? []).map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.function.name, arguments: c.function.arguments } }))
-        out.push({ role: 'assistant', content: m.content ?? null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) })
+        const toolCalls = (m.toolCalls ?? []).map((c) => ({
+          id: c.id,
+          type: 'function' as const,
+          function: { name: c.function.name, arguments: c.function.arguments },
+        }))
+        out.push({
+          role: 'assistant',
+          content: m.content ?? null,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        })
         break
       }
       case 'tool':
@@ -80,7 +94,9 @@ export function openaiModel(options: OpenAIModelOptions = {}): ModelProvider {
   const getClient = () => {
     client ??= new OpenAI({
       apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? '',
-      ...(options.baseURL ?? process.env.OPENAI_BASE_URL ? { baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL } : {}),
+      ...((options.baseURL ?? process.env.OPENAI_BASE_URL)
+        ? { baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL }
+        : {}),
       maxRetries: options.maxRetries ?? 2,
       timeout: options.timeoutMs ?? 120_000,
     })
@@ -116,7 +132,8 @@ export function openaiModel(options: OpenAIModelOptions = {}): ModelProvider {
           const choice = chunk.choices[0]
           if (!choice) continue
           const delta = choice.delta
-          if (typeof delta?.content === 'string' && delta.content.length > 0) yield { type: 'text', delta: delta.content }
+          if (typeof delta?.content === 'string' && delta.content.length > 0)
+            yield { type: 'text', delta: delta.content }
           for (const call of delta?.tool_calls ?? []) {
             const key = String(call.index)
             const name = call.function?.name

@@ -12,11 +12,21 @@ describe('ValidatorCache', () => {
 
   it('reports every error with its instance path', () => {
     const cache = new ValidatorCache()
-    const schema = { type: 'object', properties: { a: { type: 'number' }, b: { type: 'string' } }, required: ['a', 'b'], additionalProperties: false }
+    const schema = {
+      type: 'object',
+      properties: { a: { type: 'number' }, b: { type: 'string' } },
+      required: ['a', 'b'],
+      additionalProperties: false,
+    }
     expect(cache.validate(schema, { a: 1, b: 'x' })).toEqual({ ok: true })
     const result = cache.validate(schema, { a: 'no', c: 1 })
     expect(result.ok).toBe(false)
-    if (!result.ok) expect(result.issues.map((i) => `${i.path}:${i.keyword}`).sort()).toEqual(['/:additionalProperties', '/:required', '/a:type'])
+    if (!result.ok)
+      expect(result.issues.map((i) => `${i.path}:${i.keyword}`).sort()).toEqual([
+        '/:additionalProperties',
+        '/:required',
+        '/a:type',
+      ])
   })
 
   it('is strict: unknown keywords are schema errors, not silently ignored', () => {
@@ -27,8 +37,15 @@ describe('ValidatorCache', () => {
     const cache = new ValidatorCache()
     expect(() => cache.compile({ $ref: 'https://example.com/schema.json' })).toThrow(/Remote/)
     expect(() => cache.compile({ $id: 'https://example.com/s', type: 'string' })).toThrow(/Remote/)
-    expect(remoteRefs({ definitions: { a: { type: 'string' } }, properties: { x: { $ref: '#/definitions/a' } } })).toEqual([])
-    expect(cache.validate({ type: 'object', definitions: { a: { type: 'string' } }, properties: { x: { $ref: '#/definitions/a' } } }, { x: 1 }).ok).toBe(false)
+    expect(
+      remoteRefs({ definitions: { a: { type: 'string' } }, properties: { x: { $ref: '#/definitions/a' } } }),
+    ).toEqual([])
+    expect(
+      cache.validate(
+        { type: 'object', definitions: { a: { type: 'string' } }, properties: { x: { $ref: '#/definitions/a' } } },
+        { x: 1 },
+      ).ok,
+    ).toBe(false)
   })
 
   it('drops the least recently used validator beyond its capacity', () => {

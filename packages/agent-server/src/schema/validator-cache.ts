@@ -32,7 +32,8 @@ export function remoteRefs(schema: unknown, at = '#'): string[] {
   const found: string[] = []
   for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
     if (key === '$ref' && (typeof value !== 'string' || !value.startsWith('#'))) found.push(`${at}/$ref`)
-    else if (key === '$id' && typeof value === 'string' && value !== '' && !value.startsWith('#')) found.push(`${at}/$id`)
+    else if (key === '$id' && typeof value === 'string' && value !== '' && !value.startsWith('#'))
+      found.push(`${at}/$id`)
     else found.push(...remoteRefs(value, `${at}/${key}`))
   }
   return found
@@ -46,7 +47,9 @@ function withoutMetaSchema(schema: Record<string, unknown>): Record<string, unkn
 
 function toIssue(error: ErrorObject): SchemaIssue {
   const issue = { path: error.instancePath || '/', message: error.message ?? 'is invalid', keyword: error.keyword }
-  return error.params && Object.keys(error.params).length > 0 ? { ...issue, params: error.params as Record<string, unknown> } : issue
+  return error.params && Object.keys(error.params).length > 0
+    ? { ...issue, params: error.params as Record<string, unknown> }
+    : issue
 }
 
 /**
@@ -89,7 +92,10 @@ export class ValidatorCache {
     try {
       validate = this.#ajv.compile(normalized)
     } catch (error) {
-      throw new SchemaDefinitionError(`Invalid JSON Schema: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+      throw new SchemaDefinitionError(
+        `Invalid JSON Schema: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      )
     }
     this.#cache.set(key, validate)
     if (this.#cache.size > this.#maxEntries) {

@@ -137,14 +137,12 @@ export function toBatch(row: BatchRow, interrupts: readonly InterruptRow[]): Bat
     threadId: row.thread_id,
     runId: row.run_id,
     status: row.status,
-    interrupts: interrupts.map(
-      (r): StoredInterrupt => ({
-        interrupt: JSON.parse(r.json) as Interrupt,
-        kind: r.kind,
-        toolCallId: r.tool_call_id,
-        toolName: r.tool_name,
-      }),
-    ),
+    interrupts: interrupts.map((r): StoredInterrupt => ({
+      interrupt: JSON.parse(r.json) as Interrupt,
+      kind: r.kind,
+      toolCallId: r.tool_call_id,
+      toolName: r.tool_name,
+    })),
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at),
     decisionHash: u(row.decision_hash),

@@ -1,7 +1,7 @@
 import type { Interrupt, Message, ResumeEntry, RunFinishedOutcome, ThreadStatus } from '@interlude/protocol'
 
 /**
- * The persistence contract of the agent server (DESIGN §3), implemented by SQLite and PostgreSQL
+ * The persistence contract of the agent server (docs/architecture.md), implemented by SQLite and PostgreSQL
  * and pinned by the shared conformance suite (`src/test-utils/store-conformance.ts`). Every method
  * returns a Promise. Races are decided here, by conditional writes, never by process memory:
  * `startInputRun` and `claimBatch` are the two admission writes and each is one atomic transaction.
@@ -26,7 +26,11 @@ export interface Store {
    * run with this id, the open batch and — with `history` — the messages and the calls awaiting
    * a browser/external result. `undefined` when the thread does not exist.
    */
-  getAdmissionView(threadId: string, runId: string, options: { readonly history: boolean }): Promise<AdmissionView | undefined>
+  getAdmissionView(
+    threadId: string,
+    runId: string,
+    options: { readonly history: boolean },
+  ): Promise<AdmissionView | undefined>
   listMessages(threadId: string): Promise<Message[]>
   /**
    * The owner's threads, most recently updated first (keyset pagination). With
@@ -103,7 +107,11 @@ export interface Store {
    */
   heartbeatRuns(executorId: string, leaseUntil: number): Promise<RunHeartbeat[]>
   /** Runs still `running` whose lease ended before `now` (or every running run with `all`). */
-  listAbandonedRuns(query: { readonly now: number; readonly all?: boolean; readonly excludeExecutor?: string }): Promise<RunKey[]>
+  listAbandonedRuns(query: {
+    readonly now: number
+    readonly all?: boolean
+    readonly excludeExecutor?: string
+  }): Promise<RunKey[]>
   /**
    * Takes over an abandoned run before closing it (conditional update): only while it is running
    * and its lease has ended (or with `force`). The winner gets the run, everybody else `undefined`.
@@ -292,7 +300,10 @@ export interface SettleToolCallRequest {
   readonly threadId: string
   readonly runId: string
   readonly toolCallId: string
-  readonly status: Extract<ToolCallStatus, 'succeeded' | 'failed' | 'denied' | 'cancelled' | 'rejected' | 'awaiting_result'>
+  readonly status: Extract<
+    ToolCallStatus,
+    'succeeded' | 'failed' | 'denied' | 'cancelled' | 'rejected' | 'awaiting_result'
+  >
   readonly result: string | undefined
   /** The tool message that carries the result into history. */
   readonly message: Message | undefined
@@ -327,7 +338,11 @@ export interface StartInputRunRequest {
   readonly initialState: unknown
   readonly messages: readonly Message[]
   /** Results for pending browser/external calls carried by this input. */
-  readonly toolResults: readonly { readonly toolCallId: string; readonly status: 'succeeded' | 'cancelled'; readonly result: string }[]
+  readonly toolResults: readonly {
+    readonly toolCallId: string
+    readonly status: 'succeeded' | 'cancelled'
+    readonly result: string
+  }[]
   readonly now: number
   /** The admitting process, which executes the run. */
   readonly executorId: string
@@ -336,7 +351,10 @@ export interface StartInputRunRequest {
 
 export type StartRunResult =
   | { readonly ok: true; readonly thread: ThreadRecord }
-  | { readonly ok: false; readonly reason: 'revision_changed' | 'busy' | 'interrupted' | 'run_exists' | 'thread_exists' }
+  | {
+      readonly ok: false
+      readonly reason: 'revision_changed' | 'busy' | 'interrupted' | 'run_exists' | 'thread_exists'
+    }
 
 export interface ClaimBatchRequest {
   readonly threadId: string
@@ -351,7 +369,12 @@ export interface ClaimBatchRequest {
 
 export type ClaimBatchResult =
   | { readonly ok: true; readonly thread: ThreadRecord }
-  | { readonly ok: false; readonly reason: 'already_claimed'; readonly claimedByRunId: string; readonly decisionHash: string }
+  | {
+      readonly ok: false
+      readonly reason: 'already_claimed'
+      readonly claimedByRunId: string
+      readonly decisionHash: string
+    }
   | { readonly ok: false; readonly reason: 'busy' | 'run_exists' | 'not_pending' }
 
 export interface NewBatch {
@@ -371,7 +394,9 @@ export interface FinishRunRequest {
   readonly errorCode: string | undefined
   readonly events: readonly NewEvent[]
   /** For a resume run: how its claimed batch closes. */
-  readonly closeBatch: { readonly batchId: string; readonly status: Extract<BatchStatus, 'resolved' | 'cancelled' | 'expired'> } | undefined
+  readonly closeBatch:
+    | { readonly batchId: string; readonly status: Extract<BatchStatus, 'resolved' | 'cancelled' | 'expired'> }
+    | undefined
   readonly now: number
   /** Calls closed with the run (recovery): each settles only if still in one of `from`. */
   readonly closeCalls?: readonly CloseCall[]

@@ -23,7 +23,8 @@ const running = new Set<ChildProcessWithoutNullStreams>()
 
 /** Starts `node <script> …args` and resolves once it prints `listening on http://HOST:PORT`. */
 export function launchChild(script: string, args: readonly string[]): Promise<ChildServer> {
-  if (!fs.existsSync(DIST)) throw new Error(`${DIST} is missing: run "pnpm -r --filter './packages/**' run build" first`)
+  if (!fs.existsSync(DIST))
+    throw new Error(`${DIST} is missing: run "pnpm -r --filter './packages/**' run build" first`)
   const child = spawn(process.execPath, [script, ...args], { stdio: 'pipe' })
   running.add(child)
   const exited = new Promise<number | null>((resolve) =>
@@ -55,7 +56,9 @@ export function launchChild(script: string, args: readonly string[]): Promise<Ch
       }
     })
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')))
-    void exited.then((code) => reject(new Error(`${path.basename(script)} exited with ${code} before listening: ${err}`)))
+    void exited.then((code) =>
+      reject(new Error(`${path.basename(script)} exited with ${code} before listening: ${err}`)),
+    )
   })
 }
 

@@ -4,7 +4,15 @@ import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import Database from 'better-sqlite3'
 import { decodeEvents, EventType } from '@interlude/protocol'
-import type { AgUiEvent, ErrorEnvelope, Interrupt, Message, ResumeEntry, RunAgentInput, UserMessage } from '@interlude/protocol'
+import type {
+  AgUiEvent,
+  ErrorEnvelope,
+  Interrupt,
+  Message,
+  ResumeEntry,
+  RunAgentInput,
+  UserMessage,
+} from '@interlude/protocol'
 import type { RunningServer, StartServerOptions } from '../server.ts'
 import { startServer } from '../server.ts'
 
@@ -63,7 +71,12 @@ export function authHeader(principal: keyof typeof TOKENS): Record<string, strin
 export async function postRun(
   server: Pick<RunningServer, 'baseUrl'>,
   body: unknown,
-  options: { principal?: keyof typeof TOKENS | null; headers?: Record<string, string>; rawBody?: string | Uint8Array; signal?: AbortSignal } = {},
+  options: {
+    principal?: keyof typeof TOKENS | null
+    headers?: Record<string, string>
+    rawBody?: string | Uint8Array
+    signal?: AbortSignal
+  } = {},
 ): Promise<RunResponse> {
   const principal = options.principal === undefined ? 'alice' : options.principal
   const response = await fetch(`${server.baseUrl}/runs`, {
@@ -74,7 +87,12 @@ export async function postRun(
       ...(principal ? authHeader(principal) : {}),
       ...options.headers,
     },
-    body: options.rawBody === undefined ? JSON.stringify(body) : typeof options.rawBody === 'string' ? options.rawBody : new Blob([new Uint8Array(options.rawBody)]),
+    body:
+      options.rawBody === undefined
+        ? JSON.stringify(body)
+        : typeof options.rawBody === 'string'
+          ? options.rawBody
+          : new Blob([new Uint8Array(options.rawBody)]),
     ...(options.signal ? { signal: options.signal } : {}),
   })
   const raw = await response.text()
@@ -82,7 +100,11 @@ export async function postRun(
     const events: AgUiEvent[] = []
     const ids: (string | undefined)[] = []
     const bytes = new TextEncoder().encode(raw)
-    for await (const decoded of decodeEvents((async function* () { yield bytes })())) {
+    for await (const decoded of decodeEvents(
+      (async function* () {
+        yield bytes
+      })(),
+    )) {
       events.push(decoded.event)
       ids.push(decoded.id)
     }
@@ -102,10 +124,23 @@ export function userMessage(content: string, id = `user_${randomUUID()}`): UserM
 }
 
 export function runInput(threadId: string, messages: Message[], extra: Partial<RunAgentInput> = {}): RunAgentInput {
-  return { threadId, runId: `run_${randomUUID()}`, messages, tools: [], context: [], state: {}, forwardedProps: {}, ...extra }
+  return {
+    threadId,
+    runId: `run_${randomUUID()}`,
+    messages,
+    tools: [],
+    context: [],
+    state: {},
+    forwardedProps: {},
+    ...extra,
+  }
 }
 
-export function resumeInput(threadId: string, resume: ResumeEntry[], extra: Partial<RunAgentInput> = {}): RunAgentInput {
+export function resumeInput(
+  threadId: string,
+  resume: ResumeEntry[],
+  extra: Partial<RunAgentInput> = {},
+): RunAgentInput {
   return runInput(threadId, [], { resume, ...extra })
 }
 
@@ -118,7 +153,8 @@ export function types(events: readonly AgUiEvent[]): string[] {
 }
 
 export function interruptsOf(events: readonly AgUiEvent[]): Interrupt[] {
-  const last = events[events.length - 1] as { type: string; outcome?: { type: string; interrupts?: Interrupt[] } } | undefined
+  const last = events[events.length - 1] as
+    { type: string; outcome?: { type: string; interrupts?: Interrupt[] } } | undefined
   if (!last || last.type !== EventType.RUN_FINISHED || last.outcome?.type !== 'interrupt') return []
   return last.outcome.interrupts ?? []
 }
@@ -154,10 +190,14 @@ export function lastState(events: readonly AgUiEvent[]): unknown {
 export function dumpStore(dbPath: string): Record<string, unknown[]> {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true })
   try {
-    const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).all() as { name: string }[]
+    const tables = db
+      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+      .all() as { name: string }[]
     const dump: Record<string, unknown[]> = {}
     for (const { name } of tables) {
-      const columns = (db.prepare(`PRAGMA table_info(${JSON.stringify(name)})`).all() as { name: string }[]).map((c) => JSON.stringify(c.name))
+      const columns = (db.prepare(`PRAGMA table_info(${JSON.stringify(name)})`).all() as { name: string }[]).map((c) =>
+        JSON.stringify(c.name),
+      )
       dump[name] = db.prepare(`SELECT * FROM ${JSON.stringify(name)} ORDER BY ${columns.join(', ')}`).all()
     }
     return dump

@@ -3,7 +3,7 @@ import pg from 'pg'
 import { quoteIdent } from '../store/postgres/migrations.ts'
 import { withDefaultUser } from '../store/postgres/postgres-store.ts'
 
-/** The test database (DESIGN §7): `INTERLUDE_TEST_PG_URL`, default `postgres://127.0.0.1:5432/postgres`. */
+/** The test database (docs/quality.md): `INTERLUDE_TEST_PG_URL`, default `postgres://127.0.0.1:5432/postgres`. */
 export const PG_URL = process.env.INTERLUDE_TEST_PG_URL ?? 'postgres://127.0.0.1:5432/postgres'
 
 let reachable: Promise<boolean> | undefined
@@ -31,7 +31,9 @@ export async function pgAvailable(suite: string): Promise<boolean> {
   const ok = await reachable
   if (!ok) {
     const line = '!'.repeat(100)
-    console.warn(`\n${line}\n!!! SKIPPED: ${suite} — PostgreSQL is unreachable at ${PG_URL} (set INTERLUDE_TEST_PG_URL; in CI this fails)\n${line}\n`)
+    console.warn(
+      `\n${line}\n!!! SKIPPED: ${suite} — PostgreSQL is unreachable at ${PG_URL} (set INTERLUDE_TEST_PG_URL; in CI this fails)\n${line}\n`,
+    )
   }
   return ok
 }

@@ -13,7 +13,7 @@ export interface ConformanceDatabase {
 }
 
 /**
- * The shared Store conformance suite (DESIGN §3): SQLite and PostgreSQL both run it. Every method
+ * The shared Store conformance suite (docs/architecture.md): SQLite and PostgreSQL both run it. Every method
  * of the interface is exercised, including races decided by the database between two connections.
  */
 export function storeConformance(name: string, open: () => Promise<ConformanceDatabase>): void {
@@ -24,7 +24,13 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     n += 1
     return { threadId: `t${n}-${Math.random().toString(36).slice(2)}`, runId: `r${n}` }
   }
-  const start = (store: Store, threadId: string, runId: string, expectedRevision: number | null = null, extra: Partial<Parameters<Store['startInputRun']>[0]> = {}) =>
+  const start = (
+    store: Store,
+    threadId: string,
+    runId: string,
+    expectedRevision: number | null = null,
+    extra: Partial<Parameters<Store['startInputRun']>[0]> = {},
+  ) =>
     store.startInputRun({
       threadId,
       ownerId: 'alice',
@@ -38,7 +44,12 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
       ...lease,
       ...extra,
     })
-  const finish = (store: Store, threadId: string, runId: string, extra: Partial<Parameters<Store['finishRun']>[0]> = {}) =>
+  const finish = (
+    store: Store,
+    threadId: string,
+    runId: string,
+    extra: Partial<Parameters<Store['finishRun']>[0]> = {},
+  ) =>
     store.finishRun({
       threadId,
       runId,
@@ -55,11 +66,19 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     batchId,
     threadId,
     runId,
-    interrupts: [{ interrupt: interrupt(`${batchId}-i1`, toolCallId), kind: 'approval', toolCallId, toolName: 'deploy' }],
+    interrupts: [
+      { interrupt: interrupt(`${batchId}-i1`, toolCallId), kind: 'approval', toolCallId, toolName: 'deploy' },
+    ],
     createdAt: now,
     expiresAt: now + 1000,
   })
-  const call = (threadId: string, runId: string, toolCallId: string, status: NewToolCall['status'] = 'pending', kind: NewToolCall['kind'] = 'server'): NewToolCall => ({
+  const call = (
+    threadId: string,
+    runId: string,
+    toolCallId: string,
+    status: NewToolCall['status'] = 'pending',
+    kind: NewToolCall['kind'] = 'server',
+  ): NewToolCall => ({
     threadId,
     toolCallId,
     runId,
@@ -70,7 +89,12 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     status,
     now,
   })
-  const toolMessage = (id: string, toolCallId: string, content = '"ok"'): Message => ({ id, role: 'tool', toolCallId, content })
+  const toolMessage = (id: string, toolCallId: string, content = '"ok"'): Message => ({
+    id,
+    role: 'tool',
+    toolCallId,
+    content,
+  })
   /** A thread paused with one open batch (its run finished as interrupted). */
   const paused = async (store: Store) => {
     const { threadId, runId } = ids()
@@ -97,7 +121,16 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         const started = await start(store, threadId, runId)
         expect(started.ok).toBe(true)
         const thread = await store.getThread(threadId)
-        expect(thread).toMatchObject({ threadId, ownerId: 'alice', status: 'running', activeRunId: runId, state: { n: 0 }, lastSeq: 0, revision: 1, createdAt: now })
+        expect(thread).toMatchObject({
+          threadId,
+          ownerId: 'alice',
+          status: 'running',
+          activeRunId: runId,
+          state: { n: 0 },
+          lastSeq: 0,
+          revision: 1,
+          createdAt: now,
+        })
         expect(await start(store, threadId, 'other')).toEqual({ ok: false, reason: 'thread_exists' })
         expect(await start(store, threadId, 'other', thread!.revision)).toEqual({ ok: false, reason: 'busy' })
         expect(await store.listMessages(threadId)).toEqual([{ id: `u-${runId}`, role: 'user', content: 'hi' }])
@@ -130,7 +163,11 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
           toolResults: [{ toolCallId: 'browser1', status: 'succeeded', result: 'result!' }],
         })
         expect(second.ok).toBe(true)
-        expect(await store.getToolCall(threadId, 'browser1')).toMatchObject({ status: 'succeeded', result: 'result!', kind: 'client' })
+        expect(await store.getToolCall(threadId, 'browser1')).toMatchObject({
+          status: 'succeeded',
+          result: 'result!',
+          kind: 'client',
+        })
         expect((await store.listMessages(threadId)).map((m) => m.id)).toEqual([`u-${runId}`, 'tm-b'])
       }))
 
@@ -146,14 +183,21 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         expect(await store.appendEvents(threadId, runId, [])).toEqual([])
         expect([...a, ...b].map((e) => e.seq)).toEqual([1, 2, 3])
         expect(a[1]).toEqual({ seq: 2, runId, type: 'TEXT_MESSAGE_START', json: '{"a":"😀 ü"}' })
-        expect((await store.readEvents(threadId, { afterSeq: 1 })).map((e) => e.json)).toEqual(['{"a":"😀 ü"}', '{"a":3}'])
+        expect((await store.readEvents(threadId, { afterSeq: 1 })).map((e) => e.json)).toEqual([
+          '{"a":"😀 ü"}',
+          '{"a":3}',
+        ])
         expect((await store.readEvents(threadId, { limit: 2 })).map((e) => e.seq)).toEqual([1, 2])
         expect((await store.readEvents(threadId, { runId, afterSeq: 2 })).map((e) => e.seq)).toEqual([3])
         expect((await store.readEvents(threadId, { runId: 'nope' })).length).toBe(0)
         const stored = await finish(store, threadId, runId)
         expect(stored!.map((e) => e.seq)).toEqual([4])
         expect(await store.getThread(threadId)).toMatchObject({ status: 'idle', activeRunId: undefined, lastSeq: 4 })
-        expect(await store.getRun(threadId, runId)).toMatchObject({ status: 'succeeded', outcome: { type: 'success' }, finishedAt: now })
+        expect(await store.getRun(threadId, runId)).toMatchObject({
+          status: 'succeeded',
+          outcome: { type: 'success' },
+          finishedAt: now,
+        })
         // A finished run is not finished twice.
         expect(await finish(store, threadId, runId)).toBeUndefined()
         expect((await store.getThread(threadId))!.lastSeq).toBe(4)
@@ -166,13 +210,27 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         await store.insertToolCalls([call(threadId, runId, 'c1')])
         await finish(store, threadId, runId)
         const before = await store.getThread(threadId)
-        await expect(store.appendEvents(threadId, runId, [{ type: 'X', json: '{}' }])).rejects.toBeInstanceOf(RunNotActiveError)
-        await expect(store.appendMessages(threadId, runId, [{ id: 'late', role: 'user', content: 'x' }])).rejects.toBeInstanceOf(RunNotActiveError)
+        await expect(store.appendEvents(threadId, runId, [{ type: 'X', json: '{}' }])).rejects.toBeInstanceOf(
+          RunNotActiveError,
+        )
+        await expect(
+          store.appendMessages(threadId, runId, [{ id: 'late', role: 'user', content: 'x' }]),
+        ).rejects.toBeInstanceOf(RunNotActiveError)
         await expect(store.insertToolCalls([call(threadId, runId, 'c2')])).rejects.toBeInstanceOf(RunNotActiveError)
         await expect(
-          store.settleToolCall({ threadId, runId, toolCallId: 'c1', status: 'succeeded', result: 'x', message: toolMessage('tm', 'c1'), now }),
+          store.settleToolCall({
+            threadId,
+            runId,
+            toolCallId: 'c1',
+            status: 'succeeded',
+            result: 'x',
+            message: toolMessage('tm', 'c1'),
+            now,
+          }),
         ).rejects.toBeInstanceOf(RunNotActiveError)
-        await expect(store.createBatch(batchFor(threadId, runId, `b-${threadId}`))).rejects.toBeInstanceOf(RunNotActiveError)
+        await expect(store.createBatch(batchFor(threadId, runId, `b-${threadId}`))).rejects.toBeInstanceOf(
+          RunNotActiveError,
+        )
         expect(await store.beginEffect(threadId, 'c1', runId, now)).toBe('not_active')
         expect(await store.getThread(threadId)).toEqual(before)
         expect(await store.getToolCall(threadId, 'c1')).toMatchObject({ status: 'pending' })
@@ -186,7 +244,10 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         await start(store, threadId, runId)
         await finish(store, threadId, runId)
         const thread = (await store.getThread(threadId))!
-        expect(await start(store, threadId, 'r-stale', thread.revision - 1)).toEqual({ ok: false, reason: 'revision_changed' })
+        expect(await start(store, threadId, 'r-stale', thread.revision - 1)).toEqual({
+          ok: false,
+          reason: 'revision_changed',
+        })
         expect((await start(store, threadId, 'r-next', thread.revision)).ok).toBe(true)
       }))
 
@@ -197,14 +258,33 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         const thread = (await store.getThread(threadId))!
         expect(await start(store, threadId, 'r-input', thread.revision)).toEqual({ ok: false, reason: 'interrupted' })
         const open = (await store.getOpenBatch(threadId))!
-        expect(open).toMatchObject({ batchId, threadId, status: 'pending', createdAt: now, expiresAt: now + 1000, decisionHash: undefined, claimedByRunId: undefined })
-        expect(open.interrupts).toEqual([{ interrupt: interrupt(`${batchId}-i1`, 'c1'), kind: 'approval', toolCallId: 'c1', toolName: 'deploy' }])
+        expect(open).toMatchObject({
+          batchId,
+          threadId,
+          status: 'pending',
+          createdAt: now,
+          expiresAt: now + 1000,
+          decisionHash: undefined,
+          claimedByRunId: undefined,
+        })
+        expect(open.interrupts).toEqual([
+          { interrupt: interrupt(`${batchId}-i1`, 'c1'), kind: 'approval', toolCallId: 'c1', toolName: 'deploy' },
+        ])
         const claim = (runId2: string, hash: string) =>
-          store.claimBatch({ threadId, batchId, runId: runId2, decisionHash: hash, decision: [{ interruptId: `${batchId}-i1`, status: 'cancelled' }], now, ...lease })
+          store.claimBatch({
+            threadId,
+            batchId,
+            runId: runId2,
+            decisionHash: hash,
+            decision: [{ interruptId: `${batchId}-i1`, status: 'cancelled' }],
+            now,
+            ...lease,
+          })
         const results = await Promise.all([claim('r-a', 'h1'), claim('r-b', 'h1'), claim('r-c', 'h2')])
         expect(results.filter((r) => r.ok)).toHaveLength(1)
         const winner = ['r-a', 'r-b', 'r-c'][results.findIndex((r) => r.ok)]
-        for (const r of results) if (!r.ok) expect(r).toMatchObject({ reason: 'already_claimed', claimedByRunId: winner })
+        for (const r of results)
+          if (!r.ok) expect(r).toMatchObject({ reason: 'already_claimed', claimedByRunId: winner })
         expect(await store.getOpenBatch(threadId)).toBeUndefined()
         expect(await store.getBatchOfInterrupt(threadId, `${batchId}-i1`)).toMatchObject({
           status: 'claimed',
@@ -212,7 +292,12 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
           decision: [{ interruptId: `${batchId}-i1`, status: 'cancelled' }],
         })
         expect(await store.getBatchOfInterrupt('other-thread', `${batchId}-i1`)).toBeUndefined()
-        expect(await store.getRun(threadId, winner!)).toMatchObject({ kind: 'resume', status: 'running', batchId, executorId: 'exec-a' })
+        expect(await store.getRun(threadId, winner!)).toMatchObject({
+          kind: 'resume',
+          status: 'running',
+          batchId,
+          executorId: 'exec-a',
+        })
         expect(await store.getThread(threadId)).toMatchObject({ status: 'running', activeRunId: winner })
         // The resume run closes its batch with the run.
         await finish(store, threadId, winner!, { closeBatch: { batchId, status: 'resolved' } })
@@ -228,13 +313,22 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
           const stores = [store, other]
           const results = await Promise.all(
             Array.from({ length: 8 }, (_, i) =>
-              stores[i % 2]!.claimBatch({ threadId, batchId, runId: `r-${round}-${i}`, decisionHash: `h${i % 3}`, decision: [], now, ...lease }),
+              stores[i % 2]!.claimBatch({
+                threadId,
+                batchId,
+                runId: `r-${round}-${i}`,
+                decisionHash: `h${i % 3}`,
+                decision: [],
+                now,
+                ...lease,
+              }),
             ),
           )
           const winners = results.filter((r) => r.ok)
           expect(winners).toHaveLength(1)
           const winner = `r-${round}-${results.findIndex((r) => r.ok)}`
-          for (const r of results) if (!r.ok) expect(r).toMatchObject({ reason: 'already_claimed', claimedByRunId: winner })
+          for (const r of results)
+            if (!r.ok) expect(r).toMatchObject({ reason: 'already_claimed', claimedByRunId: winner })
           expect(await other.getThread(threadId)).toMatchObject({ activeRunId: winner })
         }
       }))
@@ -246,7 +340,9 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         await start(store, threadId, runId)
         await finish(store, threadId, runId)
         const revision = (await store.getThread(threadId))!.revision
-        const results = await Promise.all(Array.from({ length: 6 }, (_, i) => start(i % 2 ? other : store, threadId, `r-in-${i}`, revision)))
+        const results = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => start(i % 2 ? other : store, threadId, `r-in-${i}`, revision)),
+        )
         expect(results.filter((r) => r.ok)).toHaveLength(1)
         // Creating the same new thread from both connections.
         const fresh = ids().threadId
@@ -261,9 +357,17 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         const { threadId, runId } = ids()
         await start(store, threadId, runId)
         const batches = await Promise.all(
-          Array.from({ length: 10 }, (_, i) => (i % 2 ? other : store).appendEvents(threadId, runId, [{ type: 'A', json: `{"i":${i}}` }, { type: 'B', json: '{}' }])),
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 ? other : store).appendEvents(threadId, runId, [
+              { type: 'A', json: `{"i":${i}}` },
+              { type: 'B', json: '{}' },
+            ]),
+          ),
         )
-        const seqs = batches.flat().map((e) => e.seq).sort((x, y) => x - y)
+        const seqs = batches
+          .flat()
+          .map((e) => e.seq)
+          .sort((x, y) => x - y)
         expect(seqs).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
         for (const batch of batches) expect(batch[1]!.seq).toBe(batch[0]!.seq + 1)
       }))
@@ -274,21 +378,53 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         await start(store, threadId, runId)
         await store.insertToolCalls([call(threadId, runId, 'c1'), call(threadId, runId, 'c2', 'awaiting_decision')])
         const other = await db.connect()
-        const begun = await Promise.all([store.beginEffect(threadId, 'c1', runId, now), other.beginEffect(threadId, 'c1', runId, now)])
+        const begun = await Promise.all([
+          store.beginEffect(threadId, 'c1', runId, now),
+          other.beginEffect(threadId, 'c1', runId, now),
+        ])
         expect(begun.sort()).toEqual(['already_started', 'started'])
-        expect(await store.getToolCall(threadId, 'c1')).toMatchObject({ status: 'started', attemptRunId: runId, startedAt: now, argsText: '{"v":1}', messageId: 'a1' })
+        expect(await store.getToolCall(threadId, 'c1')).toMatchObject({
+          status: 'started',
+          attemptRunId: runId,
+          startedAt: now,
+          argsText: '{"v":1}',
+          messageId: 'a1',
+        })
         const before = (await store.getThread(threadId))!.revision
-        await store.settleToolCall({ threadId, runId, toolCallId: 'c1', status: 'succeeded', result: '"ok"', message: toolMessage('tm1', 'c1'), state: { n: 1 }, now })
-        expect(await store.getToolCall(threadId, 'c1')).toMatchObject({ status: 'succeeded', result: '"ok"', finishedAt: now })
+        await store.settleToolCall({
+          threadId,
+          runId,
+          toolCallId: 'c1',
+          status: 'succeeded',
+          result: '"ok"',
+          message: toolMessage('tm1', 'c1'),
+          state: { n: 1 },
+          now,
+        })
+        expect(await store.getToolCall(threadId, 'c1')).toMatchObject({
+          status: 'succeeded',
+          result: '"ok"',
+          finishedAt: now,
+        })
         expect(await store.getThread(threadId)).toMatchObject({ state: { n: 1 } })
         expect((await store.getThread(threadId))!.revision).toBeGreaterThan(before)
         expect((await store.listMessages(threadId)).map((m) => m.id)).toEqual([`u-${runId}`, 'tm1'])
         expect(await store.beginEffect(threadId, 'c1', runId, now)).toBe('already_started')
         expect(await store.beginEffect(threadId, 'c2', runId, now)).toBe('started')
-        await store.settleToolCall({ threadId, runId, toolCallId: 'c2', status: 'awaiting_result', result: undefined, message: undefined, now })
+        await store.settleToolCall({
+          threadId,
+          runId,
+          toolCallId: 'c2',
+          status: 'awaiting_result',
+          result: undefined,
+          message: undefined,
+          now,
+        })
         expect(await store.getToolCall(threadId, 'c2')).toMatchObject({ status: 'awaiting_result', result: undefined })
         expect((await store.listToolCalls(threadId)).map((c) => c.toolCallId)).toEqual(['c1', 'c2'])
-        expect((await store.listToolCalls(threadId, { status: ['awaiting_result'] })).map((c) => c.toolCallId)).toEqual(['c2'])
+        expect((await store.listToolCalls(threadId, { status: ['awaiting_result'] })).map((c) => c.toolCallId)).toEqual(
+          ['c2'],
+        )
         expect(await store.listToolCalls(threadId, { status: ['started'] })).toEqual([])
         expect(await store.getToolCall(threadId, 'nope')).toBeUndefined()
       }))
@@ -315,7 +451,9 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         const b = ids()
         await start(store, a.threadId, a.runId, null, { executorId: 'exec-a', leaseUntil: now + 10 })
         await start(store, b.threadId, b.runId, null, { executorId: 'exec-b', leaseUntil: now + 10 })
-        expect(await store.heartbeatRuns('exec-a', now + 100)).toEqual([{ threadId: a.threadId, runId: a.runId, cancelRequested: false }])
+        expect(await store.heartbeatRuns('exec-a', now + 100)).toEqual([
+          { threadId: a.threadId, runId: a.runId, cancelRequested: false },
+        ])
         expect(await store.getRun(a.threadId, a.runId)).toMatchObject({ leaseUntil: now + 100 })
         const expired = await store.listAbandonedRuns({ now: now + 50 })
         expect(expired).toContainEqual({ threadId: b.threadId, runId: b.runId })
@@ -324,7 +462,9 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         expect(all).toContainEqual({ threadId: a.threadId, runId: a.runId })
         expect(all).not.toContainEqual({ threadId: b.threadId, runId: b.runId })
         // Alive: not taken without force.
-        expect(await store.takeOverRun({ ...a, executorId: 'exec-c', leaseUntil: now + 500, now: now + 50, force: false })).toBeUndefined()
+        expect(
+          await store.takeOverRun({ ...a, executorId: 'exec-c', leaseUntil: now + 500, now: now + 50, force: false }),
+        ).toBeUndefined()
         const other = await db.connect()
         const takes = await Promise.all([
           store.takeOverRun({ ...b, executorId: 'exec-c', leaseUntil: now + 500, now: now + 50, force: false }),
@@ -333,7 +473,9 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         expect(takes.filter((t) => t !== undefined)).toHaveLength(1)
         expect(takes.find((t) => t !== undefined)).toMatchObject({ status: 'running', leaseUntil: now + 500 })
         expect(await store.heartbeatRuns('exec-b', now + 1000)).toEqual([])
-        expect(await store.takeOverRun({ ...a, executorId: 'exec-c', leaseUntil: now + 500, now: now + 50, force: true })).toMatchObject({ executorId: 'exec-c' })
+        expect(
+          await store.takeOverRun({ ...a, executorId: 'exec-c', leaseUntil: now + 500, now: now + 50, force: true }),
+        ).toMatchObject({ executorId: 'exec-c' })
       }))
 
     it('closes an abandoned run in one transaction: conditional call settlement, state, events, batch, release', () =>
@@ -350,13 +492,34 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
           status: 'failed',
           outcome: undefined,
           errorCode: 'RUN_FAILED',
-          events: [{ type: 'TOOL_CALL_RESULT', json: '{}' }, { type: 'RUN_ERROR', json: '{"type":"RUN_ERROR"}' }],
+          events: [
+            { type: 'TOOL_CALL_RESULT', json: '{}' },
+            { type: 'RUN_ERROR', json: '{"type":"RUN_ERROR"}' },
+          ],
           closeBatch: { batchId, status: 'resolved' },
           closeCalls: [
-            { toolCallId: 'c-started', from: ['started'], status: 'unknown', result: 'unknown!', message: toolMessage('m-unknown', 'c-started', 'unknown!') },
-            { toolCallId: 'c1', from: ['awaiting_decision'], status: 'cancelled', result: 'nope', message: toolMessage('m-c1', 'c1', 'nope') },
+            {
+              toolCallId: 'c-started',
+              from: ['started'],
+              status: 'unknown',
+              result: 'unknown!',
+              message: toolMessage('m-unknown', 'c-started', 'unknown!'),
+            },
+            {
+              toolCallId: 'c1',
+              from: ['awaiting_decision'],
+              status: 'cancelled',
+              result: 'nope',
+              message: toolMessage('m-c1', 'c1', 'nope'),
+            },
             // Already settled elsewhere: skipped, no message.
-            { toolCallId: 'c-done', from: ['started'], status: 'cancelled', result: 'x', message: toolMessage('m-done', 'c-done', 'x') },
+            {
+              toolCallId: 'c-done',
+              from: ['started'],
+              status: 'cancelled',
+              result: 'x',
+              message: toolMessage('m-done', 'c-done', 'x'),
+            },
           ],
           state: { n: 7 },
           now,
@@ -366,9 +529,15 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         expect(await store.getToolCall(threadId, 'c-started')).toMatchObject({ status: 'unknown', result: 'unknown!' })
         expect(await store.getToolCall(threadId, 'c1')).toMatchObject({ status: 'cancelled' })
         expect(await store.getToolCall(threadId, 'c-done')).toMatchObject({ status: 'pending' })
-        expect((await store.listMessages(threadId)).map((m) => m.id)).toEqual(expect.arrayContaining(['m-unknown', 'm-c1']))
+        expect((await store.listMessages(threadId)).map((m) => m.id)).toEqual(
+          expect.arrayContaining(['m-unknown', 'm-c1']),
+        )
         expect((await store.listMessages(threadId)).map((m) => m.id)).not.toContain('m-done')
-        expect(await store.getThread(threadId)).toMatchObject({ status: 'idle', activeRunId: undefined, state: { n: 7 } })
+        expect(await store.getThread(threadId)).toMatchObject({
+          status: 'idle',
+          activeRunId: undefined,
+          state: { n: 7 },
+        })
         expect(await store.getBatchOfInterrupt(threadId, `${batchId}-i1`)).toMatchObject({ status: 'resolved' })
         expect(await store.listToolCalls(threadId, { status: ['unknown'] })).toHaveLength(1)
       }))
@@ -391,7 +560,9 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         const revision = (await store.getThread(threadId))!.revision
         await store.appendMessages(threadId, runId, [{ id: 'a1', role: 'assistant', content: '中文 😀' }])
         expect((await store.getThread(threadId))!.revision).toBe(revision + 1)
-        await expect(store.appendMessages(threadId, runId, [{ id: `u-${runId}`, role: 'user', content: 'again' }])).rejects.toThrow()
+        await expect(
+          store.appendMessages(threadId, runId, [{ id: `u-${runId}`, role: 'user', content: 'again' }]),
+        ).rejects.toThrow()
         expect(await store.listMessages(threadId)).toEqual([
           { id: `u-${runId}`, role: 'user', content: 'hi' },
           { id: 'a1', role: 'assistant', content: '中文 😀' },
@@ -416,8 +587,16 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
           const { threadId, runId } = ids()
           await start(store, threadId, runId, null, { now: now + i * 10 })
           await store.insertToolCalls([call(threadId, runId, 'c1', 'awaiting_decision')])
-          await store.createBatch({ ...batchFor(threadId, runId, `b-${threadId}`), createdAt: now + i * 10, expiresAt: now + 100 + i * 1000 })
-          await finish(store, threadId, runId, { status: 'interrupted', outcome: { type: 'interrupt', interrupts: [] }, now: now + i * 10 })
+          await store.createBatch({
+            ...batchFor(threadId, runId, `b-${threadId}`),
+            createdAt: now + i * 10,
+            expiresAt: now + 100 + i * 1000,
+          })
+          await finish(store, threadId, runId, {
+            status: 'interrupted',
+            outcome: { type: 'interrupt', interrupts: [] },
+            now: now + i * 10,
+          })
           made.push(threadId)
         }
         const idle = ids()
@@ -432,10 +611,18 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         expect(interrupted.map((t) => t.threadId)).toEqual([...made].reverse())
         const page1 = await store.listThreads('alice', { status: 'interrupted', limit: 2 })
         const last = page1[page1.length - 1]!
-        const page2 = await store.listThreads('alice', { status: 'interrupted', limit: 2, after: { updatedAt: last.updatedAt, threadId: last.threadId } })
+        const page2 = await store.listThreads('alice', {
+          status: 'interrupted',
+          limit: 2,
+          after: { updatedAt: last.updatedAt, threadId: last.threadId },
+        })
         expect([...page1, ...page2].map((t) => t.threadId)).toEqual([...made].reverse())
         // At now + 1500 only the batches of threads 2 and 3 are still open (expiresAt now+2100, now+3100).
-        const pending = await store.listThreads('alice', { status: 'interrupted', limit: 10, pendingInterruptsAt: now + 1500 })
+        const pending = await store.listThreads('alice', {
+          status: 'interrupted',
+          limit: 10,
+          pendingInterruptsAt: now + 1500,
+        })
         expect(pending.map((t) => t.threadId)).toEqual([made[3], made[2]])
         expect((await store.listThreads('bob', { limit: 10 })).map((t) => t.threadId)).toEqual([bobs.threadId])
         expect(await store.listThreads('carol', { limit: 10 })).toEqual([])
@@ -447,7 +634,10 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         const b = ids()
         await start(store, a.threadId, a.runId)
         await start(store, b.threadId, b.runId)
-        await store.appendEvents(a.threadId, a.runId, [{ type: 'X', json: '{}' }, { type: 'X', json: '{}' }])
+        await store.appendEvents(a.threadId, a.runId, [
+          { type: 'X', json: '{}' },
+          { type: 'X', json: '{}' },
+        ])
         await finish(store, b.threadId, b.runId)
         const heads = await store.pollThreads([a.threadId, b.threadId, 'missing'])
         expect(heads.sort((x, y) => x.threadId.localeCompare(y.threadId))).toEqual(
@@ -464,7 +654,10 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
         const { threadId, runId } = ids()
         expect(await store.getAdmissionView(threadId, runId, { history: true })).toBeUndefined()
         await start(store, threadId, runId)
-        await store.insertToolCalls([call(threadId, runId, 'ext', 'awaiting_result', 'client'), call(threadId, runId, 'c1', 'awaiting_decision')])
+        await store.insertToolCalls([
+          call(threadId, runId, 'ext', 'awaiting_result', 'client'),
+          call(threadId, runId, 'c1', 'awaiting_decision'),
+        ])
         await store.createBatch(batchFor(threadId, runId, `b-${threadId}`))
         const view = (await store.getAdmissionView(threadId, runId, { history: true }))!
         expect(view.thread.threadId).toBe(threadId)
@@ -481,7 +674,10 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     it('keeps one setting value once created, also across connections', () =>
       withDb(async (store, db) => {
         const other = await db.connect()
-        const values = await Promise.all([store.getOrCreateSetting('k', () => 'v1'), other.getOrCreateSetting('k', () => 'v2')])
+        const values = await Promise.all([
+          store.getOrCreateSetting('k', () => 'v1'),
+          other.getOrCreateSetting('k', () => 'v2'),
+        ])
         expect(values[0]).toBe(values[1])
         expect(await store.getOrCreateSetting('k', () => 'v3')).toBe(values[0])
         await store.ping()

@@ -13,10 +13,11 @@ import { scriptedModel } from '../models/scripted.ts'
 export function commandScript(request: ModelRequest): ScriptedResponse {
   const messages = request.messages
   let lastUser = -1
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') {
-    lastUser = i
-    break
-  }
+  for (let i = messages.length - 1; i >= 0; i--)
+    if (messages[i]!.role === 'user') {
+      lastUser = i
+      break
+    }
   const after = messages.slice(lastUser + 1)
   const results = after.filter((m): m is Extract<Message, { role: 'tool' }> => m.role === 'tool')
   if (results.length > 0) return { text: `done: ${results.map((r) => String(r.content)).join(' | ')}` }

@@ -19,11 +19,7 @@ export interface SseFrame {
 }
 
 export type ProtocolErrorReason =
-  | 'frame_too_large'
-  | 'invalid_utf8'
-  | 'truncated_frame'
-  | 'invalid_json'
-  | 'invalid_event'
+  'frame_too_large' | 'invalid_utf8' | 'truncated_frame' | 'invalid_json' | 'invalid_event'
 
 export interface SseDecodeOptions {
   /** Largest frame (characters buffered for one event) before a `PROTOCOL_ERROR`. @default 8 MiB */
@@ -36,7 +32,11 @@ export interface SseDecodeOptions {
 export const DEFAULT_MAX_FRAME_SIZE = 8 * 1024 * 1024
 
 export function protocolError(reason: ProtocolErrorReason, message: string, cause?: unknown): InterludeError {
-  return new InterludeError('PROTOCOL_ERROR', message, cause === undefined ? { details: { reason } } : { details: { reason }, cause })
+  return new InterludeError(
+    'PROTOCOL_ERROR',
+    message,
+    cause === undefined ? { details: { reason } } : { details: { reason }, cause },
+  )
 }
 
 type ByteSource = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>
@@ -68,7 +68,10 @@ async function* chunksOf(source: ByteSource, signal?: AbortSignal): AsyncGenerat
  * High-throughput consumers iterate batches to pay the async-iteration cost per chunk, not per event.
  * Throws `InterludeError('PROTOCOL_ERROR')` with a typed `details.reason`.
  */
-export async function* decodeSseBatches(source: ByteSource, options: SseDecodeOptions = {}): AsyncGenerator<SseFrame[], void, undefined> {
+export async function* decodeSseBatches(
+  source: ByteSource,
+  options: SseDecodeOptions = {},
+): AsyncGenerator<SseFrame[], void, undefined> {
   const maxFrameSize = options.maxFrameSize ?? DEFAULT_MAX_FRAME_SIZE
   let batch: SseFrame[] = []
   let lastEventId: string | undefined
@@ -128,6 +131,9 @@ export async function* decodeSseBatches(source: ByteSource, options: SseDecodeOp
 }
 
 /** Decodes SSE frames one by one. Throws `InterludeError('PROTOCOL_ERROR')` with a typed `details.reason`. */
-export async function* decodeSse(source: ByteSource, options: SseDecodeOptions = {}): AsyncGenerator<SseFrame, void, undefined> {
+export async function* decodeSse(
+  source: ByteSource,
+  options: SseDecodeOptions = {},
+): AsyncGenerator<SseFrame, void, undefined> {
   for await (const batch of decodeSseBatches(source, options)) yield* batch
 }

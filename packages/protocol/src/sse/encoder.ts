@@ -1,5 +1,5 @@
 /**
- * SSE encoder for the AG-UI binding (DESIGN §2): `id: <seq>\ndata: <json>\n\n`, LF only, no
+ * SSE encoder for the AG-UI binding (docs/protocol.md): `id: <seq>\ndata: <json>\n\n`, LF only, no
  * `event:` lines. JSON.stringify never emits a raw CR or LF, so one `data:` line per event.
  */
 
@@ -44,7 +44,7 @@ export function encodeComment(text: string): string {
 /** The heartbeat sent every 15 s while a stream is idle. */
 export const HEARTBEAT_FRAME = ': ping\n\n'
 
-/** Headers for every SSE response (DESIGN §2). */
+/** Headers for every SSE response (docs/protocol.md). */
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'text/event-stream; charset=utf-8',
   'Cache-Control': 'no-cache, no-transform',

@@ -35,7 +35,10 @@ function toEvent(frame: SseFrame, validate: EventDecodeOptions['validate']): Dec
   } else {
     const problems = eventProblems(value)
     if (problems.length > 0) {
-      throw protocolError('invalid_event', `SSE frame is not a valid AG-UI event (${problems[0]!.path}: ${problems[0]!.problem}).`)
+      throw protocolError(
+        'invalid_event',
+        `SSE frame is not a valid AG-UI event (${problems[0]!.path}: ${problems[0]!.problem}).`,
+      )
     }
     event = value as AgUiEvent
   }

@@ -44,7 +44,15 @@ async function failureOf(run: () => Promise<unknown>): Promise<InterludeError> {
   throw new Error('expected a failure')
 }
 
-const MULTILINGUAL = ['部署 v2.1 到生产环境', '🚀🎉 shipped', 'naïve café', '👩‍👩‍👧‍👦 family', '𝄞 clef', '\u2028line sep', 'quote " and \\ backslash']
+const MULTILINGUAL = [
+  '部署 v2.1 到生产环境',
+  '🚀🎉 shipped',
+  'naïve café',
+  '👩‍👩‍👧‍👦 family',
+  '𝄞 clef',
+  '\u2028line sep',
+  'quote " and \\ backslash',
+]
 
 function eventsFixture() {
   return MULTILINGUAL.map((delta, i) => ({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: `${delta} #${i}` }))
@@ -118,9 +126,13 @@ describe('decodeSse', () => {
 
   it('caps the frame size with a typed error, for one long line and for many data lines', async () => {
     const long = encoder.encode(`data: ${'x'.repeat(5000)}\n\n`)
-    expect((await failureOf(() => collect(streamOf(long, [100, 2000]), { maxFrameSize: 1024 }))).details).toEqual({ reason: 'frame_too_large' })
+    expect((await failureOf(() => collect(streamOf(long, [100, 2000]), { maxFrameSize: 1024 }))).details).toEqual({
+      reason: 'frame_too_large',
+    })
     const many = encoder.encode(`${'data: 0123456789\n'.repeat(200)}\n`)
-    expect((await failureOf(() => collect(streamOf(many, [7, 999]), { maxFrameSize: 1024 }))).details).toEqual({ reason: 'frame_too_large' })
+    expect((await failureOf(() => collect(streamOf(many, [7, 999]), { maxFrameSize: 1024 }))).details).toEqual({
+      reason: 'frame_too_large',
+    })
     // Frames below the cap pass, however many there are.
     const okFrames = await collect(streamOf(encoder.encode('data: 0123456789\n\n'.repeat(500))), { maxFrameSize: 1024 })
     expect(okFrames).toHaveLength(500)
@@ -149,14 +161,19 @@ describe('decodeSse', () => {
 })
 
 describe('decodeSse properties', () => {
-  const wire = eventsFixture().map((e, i) => encodeEvent(e, i + 1)).join('')
+  const wire = eventsFixture()
+    .map((e, i) => encodeEvent(e, i + 1))
+    .join('')
   const bytes = encoder.encode(wire)
   const expected = eventsFixture().map((e) => JSON.stringify(e))
 
   it('decodes the same frames when the stream is cut at every single byte', async () => {
     for (let cut = 1; cut < bytes.length; cut++) {
       const frames = await collect(streamOf(bytes, [cut]))
-      expect(frames.map((f) => f.data), `cut at byte ${cut}`).toEqual(expected)
+      expect(
+        frames.map((f) => f.data),
+        `cut at byte ${cut}`,
+      ).toEqual(expected)
     }
   })
 
@@ -185,18 +202,22 @@ describe('decodeSse properties', () => {
       value: fc.jsonValue(),
     })
     await fc.assert(
-      fc.asyncProperty(fc.array(eventArb, { minLength: 1, maxLength: 8 }), fc.array(fc.nat(), { maxLength: 10 }), async (events, rawCuts) => {
-        const payload = encoder.encode(events.map((e, i) => encodeEvent(e, i + 1)).join(HEARTBEAT_FRAME))
-        const cuts = rawCuts.map((c) => (c % payload.length) + 1)
-        const decoded: unknown[] = []
-        const ids: (string | undefined)[] = []
-        for await (const d of decodeEvents(streamOf(payload, cuts), { validate: (v) => v as never })) {
-          decoded.push(d.event)
-          ids.push(d.id)
-        }
-        expect(decoded).toEqual(JSON.parse(JSON.stringify(events)))
-        expect(ids).toEqual(events.map((_, i) => String(i + 1)))
-      }),
+      fc.asyncProperty(
+        fc.array(eventArb, { minLength: 1, maxLength: 8 }),
+        fc.array(fc.nat(), { maxLength: 10 }),
+        async (events, rawCuts) => {
+          const payload = encoder.encode(events.map((e, i) => encodeEvent(e, i + 1)).join(HEARTBEAT_FRAME))
+          const cuts = rawCuts.map((c) => (c % payload.length) + 1)
+          const decoded: unknown[] = []
+          const ids: (string | undefined)[] = []
+          for await (const d of decodeEvents(streamOf(payload, cuts), { validate: (v) => v as never })) {
+            decoded.push(d.event)
+            ids.push(d.id)
+          }
+          expect(decoded).toEqual(JSON.parse(JSON.stringify(events)))
+          expect(ids).toEqual(events.map((_, i) => String(i + 1)))
+        },
+      ),
       { numRuns: 150 },
     )
   })
@@ -211,7 +232,9 @@ describe('decodeEvents', () => {
 
   it('yields validated AG-UI events with their ids', async () => {
     const out: { id: string | undefined; type: string }[] = []
-    for await (const d of decodeEvents(streamOf(encoder.encode(encodeEvent({ type: 'RUN_STARTED', threadId: 't', runId: 'r' }, 4))))) {
+    for await (const d of decodeEvents(
+      streamOf(encoder.encode(encodeEvent({ type: 'RUN_STARTED', threadId: 't', runId: 'r' }, 4))),
+    )) {
       out.push({ id: d.id, type: d.event.type })
     }
     expect(out).toEqual([{ id: '4', type: 'RUN_STARTED' }])
@@ -231,7 +254,9 @@ describe('decodeEvents', () => {
   it('delivers the good frames before the bad one', async () => {
     const seen: string[] = []
     const error = await failureOf(async () => {
-      for await (const d of decodeEvents(streamOf(encoder.encode(`${encodeEvent({ type: 'CUSTOM', name: 'a', value: 1 })}data: nope\n\n`)))) {
+      for await (const d of decodeEvents(
+        streamOf(encoder.encode(`${encodeEvent({ type: 'CUSTOM', name: 'a', value: 1 })}data: nope\n\n`)),
+      )) {
         seen.push(d.event.type)
       }
     })
@@ -269,7 +294,8 @@ describe('decodeEventBatches', () => {
     const text = `${encodeEvent({ type: 'CUSTOM', name: 'ok', value: 1 }, 1)}data: {"type":"RUN_STARTED"}\n\n`
     const seen: string[] = []
     const error = await failureOf(async () => {
-      for await (const batch of decodeEventBatches(streamOf(encoder.encode(text)))) seen.push(...batch.map((d) => d.event.type))
+      for await (const batch of decodeEventBatches(streamOf(encoder.encode(text))))
+        seen.push(...batch.map((d) => d.event.type))
     })
     expect(seen).toEqual(['CUSTOM'])
     expect(error.details).toEqual({ reason: 'invalid_event' })
@@ -278,11 +304,16 @@ describe('decodeEventBatches', () => {
   it('validates with the zod EventSchema of @ag-ui/core at the boundary', async () => {
     const good = encodeEvent({ type: 'TOOL_CALL_START', toolCallId: 'tc', toolCallName: 'deploy' }, 1)
     const out: string[] = []
-    for await (const d of decodeEvents(streamOf(encoder.encode(good)), { validate: (v) => EventSchema.parse(v) as AgUiEvent })) out.push(d.event.type)
+    for await (const d of decodeEvents(streamOf(encoder.encode(good)), {
+      validate: (v) => EventSchema.parse(v) as AgUiEvent,
+    }))
+      out.push(d.event.type)
     expect(out).toEqual(['TOOL_CALL_START'])
     const bad = 'data: {"type":"TOOL_CALL_START","toolCallId":"tc"}\n\n'
     const error = await failureOf(async () => {
-      for await (const _ of decodeEvents(streamOf(encoder.encode(bad)), { validate: (v) => EventSchema.parse(v) as AgUiEvent })) {
+      for await (const _ of decodeEvents(streamOf(encoder.encode(bad)), {
+        validate: (v) => EventSchema.parse(v) as AgUiEvent,
+      })) {
         /* drain */
       }
     })

@@ -14,7 +14,11 @@ import { deepEqual, deepFreeze } from './immutable.ts'
  */
 
 type AnyMessage = { readonly id: string; readonly role: string; readonly [key: string]: unknown }
-type ToolCallShape = { readonly id: string; readonly type: 'function'; readonly function: { readonly name: string; readonly arguments: string } }
+type ToolCallShape = {
+  readonly id: string
+  readonly type: 'function'
+  readonly function: { readonly name: string; readonly arguments: string }
+}
 type Writable = { -readonly [K in keyof AnyMessage]: AnyMessage[K] } & { id: string; role: string }
 
 interface Edit {
@@ -87,7 +91,12 @@ class Draft {
   edit(i: number): Edit {
     let e = this.#edits.get(i)
     if (!e) {
-      e = { msg: { ...(this.#current[i] as AnyMessage) } as Writable, text: undefined, toolCalls: undefined, args: undefined }
+      e = {
+        msg: { ...(this.#current[i] as AnyMessage) } as Writable,
+        text: undefined,
+        toolCalls: undefined,
+        args: undefined,
+      }
       this.#edits.set(i, e)
       this.#writable()
     }
@@ -142,7 +151,8 @@ class Draft {
       const last = list[list.length - 1]
       // Without a known parent, calls of one model response share the assistant message that
       // started them (the last one, if it is an assistant message made by this stream).
-      if (parentId === undefined && last && last.role === 'assistant' && this.#edits.has(list.length - 1)) i = list.length - 1
+      if (parentId === undefined && last && last.role === 'assistant' && this.#edits.has(list.length - 1))
+        i = list.length - 1
       else i = this.add({ id: parentId ?? toolCallId, role: 'assistant' })
     }
     const e = this.edit(i)
@@ -219,7 +229,10 @@ class Draft {
     this.#toolIndex = undefined
   }
 
-  chunkMessage(event: { messageId?: unknown; role?: unknown; name?: unknown; delta?: unknown }, roleDefault: string): void {
+  chunkMessage(
+    event: { messageId?: unknown; role?: unknown; name?: unknown; delta?: unknown },
+    roleDefault: string,
+  ): void {
     const id = typeof event.messageId === 'string' ? event.messageId : this.#chunkMessageId
     if (id === undefined) {
       this.fault ??= 'chunk without a message id'
@@ -232,7 +245,12 @@ class Draft {
     if (typeof event.delta === 'string') this.appendText(id, event.delta)
   }
 
-  chunkToolCall(event: { toolCallId?: unknown; toolCallName?: unknown; parentMessageId?: unknown; delta?: unknown }): void {
+  chunkToolCall(event: {
+    toolCallId?: unknown
+    toolCallName?: unknown
+    parentMessageId?: unknown
+    delta?: unknown
+  }): void {
     const id = typeof event.toolCallId === 'string' ? event.toolCallId : this.#chunkToolCallId
     if (id === undefined) {
       this.fault ??= 'tool call chunk without a tool call id'
@@ -257,7 +275,9 @@ class Draft {
         for (let k = 0; k < calls.length; k++) {
           const call = calls[k]!
           const chunks = e.args?.get(call.id)
-          const next = chunks ? { ...call, function: { name: call.function.name, arguments: call.function.arguments + chunks.join('') } } : call
+          const next = chunks
+            ? { ...call, function: { name: call.function.name, arguments: call.function.arguments + chunks.join('') } }
+            : call
           if (!Object.isFrozen(next)) {
             Object.freeze(next.function)
             Object.freeze(next)
@@ -279,7 +299,11 @@ class Draft {
 }
 
 /** Event types that only assemble content (buffered and committed together). */
-export function applyEvents(messages: readonly Message[], state: unknown, events: readonly AgUiEvent[]): AssemblyResult {
+export function applyEvents(
+  messages: readonly Message[],
+  state: unknown,
+  events: readonly AgUiEvent[],
+): AssemblyResult {
   const d = new Draft(messages, state)
   for (const ev of events) {
     const e = ev as unknown as Record<string, unknown>

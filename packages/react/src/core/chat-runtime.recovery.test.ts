@@ -34,7 +34,10 @@ describe('ChatRuntime: reconnect after acknowledgement', () => {
       const done = rt.sendMessage('long answer')
       const call = await transport.waitForRun(1)
       const runId = call.input.runId
-      call.channel.push(ev.runStarted('t1', runId), '1').push(ev.textStart('m1'), '2').push(ev.text('m1', 'Hello, '), '3')
+      call.channel
+        .push(ev.runStarted('t1', runId), '1')
+        .push(ev.textStart('m1'), '2')
+        .push(ev.text('m1', 'Hello, '), '3')
       await call.channel.drained() // (step() would wait on a faked timer)
       expect(rt.getSnapshot().status).toBe('streaming')
       // Pings (SSE comments) keep the connection alive although no event arrives.
@@ -64,7 +67,10 @@ describe('ChatRuntime: reconnect after acknowledgement', () => {
   it('the idle timeout is on by default (45 s) and can be disabled', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
     try {
-      for (const [options, expected] of [[{}, 1], [{ reconnect: { attempts: 2, delayMs: () => 0, idleTimeoutMs: 0 } }, 0]] as const) {
+      for (const [options, expected] of [
+        [{}, 1],
+        [{ reconnect: { attempts: 2, delayMs: () => 0, idleTimeoutMs: 0 } }, 0],
+      ] as const) {
         const ctx = setup(options)
         void ctx.rt.sendMessage('x')
         const call = await ctx.transport.waitForRun(1)
@@ -113,7 +119,11 @@ describe('ChatRuntime: thread changes', () => {
     const after = rt.getSnapshot()
     expect(after).toMatchObject({ threadId: 't2', pendingInterrupts: undefined, isLoading: false, isResuming: false })
     expect(after.messages).toBe(messages)
-    call.channel.pushAll([ev.runStarted('t1', call.input.runId), ev.textStart('late'), ev.finished('t1', call.input.runId)])
+    call.channel.pushAll([
+      ev.runStarted('t1', call.input.runId),
+      ev.textStart('late'),
+      ev.finished('t1', call.input.runId),
+    ])
     await tick()
     expect(rt.getSnapshot()).toBe(after)
     expect(codeOf(() => rt.resume(approveAll(batch)))).toBe('STALE_BATCH')
@@ -156,7 +166,12 @@ describe('ChatRuntime: newThread with the current id', () => {
     // A fresh id (the default) is the way out.
     const fresh = rt.newThread()
     expect(fresh).not.toBe('t1')
-    expect(rt.getSnapshot()).toMatchObject({ threadId: fresh, messages: [], state: { init: true }, recovery: { required: false } })
+    expect(rt.getSnapshot()).toMatchObject({
+      threadId: fresh,
+      messages: [],
+      state: { init: true },
+      recovery: { required: false },
+    })
   })
 
   it('while idle and unlocked, the same id clears history and state', async () => {
@@ -236,7 +251,11 @@ describe('ChatRuntime: browser tools', () => {
 })
 
 describe('ChatRuntime: saved and foreign browser calls', () => {
-  const notifyTool = (executed: string[]) => ({ name: 'deploy', description: '', handler: () => (executed.push('deploy'), 'ok') })
+  const notifyTool = (executed: string[]) => ({
+    name: 'deploy',
+    description: '',
+    handler: () => (executed.push('deploy'), 'ok'),
+  })
 
   it('a resumed run re-announcing a saved call (START + pending) never executes it and sends no follow-up', async () => {
     const executed: string[] = []
@@ -267,7 +286,9 @@ describe('ChatRuntime: saved and foreign browser calls', () => {
     const { rt, transport } = ctx
     const { batch } = await pause(ctx)
     const done = rt.resume(approveAll(batch))
-    ;(await transport.waitForRun(2)).channel.fail(new InterludeError('ALREADY_RESUMED', 'already', { details: { runId: 'other-run' } }))
+    ;(await transport.waitForRun(2)).channel.fail(
+      new InterludeError('ALREADY_RESUMED', 'already', { details: { runId: 'other-run' } }),
+    )
     const join = await transport.waitForConnect(1)
     join.channel.pushAll([
       ev.runStarted('t1', 'other-run'),
@@ -281,7 +302,9 @@ describe('ChatRuntime: saved and foreign browser calls', () => {
     expect(executed).toEqual([])
     expect(transport.runs).toHaveLength(2)
     expect(rt.getSnapshot()).toMatchObject({ error: undefined, isResuming: false })
-    expect(rt.getSnapshot().messages.some((m) => m.role === 'assistant' && m.toolCalls?.some((c) => c.id === 'tc-n'))).toBe(true)
+    expect(
+      rt.getSnapshot().messages.some((m) => m.role === 'assistant' && m.toolCalls?.some((c) => c.id === 'tc-n')),
+    ).toBe(true)
   })
 })
 
@@ -293,13 +316,34 @@ describe('ChatRuntime: restore and recover', () => {
     const { rt } = ctx
     const snap = rt.getSnapshot()
     const rev = snap.recovery.revision
-    expect(codeOf(() => rt.restoreConversation({ threadId: 't1', messages: [] }, { expectedRevision: rev + 1 }))).toBe('INVALID_STATE')
-    expect(codeOf(() => rt.restoreConversation({ threadId: 'other', messages: [] }, { expectedRevision: rev }))).toBe('INVALID_INPUT')
-    expect(codeOf(() => rt.restoreConversation({ threadId: 't1', messages: [{ id: 1 }] } as never, { expectedRevision: rev }))).toBe('INVALID_INPUT')
-    expect(codeOf(() => rt.restoreConversation({ threadId: 't1', messages: [], interrupts: [{ id: 'x' }] } as never, { expectedRevision: rev }))).toBe('INVALID_INPUT')
+    expect(codeOf(() => rt.restoreConversation({ threadId: 't1', messages: [] }, { expectedRevision: rev + 1 }))).toBe(
+      'INVALID_STATE',
+    )
+    expect(codeOf(() => rt.restoreConversation({ threadId: 'other', messages: [] }, { expectedRevision: rev }))).toBe(
+      'INVALID_INPUT',
+    )
+    expect(
+      codeOf(() =>
+        rt.restoreConversation({ threadId: 't1', messages: [{ id: 1 }] } as never, { expectedRevision: rev }),
+      ),
+    ).toBe('INVALID_INPUT')
+    expect(
+      codeOf(() =>
+        rt.restoreConversation({ threadId: 't1', messages: [], interrupts: [{ id: 'x' }] } as never, {
+          expectedRevision: rev,
+        }),
+      ),
+    ).toBe('INVALID_INPUT')
     expect(rt.getSnapshot()).toBe(snap)
     void rt.sendMessage('busy')
-    expect(codeOf(() => rt.restoreConversation({ threadId: 't1', messages: [] }, { expectedRevision: rt.getSnapshot().recovery.revision }))).toBe('INVALID_STATE')
+    expect(
+      codeOf(() =>
+        rt.restoreConversation(
+          { threadId: 't1', messages: [] },
+          { expectedRevision: rt.getSnapshot().recovery.revision },
+        ),
+      ),
+    ).toBe('INVALID_STATE')
   })
 
   it('restoreConversation deeply validates the snapshot: typed INVALID_INPUT and nothing changed', () => {
@@ -312,8 +356,17 @@ describe('ChatRuntime: restore and recover', () => {
       ['interrupts object', { threadId: 't1', messages: [], interrupts: { a: 1 } }],
       ['interrupts string', { threadId: 't1', messages: [], interrupts: 'x' }],
       ['toolCalls string', { threadId: 't1', messages: [{ id: 'a', role: 'assistant', toolCalls: 'nope' }] }],
-      ['tool call without type', { threadId: 't1', messages: [{ id: 'a', role: 'assistant', toolCalls: [{ ...call, type: undefined }] }] }],
-      ['tool call arguments object', { threadId: 't1', messages: [{ id: 'a', role: 'assistant', toolCalls: [{ ...call, function: { name: 'f', arguments: {} } }] }] }],
+      [
+        'tool call without type',
+        { threadId: 't1', messages: [{ id: 'a', role: 'assistant', toolCalls: [{ ...call, type: undefined }] }] },
+      ],
+      [
+        'tool call arguments object',
+        {
+          threadId: 't1',
+          messages: [{ id: 'a', role: 'assistant', toolCalls: [{ ...call, function: { name: 'f', arguments: {} } }] }],
+        },
+      ],
       ['unknown role', { threadId: 't1', messages: [{ id: 'a', role: 'hacker', content: 1 }] }],
       ['duplicate ids', { threadId: 't1', messages: [user, { ...user, content: 'again' }] }],
       ['message not an object', { threadId: 't1', messages: ['hi'] }],
@@ -371,7 +424,15 @@ describe('ChatRuntime: restore and recover', () => {
     const rev = rt.getSnapshot().recovery.revision
     const interrupts = serverBatch()
     rt.restoreConversation(
-      { threadId: 't1', revision: 7, status: 'interrupted', messages: [kept!, { id: 'srv-1', role: 'assistant', content: 'Plan' }], state: { releases: [] }, interrupts, lastEventId: 42 },
+      {
+        threadId: 't1',
+        revision: 7,
+        status: 'interrupted',
+        messages: [kept!, { id: 'srv-1', role: 'assistant', content: 'Plan' }],
+        state: { releases: [] },
+        interrupts,
+        lastEventId: 42,
+      },
       { expectedRevision: rev },
     )
     const s = rt.getSnapshot()
@@ -390,7 +451,15 @@ describe('ChatRuntime: restore and recover', () => {
   it('recover() fetches the server snapshot and restores the pending batch', async () => {
     const ctx = setup()
     const { rt, transport } = ctx
-    transport.threads.set('t1', { threadId: 't1', revision: 3, status: 'interrupted', messages: [], state: { a: 1 }, interrupts: serverBatch(), lastEventId: 9 })
+    transport.threads.set('t1', {
+      threadId: 't1',
+      revision: 3,
+      status: 'interrupted',
+      messages: [],
+      state: { a: 1 },
+      interrupts: serverBatch(),
+      lastEventId: 9,
+    })
     const result = await rt.recover()
     expect(result.attached).toBe(false)
     expect(rt.getSnapshot()).toMatchObject({ state: { a: 1 }, pendingInterrupts: { interrupts: serverBatch() } })
@@ -399,7 +468,15 @@ describe('ChatRuntime: restore and recover', () => {
   it('concurrent recover() calls share one lookup and one restore; an aborted caller rejects alone', async () => {
     const ctx = setup()
     const { rt, transport } = ctx
-    transport.threads.set('t1', { threadId: 't1', revision: 3, status: 'interrupted', messages: [], state: { a: 1 }, interrupts: serverBatch(), lastEventId: 9 })
+    transport.threads.set('t1', {
+      threadId: 't1',
+      revision: 3,
+      status: 'interrupted',
+      messages: [],
+      state: { a: 1 },
+      interrupts: serverBatch(),
+      lastEventId: 9,
+    })
     let lookups = 0
     const getThread = transport.getThread.bind(transport)
     transport.getThread = (threadId: string) => (lookups++, getThread(threadId))
@@ -422,7 +499,14 @@ describe('ChatRuntime: restore and recover', () => {
   it('recover() rejects and changes nothing when the runtime changed during the lookup', async () => {
     const ctx = setup()
     const { rt, transport } = ctx
-    transport.threads.set('t1', { threadId: 't1', revision: 3, status: 'idle', messages: [], state: {}, lastEventId: 0 })
+    transport.threads.set('t1', {
+      threadId: 't1',
+      revision: 3,
+      status: 'idle',
+      messages: [],
+      state: {},
+      lastEventId: 0,
+    })
     const pending = rt.recover()
     rt.setState({ local: true })
     await expect(pending).rejects.toMatchObject({ code: 'INVALID_STATE', details: { reason: 'stale_revision' } })
@@ -463,7 +547,10 @@ describe('ChatRuntime: restore and recover', () => {
   })
 
   it('getRecoveryConfiguration returns the owned configuration synchronously and schedules nothing', async () => {
-    const { rt, transport } = setup({ tools: [{ name: 'a', description: 'A', parameters: { type: 'object' }, handler: () => 1 }], forwardedProps: { locale: 'fr' } })
+    const { rt, transport } = setup({
+      tools: [{ name: 'a', description: 'A', parameters: { type: 'object' }, handler: () => 1 }],
+      forwardedProps: { locale: 'fr' },
+    })
     expect(rt.getRecoveryConfiguration()).toEqual({
       threadId: 't1',
       revision: 0,

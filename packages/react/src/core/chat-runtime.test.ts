@@ -39,7 +39,12 @@ describe('ChatRuntime: ordinary runs', () => {
     const { rt, transport } = setup()
     const done = rt.sendMessage('hi')
     const call = await transport.waitForRun(1)
-    call.channel.pushAll([ev.runStarted('t1', call.input.runId), ev.textStart('m1'), ev.text('m1', 'partial'), ev.runError('boom', 'MODEL_ERROR')])
+    call.channel.pushAll([
+      ev.runStarted('t1', call.input.runId),
+      ev.textStart('m1'),
+      ev.text('m1', 'partial'),
+      ev.runError('boom', 'MODEL_ERROR'),
+    ])
     await done
     const s = rt.getSnapshot()
     expect(s.error?.code).toBe('MODEL_ERROR')
@@ -64,7 +69,11 @@ describe('ChatRuntime: ordinary runs', () => {
     const done = rt.sendMessage('hi')
     const call = await transport.waitForRun(1)
     const runId = call.input.runId
-    call.channel.push(ev.runStarted('t1', runId), '1').fail(new InterludeError('PROTOCOL_ERROR', 'SSE frame data is not JSON.', { details: { reason: 'invalid_json' } }))
+    call.channel
+      .push(ev.runStarted('t1', runId), '1')
+      .fail(
+        new InterludeError('PROTOCOL_ERROR', 'SSE frame data is not JSON.', { details: { reason: 'invalid_json' } }),
+      )
     const re = await transport.waitForConnect(1)
     re.channel.push(ev.runStarted('t1', runId), '2') // a second RUN_STARTED for the same run
     await done
@@ -103,7 +112,10 @@ describe('ChatRuntime: observers and conversation commands', () => {
   it('onEvent sees every event with its id and run; onFinish reports the outcome', async () => {
     const seen: string[] = []
     const finished: unknown[] = []
-    const { rt, transport } = setup({ onEvent: (e, meta) => seen.push(`${meta.id}:${e.type}:${meta.runId}`), onFinish: (info) => finished.push(info) })
+    const { rt, transport } = setup({
+      onEvent: (e, meta) => seen.push(`${meta.id}:${e.type}:${meta.runId}`),
+      onFinish: (info) => finished.push(info),
+    })
     const done = rt.sendMessage('hi')
     const call = await transport.waitForRun(1)
     const runId = call.input.runId
@@ -117,7 +129,12 @@ describe('ChatRuntime: observers and conversation commands', () => {
     const { rt, transport } = setup({ initialState: { a: 1 } })
     const done = rt.sendMessage('first')
     const call = await transport.waitForRun(1)
-    call.channel.pushAll([ev.runStarted('t1', call.input.runId), ev.textStart('m'), ev.text('m', 'answer'), ev.finished('t1', call.input.runId)])
+    call.channel.pushAll([
+      ev.runStarted('t1', call.input.runId),
+      ev.textStart('m'),
+      ev.text('m', 'answer'),
+      ev.finished('t1', call.input.runId),
+    ])
     await done
     expect(rt.getSnapshot().messages).toHaveLength(2)
     void rt.reload()
@@ -199,7 +216,13 @@ describe('ChatRuntime: publishing a batch', () => {
       const s = rt.getSnapshot()
       observed.push({ loading: s.isLoading, text: s.messages[1]?.content, batch: s.pendingInterrupts !== undefined })
     })
-    const interrupts = [approvalInterrupt('i-1', 'call-1', { metadata: { risk: 'high' }, expiresAt: '2030-01-01T00:05:00Z', subagentRunId: 's-1' })]
+    const interrupts = [
+      approvalInterrupt('i-1', 'call-1', {
+        metadata: { risk: 'high' },
+        expiresAt: '2030-01-01T00:05:00Z',
+        subagentRunId: 's-1',
+      }),
+    ]
     call.channel.pushAll([ev.text('m1', '!'), ev.interrupted('t1', runId, interrupts)])
     await step(call.channel)
     expect(seen.notifications - before).toBe(1)
@@ -216,7 +239,10 @@ describe('ChatRuntime: publishing a batch', () => {
     const first = await pause(ctx)
     ctx.rt.resume(approveAll(first.batch))
     const call = await ctx.transport.waitForRun(2)
-    call.channel.pushAll([ev.runStarted('t1', call.input.runId), ev.interrupted('t1', call.input.runId, twoApprovals())])
+    call.channel.pushAll([
+      ev.runStarted('t1', call.input.runId),
+      ev.interrupted('t1', call.input.runId, twoApprovals()),
+    ])
     await step(call.channel)
     const second = ctx.rt.getSnapshot().pendingInterrupts!
     expect(second.id).not.toBe(first.batch.id)
@@ -230,7 +256,10 @@ describe('ChatRuntime: publishing a batch', () => {
     const { rt, transport } = setup()
     const done = rt.sendMessage('x')
     const call = await transport.waitForRun(1)
-    call.channel.pushAll([ev.runStarted('t1', call.input.runId), ev.interrupted('t1', call.input.runId, [{ id: 'a', reason: 'tool_call' } as Interrupt])])
+    call.channel.pushAll([
+      ev.runStarted('t1', call.input.runId),
+      ev.interrupted('t1', call.input.runId, [{ id: 'a', reason: 'tool_call' } as Interrupt]),
+    ])
     await done
     expect(rt.getSnapshot()).toMatchObject({ pendingInterrupts: undefined, error: { code: 'PROTOCOL_ERROR' } })
   })
@@ -251,11 +280,32 @@ describe('ChatRuntime: synchronous rejections of resume', () => {
       ['RESUME_INCOMPLETE', { batchId: batch.id, entries: [] }],
       ['RESUME_INCOMPLETE', { batchId: batch.id, entries: ok.slice(0, 1) }],
       ['RESUME_DUPLICATE_ENTRY', { batchId: batch.id, entries: [ok[0], ok[0], ok[1]] }],
-      ['RESUME_UNKNOWN_INTERRUPT', { batchId: batch.id, entries: [...ok, { interruptId: 'i-9', status: 'resolved', payload: { approved: true } }] }],
+      [
+        'RESUME_UNKNOWN_INTERRUPT',
+        {
+          batchId: batch.id,
+          entries: [...ok, { interruptId: 'i-9', status: 'resolved', payload: { approved: true } }],
+        },
+      ],
       ['INVALID_INPUT', { batchId: batch.id, entries: [ok[0], { interruptId: 'i-2', status: 'maybe' }] }],
-      ['INVALID_INPUT', { batchId: batch.id, entries: [ok[0], { interruptId: 'i-2', status: 'cancelled', payload: { approved: false } }] }],
-      ['INVALID_INPUT', { batchId: batch.id, entries: [ok[0], { interruptId: 'i-2', status: 'resolved', payload: { approved: true, at: new Date() } }] }],
-      ['INVALID_INPUT', { batchId: batch.id, entries: [ok[0], { interruptId: 'i-2', status: 'resolved', payload: { n: Number.NaN } }] }],
+      [
+        'INVALID_INPUT',
+        {
+          batchId: batch.id,
+          entries: [ok[0], { interruptId: 'i-2', status: 'cancelled', payload: { approved: false } }],
+        },
+      ],
+      [
+        'INVALID_INPUT',
+        {
+          batchId: batch.id,
+          entries: [ok[0], { interruptId: 'i-2', status: 'resolved', payload: { approved: true, at: new Date() } }],
+        },
+      ],
+      [
+        'INVALID_INPUT',
+        { batchId: batch.id, entries: [ok[0], { interruptId: 'i-2', status: 'resolved', payload: { n: Number.NaN } }] },
+      ],
     ]
     for (const [code, options] of cases) {
       expect([code, codeOf(() => rt.resume(options as never))]).toEqual([code, code])
@@ -270,14 +320,22 @@ describe('ChatRuntime: synchronous rejections of resume', () => {
 
   it('rejects an expired batch before claiming (the whole batch stays visible)', async () => {
     const ctx = setup()
-    const { batch } = await pause(ctx, [approvalInterrupt('i-1', 'c1', { expiresAt: '2030-01-01T00:01:00Z' }), approvalInterrupt('i-2', 'c2')])
+    const { batch } = await pause(ctx, [
+      approvalInterrupt('i-1', 'c1', { expiresAt: '2030-01-01T00:01:00Z' }),
+      approvalInterrupt('i-2', 'c2'),
+    ])
     ctx.clock.now = Date.parse('2030-01-01T00:01:00Z') // at expiresAt counts as expired
     expect(codeOf(() => ctx.rt.resume(approveAll(batch)))).toBe('INTERRUPT_EXPIRED')
     expect(ctx.rt.getSnapshot().pendingInterrupts).toBe(batch)
     // Cancelling does not help on the client: an expired batch cannot resume at all.
-    expect(codeOf(() => ctx.rt.resume({ batchId: batch.id, entries: batch.interrupts.map((i) => ({ interruptId: i.id, status: 'cancelled' as const })) }))).toBe(
-      'INTERRUPT_EXPIRED',
-    )
+    expect(
+      codeOf(() =>
+        ctx.rt.resume({
+          batchId: batch.id,
+          entries: batch.interrupts.map((i) => ({ interruptId: i.id, status: 'cancelled' as const })),
+        }),
+      ),
+    ).toBe('INTERRUPT_EXPIRED')
   })
 
   it('claims in the same tick: a second call throws, locks apply, the batch stays visible', async () => {
@@ -288,13 +346,25 @@ describe('ChatRuntime: synchronous rejections of resume', () => {
     const notificationsBefore = ctx.seen.notifications
     rt.resume(approveAll(batch))
     expect(ctx.seen.notifications - notificationsBefore).toBe(1)
-    expect(rt.getSnapshot()).toMatchObject({ isLoading: true, isResuming: true, pendingInterrupts: batch, status: 'submitted' })
+    expect(rt.getSnapshot()).toMatchObject({
+      isLoading: true,
+      isResuming: true,
+      pendingInterrupts: batch,
+      status: 'submitted',
+    })
     expect(codeOf(() => rt.resume(approveAll(batch)))).toBe('BATCH_CLAIMED')
     expect(codeOf(() => rt.setState({}))).toBe('INVALID_STATE')
     expect(codeOf(() => rt.sendMessage('more'))).toBe('INVALID_STATE')
     expect(codeOf(() => rt.setMessages([]))).toBe('INVALID_STATE')
     expect(codeOf(() => rt.reload())).toBe('INVALID_STATE')
-    expect(codeOf(() => rt.restoreConversation({ threadId: 't1', messages: [] }, { expectedRevision: rt.getSnapshot().recovery.revision }))).toBe('INVALID_STATE')
+    expect(
+      codeOf(() =>
+        rt.restoreConversation(
+          { threadId: 't1', messages: [] },
+          { expectedRevision: rt.getSnapshot().recovery.revision },
+        ),
+      ),
+    ).toBe('INVALID_STATE')
     const call = await transport.waitForRun(2)
     await tick()
     expect(transport.runs).toHaveLength(2) // one request for two clicks
@@ -329,11 +399,25 @@ describe('ChatRuntime: the acknowledgement boundary', () => {
     const call = await transport.waitForRun(2)
     call.channel.push(ev.runStarted('t1', call.input.runId))
     await step(call.channel)
-    expect(rt.getSnapshot()).toMatchObject({ pendingInterrupts: undefined, isResuming: true, isLoading: true, status: 'streaming' })
+    expect(rt.getSnapshot()).toMatchObject({
+      pendingInterrupts: undefined,
+      isResuming: true,
+      isLoading: true,
+      status: 'streaming',
+    })
     expect(codeOf(() => rt.resume(approveAll(batch)))).toBe('BATCH_CLAIMED')
-    call.channel.pushAll([ev.toolResult('r1', 'call-1', '{"ok":true}'), ev.toolResult('r2', 'call-2', '{"ok":true}'), ev.finished('t1', call.input.runId)])
+    call.channel.pushAll([
+      ev.toolResult('r1', 'call-1', '{"ok":true}'),
+      ev.toolResult('r2', 'call-2', '{"ok":true}'),
+      ev.finished('t1', call.input.runId),
+    ])
     await done
-    expect(rt.getSnapshot()).toMatchObject({ isResuming: false, isLoading: false, error: undefined, recovery: { required: false } })
+    expect(rt.getSnapshot()).toMatchObject({
+      isResuming: false,
+      isLoading: false,
+      error: undefined,
+      recovery: { required: false },
+    })
     expect(rt.getSnapshot().messages.filter((m) => m.role === 'tool')).toHaveLength(2)
   })
 
@@ -367,7 +451,13 @@ describe('ChatRuntime: the acknowledgement boundary', () => {
     ;(await transport.waitForRun(2)).channel.fail(new InterludeError('NETWORK_ERROR', 'down'))
     ;(await transport.waitForRun(3)).channel.fail(new InterludeError('NETWORK_ERROR', 'down'))
     await done
-    expect(rt.getSnapshot()).toMatchObject({ pendingInterrupts: batch, isResuming: false, isLoading: false, error: { code: 'NETWORK_ERROR' }, recovery: { required: false } })
+    expect(rt.getSnapshot()).toMatchObject({
+      pendingInterrupts: batch,
+      isResuming: false,
+      isLoading: false,
+      error: { code: 'NETWORK_ERROR' },
+      recovery: { required: false },
+    })
     rt.resume(approveAll(batch))
     const again = await transport.waitForRun(4)
     expect(again.input.runId).not.toBe(transport.runs[1]!.input.runId) // a new resume call, a new idempotency key
@@ -378,10 +468,16 @@ describe('ChatRuntime: the acknowledgement boundary', () => {
     const { rt, transport } = ctx
     const { batch } = await pause(ctx)
     const done = rt.resume(approveAll(batch))
-    ;(await transport.waitForRun(2)).channel.fail(new InterludeError('RESUME_PAYLOAD_INVALID', 'bad', { details: { 'i-1': [] } }))
+    ;(await transport.waitForRun(2)).channel.fail(
+      new InterludeError('RESUME_PAYLOAD_INVALID', 'bad', { details: { 'i-1': [] } }),
+    )
     await done
     expect(transport.runs).toHaveLength(2)
-    expect(rt.getSnapshot()).toMatchObject({ pendingInterrupts: batch, error: { code: 'RESUME_PAYLOAD_INVALID' }, recovery: { required: false } })
+    expect(rt.getSnapshot()).toMatchObject({
+      pendingInterrupts: batch,
+      error: { code: 'RESUME_PAYLOAD_INVALID' },
+      recovery: { required: false },
+    })
   })
 
   it('stop() in the same tick as resume sends nothing and keeps the batch', async () => {
@@ -393,7 +489,13 @@ describe('ChatRuntime: the acknowledgement boundary', () => {
     await done
     await tick()
     expect(transport.runs).toHaveLength(1)
-    expect(rt.getSnapshot()).toMatchObject({ pendingInterrupts: batch, isResuming: false, isLoading: false, error: undefined, recovery: { required: false } })
+    expect(rt.getSnapshot()).toMatchObject({
+      pendingInterrupts: batch,
+      isResuming: false,
+      isLoading: false,
+      error: undefined,
+      recovery: { required: false },
+    })
   })
 
   it('stop() before acknowledgement aborts the request, releases the claim and ignores late events', async () => {
@@ -405,7 +507,11 @@ describe('ChatRuntime: the acknowledgement boundary', () => {
     rt.stop()
     expect(call.channel.aborted).toBe(true)
     expect(transport.cancels).toEqual([]) // nothing acknowledged: nothing to cancel
-    expect(rt.getSnapshot()).toMatchObject({ pendingInterrupts: batch, isResuming: false, recovery: { required: false } })
+    expect(rt.getSnapshot()).toMatchObject({
+      pendingInterrupts: batch,
+      isResuming: false,
+      recovery: { required: false },
+    })
     const frozen = rt.getSnapshot()
     call.channel.pushAll([ev.runStarted('t1', call.input.runId), ev.finished('t1', call.input.runId)])
     await tick()
@@ -422,7 +528,12 @@ describe('ChatRuntime: the acknowledgement boundary', () => {
     await step(call.channel)
     rt.stop()
     expect(transport.cancels).toEqual([{ threadId: 't1', runId: call.input.runId }])
-    expect(rt.getSnapshot()).toMatchObject({ isLoading: false, isResuming: false, pendingInterrupts: undefined, recovery: { required: true } })
+    expect(rt.getSnapshot()).toMatchObject({
+      isLoading: false,
+      isResuming: false,
+      pendingInterrupts: undefined,
+      recovery: { required: true },
+    })
     expect(codeOf(() => rt.sendMessage('x'))).toBe('RECOVERY_REQUIRED')
     expect(codeOf(() => rt.setMessages([]))).toBe('RECOVERY_REQUIRED')
     expect(codeOf(() => rt.resume({ batchId: batch.id, entries: [] }))).toBe('RECOVERY_REQUIRED')
@@ -442,7 +553,11 @@ describe('ChatRuntime: the acknowledgement boundary', () => {
     const call = await transport.waitForRun(2)
     call.channel.pushAll([ev.runStarted('t1', call.input.runId), ev.runError('tool crashed', 'TOOL_ERROR')])
     await done
-    expect(rt.getSnapshot()).toMatchObject({ error: { code: 'TOOL_ERROR' }, recovery: { required: true }, pendingInterrupts: undefined })
+    expect(rt.getSnapshot()).toMatchObject({
+      error: { code: 'TOOL_ERROR' },
+      recovery: { required: true },
+      pendingInterrupts: undefined,
+    })
     expect(transport.runs).toHaveLength(2) // never re-sent after acknowledgement
   })
 
@@ -454,7 +569,12 @@ describe('ChatRuntime: the acknowledgement boundary', () => {
     clock.now = Date.parse('2030-01-01T00:01:00.001Z') // expires between the claim and the send
     await done
     expect(transport.runs).toHaveLength(1)
-    expect(rt.getSnapshot()).toMatchObject({ pendingInterrupts: batch, isResuming: false, error: { code: 'INTERRUPT_EXPIRED' }, recovery: { required: false } })
+    expect(rt.getSnapshot()).toMatchObject({
+      pendingInterrupts: batch,
+      isResuming: false,
+      error: { code: 'INTERRUPT_EXPIRED' },
+      recovery: { required: false },
+    })
 
     const ctx2 = setup()
     const p2 = await pause(ctx2, [approvalInterrupt('i-1', 'c1', { expiresAt: '2030-01-01T00:01:00Z' })])
@@ -473,7 +593,9 @@ describe('ChatRuntime: the acknowledgement boundary', () => {
     const { batch } = await pause(ctx)
     const lastSeen = rt.getSnapshot() && transport.counter.value - 1
     const done = rt.resume(approveAll(batch))
-    ;(await transport.waitForRun(2)).channel.fail(new InterludeError('ALREADY_RESUMED', 'already', { details: { runId: 'other-run' } }))
+    ;(await transport.waitForRun(2)).channel.fail(
+      new InterludeError('ALREADY_RESUMED', 'already', { details: { runId: 'other-run' } }),
+    )
     const join = await transport.waitForConnect(1)
     expect(join.lastEventId).toBe(String(lastSeen))
     join.channel.pushAll([

@@ -39,7 +39,7 @@ interface Inbox {
 /**
  * The framework-free chat runtime: one pure reducer over a discriminated union of actions,
  * immutable identity-stable snapshots, effects scheduled after commit, and per-interaction
- * AbortControllers. Implements the whole interrupt/resume/recovery contract (DESIGN §4, seed 001).
+ * AbortControllers. Implements the whole interrupt/resume/recovery contract (docs/client-contract.md).
  *
  * Commit policy: every public call and every lifecycle event (RUN_STARTED, RUN_FINISHED,
  * RUN_ERROR) commits synchronously and notifies once. Streamed content events are buffered and
@@ -69,7 +69,9 @@ export class ChatRuntime<TState = unknown> {
     this.#options = options
     this.#transport = options.transport ?? this.#defaultTransport()
     const threadId = options.threadId ?? this.#id()
-    const messages = Object.freeze((options.initialMessages ?? []).map((m) => deepFreeze({ ...m }))) as readonly Message[]
+    const messages = Object.freeze(
+      (options.initialMessages ?? []).map((m) => deepFreeze({ ...m })),
+    ) as readonly Message[]
     this.#state = initialState(threadId, messages, options.initialState)
     this.#snapshot = toSnapshot<TState>(this.#state)
     this.#serverSnapshot = this.#snapshot
@@ -114,7 +116,8 @@ export class ChatRuntime<TState = unknown> {
    * The same id resets nothing.
    */
   readonly setThreadId = (threadId: string): void => {
-    if (typeof threadId !== 'string' || threadId === '') throw clientError('INVALID_INPUT', 'threadId must be a non-empty string.')
+    if (typeof threadId !== 'string' || threadId === '')
+      throw clientError('INVALID_INPUT', 'threadId must be a non-empty string.')
     const previous = this.#state.threadId
     if (threadId === previous) return
     const run = this.#state.run
@@ -133,7 +136,8 @@ export class ChatRuntime<TState = unknown> {
    * is allowed, and otherwise throws like `setMessages` (`RECOVERY_REQUIRED`, `INVALID_STATE`).
    */
   readonly newThread = (threadId: string = this.#id()): string => {
-    if (threadId === this.#state.threadId) this.#assertMessagesUnlocked('start a new conversation on the same thread id')
+    if (threadId === this.#state.threadId)
+      this.#assertMessagesUnlocked('start a new conversation on the same thread id')
     this.setThreadId(threadId)
     this.#transaction(() => {
       this.#dispatch({ type: 'messages/replaced', messages: Object.freeze([]) })
@@ -152,9 +156,14 @@ export class ChatRuntime<TState = unknown> {
   readonly sendMessage = (input: string | SendMessageInput): Promise<void> => {
     this.#assertMessagesUnlocked('send a message')
     const content = typeof input === 'string' ? input : input?.content
-    if (typeof content !== 'string' && !Array.isArray(content)) throw clientError('INVALID_INPUT', 'A message needs string or array content.')
+    if (typeof content !== 'string' && !Array.isArray(content))
+      throw clientError('INVALID_INPUT', 'A message needs string or array content.')
     const id = typeof input === 'object' && input.id !== undefined ? input.id : this.#id()
-    const message = deepFreeze({ id, role: 'user', content: Array.isArray(content) ? frozenJsonCopy(content) : content }) as Message
+    const message = deepFreeze({
+      id,
+      role: 'user',
+      content: Array.isArray(content) ? frozenJsonCopy(content) : content,
+    }) as Message
     return this.#start('send', Object.freeze([...this.#state.messages, message]))
   }
 
@@ -177,8 +186,11 @@ export class ChatRuntime<TState = unknown> {
   readonly setMessages = (next: Updater<readonly Message[]>): void => {
     this.#assertMessagesUnlocked('replace messages')
     const value = typeof next === 'function' ? next(this.#state.messages) : next
-    if (!Array.isArray(value) || !value.every((m) => isMessageLike(m))) throw clientError('INVALID_INPUT', 'Messages must be objects with string id and role.')
-    const result = applyEvents(this.#state.messages, this.#state.state, [{ type: 'MESSAGES_SNAPSHOT', messages: value } as AgUiEvent])
+    if (!Array.isArray(value) || !value.every((m) => isMessageLike(m)))
+      throw clientError('INVALID_INPUT', 'Messages must be objects with string id and role.')
+    const result = applyEvents(this.#state.messages, this.#state.state, [
+      { type: 'MESSAGES_SNAPSHOT', messages: value } as AgUiEvent,
+    ])
     this.#transaction(() => this.#dispatch({ type: 'messages/replaced', messages: result.messages }))
   }
 
@@ -209,8 +221,10 @@ export class ChatRuntime<TState = unknown> {
   readonly resume = (options: ResumeOptions): Promise<void> => {
     this.#assertAlive()
     const s = this.#state
-    if (s.recovery.required) throw clientError('RECOVERY_REQUIRED', 'Recovery requires a new thread or a restored conversation.')
-    if (s.run && (s.run.claimId !== undefined || s.run.resumed)) throw clientError('BATCH_CLAIMED', 'Interrupt batch already claimed.')
+    if (s.recovery.required)
+      throw clientError('RECOVERY_REQUIRED', 'Recovery requires a new thread or a restored conversation.')
+    if (s.run && (s.run.claimId !== undefined || s.run.resumed))
+      throw clientError('BATCH_CLAIMED', 'Interrupt batch already claimed.')
     const batch = s.pending
     if (!batch || typeof options !== 'object' || options === null || options.batchId !== batch.id) {
       throw clientError('STALE_BATCH', 'Stale interrupt batch.')
@@ -219,7 +233,9 @@ export class ChatRuntime<TState = unknown> {
     const now = this.#now()
     const expired = batch.interrupts.filter((i) => isExpiredAt(i.expiresAt, now)).map((i) => i.id)
     if (expired.length > 0) {
-      throw clientError('INTERRUPT_EXPIRED', 'The interrupt batch has expired; start a new thread to continue.', { interruptIds: expired })
+      throw clientError('INTERRUPT_EXPIRED', 'The interrupt batch has expired; start a new thread to continue.', {
+        interruptIds: expired,
+      })
     }
     const check = checkResume(batch.interrupts, options.entries, { now, expiry: 'refuse-all' })
     if (!check.ok) throw resumeCheckError(check)
@@ -269,16 +285,25 @@ export class ChatRuntime<TState = unknown> {
     const s = this.#state
     if (s.run) throw clientError('INVALID_STATE', 'Cannot restore while a run is active.', { reason: 'busy' })
     if (options?.expectedRevision !== s.recovery.revision) {
-      throw clientError('INVALID_STATE', 'The conversation changed since its revision was captured.', { reason: 'stale_revision' })
+      throw clientError('INVALID_STATE', 'The conversation changed since its revision was captured.', {
+        reason: 'stale_revision',
+      })
     }
     const problem = snapshotProblem(snapshot, s.threadId)
-    if (problem) throw clientError('INVALID_INPUT', `Invalid conversation snapshot: ${problem}.`, { reason: 'invalid_snapshot', problem })
+    if (problem)
+      throw clientError('INVALID_INPUT', `Invalid conversation snapshot: ${problem}.`, {
+        reason: 'invalid_snapshot',
+        problem,
+      })
     const installed = applyEvents(s.messages, s.state, [
       { type: 'MESSAGES_SNAPSHOT', messages: snapshot.messages } as AgUiEvent,
       { type: 'STATE_SNAPSHOT', snapshot: snapshot.state === undefined ? s.state : snapshot.state } as AgUiEvent,
     ])
-    const interrupts = snapshot.interrupts && snapshot.interrupts.length > 0 ? frozenJsonCopy(snapshot.interrupts) : undefined
-    const batch: PendingInterruptBatch | undefined = interrupts ? Object.freeze({ id: this.#id(), interrupts: Object.freeze(interrupts) }) : undefined
+    const interrupts =
+      snapshot.interrupts && snapshot.interrupts.length > 0 ? frozenJsonCopy(snapshot.interrupts) : undefined
+    const batch: PendingInterruptBatch | undefined = interrupts
+      ? Object.freeze({ id: this.#id(), interrupts: Object.freeze(interrupts) })
+      : undefined
     this.#transaction(() =>
       this.#dispatch({
         type: 'conversation/restored',
@@ -286,7 +311,8 @@ export class ChatRuntime<TState = unknown> {
         state: installed.state,
         batch,
         lastEventId: snapshot.lastEventId === undefined ? s.lastEventId : String(snapshot.lastEventId),
-        unsettledEffects: snapshot.unsettledEffects === undefined ? undefined : frozenJsonCopy(snapshot.unsettledEffects),
+        unsettledEffects:
+          snapshot.unsettledEffects === undefined ? undefined : frozenJsonCopy(snapshot.unsettledEffects),
       }),
     )
   }
@@ -304,7 +330,13 @@ export class ChatRuntime<TState = unknown> {
     // twice) share one lookup and one restore, so none of them fails on a stale revision.
     let flight = this.#recovering
     if (!flight || flight.threadId !== s.threadId || flight.revision !== s.recovery.revision) {
-      const entry: RecoveryFlight = { threadId: s.threadId, revision: s.recovery.revision, controller: new AbortController(), waiting: 0, promise: undefined! }
+      const entry: RecoveryFlight = {
+        threadId: s.threadId,
+        revision: s.recovery.revision,
+        controller: new AbortController(),
+        waiting: 0,
+        promise: undefined!,
+      }
       entry.promise = (async () => {
         try {
           return await this.#recoverOnce(entry.threadId, entry.revision, entry.controller.signal)
@@ -321,7 +353,8 @@ export class ChatRuntime<TState = unknown> {
 
   async #recoverOnce(threadId: string, revision: number, signal: AbortSignal): Promise<RecoverResult> {
     const snapshot: ThreadSnapshot = await this.#transport.getThread(threadId, { signal })
-    if (this.#state.threadId !== threadId) throw clientError('STALE_BATCH', 'The thread changed during recovery.', { reason: 'thread_changed' })
+    if (this.#state.threadId !== threadId)
+      throw clientError('STALE_BATCH', 'The thread changed during recovery.', { reason: 'thread_changed' })
     this.restoreConversation(snapshot, { expectedRevision: revision })
     if (snapshot.status === 'running' && typeof snapshot.activeRunId === 'string') {
       // Join the live run from the start of the thread log; earlier runs are skipped and the
@@ -399,7 +432,11 @@ export class ChatRuntime<TState = unknown> {
 
   #config(): InteractionConfig {
     const tools = (this.#options.tools ?? []).map((t: BrowserTool) => {
-      const decl = { name: t.name, description: t.description } as { name: string; description: string; parameters?: unknown }
+      const decl = { name: t.name, description: t.description } as {
+        name: string
+        description: string
+        parameters?: unknown
+      }
       if (t.parameters !== undefined) decl.parameters = t.parameters
       return decl
     })
@@ -417,9 +454,12 @@ export class ChatRuntime<TState = unknown> {
   #assertMessagesUnlocked(what: string): void {
     this.#assertAlive()
     const s = this.#state
-    if (s.recovery.required) throw clientError('RECOVERY_REQUIRED', 'Recovery requires a new thread or a restored conversation.')
+    if (s.recovery.required)
+      throw clientError('RECOVERY_REQUIRED', 'Recovery requires a new thread or a restored conversation.')
     if (s.pending || (s.run && (s.run.claimId !== undefined || s.run.resumed))) {
-      throw clientError('INVALID_STATE', `Cannot ${what} while an interrupt batch is pending or claimed.`, { reason: 'interrupts_pending' })
+      throw clientError('INVALID_STATE', `Cannot ${what} while an interrupt batch is pending or claimed.`, {
+        reason: 'interrupts_pending',
+      })
     }
     if (s.run) throw clientError('INVALID_STATE', `Cannot ${what} while a run is in progress.`, { reason: 'busy' })
   }
@@ -463,7 +503,12 @@ export class ChatRuntime<TState = unknown> {
   #start(
     kind: InteractionKind,
     messages: readonly Message[] | undefined,
-    extra: { claimId?: string; entries?: ResumeOptions['entries']; interrupts?: readonly Interrupt[]; attachRunId?: string } = {},
+    extra: {
+      claimId?: string
+      entries?: ResumeOptions['entries']
+      interrupts?: readonly Interrupt[]
+      attachRunId?: string
+    } = {},
   ): Promise<void> {
     const gen = ++this.#gen
     const controller = new AbortController()
@@ -493,7 +538,9 @@ export class ChatRuntime<TState = unknown> {
       plan = extra.interrupts ? { ...plan, input, resumeInterrupts: extra.interrupts } : { ...plan, input }
     }
     const done = new Promise<void>((resolve) => this.#waiters.set(gen, resolve))
-    this.#transaction(() => this.#dispatch(messages ? { type: 'interaction/started', run, messages } : { type: 'interaction/started', run }))
+    this.#transaction(() =>
+      this.#dispatch(messages ? { type: 'interaction/started', run, messages } : { type: 'interaction/started', run }),
+    )
     // Effects after commit: the request is scheduled, so a same-tick stop() or thread change
     // cancels it before anything is sent.
     queueMicrotask(() => {
@@ -502,7 +549,11 @@ export class ChatRuntime<TState = unknown> {
     return done
   }
 
-  #settle(gen: number, outcome: Exclude<InteractionOutcome, 'retired'>, extra: { error?: InterludeError; interrupts?: readonly Interrupt[] } = {}): void {
+  #settle(
+    gen: number,
+    outcome: Exclude<InteractionOutcome, 'retired'>,
+    extra: { error?: InterludeError; interrupts?: readonly Interrupt[] } = {},
+  ): void {
     const run = this.#state.run
     if (!run || run.gen !== gen) return
     let batch: PendingInterruptBatch | undefined
@@ -533,12 +584,19 @@ export class ChatRuntime<TState = unknown> {
     this.#finishInteraction(run, outcome, error)
   }
 
-  #finishInteraction(run: Interaction, outcome: InteractionOutcome, error?: InterludeError, threadId: string = this.#state.threadId): void {
+  #finishInteraction(
+    run: Interaction,
+    outcome: InteractionOutcome,
+    error?: InterludeError,
+    threadId: string = this.#state.threadId,
+  ): void {
     this.#controllers.get(run.gen)?.abort()
     this.#controllers.delete(run.gen)
     const resolve = this.#waiters.get(run.gen)
     this.#waiters.delete(run.gen)
-    const info: FinishInfo = error ? { outcome, threadId, resumed: run.resumed, error } : { outcome, threadId, resumed: run.resumed }
+    const info: FinishInfo = error
+      ? { outcome, threadId, resumed: run.resumed, error }
+      : { outcome, threadId, resumed: run.resumed }
     // Application callbacks run after the settling commit. A throwing `onError`/`onFinish` must not
     // escape into the command that settled the interaction (`stop()`, `setThreadId()`, a stream
     // callback): it is caught and reported with `console.error`, and the remaining callbacks run.
@@ -617,7 +675,8 @@ export class ChatRuntime<TState = unknown> {
       }
     },
     enqueue: (gen, event, id) => this.#enqueue(gen, event, id),
-    connection: (gen, connection: ConnectionStatus) => this.#transaction(() => this.#dispatch({ type: 'run/connection', gen, connection })),
+    connection: (gen, connection: ConnectionStatus) =>
+      this.#transaction(() => this.#dispatch({ type: 'run/connection', gen, connection })),
     acknowledge: (gen, runId, id) =>
       this.#transaction(() => {
         this.#flushInbox()
@@ -629,10 +688,17 @@ export class ChatRuntime<TState = unknown> {
         this.#flushInbox()
         this.#dispatch({ type: 'run/tools', gen })
       }),
-    followUp: (gen, runId, messages) => this.#transaction(() => this.#dispatch({ type: 'run/follow-up', gen, runId, messages: Object.freeze(messages.map((m) => deepFreeze(m))) })),
+    followUp: (gen, runId, messages) =>
+      this.#transaction(() =>
+        this.#dispatch({
+          type: 'run/follow-up',
+          gen,
+          runId,
+          messages: Object.freeze(messages.map((m) => deepFreeze(m))),
+        }),
+      ),
     settle: (gen, outcome, extra) => this.#settle(gen, outcome, extra),
   }
-
 }
 
 interface RecoveryFlight {
@@ -685,5 +751,10 @@ function report(callback: string, fn: () => void): void {
 }
 
 function isMessageLike(value: unknown): value is Message {
-  return typeof value === 'object' && value !== null && typeof (value as Message).id === 'string' && typeof (value as Message).role === 'string'
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Message).id === 'string' &&
+    typeof (value as Message).role === 'string'
+  )
 }

@@ -12,18 +12,28 @@ afterEach(() => {
 function setup() {
   const transport = new ControllableTransport()
   let n = 0
-  const rt = new ChatRuntime({ transport, threadId: 't', generateId: () => `id-${++n}`, retry: { attempts: 0 }, throttleMs: 60_000 })
+  const rt = new ChatRuntime({
+    transport,
+    threadId: 't',
+    generateId: () => `id-${++n}`,
+    retry: { attempts: 0 },
+    throttleMs: 60_000,
+  })
   runtimes.push(rt)
   const input = new CompletionInput(rt)
   input.connect()
   return { rt, transport, input }
 }
 
-const sentTexts = (transport: ControllableTransport) => transport.runs.map((r) => (r.input.messages.at(-1)?.content as string) ?? '')
+const sentTexts = (transport: ControllableTransport) =>
+  transport.runs.map((r) => (r.input.messages.at(-1)?.content as string) ?? '')
 
 async function pauseRun(transport: ControllableTransport, n: number) {
   const call = await transport.waitForRun(n)
-  call.channel.pushAll([ev.runStarted('t', call.input.runId), ev.interrupted('t', call.input.runId, [approvalInterrupt(`i-${n}`, `c-${n}`)])])
+  call.channel.pushAll([
+    ev.runStarted('t', call.input.runId),
+    ev.interrupted('t', call.input.runId, [approvalInterrupt(`i-${n}`, `c-${n}`)]),
+  ])
   await step(call.channel)
 }
 
@@ -35,7 +45,10 @@ async function finishRun(transport: ControllableTransport, n: number) {
 
 function approve(rt: ChatRuntime) {
   const b = rt.getSnapshot().pendingInterrupts!
-  void rt.resume({ batchId: b.id, entries: b.interrupts.map((i) => ({ interruptId: i.id, status: 'resolved' as const, payload: { approved: true } })) })
+  void rt.resume({
+    batchId: b.id,
+    entries: b.interrupts.map((i) => ({ interruptId: i.id, status: 'resolved' as const, payload: { approved: true } })),
+  })
 }
 
 describe('CompletionInput', () => {

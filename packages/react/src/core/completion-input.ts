@@ -4,7 +4,7 @@ import type { ChatRuntime } from './chat-runtime.ts'
 export type CompletionRuntime = Pick<ChatRuntime<unknown>, 'getSnapshot' | 'subscribeFinish' | 'sendMessage'>
 
 /**
- * Completion-style input for a runtime (DESIGN §4): every new input value becomes a user message,
+ * Completion-style input for a runtime (docs/client-contract.md): every new input value becomes a user message,
  * except while the conversation is paused, resuming, running or in recovery. Then the latest value
  * is deferred: A→B→C during a pause still resumes A's turn, and only C is sent, once, after an
  * interaction **succeeds**. Another interrupt keeps C deferred; a failure or a stop does not send

@@ -1,4 +1,11 @@
-import type { AgUiEvent, Interrupt, InterludeError, Message, RunAgentInput, RunFinishedEvent } from '@interlude/protocol'
+import type {
+  AgUiEvent,
+  Interrupt,
+  InterludeError,
+  Message,
+  RunAgentInput,
+  RunFinishedEvent,
+} from '@interlude/protocol'
 import { isExpiredAt } from '@interlude/protocol'
 import { clientError, isFatal, protocolViolation, runError, toInterludeError } from './errors.ts'
 import type { CoreState, InteractionKind } from './reducer.ts'
@@ -35,7 +42,11 @@ export interface DriverHost {
   acknowledge(gen: number, runId: string, id: string | undefined): void
   toolsStarted(gen: number): void
   followUp(gen: number, runId: string, messages: readonly Message[]): void
-  settle(gen: number, outcome: Exclude<InteractionOutcome, 'retired'>, extra?: { error?: InterludeError; interrupts?: readonly Interrupt[] }): void
+  settle(
+    gen: number,
+    outcome: Exclude<InteractionOutcome, 'retired'>,
+    extra?: { error?: InterludeError; interrupts?: readonly Interrupt[] },
+  ): void
 }
 
 /** Request-shaping configuration captured when the interaction starts (option changes later do not leak in). */
@@ -148,7 +159,9 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
       }
       roundtrips += 1
       if (roundtrips > host.maxToolRoundtrips()) {
-        host.settle(gen, 'failed', { error: clientError('INVALID_STATE', 'Too many browser-tool round trips in one interaction.') })
+        host.settle(gen, 'failed', {
+          error: clientError('INVALID_STATE', 'Too many browser-tool round trips in one interaction.'),
+        })
         return
       }
       host.toolsStarted(gen)
@@ -176,10 +189,20 @@ interface ToolCallRef {
  * the run started (a resumed run may re-announce saved calls), with a handler, not answered, and
  * pending per the server.
  */
-function eligibleCalls(host: DriverHost, plan: InteractionPlan, progress: Progress, pendingIds: readonly string[] | undefined): ToolCallRef[] {
+function eligibleCalls(
+  host: DriverHost,
+  plan: InteractionPlan,
+  progress: Progress,
+  pendingIds: readonly string[] | undefined,
+): ToolCallRef[] {
   // An attached or joined client did not start the run: it never executes the run's browser tools.
   if (plan.kind === 'attach' || progress.joined || progress.newToolCalls.size === 0) return []
-  const handlers = new Map(host.tools().filter((t) => t.handler).map((t) => [t.name, t] as const))
+  const handlers = new Map(
+    host
+      .tools()
+      .filter((t) => t.handler)
+      .map((t) => [t.name, t] as const),
+  )
   const answered = new Set<string>()
   for (const m of host.state().messages) if (m.role === 'tool') answered.add(m.toolCallId)
   const calls: ToolCallRef[] = []
@@ -202,10 +225,17 @@ function argumentsOf(messages: readonly Message[], toolCallId: string): string |
   return undefined
 }
 
-async function executeTool(host: DriverHost, plan: InteractionPlan, runId: string, call: ToolCallRef): Promise<Message> {
+async function executeTool(
+  host: DriverHost,
+  plan: InteractionPlan,
+  runId: string,
+  call: ToolCallRef,
+): Promise<Message> {
   const id = host.generateId()
   const answer = (content: string, error?: string): Message =>
-    (error === undefined ? { id, role: 'tool', toolCallId: call.id, content } : { id, role: 'tool', toolCallId: call.id, content, error }) as Message
+    (error === undefined
+      ? { id, role: 'tool', toolCallId: call.id, content }
+      : { id, role: 'tool', toolCallId: call.id, content, error }) as Message
   let args: unknown
   try {
     const text = argumentsOf(host.state().messages, call.id)
@@ -214,7 +244,12 @@ async function executeTool(host: DriverHost, plan: InteractionPlan, runId: strin
     return answer(JSON.stringify({ error: 'Invalid tool arguments (not JSON).' }), 'Invalid tool arguments (not JSON).')
   }
   try {
-    const value = await call.tool.handler!(args, { toolCallId: call.id, threadId: plan.threadId, runId, signal: plan.signal })
+    const value = await call.tool.handler!(args, {
+      toolCallId: call.id,
+      threadId: plan.threadId,
+      runId,
+      signal: plan.signal,
+    })
     return answer(typeof value === 'string' ? value : (JSON.stringify(value ?? null) ?? 'null'))
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
@@ -226,7 +261,12 @@ async function executeTool(host: DriverHost, plan: InteractionPlan, runId: strin
  * One run: attempts before acknowledgement (retries reuse the same runId and entries), the join of
  * an `ALREADY_RESUMED` run, and reconnects after acknowledgement from the last seen event id.
  */
-async function runOnce(host: DriverHost, plan: InteractionPlan, runId: string, input: RunAgentInput | undefined): Promise<Progress | typeof RETIRED> {
+async function runOnce(
+  host: DriverHost,
+  plan: InteractionPlan,
+  runId: string,
+  input: RunAgentInput | undefined,
+): Promise<Progress | typeof RETIRED> {
   const { gen, signal } = plan
   let target = runId
   let mode: 'post' | 'join' = input === undefined ? 'join' : 'post'
@@ -253,10 +293,13 @@ async function runOnce(host: DriverHost, plan: InteractionPlan, runId: string, i
     if (!progress.acked) {
       if (mode === 'post') {
         // Expiry is checked before claiming and again right before every send of the resume.
-        const expired = plan.resumeInterrupts?.filter((i) => isExpiredAt(i.expiresAt, host.now())).map((i) => i.id) ?? []
+        const expired =
+          plan.resumeInterrupts?.filter((i) => isExpiredAt(i.expiresAt, host.now())).map((i) => i.id) ?? []
         if (expired.length > 0) {
           watchdog.dispose()
-          throw clientError('INTERRUPT_EXPIRED', 'The interrupt batch has expired; start a new thread to continue.', { interruptIds: expired })
+          throw clientError('INTERRUPT_EXPIRED', 'The interrupt batch has expired; start a new thread to continue.', {
+            interruptIds: expired,
+          })
         }
         host.connection(gen, 'connecting')
         source = host.transport().run(input!, options)
@@ -277,13 +320,22 @@ async function runOnce(host: DriverHost, plan: InteractionPlan, runId: string, i
       throw clientError('PROTOCOL_ERROR', 'The stream ended before the run finished.', { reason: 'truncated_stream' })
     } catch (raw) {
       if (!host.isCurrent(gen)) return RETIRED
-      const error = watchdog.fired() && !signal.aborted
-        ? clientError('NETWORK_ERROR', 'The connection went silent (no events or pings).', { reason: 'idle_timeout', idleTimeoutMs: host.idleTimeoutMs() })
-        : toInterludeError(raw)
+      const error =
+        watchdog.fired() && !signal.aborted
+          ? clientError('NETWORK_ERROR', 'The connection went silent (no events or pings).', {
+              reason: 'idle_timeout',
+              idleTimeoutMs: host.idleTimeoutMs(),
+            })
+          : toInterludeError(raw)
       if (isFatal(error)) throw error
       if (!progress.acked) {
         const details = error.details as { runId?: unknown } | undefined
-        if (error.code === 'ALREADY_RESUMED' && plan.kind === 'resume' && mode === 'post' && typeof details?.runId === 'string') {
+        if (
+          error.code === 'ALREADY_RESUMED' &&
+          plan.kind === 'resume' &&
+          mode === 'post' &&
+          typeof details?.runId === 'string'
+        ) {
           // The same decision was admitted under another runId (another tab, a lost response):
           // join that run's events instead of failing. Its RUN_STARTED is the acknowledgement.
           mode = 'join'
@@ -349,7 +401,14 @@ function idleWatchdog(parent: AbortSignal, timeoutMs: number): IdleWatchdog {
   }
 }
 
-async function consume(host: DriverHost, plan: InteractionPlan, target: string, source: AsyncIterable<readonly TransportEvent[]>, progress: Progress, alive: () => void): Promise<void> {
+async function consume(
+  host: DriverHost,
+  plan: InteractionPlan,
+  target: string,
+  source: AsyncIterable<readonly TransportEvent[]>,
+  progress: Progress,
+  alive: () => void,
+): Promise<void> {
   const { gen, threadId } = plan
   for await (const batch of source) {
     alive()
@@ -369,13 +428,15 @@ async function consume(host: DriverHost, plan: InteractionPlan, target: string, 
       switch (event.type) {
         case 'RUN_STARTED':
           if (progress.acked) throw protocolViolation('A second RUN_STARTED arrived for the same run.')
-          if (event.threadId !== threadId || event.runId !== target) throw protocolViolation('RUN_STARTED does not match the request.')
+          if (event.threadId !== threadId || event.runId !== target)
+            throw protocolViolation('RUN_STARTED does not match the request.')
           progress.acked = true
           host.acknowledge(gen, target, id)
           break
         case 'RUN_FINISHED':
           if (!progress.acked) throw protocolViolation('RUN_FINISHED before RUN_STARTED.')
-          if (event.threadId !== threadId || event.runId !== target) throw protocolViolation('RUN_FINISHED does not match the run.')
+          if (event.threadId !== threadId || event.runId !== target)
+            throw protocolViolation('RUN_FINISHED does not match the run.')
           progress.finished = event
           if (id !== undefined) host.enqueue(gen, event, id) // carries the cursor into the final commit
           return
@@ -384,7 +445,8 @@ async function consume(host: DriverHost, plan: InteractionPlan, target: string, 
         default:
           if (!progress.acked) throw protocolViolation(`${event.type} before RUN_STARTED.`)
           if (event.type === 'TOOL_CALL_START') progress.newToolCalls.set(event.toolCallId, event.toolCallName)
-          else if (event.type === 'TOOL_CALL_CHUNK' && event.toolCallId && event.toolCallName) progress.newToolCalls.set(event.toolCallId, event.toolCallName)
+          else if (event.type === 'TOOL_CALL_CHUNK' && event.toolCallId && event.toolCallName)
+            progress.newToolCalls.set(event.toolCallId, event.toolCallName)
           host.enqueue(gen, event, id)
       }
     }

@@ -33,6 +33,7 @@ export function protocolViolation(message: string): InterludeError {
 
 export function toInterludeError(error: unknown): InterludeError {
   if (InterludeError.isInstance(error)) return error
-  if (error instanceof DOMException && error.name === 'AbortError') return new InterludeError('ABORTED', 'The request was aborted.', { cause: error })
+  if (error instanceof DOMException && error.name === 'AbortError')
+    return new InterludeError('ABORTED', 'The request was aborted.', { cause: error })
   return new InterludeError('NETWORK_ERROR', 'The request failed.', { cause: error })
 }

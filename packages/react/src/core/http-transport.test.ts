@@ -2,7 +2,15 @@ import type { RunAgentInput } from '@interlude/protocol'
 import { describe, expect, it } from 'vitest'
 import { createHttpTransport } from './http-transport.ts'
 
-const input: RunAgentInput = { threadId: 't', runId: 'r', messages: [], tools: [], context: [], state: {}, forwardedProps: {} }
+const input: RunAgentInput = {
+  threadId: 't',
+  runId: 'r',
+  messages: [],
+  tools: [],
+  context: [],
+  state: {},
+  forwardedProps: {},
+}
 
 function recorder(respond: (url: string, init: RequestInit) => Response | Promise<Response>) {
   const calls: { url: string; init: RequestInit; headers: Headers }[] = []
@@ -13,7 +21,8 @@ function recorder(respond: (url: string, init: RequestInit) => Response | Promis
   return { calls, fetch: fetchImpl }
 }
 
-const sse = (text: string, type = 'text/event-stream') => new Response(text, { status: 200, headers: { 'Content-Type': type } })
+const sse = (text: string, type = 'text/event-stream') =>
+  new Response(text, { status: 200, headers: { 'Content-Type': type } })
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []
@@ -23,15 +32,27 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 
 describe('createHttpTransport', () => {
   it('POSTs RunAgentInput with configurable headers and credentials and decodes ids and events', async () => {
-    const r = recorder(() => sse('id: 7\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n: ping\n\nid: 8\ndata: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n'))
+    const r = recorder(() =>
+      sse(
+        'id: 7\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n: ping\n\nid: 8\ndata: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n',
+      ),
+    )
     let token = 'one'
-    const transport = createHttpTransport({ baseUrl: 'http://x/api/agent/', headers: () => ({ Authorization: `Bearer ${token}` }), credentials: 'include', fetch: r.fetch })
+    const transport = createHttpTransport({
+      baseUrl: 'http://x/api/agent/',
+      headers: () => ({ Authorization: `Bearer ${token}` }),
+      credentials: 'include',
+      fetch: r.fetch,
+    })
     const events = (await collect(transport.run(input, { signal: new AbortController().signal }))).flat()
     expect(events.map((e) => [e.id, e.event.type])).toEqual([
       ['7', 'RUN_STARTED'],
       ['8', 'RUN_FINISHED'],
     ])
-    expect(r.calls[0]).toMatchObject({ url: 'http://x/api/agent/runs', init: { method: 'POST', credentials: 'include' } })
+    expect(r.calls[0]).toMatchObject({
+      url: 'http://x/api/agent/runs',
+      init: { method: 'POST', credentials: 'include' },
+    })
     expect(JSON.parse(r.calls[0]!.init.body as string)).toEqual(input)
     expect(r.calls[0]!.headers.get('authorization')).toBe('Bearer one')
     expect(r.calls[0]!.headers.get('accept')).toBe('text/event-stream')
@@ -44,7 +65,11 @@ describe('createHttpTransport', () => {
 
   it('turns the admission envelope into a typed InterludeError with details', async () => {
     const body = { error: { code: 'ALREADY_RESUMED', message: 'already', details: { runId: 'first' } } }
-    const transport = createHttpTransport({ fetch: recorder(() => new Response(JSON.stringify(body), { status: 409, headers: { 'Content-Type': 'application/json' } })).fetch })
+    const transport = createHttpTransport({
+      fetch: recorder(
+        () => new Response(JSON.stringify(body), { status: 409, headers: { 'Content-Type': 'application/json' } }),
+      ).fetch,
+    })
     await expect(collect(transport.run(input, { signal: new AbortController().signal }))).rejects.toMatchObject({
       code: 'ALREADY_RESUMED',
       details: { runId: 'first' },
@@ -54,23 +79,40 @@ describe('createHttpTransport', () => {
 
   it('maps other failures to typed codes (proxy 502 → retryable NETWORK_ERROR, fetch failure, wrong content type)', async () => {
     const signal = new AbortController().signal
-    const proxy = createHttpTransport({ fetch: recorder(() => new Response('<html>bad gateway</html>', { status: 502 })).fetch })
-    await expect(collect(proxy.run(input, { signal }))).rejects.toMatchObject({ code: 'NETWORK_ERROR', retryable: true })
+    const proxy = createHttpTransport({
+      fetch: recorder(() => new Response('<html>bad gateway</html>', { status: 502 })).fetch,
+    })
+    await expect(collect(proxy.run(input, { signal }))).rejects.toMatchObject({
+      code: 'NETWORK_ERROR',
+      retryable: true,
+    })
     const down = createHttpTransport({ fetch: async () => Promise.reject(new TypeError('fetch failed')) })
     await expect(collect(down.run(input, { signal }))).rejects.toMatchObject({ code: 'NETWORK_ERROR' })
     const html = createHttpTransport({ fetch: recorder(() => sse('<html/>', 'text/html')).fetch })
-    await expect(collect(html.run(input, { signal }))).rejects.toMatchObject({ code: 'PROTOCOL_ERROR', details: { reason: 'not_event_stream' } })
+    await expect(collect(html.run(input, { signal }))).rejects.toMatchObject({
+      code: 'PROTOCOL_ERROR',
+      details: { reason: 'not_event_stream' },
+    })
     const garbage = createHttpTransport({ fetch: recorder(() => sse('data: {not json\n\n')).fetch })
-    await expect(collect(garbage.run(input, { signal }))).rejects.toMatchObject({ code: 'PROTOCOL_ERROR', details: { reason: 'invalid_json' } })
+    await expect(collect(garbage.run(input, { signal }))).rejects.toMatchObject({
+      code: 'PROTOCOL_ERROR',
+      details: { reason: 'invalid_json' },
+    })
     const aborted = new AbortController()
     aborted.abort()
-    const abortable = createHttpTransport({ fetch: async (_u, init) => Promise.reject(init?.signal?.reason ?? new Error('aborted')) })
+    const abortable = createHttpTransport({
+      fetch: async (_u, init) => Promise.reject(init?.signal?.reason ?? new Error('aborted')),
+    })
     await expect(collect(abortable.run(input, { signal: aborted.signal }))).rejects.toMatchObject({ code: 'ABORTED' })
   })
 
   it('reads the ThreadSnapshot and posts an explicit cancel', async () => {
     const snapshot = { threadId: 't', revision: 2, status: 'idle', messages: [], state: {}, lastEventId: 4 }
-    const r = recorder((url) => (url.endsWith('/cancel') ? new Response(null, { status: 202 }) : new Response(JSON.stringify(snapshot), { status: 200 })))
+    const r = recorder((url) =>
+      url.endsWith('/cancel')
+        ? new Response(null, { status: 202 })
+        : new Response(JSON.stringify(snapshot), { status: 200 }),
+    )
     const transport = createHttpTransport({ fetch: r.fetch })
     expect(await transport.getThread('t')).toEqual(snapshot)
     await transport.cancel!('t', 'r 1')
@@ -82,7 +124,9 @@ describe('createHttpTransport', () => {
   })
 
   it('reports SSE comments (the server ping) as activity on run and connect streams', async () => {
-    const r = recorder(() => sse(': ping\n\nid: 1\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n: ping\n\n'))
+    const r = recorder(() =>
+      sse(': ping\n\nid: 1\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n: ping\n\n'),
+    )
     const transport = createHttpTransport({ baseUrl: 'http://x', fetch: r.fetch })
     let pings = 0
     const onActivity = () => void pings++

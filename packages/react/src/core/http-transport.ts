@@ -4,7 +4,7 @@ import type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } fro
 
 type Lazy<T> = T | (() => T)
 
-/** Options of the HTTP + SSE transport (DESIGN §2). Functions are read before every request. */
+/** Options of the HTTP + SSE transport (docs/protocol.md). Functions are read before every request. */
 export interface HttpTransportOptions {
   /** Base path of the endpoint. @default '/api/agent' */
   readonly baseUrl?: Lazy<string>
@@ -39,7 +39,9 @@ async function responseError(res: Response): Promise<InterludeError> {
   }
   return (
     InterludeError.fromEnvelope(body) ??
-    new InterludeError(statusCode(res.status), `The server answered HTTP ${res.status}.`, { details: { status: res.status } })
+    new InterludeError(statusCode(res.status), `The server answered HTTP ${res.status}.`, {
+      details: { status: res.status },
+    })
   )
 }
 
@@ -76,11 +78,17 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
     return res
   }
 
-  async function* events(res: Response, signal: AbortSignal, onActivity: (() => void) | undefined): AsyncGenerator<readonly TransportEvent[]> {
+  async function* events(
+    res: Response,
+    signal: AbortSignal,
+    onActivity: (() => void) | undefined,
+  ): AsyncGenerator<readonly TransportEvent[]> {
     const type = res.headers.get('content-type') ?? ''
     if (!type.includes('text/event-stream') || !res.body) {
       await res.body?.cancel().catch(() => undefined)
-      throw new InterludeError('PROTOCOL_ERROR', 'The response is not an event stream.', { details: { reason: 'not_event_stream', contentType: type } })
+      throw new InterludeError('PROTOCOL_ERROR', 'The response is not an event stream.', {
+        details: { reason: 'not_event_stream', contentType: type },
+      })
     }
     try {
       // One batch per network read; a malformed frame yields the good events before it, then throws.
@@ -96,7 +104,11 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
 
   return {
     async *run(input: RunAgentInput, { signal, onActivity }: RunRequestOptions) {
-      const res = await request('/runs', { method: 'POST', body: JSON.stringify(input), signal }, { ...sse, 'Content-Type': 'application/json' })
+      const res = await request(
+        '/runs',
+        { method: 'POST', body: JSON.stringify(input), signal },
+        { ...sse, 'Content-Type': 'application/json' },
+      )
       yield* events(res, signal, onActivity)
     },
 
@@ -104,7 +116,11 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
       const extra: Record<string, string> = { ...sse }
       if (lastEventId !== undefined) extra['Last-Event-ID'] = lastEventId
       const query = lastEventId === undefined ? '' : `?after=${encodeURIComponent(lastEventId)}`
-      const res = await request(`/threads/${encodeURIComponent(threadId)}/events${query}`, { method: 'GET', signal }, extra)
+      const res = await request(
+        `/threads/${encodeURIComponent(threadId)}/events${query}`,
+        { method: 'GET', signal },
+        extra,
+      )
       yield* events(res, signal, onActivity)
     },
 
@@ -116,10 +132,15 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
       try {
         body = await res.json()
       } catch (error) {
-        throw new InterludeError('PROTOCOL_ERROR', 'The thread snapshot is not JSON.', { details: { reason: 'invalid_json' }, cause: error })
+        throw new InterludeError('PROTOCOL_ERROR', 'The thread snapshot is not JSON.', {
+          details: { reason: 'invalid_json' },
+          cause: error,
+        })
       }
       if (typeof body !== 'object' || body === null || typeof (body as ThreadSnapshot).threadId !== 'string') {
-        throw new InterludeError('PROTOCOL_ERROR', 'The thread snapshot is malformed.', { details: { reason: 'invalid_snapshot' } })
+        throw new InterludeError('PROTOCOL_ERROR', 'The thread snapshot is malformed.', {
+          details: { reason: 'invalid_snapshot' },
+        })
       }
       return body as ThreadSnapshot
     },

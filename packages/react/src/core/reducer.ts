@@ -1,6 +1,14 @@
 import type { AgUiEvent, InterludeError, Message } from '@interlude/protocol'
 import { applyEvents } from './assemble.ts'
-import type { ChatSnapshot, ChatStatus, ConnectionStatus, ConversationSnapshot, InteractionOutcome, PendingInterruptBatch, RecoveryState } from './types.ts'
+import type {
+  ChatSnapshot,
+  ChatStatus,
+  ConnectionStatus,
+  ConversationSnapshot,
+  InteractionOutcome,
+  PendingInterruptBatch,
+  RecoveryState,
+} from './types.ts'
 
 /**
  * The runtime's whole state and its one pure reducer. Every transition that belongs to a run
@@ -50,9 +58,19 @@ export type Action =
   | { readonly type: 'interaction/started'; readonly run: Interaction; readonly messages?: readonly Message[] }
   | { readonly type: 'run/connection'; readonly gen: number; readonly connection: ConnectionStatus }
   | { readonly type: 'run/acknowledged'; readonly gen: number; readonly runId: string }
-  | { readonly type: 'run/events'; readonly gen: number; readonly events: readonly AgUiEvent[]; readonly lastEventId: string | undefined }
+  | {
+      readonly type: 'run/events'
+      readonly gen: number
+      readonly events: readonly AgUiEvent[]
+      readonly lastEventId: string | undefined
+    }
   | { readonly type: 'run/tools'; readonly gen: number }
-  | { readonly type: 'run/follow-up'; readonly gen: number; readonly runId: string; readonly messages: readonly Message[] }
+  | {
+      readonly type: 'run/follow-up'
+      readonly gen: number
+      readonly runId: string
+      readonly messages: readonly Message[]
+    }
   | {
       readonly type: 'interaction/settled'
       readonly gen: number
@@ -148,7 +166,13 @@ export function reduce(state: CoreState, action: Action): CoreState {
       if (!run) return state
       const result = applyEvents(state.messages, state.state, action.events)
       const lastEventId = action.lastEventId ?? state.lastEventId
-      if (result.messages === state.messages && result.state === state.state && lastEventId === state.lastEventId && !result.fault) return state
+      if (
+        result.messages === state.messages &&
+        result.state === state.state &&
+        lastEventId === state.lastEventId &&
+        !result.fault
+      )
+        return state
       return {
         ...state,
         messages: result.messages,

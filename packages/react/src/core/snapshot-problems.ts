@@ -19,7 +19,9 @@ const isNonNegativeInteger = (value: unknown) => typeof value === 'number' && Nu
 function contentPartsProblem(value: unknown): string | undefined {
   if (isString(value)) return undefined
   if (!Array.isArray(value)) return 'content must be a string or an array of parts'
-  return value.every((part) => isRecord(part) && isString(part.type)) ? undefined : 'every content part must be an object with a string type'
+  return value.every((part) => isRecord(part) && isString(part.type))
+    ? undefined
+    : 'every content part must be an object with a string type'
 }
 
 function toolCallProblem(call: unknown): string | undefined {
@@ -79,17 +81,21 @@ export function snapshotProblem(snapshot: unknown, threadId: string): string | u
     if (problem) return `messages[${i}] (${m.role}) ${problem}`
   }
   if (snapshot.state !== undefined && !isJsonValue(snapshot.state)) return 'state must be JSON'
-  if (snapshot.revision !== undefined && !isNonNegativeInteger(snapshot.revision)) return 'revision must be a non-negative integer'
+  if (snapshot.revision !== undefined && !isNonNegativeInteger(snapshot.revision))
+    return 'revision must be a non-negative integer'
   if (snapshot.status !== undefined && !STATUSES.has(snapshot.status as string)) return 'unknown status'
   if (!isOptionalString(snapshot.activeRunId)) return 'activeRunId must be a string'
-  if (snapshot.lastEventId !== undefined && !isNonNegativeInteger(snapshot.lastEventId)) return 'lastEventId must be a non-negative integer'
+  if (snapshot.lastEventId !== undefined && !isNonNegativeInteger(snapshot.lastEventId))
+    return 'lastEventId must be a non-negative integer'
   if (snapshot.interrupts !== undefined && !(Array.isArray(snapshot.interrupts) && snapshot.interrupts.length === 0)) {
     const problems = interruptProblems(snapshot.interrupts)
     if (problems.length > 0) return `${problems[0]!.path} ${problems[0]!.problem}`
   }
   if (snapshot.unsettledEffects !== undefined) {
     const effects = snapshot.unsettledEffects
-    const ok = Array.isArray(effects) && effects.every((e) => isRecord(e) && isString(e.toolCallId) && isString(e.toolName) && e.status === 'unknown')
+    const ok =
+      Array.isArray(effects) &&
+      effects.every((e) => isRecord(e) && isString(e.toolCallId) && isString(e.toolName) && e.status === 'unknown')
     if (!ok) return 'unsettledEffects must be an array of { toolCallId, toolName, status: "unknown" }'
   }
   return undefined

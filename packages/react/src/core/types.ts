@@ -1,4 +1,13 @@
-import type { AgUiEvent, Context, InterludeError, Interrupt, Message, ResumeEntry, ThreadSnapshot, Tool } from '@interlude/protocol'
+import type {
+  AgUiEvent,
+  Context,
+  InterludeError,
+  Interrupt,
+  Message,
+  ResumeEntry,
+  ThreadSnapshot,
+  Tool,
+} from '@interlude/protocol'
 import type { Transport } from './transport.ts'
 
 /**

@@ -21,33 +21,56 @@ const approval = (args?: object) => ({
 })
 const deployArgs = {
   type: 'object',
-  properties: { version: { type: 'string', minLength: 1 }, environment: { type: 'string', enum: ['staging', 'production'] }, replicas: { type: 'integer', minimum: 1 } },
+  properties: {
+    version: { type: 'string', minLength: 1 },
+    environment: { type: 'string', enum: ['staging', 'production'] },
+    replicas: { type: 'integer', minimum: 1 },
+  },
   required: ['version', 'environment'],
   additionalProperties: false,
 }
-const releaseBatch = (id = 'b-1'): PendingInterruptBatch => deepFreeze({
-  id,
-  interrupts: [
-    { id: 'i-pub', reason: 'tool_call', toolCallId: 'c-pub', message: 'Publish release v2.1?', responseSchema: approval() },
-    { id: 'i-dep', reason: 'tool_call', toolCallId: 'c-dep', message: 'Deploy v2.1 to staging?', responseSchema: approval(deployArgs) },
-  ],
-})
-const askBatch = (id = 'b-ask'): PendingInterruptBatch => deepFreeze({
-  id,
-  interrupts: [
-    {
-      id: 'i-ask',
-      reason: 'input_required',
-      message: 'Which environment?',
-      responseSchema: {
-        type: 'object',
-        properties: { environment: { type: 'string', enum: ['staging', 'production'] }, notes: { type: 'string' }, urgent: { type: 'boolean' }, window: { type: 'object', properties: { hours: { type: 'number' } } } },
-        required: ['environment'],
-        additionalProperties: false,
+const releaseBatch = (id = 'b-1'): PendingInterruptBatch =>
+  deepFreeze({
+    id,
+    interrupts: [
+      {
+        id: 'i-pub',
+        reason: 'tool_call',
+        toolCallId: 'c-pub',
+        message: 'Publish release v2.1?',
+        responseSchema: approval(),
       },
-    },
-  ],
-})
+      {
+        id: 'i-dep',
+        reason: 'tool_call',
+        toolCallId: 'c-dep',
+        message: 'Deploy v2.1 to staging?',
+        responseSchema: approval(deployArgs),
+      },
+    ],
+  })
+const askBatch = (id = 'b-ask'): PendingInterruptBatch =>
+  deepFreeze({
+    id,
+    interrupts: [
+      {
+        id: 'i-ask',
+        reason: 'input_required',
+        message: 'Which environment?',
+        responseSchema: {
+          type: 'object',
+          properties: {
+            environment: { type: 'string', enum: ['staging', 'production'] },
+            notes: { type: 'string' },
+            urgent: { type: 'boolean' },
+            window: { type: 'object', properties: { hours: { type: 'number' } } },
+          },
+          required: ['environment'],
+          additionalProperties: false,
+        },
+      },
+    ],
+  })
 const history: Message[] = [
   {
     id: 'a1',
@@ -55,7 +78,11 @@ const history: Message[] = [
     content: 'Plan',
     toolCalls: [
       { id: 'c-pub', type: 'function', function: { name: 'publish_release', arguments: '{"version":"v2.1"}' } },
-      { id: 'c-dep', type: 'function', function: { name: 'deploy', arguments: '{"version":"v2.1","environment":"staging"}' } },
+      {
+        id: 'c-dep',
+        type: 'function',
+        function: { name: 'deploy', arguments: '{"version":"v2.1","environment":"staging"}' },
+      },
     ],
   },
 ]
@@ -95,7 +122,10 @@ describe('useInterruptForm', () => {
       ],
     })
     act(() => result.current.denyAll())
-    expect(result.current.buildResume().entries.map((e) => e.payload)).toEqual([{ approved: false }, { approved: false }])
+    expect(result.current.buildResume().entries.map((e) => e.payload)).toEqual([
+      { approved: false },
+      { approved: false },
+    ])
     act(() => result.current.cancelAll())
     expect(result.current.buildResume().entries).toEqual([
       { interruptId: 'i-pub', status: 'cancelled' },
@@ -123,10 +153,13 @@ describe('useInterruptForm', () => {
   })
 
   it('keeps drafts bound to the batch id the form was opened with', () => {
-    const { result, rerender } = renderHook(({ batch }: { batch: PendingInterruptBatch | undefined }) => useInterruptForm(batch), {
-      wrapper: strict,
-      initialProps: { batch: releaseBatch('b-old') as PendingInterruptBatch | undefined },
-    })
+    const { result, rerender } = renderHook(
+      ({ batch }: { batch: PendingInterruptBatch | undefined }) => useInterruptForm(batch),
+      {
+        wrapper: strict,
+        initialProps: { batch: releaseBatch('b-old') as PendingInterruptBatch | undefined },
+      },
+    )
     act(() => result.current.approveAll())
     // The batch disappears (claimed, acknowledged): the drafts still belong to the old id.
     rerender({ batch: undefined })
@@ -171,7 +204,11 @@ describe('<InterruptForm>', () => {
       batchId: 'b-1',
       entries: [
         { interruptId: 'i-pub', status: 'resolved', payload: { approved: false, reason: 'not today' } },
-        { interruptId: 'i-dep', status: 'resolved', payload: { approved: true, editedArgs: { version: 'v2.1', environment: 'production', replicas: 3 } } },
+        {
+          interruptId: 'i-dep',
+          status: 'resolved',
+          payload: { approved: true, editedArgs: { version: 'v2.1', environment: 'production', replicas: 3 } },
+        },
       ],
     })
   })
@@ -188,7 +225,13 @@ describe('<InterruptForm>', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
     expect(onSubmit).toHaveBeenCalledWith({
       batchId: 'b-ask',
-      entries: [{ interruptId: 'i-ask', status: 'resolved', payload: { environment: 'production', notes: 'after 6pm', urgent: true, window: { hours: 1.5 } } }],
+      entries: [
+        {
+          interruptId: 'i-ask',
+          status: 'resolved',
+          payload: { environment: 'production', notes: 'after 6pm', urgent: true, window: { hours: 1.5 } },
+        },
+      ],
     })
     expect(screen.getByRole('alert').textContent).toContain('Stale interrupt batch.')
   })
@@ -201,7 +244,10 @@ describe('<InterruptForm>', () => {
     expect(onSubmit).not.toHaveBeenCalled()
     fireEvent.click(screen.getByRole('button', { name: 'Cancel all' }))
     fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
-    expect(onSubmit).toHaveBeenCalledWith({ batchId: 'b-ask', entries: [{ interruptId: 'i-ask', status: 'cancelled' }] })
+    expect(onSubmit).toHaveBeenCalledWith({
+      batchId: 'b-ask',
+      entries: [{ interruptId: 'i-ask', status: 'cancelled' }],
+    })
     rerender(<InterruptForm batch={undefined} onSubmit={onSubmit} />)
     expect(container.innerHTML).toBe('')
     const unknownReason: Interrupt = { id: 'x', reason: 'interlude:custom' }
@@ -213,7 +259,19 @@ describe('<InterruptForm>', () => {
     const onSubmit = vi.fn()
     const nested = deepFreeze({
       id: 'b-bool',
-      interrupts: [{ id: 'q', reason: 'input_required', message: 'Confirm?', responseSchema: { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'], additionalProperties: false } }],
+      interrupts: [
+        {
+          id: 'q',
+          reason: 'input_required',
+          message: 'Confirm?',
+          responseSchema: {
+            type: 'object',
+            properties: { confirm: { type: 'boolean' } },
+            required: ['confirm'],
+            additionalProperties: false,
+          },
+        },
+      ],
     }) as PendingInterruptBatch
     const view = render(
       <StrictMode>
@@ -229,10 +287,16 @@ describe('<InterruptForm>', () => {
     expect([...confirm.options].map((o) => o.textContent)).toEqual(['Choose…', 'Yes', 'No'])
     fireEvent.change(confirm, { target: { value: 'false' } })
     fireEvent.click(submit)
-    expect(onSubmit).toHaveBeenLastCalledWith({ batchId: 'b-bool', entries: [{ interruptId: 'q', status: 'resolved', payload: { confirm: false } }] })
+    expect(onSubmit).toHaveBeenLastCalledWith({
+      batchId: 'b-bool',
+      entries: [{ interruptId: 'q', status: 'resolved', payload: { confirm: false } }],
+    })
     view.unmount()
 
-    const root = deepFreeze({ id: 'b-root', interrupts: [{ id: 'r', reason: 'confirmation', message: 'Proceed?', responseSchema: { type: 'boolean' } }] }) as PendingInterruptBatch
+    const root = deepFreeze({
+      id: 'b-root',
+      interrupts: [{ id: 'r', reason: 'confirmation', message: 'Proceed?', responseSchema: { type: 'boolean' } }],
+    }) as PendingInterruptBatch
     render(
       <StrictMode>
         <InterruptForm batch={root} onSubmit={onSubmit} />
@@ -247,12 +311,23 @@ describe('<InterruptForm>', () => {
     expect(onSubmit).toHaveBeenCalledTimes(1)
     fireEvent.change(answer, { target: { value: 'false' } })
     fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
-    expect(onSubmit).toHaveBeenLastCalledWith({ batchId: 'b-root', entries: [{ interruptId: 'r', status: 'resolved', payload: false }] })
+    expect(onSubmit).toHaveBeenLastCalledWith({
+      batchId: 'b-root',
+      entries: [{ interruptId: 'r', status: 'resolved', payload: false }],
+    })
   })
 
   it('a new batch reusing interrupt ids starts with fresh field text (no leaked JSON draft)', () => {
-    const schema = { type: 'object', properties: { items: { type: 'array', items: { type: 'string' } } }, required: ['items'] }
-    const mk = (id: string) => deepFreeze({ id, interrupts: [{ id: 'q', reason: 'input_required', message: 'List?', responseSchema: schema }] }) as PendingInterruptBatch
+    const schema = {
+      type: 'object',
+      properties: { items: { type: 'array', items: { type: 'string' } } },
+      required: ['items'],
+    }
+    const mk = (id: string) =>
+      deepFreeze({
+        id,
+        interrupts: [{ id: 'q', reason: 'input_required', message: 'List?', responseSchema: schema }],
+      }) as PendingInterruptBatch
     const onSubmit = vi.fn()
     const view = render(
       <StrictMode>
@@ -270,6 +345,9 @@ describe('<InterruptForm>', () => {
     expect(onSubmit).not.toHaveBeenCalled()
     fireEvent.change(screen.getByLabelText('Items (JSON)'), { target: { value: '["new"]' } })
     fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
-    expect(onSubmit).toHaveBeenCalledWith({ batchId: 'local-2', entries: [{ interruptId: 'q', status: 'resolved', payload: { items: ['new'] } }] })
+    expect(onSubmit).toHaveBeenCalledWith({
+      batchId: 'local-2',
+      entries: [{ interruptId: 'q', status: 'resolved', payload: { items: ['new'] } }],
+    })
   })
 })

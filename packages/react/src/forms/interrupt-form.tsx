@@ -27,11 +27,14 @@ export interface InterruptFormProps {
   readonly title?: ReactNode
 }
 
-const typeOf = (s: Schema | undefined): string | undefined => (Array.isArray(s?.type) ? (s!.type as string[]).find((t) => t !== 'null') : (s?.type as string | undefined))
+const typeOf = (s: Schema | undefined): string | undefined =>
+  Array.isArray(s?.type) ? (s!.type as string[]).find((t) => t !== 'null') : (s?.type as string | undefined)
 
 function errorsAt(errors: readonly FieldError[] | undefined, path: readonly string[]): FieldError[] {
   // "unanswered" is announced once per question by the form, not by a field.
-  return (errors ?? []).filter((e) => e.keyword !== 'unanswered' && e.path.length === path.length && e.path.every((p, i) => p === path[i]))
+  return (errors ?? []).filter(
+    (e) => e.keyword !== 'unanswered' && e.path.length === path.length && e.path.every((p, i) => p === path[i]),
+  )
 }
 
 function label(key: string, schema: Schema): string {
@@ -91,7 +94,14 @@ function Field({ id, name, schema, value, required, path, errors, disabled, onCh
     return (
       <div className="interlude-field">
         <label htmlFor={id}>{text}</label>
-        <select id={id} value={index < 0 ? '' : String(index)} disabled={disabled} required={required} onChange={(e) => onChange(path, e.target.value === '' ? undefined : options[Number(e.target.value)])} {...described}>
+        <select
+          id={id}
+          value={index < 0 ? '' : String(index)}
+          disabled={disabled}
+          required={required}
+          onChange={(e) => onChange(path, e.target.value === '' ? undefined : options[Number(e.target.value)])}
+          {...described}
+        >
           <option value="">{required ? 'Choose…' : '—'}</option>
           {options.map((o, i) => (
             <option key={i} value={String(i)}>
@@ -110,7 +120,14 @@ function Field({ id, name, schema, value, required, path, errors, disabled, onCh
     return (
       <div className="interlude-field">
         <label htmlFor={id}>{text}</label>
-        <select id={id} value={current} disabled={disabled} required={required} onChange={(e) => onChange(path, e.target.value === '' ? undefined : e.target.value === 'true')} {...described}>
+        <select
+          id={id}
+          value={current}
+          disabled={disabled}
+          required={required}
+          onChange={(e) => onChange(path, e.target.value === '' ? undefined : e.target.value === 'true')}
+          {...described}
+        >
           <option value="">{required ? 'Choose…' : '—'}</option>
           <option value="true">Yes</option>
           <option value="false">No</option>
@@ -142,16 +159,44 @@ function Field({ id, name, schema, value, required, path, errors, disabled, onCh
       return (
         <div className="interlude-field">
           <label htmlFor={id}>{text}</label>
-          <input id={id} type="text" value={typeof value === 'string' ? value : ''} required={required} disabled={disabled} onChange={(e) => onChange(path, e.target.value === '' && !required ? undefined : e.target.value)} {...described} />
+          <input
+            id={id}
+            type="text"
+            value={typeof value === 'string' ? value : ''}
+            required={required}
+            disabled={disabled}
+            onChange={(e) => onChange(path, e.target.value === '' && !required ? undefined : e.target.value)}
+            {...described}
+          />
           {hint}
         </div>
       )
     }
   }
-  return <JsonField id={id} text={text} value={value} path={path} disabled={disabled} onChange={onChange} hint={hint} described={described} />
+  return (
+    <JsonField
+      id={id}
+      text={text}
+      value={value}
+      path={path}
+      disabled={disabled}
+      onChange={onChange}
+      hint={hint}
+      described={described}
+    />
+  )
 }
 
-function JsonField(props: { id: string; text: string; value: unknown; path: readonly string[]; disabled: boolean; onChange: FieldProps['onChange']; hint: ReactNode; described: object }) {
+function JsonField(props: {
+  id: string
+  text: string
+  value: unknown
+  path: readonly string[]
+  disabled: boolean
+  onChange: FieldProps['onChange']
+  hint: ReactNode
+  described: object
+}) {
   const [draft, setDraft] = useState(() => (props.value === undefined ? '' : JSON.stringify(props.value, null, 2)))
   const [bad, setBad] = useState(false)
   return (
@@ -178,10 +223,28 @@ function JsonField(props: { id: string; text: string; value: unknown; path: read
   )
 }
 
-function ApprovalQuestion({ interrupt, form, id, disabled }: { interrupt: Interrupt; form: UseInterruptFormResult; id: string; disabled: boolean }) {
+function ApprovalQuestion({
+  interrupt,
+  form,
+  id,
+  disabled,
+}: {
+  interrupt: Interrupt
+  form: UseInterruptFormResult
+  id: string
+  disabled: boolean
+}) {
   const draft = form.drafts[interrupt.id]
-  const payload = (draft?.status === 'resolved' ? draft.payload : undefined) as { approved?: boolean; editedArgs?: unknown; reason?: string } | undefined
-  const choice = draft?.status === 'cancelled' ? 'cancel' : payload?.approved === true ? 'approve' : payload?.approved === false ? 'deny' : ''
+  const payload = (draft?.status === 'resolved' ? draft.payload : undefined) as
+    { approved?: boolean; editedArgs?: unknown; reason?: string } | undefined
+  const choice =
+    draft?.status === 'cancelled'
+      ? 'cancel'
+      : payload?.approved === true
+        ? 'approve'
+        : payload?.approved === false
+          ? 'deny'
+          : ''
   const edits = editedArgsSchema(interrupt) as Schema | undefined
   const reasonSchema = (interrupt.responseSchema as Schema | undefined)?.properties?.reason
   const errors = form.errors[interrupt.id]
@@ -193,7 +256,13 @@ function ApprovalQuestion({ interrupt, form, id, disabled }: { interrupt: Interr
         value={value}
         checked={choice === value}
         disabled={disabled}
-        onChange={() => (value === 'approve' ? form.approve(interrupt.id) : value === 'deny' ? form.deny(interrupt.id) : form.cancel(interrupt.id))}
+        onChange={() =>
+          value === 'approve'
+            ? form.approve(interrupt.id)
+            : value === 'deny'
+              ? form.deny(interrupt.id)
+              : form.cancel(interrupt.id)
+        }
       />
       {text}
     </label>
@@ -212,32 +281,86 @@ function ApprovalQuestion({ interrupt, form, id, disabled }: { interrupt: Interr
             type="checkbox"
             checked={payload?.editedArgs !== undefined}
             disabled={disabled}
-            onChange={(e) => form.setField(interrupt.id, ['editedArgs'], e.target.checked ? (form.toolArgs(interrupt) ?? {}) : undefined)}
+            onChange={(e) =>
+              form.setField(
+                interrupt.id,
+                ['editedArgs'],
+                e.target.checked ? (form.toolArgs(interrupt) ?? {}) : undefined,
+              )
+            }
           />
           <label htmlFor={`${id}-edit`}>Edit arguments</label>
           {payload?.editedArgs !== undefined && (
-            <Field id={`${id}-args`} name="editedArgs" schema={{ ...edits, title: edits.title ?? 'Arguments' }} value={payload.editedArgs} required path={['editedArgs']} errors={errors} disabled={disabled} onChange={(p, v) => form.setField(interrupt.id, p, v)} />
+            <Field
+              id={`${id}-args`}
+              name="editedArgs"
+              schema={{ ...edits, title: edits.title ?? 'Arguments' }}
+              value={payload.editedArgs}
+              required
+              path={['editedArgs']}
+              errors={errors}
+              disabled={disabled}
+              onChange={(p, v) => form.setField(interrupt.id, p, v)}
+            />
           )}
         </div>
       )}
       {reasonSchema && choice === 'deny' && (
-        <Field id={`${id}-reason`} name="reason" schema={reasonSchema} value={payload?.reason} required={false} path={['reason']} errors={errors} disabled={disabled} onChange={(p, v) => form.setField(interrupt.id, p, v)} />
+        <Field
+          id={`${id}-reason`}
+          name="reason"
+          schema={reasonSchema}
+          value={payload?.reason}
+          required={false}
+          path={['reason']}
+          errors={errors}
+          disabled={disabled}
+          onChange={(p, v) => form.setField(interrupt.id, p, v)}
+        />
       )}
     </>
   )
 }
 
-function InputQuestion({ interrupt, form, id, disabled }: { interrupt: Interrupt; form: UseInterruptFormResult; id: string; disabled: boolean }) {
+function InputQuestion({
+  interrupt,
+  form,
+  id,
+  disabled,
+}: {
+  interrupt: Interrupt
+  form: UseInterruptFormResult
+  id: string
+  disabled: boolean
+}) {
   const draft = form.drafts[interrupt.id]
   const schema = (interrupt.responseSchema ?? {}) as Schema
   const cancelled = draft?.status === 'cancelled'
   return (
     <>
       {!cancelled && (
-        <Field id={`${id}-answer`} name="Answer" schema={{ ...schema, title: schema.title ?? 'Answer' }} value={draft?.status === 'resolved' ? draft.payload : undefined} required path={[]} errors={form.errors[interrupt.id]} disabled={disabled} onChange={(p, v) => (p.length === 0 && v === undefined ? form.clear(interrupt.id) : form.setField(interrupt.id, p, v))} />
+        <Field
+          id={`${id}-answer`}
+          name="Answer"
+          schema={{ ...schema, title: schema.title ?? 'Answer' }}
+          value={draft?.status === 'resolved' ? draft.payload : undefined}
+          required
+          path={[]}
+          errors={form.errors[interrupt.id]}
+          disabled={disabled}
+          onChange={(p, v) =>
+            p.length === 0 && v === undefined ? form.clear(interrupt.id) : form.setField(interrupt.id, p, v)
+          }
+        />
       )}
       <div className="interlude-field">
-        <input id={`${id}-skip`} type="checkbox" checked={cancelled} disabled={disabled} onChange={(e) => (e.target.checked ? form.cancel(interrupt.id) : form.clear(interrupt.id))} />
+        <input
+          id={`${id}-skip`}
+          type="checkbox"
+          checked={cancelled}
+          disabled={disabled}
+          onChange={(e) => (e.target.checked ? form.cancel(interrupt.id) : form.clear(interrupt.id))}
+        />
         <label htmlFor={`${id}-skip`}>Cancel this question</label>
       </div>
     </>
@@ -270,7 +393,10 @@ export function InterruptForm({ batch, onSubmit, disabled = false, messages, tit
       onSubmit(form.buildResume())
       setFailure(undefined)
     } catch (error) {
-      setFailure({ batchId: form.batchId, message: InterludeError.isInstance(error) ? `${error.message} (${error.code})` : String(error) })
+      setFailure({
+        batchId: form.batchId,
+        message: InterludeError.isInstance(error) ? `${error.message} (${error.code})` : String(error),
+      })
     }
   }
 
@@ -282,9 +408,17 @@ export function InterruptForm({ batch, onSubmit, disabled = false, messages, tit
         const missing = showMissing && form.drafts[interrupt.id] === undefined
         return (
           // Keyed by batch and interrupt: a new batch reusing interrupt ids starts with fresh field state.
-          <fieldset key={`${form.batchId}:${interrupt.id}`} className="interlude-interrupt" aria-describedby={missing ? `${id}-missing` : undefined}>
+          <fieldset
+            key={`${form.batchId}:${interrupt.id}`}
+            className="interlude-interrupt"
+            aria-describedby={missing ? `${id}-missing` : undefined}
+          >
             <legend>{interrupt.message ?? interrupt.reason}</legend>
-            {isApproval(interrupt) ? <ApprovalQuestion interrupt={interrupt} form={form} id={id} disabled={disabled} /> : <InputQuestion interrupt={interrupt} form={form} id={id} disabled={disabled} />}
+            {isApproval(interrupt) ? (
+              <ApprovalQuestion interrupt={interrupt} form={form} id={id} disabled={disabled} />
+            ) : (
+              <InputQuestion interrupt={interrupt} form={form} id={id} disabled={disabled} />
+            )}
             {missing && (
               <p id={`${id}-missing`} className="interlude-field-error">
                 An answer is required.

@@ -6,7 +6,8 @@ import type { FieldError } from './validate-payload.ts'
 import { validatePayload } from './validate-payload.ts'
 
 /** The draft answer of one interrupt: nothing yet, a resolved payload, or a cancellation. */
-export type InterruptDraft = { readonly status: 'resolved'; readonly payload: unknown } | { readonly status: 'cancelled' }
+export type InterruptDraft =
+  { readonly status: 'resolved'; readonly payload: unknown } | { readonly status: 'cancelled' }
 
 type Path = readonly (string | number)[]
 type Drafts = Readonly<Record<string, InterruptDraft | undefined>>
@@ -49,26 +50,30 @@ export interface UseInterruptFormResult {
 
 /** True when the interrupt's schema is the approval shape `{ approved: boolean, ... }`. */
 export function isApproval(interrupt: Interrupt): boolean {
-  const props = (interrupt.responseSchema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties
+  const props = (interrupt.responseSchema as { properties?: Record<string, { type?: unknown }> } | undefined)
+    ?.properties
   return props?.approved?.type === 'boolean'
 }
 
 /** The schema of `editedArgs` when the tool allows edits. */
 export function editedArgsSchema(interrupt: Interrupt): Record<string, unknown> | undefined {
-  const props = (interrupt.responseSchema as { properties?: Record<string, Record<string, unknown>> } | undefined)?.properties
+  const props = (interrupt.responseSchema as { properties?: Record<string, Record<string, unknown>> } | undefined)
+    ?.properties
   return props?.editedArgs
 }
 
 function setIn(target: unknown, path: Path, value: unknown): unknown {
   if (path.length === 0) return value
   const [head, ...rest] = path
-  const base = (Array.isArray(target)
-    ? [...(target as unknown[])]
-    : typeof target === 'object' && target !== null
-      ? { ...(target as Record<string, unknown>) }
-      : typeof head === 'number'
-        ? []
-        : {}) as Record<string | number, unknown>
+  const base = (
+    Array.isArray(target)
+      ? [...(target as unknown[])]
+      : typeof target === 'object' && target !== null
+        ? { ...(target as Record<string, unknown>) }
+        : typeof head === 'number'
+          ? []
+          : {}
+  ) as Record<string | number, unknown>
   const next = setIn(base[head!], rest, value)
   if (next === undefined && !Array.isArray(base)) delete base[head!]
   else base[head!] = next
@@ -93,7 +98,10 @@ function open(batch: PendingInterruptBatch | undefined): FormState {
  * never attached to a newer one; when the batch disappears the old drafts stay bound to the old id
  * (submitting them is rejected by `resume` as stale).
  */
-export function useInterruptForm(batch: PendingInterruptBatch | undefined, options: UseInterruptFormOptions = {}): UseInterruptFormResult {
+export function useInterruptForm(
+  batch: PendingInterruptBatch | undefined,
+  options: UseInterruptFormOptions = {},
+): UseInterruptFormResult {
   const [form, setForm] = useState<FormState>(() => open(batch))
   let current = form
   if (batch !== undefined && batch.id !== form.batchId) {
@@ -159,7 +167,10 @@ export function useInterruptForm(batch: PendingInterruptBatch | undefined, optio
         for (const i of list) {
           if (!isApproval(i)) continue
           const previous = payloadOf(ds[i.id]) as Record<string, unknown> | undefined
-          next[i.id] = { status: 'resolved', payload: approved ? { ...(previous ?? {}), approved: true } : { approved: false } }
+          next[i.id] = {
+            status: 'resolved',
+            payload: approved ? { ...(previous ?? {}), approved: true } : { approved: false },
+          }
         }
         return next
       })
@@ -173,24 +184,38 @@ export function useInterruptForm(batch: PendingInterruptBatch | undefined, optio
       setPayload: (id, payload) =>
         update((ds) => ({
           ...ds,
-          [id]: { status: 'resolved', payload: typeof payload === 'function' ? (payload as (p: unknown) => unknown)(payloadOf(ds[id])) : payload },
+          [id]: {
+            status: 'resolved',
+            payload: typeof payload === 'function' ? (payload as (p: unknown) => unknown)(payloadOf(ds[id])) : payload,
+          },
         })),
-      setField: (id, path, value) => update((ds) => ({ ...ds, [id]: { status: 'resolved', payload: setIn(payloadOf(ds[id]) ?? {}, path, value) } })),
+      setField: (id, path, value) =>
+        update((ds) => ({ ...ds, [id]: { status: 'resolved', payload: setIn(payloadOf(ds[id]) ?? {}, path, value) } })),
       cancel: (id) => setDraft(id, { status: 'cancelled' }),
       clear: (id) => setDraft(id, undefined),
       approve: (id) =>
-        update((ds) => ({ ...ds, [id]: { status: 'resolved', payload: { ...((payloadOf(ds[id]) as object | undefined) ?? {}), approved: true } } })),
+        update((ds) => ({
+          ...ds,
+          [id]: {
+            status: 'resolved',
+            payload: { ...((payloadOf(ds[id]) as object | undefined) ?? {}), approved: true },
+          },
+        })),
       deny: (id) => update((ds) => ({ ...ds, [id]: { status: 'resolved', payload: { approved: false } } })),
       approveAll: () => approvalAll(true),
       denyAll: () => approvalAll(false),
-      cancelAll: () => update((_ds, list) => Object.fromEntries(list.map((i) => [i.id, { status: 'cancelled' } as const]))),
+      cancelAll: () =>
+        update((_ds, list) => Object.fromEntries(list.map((i) => [i.id, { status: 'cancelled' } as const]))),
       reset: () => update(() => ({})),
       buildResume: () => {
         if (batchId === undefined) throw new InterludeError('STALE_BATCH', 'There is no batch to answer.')
-        if (!isValid) throw new InterludeError('INVALID_INPUT', 'Some answers are missing or invalid.', { details: { errors } })
+        if (!isValid)
+          throw new InterludeError('INVALID_INPUT', 'Some answers are missing or invalid.', { details: { errors } })
         const entries: ResumeEntry[] = interrupts.map((i) => {
           const d = drafts[i.id]!
-          return d.status === 'cancelled' ? { interruptId: i.id, status: 'cancelled' } : { interruptId: i.id, status: 'resolved', payload: d.payload }
+          return d.status === 'cancelled'
+            ? { interruptId: i.id, status: 'cancelled' }
+            : { interruptId: i.id, status: 'resolved', payload: d.payload }
         })
         return { batchId, entries }
       },

@@ -17,7 +17,16 @@ export interface FieldError {
 const cache = new WeakMap<object, Validator>()
 
 // Wrapper keywords only say "a child failed"; the child's own error is the useful one.
-const WRAPPERS = new Set(['properties', 'items', 'prefixItems', 'false', 'allOf', '$ref', 'dependentSchemas', 'unevaluatedProperties'])
+const WRAPPERS = new Set([
+  'properties',
+  'items',
+  'prefixItems',
+  'false',
+  'allOf',
+  '$ref',
+  'dependentSchemas',
+  'unevaluatedProperties',
+])
 
 function decodePointer(location: string): string[] {
   const body = location.startsWith('#') ? location.slice(1) : location

@@ -8,7 +8,10 @@ import type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } fro
  * everything pushed so far (no timers involved).
  */
 
-type Item = { readonly kind: 'event'; readonly value: TransportEvent } | { readonly kind: 'error'; readonly error: unknown } | { readonly kind: 'end' }
+type Item =
+  | { readonly kind: 'event'; readonly value: TransportEvent }
+  | { readonly kind: 'error'; readonly error: unknown }
+  | { readonly kind: 'end' }
 
 export class EventChannel implements AsyncIterable<readonly TransportEvent[]> {
   readonly #queue: Item[] = []
@@ -130,13 +133,25 @@ export class ControllableTransport implements Transport {
   run(input: RunAgentInput, { signal, onActivity }: RunRequestOptions): AsyncIterable<readonly TransportEvent[]> {
     const channel = new EventChannel(signal, this.counter, onActivity)
     // The body is captured as sent (JSON), so later mutations cannot fake a retry's payload.
-    this.runs.push({ kind: 'run', input: JSON.parse(JSON.stringify(input)) as RunAgentInput, body: JSON.stringify(input), channel })
+    this.runs.push({
+      kind: 'run',
+      input: JSON.parse(JSON.stringify(input)) as RunAgentInput,
+      body: JSON.stringify(input),
+      channel,
+    })
     this.#notify()
     return channel
   }
 
-  connect(threadId: string, { lastEventId, signal, onActivity }: ConnectOptions): AsyncIterable<readonly TransportEvent[]> {
-    const channel = new EventChannel(signal, { value: lastEventId === undefined ? 1 : Number(lastEventId) + 1 }, onActivity)
+  connect(
+    threadId: string,
+    { lastEventId, signal, onActivity }: ConnectOptions,
+  ): AsyncIterable<readonly TransportEvent[]> {
+    const channel = new EventChannel(
+      signal,
+      { value: lastEventId === undefined ? 1 : Number(lastEventId) + 1 },
+      onActivity,
+    )
     this.connects.push({ kind: 'connect', threadId, lastEventId, channel })
     this.#notify()
     return channel
@@ -174,24 +189,33 @@ export class ControllableTransport implements Transport {
 export const ev = {
   runStarted: (threadId: string, runId: string): AgUiEvent => ({ type: 'RUN_STARTED', threadId, runId }) as AgUiEvent,
   finished: (threadId: string, runId: string, outcome?: unknown): AgUiEvent =>
-    (outcome === undefined ? { type: 'RUN_FINISHED', threadId, runId } : { type: 'RUN_FINISHED', threadId, runId, outcome }) as AgUiEvent,
+    (outcome === undefined
+      ? { type: 'RUN_FINISHED', threadId, runId }
+      : { type: 'RUN_FINISHED', threadId, runId, outcome }) as AgUiEvent,
   interrupted: (threadId: string, runId: string, interrupts: readonly Interrupt[]): AgUiEvent =>
     ({ type: 'RUN_FINISHED', threadId, runId, outcome: { type: 'interrupt', interrupts } }) as AgUiEvent,
-  runError: (message: string, code?: string): AgUiEvent => (code === undefined ? { type: 'RUN_ERROR', message } : { type: 'RUN_ERROR', message, code }) as AgUiEvent,
-  textStart: (messageId: string): AgUiEvent => ({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }) as AgUiEvent,
-  text: (messageId: string, delta: string): AgUiEvent => ({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta }) as AgUiEvent,
+  runError: (message: string, code?: string): AgUiEvent =>
+    (code === undefined ? { type: 'RUN_ERROR', message } : { type: 'RUN_ERROR', message, code }) as AgUiEvent,
+  textStart: (messageId: string): AgUiEvent =>
+    ({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }) as AgUiEvent,
+  text: (messageId: string, delta: string): AgUiEvent =>
+    ({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta }) as AgUiEvent,
   textEnd: (messageId: string): AgUiEvent => ({ type: 'TEXT_MESSAGE_END', messageId }) as AgUiEvent,
   toolStart: (toolCallId: string, toolCallName: string, parentMessageId?: string): AgUiEvent =>
-    (parentMessageId === undefined ? { type: 'TOOL_CALL_START', toolCallId, toolCallName } : { type: 'TOOL_CALL_START', toolCallId, toolCallName, parentMessageId }) as AgUiEvent,
-  toolArgs: (toolCallId: string, delta: string): AgUiEvent => ({ type: 'TOOL_CALL_ARGS', toolCallId, delta }) as AgUiEvent,
+    (parentMessageId === undefined
+      ? { type: 'TOOL_CALL_START', toolCallId, toolCallName }
+      : { type: 'TOOL_CALL_START', toolCallId, toolCallName, parentMessageId }) as AgUiEvent,
+  toolArgs: (toolCallId: string, delta: string): AgUiEvent =>
+    ({ type: 'TOOL_CALL_ARGS', toolCallId, delta }) as AgUiEvent,
   toolEnd: (toolCallId: string): AgUiEvent => ({ type: 'TOOL_CALL_END', toolCallId }) as AgUiEvent,
-  toolResult: (messageId: string, toolCallId: string, content: string): AgUiEvent => ({ type: 'TOOL_CALL_RESULT', messageId, toolCallId, content, role: 'tool' }) as AgUiEvent,
+  toolResult: (messageId: string, toolCallId: string, content: string): AgUiEvent =>
+    ({ type: 'TOOL_CALL_RESULT', messageId, toolCallId, content, role: 'tool' }) as AgUiEvent,
   stateSnapshot: (snapshot: unknown): AgUiEvent => ({ type: 'STATE_SNAPSHOT', snapshot }) as AgUiEvent,
   stateDelta: (delta: unknown[]): AgUiEvent => ({ type: 'STATE_DELTA', delta }) as AgUiEvent,
   messagesSnapshot: (messages: unknown[]): AgUiEvent => ({ type: 'MESSAGES_SNAPSHOT', messages }) as AgUiEvent,
 }
 
-/** The approval schema of a tool-bound interrupt (DESIGN §2). */
+/** The approval schema of a tool-bound interrupt (docs/protocol.md). */
 export const approvalSchema = {
   type: 'object',
   properties: { approved: { type: 'boolean' }, reason: { type: 'string' } },
@@ -200,7 +224,14 @@ export const approvalSchema = {
 } as const
 
 export function approvalInterrupt(id: string, toolCallId: string, extra: Partial<Interrupt> = {}): Interrupt {
-  return { id, reason: 'tool_call', toolCallId, message: `Approve ${toolCallId}?`, responseSchema: { ...approvalSchema }, ...extra }
+  return {
+    id,
+    reason: 'tool_call',
+    toolCallId,
+    message: `Approve ${toolCallId}?`,
+    responseSchema: { ...approvalSchema },
+    ...extra,
+  }
 }
 
 /** Lets pending promise continuations run (a macrotask turn). */

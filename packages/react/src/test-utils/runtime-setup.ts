@@ -45,7 +45,10 @@ export function codeOf(fn: () => unknown): string | undefined {
   return undefined
 }
 
-export const twoApprovals = (extra: Partial<Interrupt> = {}) => [approvalInterrupt('i-1', 'call-1', extra), approvalInterrupt('i-2', 'call-2', extra)]
+export const twoApprovals = (extra: Partial<Interrupt> = {}) => [
+  approvalInterrupt('i-1', 'call-1', extra),
+  approvalInterrupt('i-2', 'call-2', extra),
+]
 
 /** Sends a message and pauses the run with the given interrupts. */
 export async function pause(ctx: ReturnType<typeof setup>, interrupts: Interrupt[] = twoApprovals()) {
@@ -78,4 +81,3 @@ export const approveAll = (batch: { id: string; interrupts: readonly Interrupt[]
   batchId: batch.id,
   entries: batch.interrupts.map((i) => ({ interruptId: i.id, status: 'resolved' as const, payload: { approved } })),
 })
-

@@ -6,7 +6,9 @@ import type { ServerEnv } from '../env.ts'
 /** The body limit was hit: answered with `Connection: close` (the rest of the body is discarded, not parsed). */
 class BodyTooLarge extends InterludeError {
   constructor(max: number) {
-    super('PAYLOAD_TOO_LARGE', `The request body is larger than ${max} bytes.`, { details: { limit: 'maxBodyBytes', max } })
+    super('PAYLOAD_TOO_LARGE', `The request body is larger than ${max} bytes.`, {
+      details: { limit: 'maxBodyBytes', max },
+    })
   }
 }
 

@@ -40,15 +40,21 @@ function decodeCursor(cursor: string): { updatedAt: number; threadId: string } {
 /** A non-negative integer event id from `Last-Event-ID` or `?after=`. */
 function parseAfter(value: string | undefined): number {
   if (value === undefined || value === '') return 0
-  if (!/^\d{1,15}$/.test(value)) throw new InterludeError('INVALID_INPUT', 'Last-Event-ID / after must be a non-negative integer.')
+  if (!/^\d{1,15}$/.test(value))
+    throw new InterludeError('INVALID_INPUT', 'Last-Event-ID / after must be a non-negative integer.')
   return Number(value)
 }
 
 /**
- * Thread routes (DESIGN §2): snapshot, event replay + live tail, explicit cancel, and the
+ * Thread routes (docs/protocol.md): snapshot, event replay + live tail, explicit cancel, and the
  * approval inbox. All are owner-only: another principal's thread does not exist.
  */
-export function registerThreadRoutes(app: Hono<ServerEnv>, basePath: string, auth: MiddlewareHandler<ServerEnv>, deps: ThreadRoutesDeps): void {
+export function registerThreadRoutes(
+  app: Hono<ServerEnv>,
+  basePath: string,
+  auth: MiddlewareHandler<ServerEnv>,
+  deps: ThreadRoutesDeps,
+): void {
   const { store, hub, runs, recovery, now } = deps
   /** The caller's thread, after first-touch recovery of a run whose process died. */
   const owned = async (threadId: string, principal: string): Promise<ThreadRecord> => {
@@ -64,7 +70,8 @@ export function registerThreadRoutes(app: Hono<ServerEnv>, basePath: string, aut
     }
     const limitText = c.req.query('limit') ?? '20'
     const limit = Number(limitText)
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new InterludeError('INVALID_INPUT', 'limit must be an integer from 1 to 100.')
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      throw new InterludeError('INVALID_INPUT', 'limit must be an integer from 1 to 100.')
     const cursor = c.req.query('cursor')
     const threads = await store.listThreads(c.get('principal'), {
       limit: limit + 1,

@@ -124,15 +124,22 @@ export async function migratePostgres(client: PoolClient, schema: string | undef
   try {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`interlude-migrations:${schema ?? ''}`])
     if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`)
-    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)')
-    const { rows } = await client.query<{ version: number | null }>('SELECT MAX(version) AS version FROM schema_migrations')
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)',
+    )
+    const { rows } = await client.query<{ version: number | null }>(
+      'SELECT MAX(version) AS version FROM schema_migrations',
+    )
     const current = rows[0]?.version ?? 0
     if (current > PG_MIGRATIONS.length) {
       throw new Error(`Database schema version ${current} is newer than this server (${PG_MIGRATIONS.length}).`)
     }
     for (let version = current; version < PG_MIGRATIONS.length; version++) {
       await client.query(PG_MIGRATIONS[version]!)
-      await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [version + 1, Date.now()])
+      await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [
+        version + 1,
+        Date.now(),
+      ])
     }
     await client.query('COMMIT')
     return PG_MIGRATIONS.length

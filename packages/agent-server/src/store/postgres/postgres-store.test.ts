@@ -65,7 +65,9 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     const { schema, drop } = await createTestSchema()
     drops.push(drop)
     const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 1 })
-    await store.pool.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, 0)', [PG_MIGRATIONS.length + 1])
+    await store.pool.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, 0)', [
+      PG_MIGRATIONS.length + 1,
+    ])
     await store.close()
     await expect(createPostgresStore({ connectionString: PG_URL, schema, max: 1 })).rejects.toThrow(/newer/)
   })
@@ -101,10 +103,14 @@ describe.skipIf(!available)('PostgreSQL store', () => {
       executorId: 'e',
       leaseUntil: now + 1000,
     })
-    await writer.appendEvents('th', 'r1', [{ type: 'A', json: '{}' }, { type: 'B', json: '{}' }])
+    await writer.appendEvents('th', 'r1', [
+      { type: 'A', json: '{}' },
+      { type: 'B', json: '{}' },
+    ])
     await writer.requestCancel('th', 'r1', now)
     const until = Date.now() + 10_000
-    while (changes.filter((c) => c.threadId === 'th').length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
+    while (changes.filter((c) => c.threadId === 'th').length < 2 && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 10))
     expect(changes.filter((c) => c.threadId === 'th')).toEqual([
       { kind: 'events', threadId: 'th', seq: 2 },
       { kind: 'cancel', threadId: 'th', runId: 'r1' },
@@ -115,7 +121,9 @@ describe.skipIf(!available)('PostgreSQL store', () => {
   })
 
   it('connects as the OS user when the URL names none', () => {
-    expect(withDefaultUser('postgres://127.0.0.1:5432/postgres')).toMatch(/^postgres:\/\/[^@/]+@127\.0\.0\.1:5432\/postgres$/)
+    expect(withDefaultUser('postgres://127.0.0.1:5432/postgres')).toMatch(
+      /^postgres:\/\/[^@/]+@127\.0\.0\.1:5432\/postgres$/,
+    )
     expect(withDefaultUser('postgres://bob:pw@db/x')).toBe('postgres://bob:pw@db/x')
   })
 })

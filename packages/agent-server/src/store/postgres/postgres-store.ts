@@ -57,7 +57,9 @@ type Queryable = Pick<PoolClient, 'query'>
 /** BIGINT (epoch ms, counters) as JS numbers: every value stored here is < 2^53. */
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === 20 && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as never,
+    oid === 20 && format !== 'binary'
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as 'text')) as never,
 }
 
 /** Statuses from which an effect may start (anything else already started or settled). */
@@ -92,7 +94,9 @@ export function withDefaultUser(connectionString: string): string {
 /** The NOTIFY channel of a schema (one channel per database schema, ≤ 63 bytes). */
 export function channelFor(schema: string | undefined): string {
   const name = schema ?? 'public'
-  return /^[a-z0-9_]{1,48}$/.test(name) ? `interlude_${name}` : `interlude_${createHash('sha1').update(name).digest('hex').slice(0, 24)}`
+  return /^[a-z0-9_]{1,48}$/.test(name)
+    ? `interlude_${name}`
+    : `interlude_${createHash('sha1').update(name).digest('hex').slice(0, 24)}`
 }
 
 /**
@@ -176,7 +180,10 @@ export class PostgresStore implements Store {
   async getOrCreateSetting(key: string, create: () => string): Promise<string> {
     const existing = await this.#rows<{ value: string }>('SELECT value FROM settings WHERE key = $1', [key])
     if (existing[0]) return existing[0].value
-    await this.#pool.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [key, create()])
+    await this.#pool.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [
+      key,
+      create(),
+    ])
     return (await this.#rows<{ value: string }>('SELECT value FROM settings WHERE key = $1', [key]))[0]!.value
   }
 
@@ -185,7 +192,11 @@ export class PostgresStore implements Store {
     return row ? toThread(row) : undefined
   }
 
-  async getAdmissionView(threadId: string, runId: string, options: { readonly history: boolean }): Promise<AdmissionView | undefined> {
+  async getAdmissionView(
+    threadId: string,
+    runId: string,
+    options: { readonly history: boolean },
+  ): Promise<AdmissionView | undefined> {
     // One statement is one snapshot (and one round trip).
     const rows = await this.#rows<{
       thread: ThreadRow | null
@@ -226,23 +237,40 @@ export class PostgresStore implements Store {
            WHERE b.thread_id = threads.thread_id AND b.status = 'pending' AND b.expires_at > $5))
        ORDER BY updated_at DESC, thread_id ASC
        LIMIT $6`,
-      [ownerId, query.status ?? null, after ? after.updatedAt : null, after ? after.threadId : null, query.pendingInterruptsAt ?? null, query.limit],
+      [
+        ownerId,
+        query.status ?? null,
+        after ? after.updatedAt : null,
+        after ? after.threadId : null,
+        query.pendingInterruptsAt ?? null,
+        query.limit,
+      ],
     )
     return rows.map(toThread)
   }
 
   async listMessages(threadId: string): Promise<Message[]> {
-    const rows = await this.#rows<{ json: string }>('SELECT json FROM messages WHERE thread_id = $1 ORDER BY position', [threadId])
+    const rows = await this.#rows<{ json: string }>(
+      'SELECT json FROM messages WHERE thread_id = $1 ORDER BY position',
+      [threadId],
+    )
     return rows.map((r) => JSON.parse(r.json) as Message)
   }
 
   async getRun(threadId: string, runId: string): Promise<RunRecord | undefined> {
-    const row = (await this.#rows<RunRow>('SELECT * FROM runs WHERE thread_id = $1 AND run_id = $2', [threadId, runId]))[0]
+    const row = (
+      await this.#rows<RunRow>('SELECT * FROM runs WHERE thread_id = $1 AND run_id = $2', [threadId, runId])
+    )[0]
     return row ? toRun(row) : undefined
   }
 
   async getOpenBatch(threadId: string): Promise<BatchRecord | undefined> {
-    const row = (await this.#rows<BatchWithInterrupts>(`${BATCH_WITH_INTERRUPTS} WHERE b.thread_id = $1 AND b.status = 'pending'`, [threadId]))[0]
+    const row = (
+      await this.#rows<BatchWithInterrupts>(
+        `${BATCH_WITH_INTERRUPTS} WHERE b.thread_id = $1 AND b.status = 'pending'`,
+        [threadId],
+      )
+    )[0]
     return row ? toBatch(row, row.interrupts) : undefined
   }
 
@@ -257,7 +285,10 @@ export class PostgresStore implements Store {
     return row ? toBatch(row, row.interrupts) : undefined
   }
 
-  async listToolCalls(threadId: string, filter: { readonly status?: readonly ToolCallStatus[] } = {}): Promise<ToolCallRecord[]> {
+  async listToolCalls(
+    threadId: string,
+    filter: { readonly status?: readonly ToolCallStatus[] } = {},
+  ): Promise<ToolCallRecord[]> {
     const rows = await this.#rows<ToolCallRow>(
       `SELECT * FROM tool_calls WHERE thread_id = $1 AND ($2::text[] IS NULL OR status = ANY($2)) ORDER BY created_at, ordinal`,
       [threadId, filter.status ? [...filter.status] : null],
@@ -266,7 +297,12 @@ export class PostgresStore implements Store {
   }
 
   async getToolCall(threadId: string, toolCallId: string): Promise<ToolCallRecord | undefined> {
-    const row = (await this.#rows<ToolCallRow>('SELECT * FROM tool_calls WHERE thread_id = $1 AND tool_call_id = $2', [threadId, toolCallId]))[0]
+    const row = (
+      await this.#rows<ToolCallRow>('SELECT * FROM tool_calls WHERE thread_id = $1 AND tool_call_id = $2', [
+        threadId,
+        toolCallId,
+      ])
+    )[0]
     return row ? toToolCall(row) : undefined
   }
 
@@ -302,13 +338,10 @@ export class PostgresStore implements Store {
       if (run.rowCount === 0) throw new RollbackWith({ ok: false, reason: 'run_exists' })
       await this.#appendMessagesTx(q, threadId, runId, request.messages, now)
       for (const r of request.toolResults) {
-        await q.query('UPDATE tool_calls SET status = $1, result = $2, finished_at = $3 WHERE thread_id = $4 AND tool_call_id = $5', [
-          r.status,
-          r.result,
-          now,
-          threadId,
-          r.toolCallId,
-        ])
+        await q.query(
+          'UPDATE tool_calls SET status = $1, result = $2, finished_at = $3 WHERE thread_id = $4 AND tool_call_id = $5',
+          [r.status, r.result, now, threadId, r.toolCallId],
+        )
       }
       const thread = (await q.query<ThreadRow>('SELECT * FROM threads WHERE thread_id = $1', [threadId])).rows[0]!
       return { ok: true, thread: toThread(thread) }
@@ -339,7 +372,16 @@ export class PostgresStore implements Store {
            RETURNING run_id
          )
          SELECT (SELECT row_to_json(t) FROM thread t WHERE EXISTS (SELECT 1 FROM run)) AS thread`,
-        [request.decisionHash, JSON.stringify(request.decision), runId, now, batchId, threadId, request.executorId, request.leaseUntil],
+        [
+          request.decisionHash,
+          JSON.stringify(request.decision),
+          runId,
+          now,
+          batchId,
+          threadId,
+          request.executorId,
+          request.leaseUntil,
+        ],
         this.#admission,
       )
     } catch (error) {
@@ -348,9 +390,16 @@ export class PostgresStore implements Store {
     }
     const thread = rows[0]?.thread
     if (thread) return { ok: true, thread: toThread(thread) }
-    const row = (await this.#rows<BatchRow>('SELECT * FROM interrupt_batches WHERE batch_id = $1', [batchId], this.#admission))[0]
+    const row = (
+      await this.#rows<BatchRow>('SELECT * FROM interrupt_batches WHERE batch_id = $1', [batchId], this.#admission)
+    )[0]
     if (row && row.claimed_by_run_id !== null && row.decision_hash !== null) {
-      return { ok: false, reason: 'already_claimed', claimedByRunId: row.claimed_by_run_id, decisionHash: row.decision_hash }
+      return {
+        ok: false,
+        reason: 'already_claimed',
+        claimedByRunId: row.claimed_by_run_id,
+        decisionHash: row.decision_hash,
+      }
     }
     if (row && row.status === 'pending') return { ok: false, reason: 'busy' }
     return { ok: false, reason: 'not_pending' }
@@ -389,11 +438,10 @@ export class PostgresStore implements Store {
   }
 
   async setState(threadId: string, state: unknown): Promise<void> {
-    await this.#pool.query('UPDATE threads SET state_json = $1, revision = revision + 1, updated_at = $2 WHERE thread_id = $3', [
-      JSON.stringify(state ?? null),
-      Date.now(),
-      threadId,
-    ])
+    await this.#pool.query(
+      'UPDATE threads SET state_json = $1, revision = revision + 1, updated_at = $2 WHERE thread_id = $3',
+      [JSON.stringify(state ?? null), Date.now(), threadId],
+    )
   }
 
   async insertToolCalls(records: readonly NewToolCall[]): Promise<void> {
@@ -449,13 +497,10 @@ export class PostgresStore implements Store {
         'state' in request ? [threadId, runId, JSON.stringify(request.state ?? null), now] : [threadId, runId, now],
       )
       if (fenced.rowCount === 0) throw new RunNotActiveError(threadId, runId)
-      await q.query('UPDATE tool_calls SET status = $1, result = $2, finished_at = $3 WHERE thread_id = $4 AND tool_call_id = $5', [
-        request.status,
-        request.result ?? null,
-        now,
-        threadId,
-        request.toolCallId,
-      ])
+      await q.query(
+        'UPDATE tool_calls SET status = $1, result = $2, finished_at = $3 WHERE thread_id = $4 AND tool_call_id = $5',
+        [request.status, request.result ?? null, now, threadId, request.toolCallId],
+      )
       if (request.message) await this.#appendMessagesTx(q, threadId, runId, [request.message], now)
     })
   }
@@ -496,7 +541,14 @@ export class PostgresStore implements Store {
       const finished = await q.query(
         `UPDATE runs SET status = $1, outcome_json = $2, error_code = $3, finished_at = $4
          WHERE thread_id = $5 AND run_id = $6 AND status = 'running'`,
-        [request.status, request.outcome === undefined ? null : JSON.stringify(request.outcome), request.errorCode ?? null, now, threadId, runId],
+        [
+          request.status,
+          request.outcome === undefined ? null : JSON.stringify(request.outcome),
+          request.errorCode ?? null,
+          now,
+          threadId,
+          runId,
+        ],
       )
       if (finished.rowCount === 0) return undefined
       for (const call of request.closeCalls ?? []) {
@@ -507,15 +559,17 @@ export class PostgresStore implements Store {
         if (closed.rowCount === 1) await this.#appendMessagesTx(q, threadId, runId, [call.message], now)
       }
       if (request.state !== undefined) {
-        await q.query('UPDATE threads SET state_json = $1 WHERE thread_id = $2', [JSON.stringify(request.state ?? null), threadId])
+        await q.query('UPDATE threads SET state_json = $1 WHERE thread_id = $2', [
+          JSON.stringify(request.state ?? null),
+          threadId,
+        ])
       }
       const stored = await this.#appendEventsTx(q, threadId, runId, request.events)
       if (request.closeBatch) {
-        await q.query(`UPDATE interrupt_batches SET status = $1, closed_at = $2 WHERE batch_id = $3 AND status = 'claimed'`, [
-          request.closeBatch.status,
-          now,
-          request.closeBatch.batchId,
-        ])
+        await q.query(
+          `UPDATE interrupt_batches SET status = $1, closed_at = $2 WHERE batch_id = $3 AND status = 'claimed'`,
+          [request.closeBatch.status, now, request.closeBatch.batchId],
+        )
       }
       await q.query(
         `UPDATE threads SET
@@ -546,10 +600,18 @@ export class PostgresStore implements Store {
       `UPDATE runs SET lease_until = $1 WHERE executor_id = $2 AND status = 'running' RETURNING thread_id, run_id, cancel_requested_at`,
       [leaseUntil, executorId],
     )
-    return rows.map((r) => ({ threadId: r.thread_id, runId: r.run_id, cancelRequested: r.cancel_requested_at !== null }))
+    return rows.map((r) => ({
+      threadId: r.thread_id,
+      runId: r.run_id,
+      cancelRequested: r.cancel_requested_at !== null,
+    }))
   }
 
-  async listAbandonedRuns(query: { readonly now: number; readonly all?: boolean; readonly excludeExecutor?: string }): Promise<RunKey[]> {
+  async listAbandonedRuns(query: {
+    readonly now: number
+    readonly all?: boolean
+    readonly excludeExecutor?: string
+  }): Promise<RunKey[]> {
     const rows = await this.#rows<{ thread_id: string; run_id: string }>(
       `SELECT thread_id, run_id FROM runs
        WHERE status = 'running' AND ($2 OR lease_until IS NULL OR lease_until < $1)
@@ -587,7 +649,10 @@ export class PostgresStore implements Store {
   /** Locks the thread row if `runId` is its active run; otherwise `RunNotActiveError`. */
   async #fence(q: Queryable, threadId: string, runId: string, bumpRevision: boolean): Promise<void> {
     const result = bumpRevision
-      ? await q.query('UPDATE threads SET revision = revision + 1, updated_at = $3 WHERE thread_id = $1 AND active_run_id = $2', [threadId, runId, Date.now()])
+      ? await q.query(
+          'UPDATE threads SET revision = revision + 1, updated_at = $3 WHERE thread_id = $1 AND active_run_id = $2',
+          [threadId, runId, Date.now()],
+        )
       : await q.query('SELECT 1 FROM threads WHERE thread_id = $1 AND active_run_id = $2 FOR UPDATE', [threadId, runId])
     if (result.rowCount === 0) throw new RunNotActiveError(threadId, runId)
   }
@@ -596,7 +661,12 @@ export class PostgresStore implements Store {
    * One statement: advance the thread's `last_seq` (only while `runId` is its active run — the
    * fence), insert the events with their seq, NOTIFY the channel (delivered at commit).
    */
-  async #appendEventsTx(q: Queryable, threadId: string, runId: string, events: readonly NewEvent[]): Promise<StoredEvent[]> {
+  async #appendEventsTx(
+    q: Queryable,
+    threadId: string,
+    runId: string,
+    events: readonly NewEvent[],
+  ): Promise<StoredEvent[]> {
     if (events.length === 0) return []
     const result = await q.query<{ last: number | null }>(
       `WITH head AS (
@@ -618,13 +688,26 @@ export class PostgresStore implements Store {
   }
 
   /** Appends after the thread row is locked by the caller (positions cannot collide). */
-  async #appendMessagesTx(q: Queryable, threadId: string, runId: string, messages: readonly Message[], now: number): Promise<void> {
+  async #appendMessagesTx(
+    q: Queryable,
+    threadId: string,
+    runId: string,
+    messages: readonly Message[],
+    now: number,
+  ): Promise<void> {
     if (messages.length === 0) return
     await q.query(
       `INSERT INTO messages (thread_id, position, message_id, role, run_id, json, created_at)
        SELECT $1, (SELECT COALESCE(MAX(position), -1) FROM messages WHERE thread_id = $1) + m.ord, m.id, m.role, $2, m.json, $3
        FROM unnest($4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS m(id, role, json, ord)`,
-      [threadId, runId, now, messages.map((m) => m.id), messages.map((m) => m.role), messages.map((m) => JSON.stringify(m))],
+      [
+        threadId,
+        runId,
+        now,
+        messages.map((m) => m.id),
+        messages.map((m) => m.role),
+        messages.map((m) => JSON.stringify(m)),
+      ],
     )
   }
 

@@ -98,7 +98,11 @@ export class SqliteStore implements Store {
     return row ? toThread(row) : undefined
   }
 
-  async getAdmissionView(threadId: string, runId: string, options: { readonly history: boolean }): Promise<AdmissionView | undefined> {
+  async getAdmissionView(
+    threadId: string,
+    runId: string,
+    options: { readonly history: boolean },
+  ): Promise<AdmissionView | undefined> {
     // A deferred transaction is one WAL snapshot: the reads below are mutually consistent.
     return this.#db.transaction((): AdmissionView | undefined => {
       const s = this.#stmts
@@ -110,9 +114,13 @@ export class SqliteStore implements Store {
         thread: toThread(row),
         run: run ? toRun(run) : undefined,
         openBatch: batch ? this.#toBatch(batch) : undefined,
-        messages: options.history ? (s.listMessages.all(threadId) as { json: string }[]).map((r) => JSON.parse(r.json) as Message) : [],
+        messages: options.history
+          ? (s.listMessages.all(threadId) as { json: string }[]).map((r) => JSON.parse(r.json) as Message)
+          : [],
         awaitingResults: options.history
-          ? (s.listToolCalls.all(threadId) as ToolCallRow[]).filter((r) => r.status === 'awaiting_result').map(toToolCall)
+          ? (s.listToolCalls.all(threadId) as ToolCallRow[])
+              .filter((r) => r.status === 'awaiting_result')
+              .map(toToolCall)
           : [],
       }
     })()
@@ -151,7 +159,10 @@ export class SqliteStore implements Store {
     return row ? this.#toBatch(row) : undefined
   }
 
-  async listToolCalls(threadId: string, filter: { readonly status?: readonly ToolCallStatus[] } = {}): Promise<ToolCallRecord[]> {
+  async listToolCalls(
+    threadId: string,
+    filter: { readonly status?: readonly ToolCallStatus[] } = {},
+  ): Promise<ToolCallRecord[]> {
     const rows = this.#stmts.listToolCalls.all(threadId) as ToolCallRow[]
     const wanted = filter.status
     return rows.filter((r) => wanted === undefined || wanted.includes(r.status)).map(toToolCall)
@@ -180,7 +191,17 @@ export class SqliteStore implements Store {
         }
       }
       if (s.getRun.get(threadId, runId)) throw new RollbackWith({ ok: false, reason: 'run_exists' })
-      s.insertRun.run(threadId, runId, 'input', request.parentRunId ?? null, null, null, now, request.executorId, request.leaseUntil)
+      s.insertRun.run(
+        threadId,
+        runId,
+        'input',
+        request.parentRunId ?? null,
+        null,
+        null,
+        now,
+        request.executorId,
+        request.leaseUntil,
+      )
       this.#appendMessagesTx(threadId, runId, request.messages, now)
       for (const r of request.toolResults) {
         s.settleToolCall.run(r.status, r.result, now, threadId, r.toolCallId)
@@ -194,17 +215,40 @@ export class SqliteStore implements Store {
       const s = this.#stmts
       const { threadId, runId, batchId, now } = request
       // First admitted wins: the conditional update decides, not process memory.
-      const claimed = s.claimBatch.run(request.decisionHash, JSON.stringify(request.decision), runId, now, batchId, threadId).changes
+      const claimed = s.claimBatch.run(
+        request.decisionHash,
+        JSON.stringify(request.decision),
+        runId,
+        now,
+        batchId,
+        threadId,
+      ).changes
       if (claimed === 0) {
         const row = s.getBatch.get(batchId) as BatchRow | undefined
         if (row && row.claimed_by_run_id !== null && row.decision_hash !== null) {
-          return { ok: false, reason: 'already_claimed', claimedByRunId: row.claimed_by_run_id, decisionHash: row.decision_hash }
+          return {
+            ok: false,
+            reason: 'already_claimed',
+            claimedByRunId: row.claimed_by_run_id,
+            decisionHash: row.decision_hash,
+          }
         }
         return { ok: false, reason: 'not_pending' }
       }
       if (s.getRun.get(threadId, runId)) throw new RollbackWith({ ok: false, reason: 'run_exists' })
-      if (s.claimThreadForResume.run(runId, now, threadId).changes === 0) throw new RollbackWith({ ok: false, reason: 'busy' })
-      s.insertRun.run(threadId, runId, 'resume', null, batchId, request.decisionHash, now, request.executorId, request.leaseUntil)
+      if (s.claimThreadForResume.run(runId, now, threadId).changes === 0)
+        throw new RollbackWith({ ok: false, reason: 'busy' })
+      s.insertRun.run(
+        threadId,
+        runId,
+        'resume',
+        null,
+        batchId,
+        request.decisionHash,
+        now,
+        request.executorId,
+        request.leaseUntil,
+      )
       return { ok: true, thread: toThread(s.getThread.get(threadId) as ThreadRow) }
     })
   }
@@ -227,7 +271,11 @@ export class SqliteStore implements Store {
 
   async pollThreads(threadIds: readonly string[]): Promise<ThreadHead[]> {
     if (threadIds.length === 0) return []
-    const rows = this.#stmts.pollThreads.all(JSON.stringify(threadIds)) as { thread_id: string; last_seq: number; active_run_id: string | null }[]
+    const rows = this.#stmts.pollThreads.all(JSON.stringify(threadIds)) as {
+      thread_id: string
+      last_seq: number
+      active_run_id: string | null
+    }[]
     return rows.map((r) => ({ threadId: r.thread_id, lastSeq: r.last_seq, activeRunId: u(r.active_run_id) }))
   }
 
@@ -251,7 +299,17 @@ export class SqliteStore implements Store {
     this.#write(() => {
       for (const r of records) {
         this.#fence(r.threadId, r.runId)
-        this.#stmts.insertToolCall.run(r.threadId, r.toolCallId, r.runId, r.messageId, r.toolName, r.argsText, r.kind, r.status, r.now)
+        this.#stmts.insertToolCall.run(
+          r.threadId,
+          r.toolCallId,
+          r.runId,
+          r.messageId,
+          r.toolName,
+          r.argsText,
+          r.kind,
+          r.status,
+          r.now,
+        )
       }
     })
   }
@@ -259,7 +317,8 @@ export class SqliteStore implements Store {
   async beginEffect(threadId: string, toolCallId: string, runId: string, now: number): Promise<BeginEffectResult> {
     return this.#write((): BeginEffectResult => {
       const s = this.#stmts
-      if (s.beginEffect.run(runId, now, threadId, toolCallId, threadId, runId, threadId, runId).changes === 1) return 'started'
+      if (s.beginEffect.run(runId, now, threadId, toolCallId, threadId, runId, threadId, runId).changes === 1)
+        return 'started'
       if (!s.isActive.get(threadId, runId)) return 'not_active'
       const run = s.getRun.get(threadId, runId) as RunRow | undefined
       if (run && run.cancel_requested_at !== null) return 'cancel_requested'
@@ -318,7 +377,8 @@ export class SqliteStore implements Store {
           this.#appendMessagesTx(threadId, runId, [call.message], now)
         }
       }
-      if ('state' in request && request.state !== undefined) s.setState.run(JSON.stringify(request.state ?? null), now, threadId)
+      if ('state' in request && request.state !== undefined)
+        s.setState.run(JSON.stringify(request.state ?? null), now, threadId)
       const stored = this.#appendEventsTx(threadId, runId, request.events)
       if (request.closeBatch) s.closeBatch.run(request.closeBatch.status, now, request.closeBatch.batchId)
       const open = s.getOpenBatch.get(threadId) as BatchRow | undefined
@@ -337,13 +397,29 @@ export class SqliteStore implements Store {
 
   async heartbeatRuns(executorId: string, leaseUntil: number): Promise<RunHeartbeat[]> {
     return this.#write(() => {
-      const rows = this.#stmts.heartbeatRuns.all(leaseUntil, executorId) as { thread_id: string; run_id: string; cancel_requested_at: number | null }[]
-      return rows.map((r) => ({ threadId: r.thread_id, runId: r.run_id, cancelRequested: r.cancel_requested_at !== null }))
+      const rows = this.#stmts.heartbeatRuns.all(leaseUntil, executorId) as {
+        thread_id: string
+        run_id: string
+        cancel_requested_at: number | null
+      }[]
+      return rows.map((r) => ({
+        threadId: r.thread_id,
+        runId: r.run_id,
+        cancelRequested: r.cancel_requested_at !== null,
+      }))
     })
   }
 
-  async listAbandonedRuns(query: { readonly now: number; readonly all?: boolean; readonly excludeExecutor?: string }): Promise<RunKey[]> {
-    const rows = this.#stmts.listAbandoned.all({ now: query.now, all: query.all ? 1 : 0, exclude: query.excludeExecutor ?? null }) as {
+  async listAbandonedRuns(query: {
+    readonly now: number
+    readonly all?: boolean
+    readonly excludeExecutor?: string
+  }): Promise<RunKey[]> {
+    const rows = this.#stmts.listAbandoned.all({
+      now: query.now,
+      all: query.all ? 1 : 0,
+      exclude: query.excludeExecutor ?? null,
+    }) as {
       thread_id: string
       run_id: string
     }[]
@@ -353,7 +429,14 @@ export class SqliteStore implements Store {
   async takeOverRun(request: TakeOverRequest): Promise<RunRecord | undefined> {
     return this.#write(() => {
       const s = this.#stmts
-      const changed = s.takeOverRun.run(request.executorId, request.leaseUntil, request.threadId, request.runId, request.force ? 1 : 0, request.now).changes
+      const changed = s.takeOverRun.run(
+        request.executorId,
+        request.leaseUntil,
+        request.threadId,
+        request.runId,
+        request.force ? 1 : 0,
+        request.now,
+      ).changes
       if (changed === 0) return undefined
       return toRun(s.getRun.get(request.threadId, request.runId) as RunRow)
     })
@@ -436,18 +519,28 @@ function prepare(db: Database.Database) {
       `UPDATE threads SET active_run_id = ?, status = 'running', revision = revision + 1, updated_at = ?
        WHERE thread_id = ? AND active_run_id IS NULL`,
     ),
-    markInterrupted: db.prepare(`UPDATE threads SET status = 'interrupted', revision = revision + 1, updated_at = ? WHERE thread_id = ?`),
+    markInterrupted: db.prepare(
+      `UPDATE threads SET status = 'interrupted', revision = revision + 1, updated_at = ? WHERE thread_id = ?`,
+    ),
     releaseThread: db.prepare(
       `UPDATE threads SET status = ?, active_run_id = NULL, revision = revision + 1, updated_at = ?
        WHERE thread_id = ? AND active_run_id = ?`,
     ),
     bumpRevision: db.prepare('UPDATE threads SET revision = revision + 1, updated_at = ? WHERE thread_id = ?'),
-    setState: db.prepare('UPDATE threads SET state_json = ?, revision = revision + 1, updated_at = ? WHERE thread_id = ?'),
-    advanceSeq: db.prepare('UPDATE threads SET last_seq = last_seq + ? WHERE thread_id = ? AND active_run_id = ? RETURNING last_seq'),
+    setState: db.prepare(
+      'UPDATE threads SET state_json = ?, revision = revision + 1, updated_at = ? WHERE thread_id = ?',
+    ),
+    advanceSeq: db.prepare(
+      'UPDATE threads SET last_seq = last_seq + ? WHERE thread_id = ? AND active_run_id = ? RETURNING last_seq',
+    ),
     isActive: db.prepare('SELECT 1 AS ok FROM threads WHERE thread_id = ? AND active_run_id = ?'),
-    pollThreads: db.prepare('SELECT thread_id, last_seq, active_run_id FROM threads WHERE thread_id IN (SELECT value FROM json_each(?))'),
+    pollThreads: db.prepare(
+      'SELECT thread_id, last_seq, active_run_id FROM threads WHERE thread_id IN (SELECT value FROM json_each(?))',
+    ),
     insertEvent: db.prepare('INSERT INTO events (thread_id, seq, run_id, type, json) VALUES (?, ?, ?, ?, ?)'),
-    readEvents: db.prepare('SELECT seq, run_id, type, json FROM events WHERE thread_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+    readEvents: db.prepare(
+      'SELECT seq, run_id, type, json FROM events WHERE thread_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+    ),
     readRunEvents: db.prepare(
       'SELECT seq, run_id, type, json FROM events WHERE thread_id = ? AND run_id = ? AND seq > ? ORDER BY seq LIMIT ?',
     ),
@@ -502,7 +595,9 @@ function prepare(db: Database.Database) {
       `UPDATE interrupt_batches SET status = 'claimed', decision_hash = ?, decision_json = ?, claimed_by_run_id = ?, claimed_at = ?
        WHERE batch_id = ? AND thread_id = ? AND status = 'pending'`,
     ),
-    closeBatch: db.prepare(`UPDATE interrupt_batches SET status = ?, closed_at = ? WHERE batch_id = ? AND status = 'claimed'`),
+    closeBatch: db.prepare(
+      `UPDATE interrupt_batches SET status = ?, closed_at = ? WHERE batch_id = ? AND status = 'claimed'`,
+    ),
     listToolCalls: db.prepare('SELECT * FROM tool_calls WHERE thread_id = ? ORDER BY created_at, rowid'),
     getToolCall: db.prepare('SELECT * FROM tool_calls WHERE thread_id = ? AND tool_call_id = ?'),
     insertToolCall: db.prepare(
