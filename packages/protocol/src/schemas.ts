@@ -43,7 +43,23 @@ export const ThreadSnapshotSchema = z.object({
   unsettledEffects: z
     .array(z.object({ toolCallId: z.string(), toolName: z.string(), status: z.literal('unknown') }))
     .optional(),
+  decisions: z.array(z.lazy(() => DecisionRecordSchema)).optional(),
 })
+
+export const DecisionRecordSchema = z.object({
+  threadId: z.string().min(1),
+  runId: z.string().min(1),
+  interruptIds: z.array(z.string()),
+  entries: z.array(ResumeEntrySchema),
+  decidedBy: z.string().min(1),
+  via: z.enum(['run', 'api', 'expiry']),
+  at: z.string().refine(isRfc3339, 'at must be RFC 3339'),
+})
+
+/** Body of `POST {base}/threads/:threadId/decisions`; ids are checked like `RunAgentInput`'s. */
+export const DecisionRequestSchema = z
+  .object({ runId: z.string().min(1), resume: z.array(ResumeEntrySchema).min(1) })
+  .strict()
 
 export type ZodIssueSummary = { path: string; message: string }
 

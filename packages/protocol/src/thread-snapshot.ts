@@ -1,4 +1,5 @@
 import type { Interrupt, Message } from '@ag-ui/core'
+import type { DecisionRecord } from './decisions.ts'
 
 export type ThreadStatus = 'idle' | 'running' | 'interrupted'
 
@@ -26,6 +27,8 @@ export interface ThreadSnapshot {
   /** Sequence of the last event in the thread's log (0 when empty). */
   readonly lastEventId: number
   readonly unsettledEffects?: readonly UnsettledEffect[]
+  /** The thread's decision records, oldest first (owner and deciders only). */
+  readonly decisions?: readonly DecisionRecord[]
 }
 
 /** One row of `GET {base}/threads?status=interrupted` (the approval inbox). */

@@ -1,0 +1,95 @@
+import type { Interrupt, ResumeEntry, RunFinishedOutcome } from '@ag-ui/core'
+
+/**
+ * Approvals beyond one chat window (docs/approvals.md): who decided a batch, through which
+ * channel, and the shapes of the decisions API, the cross-owner inbox and the webhooks.
+ */
+
+/** How a decision reached the server: a resume run (`POST /runs`), the decisions API, or a deadline. */
+export type DecisionVia = 'run' | 'api' | 'expiry'
+
+/** `decidedBy` of decisions made by the expiry sweeper. */
+export const SYSTEM_EXPIRY_PRINCIPAL = 'system:expiry'
+
+/** What happens to a batch when its `expiresAt` passes. */
+export type ExpiryPolicy = 'deny' | 'cancel' | 'keep'
+
+/** The audit record of one admitted decision. Stored once, never rewritten. */
+export interface DecisionRecord {
+  readonly threadId: string
+  /** The run that carries the decision out (the resume run). */
+  readonly runId: string
+  readonly interruptIds: readonly string[]
+  readonly entries: readonly ResumeEntry[]
+  /** A principal, or `system:expiry`. */
+  readonly decidedBy: string
+  readonly via: DecisionVia
+  /** RFC 3339 (UTC). */
+  readonly at: string
+}
+
+/** `CUSTOM { name, value: DecisionRecord }`, emitted right after the resumed run's `RUN_STARTED`. */
+export const DECISION_EVENT_NAME = 'interlude.decision'
+
+/** Body of `POST {base}/threads/:threadId/decisions`. `runId` is the idempotency key. */
+export interface DecisionRequest {
+  readonly runId: string
+  readonly resume: readonly ResumeEntry[]
+}
+
+/** `202` answer of `POST {base}/threads/:threadId/decisions`. */
+export interface DecisionAccepted {
+  readonly threadId: string
+  readonly runId: string
+}
+
+export type RunViewStatus = 'running' | 'finished' | 'failed' | 'cancelled' | 'interrupted'
+
+/** `GET {base}/threads/:threadId/runs/:runId`. */
+export interface RunView {
+  readonly threadId: string
+  readonly runId: string
+  readonly status: RunViewStatus
+  readonly outcome?: RunFinishedOutcome
+  /** The stream error code of a failed run. */
+  readonly errorCode?: string
+  /** The decision this run carries out (resume runs). */
+  readonly decision?: DecisionRecord
+}
+
+/** One open batch in `GET {base}/interrupts?status=pending`. */
+export interface PendingBatch {
+  readonly threadId: string
+  readonly owner: string
+  readonly title?: string
+  /** RFC 3339. */
+  readonly openedAt: string
+  /** RFC 3339; in the past only for a `keep` batch waiting to be closed. */
+  readonly expiresAt: string
+  readonly onExpiry: ExpiryPolicy
+  readonly interrupts: readonly Interrupt[]
+}
+
+export interface PendingBatchPage {
+  readonly items: readonly PendingBatch[]
+  /** Opaque cursor for the next page, absent on the last page. */
+  readonly nextCursor?: string
+}
+
+export const WEBHOOK_EVENT_TYPES = ['interrupt.opened', 'interrupt.decided', 'interrupt.expired', 'run.failed'] as const
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]
+
+/** The body of every webhook delivery (signed per the Standard Webhooks spec). */
+export interface WebhookPayload {
+  readonly type: WebhookEventType
+  /** RFC 3339. */
+  readonly timestamp: string
+  readonly data: {
+    readonly threadId: string
+    readonly owner: string
+    readonly runId?: string
+    readonly interrupts?: readonly Interrupt[]
+    readonly decision?: DecisionRecord
+    readonly errorCode?: string
+  }
+}
