@@ -6,7 +6,7 @@ import { storeConformance } from '../../test-utils/store-conformance.ts'
 import { tempDir } from '../../test-utils/harness.ts'
 import { MIGRATIONS } from './migrations.ts'
 import { createSqliteStore } from './sqlite-store.ts'
-import type { SqliteStore } from './sqlite-store.ts'
+import type { Store } from '../store.ts'
 
 const tmp = tempDir()
 afterAll(() => tmp.cleanup())
@@ -15,7 +15,7 @@ let counter = 0
 storeConformance('SQLite', async () => {
   const file = path.join(tmp.dir, `conformance-${++counter}.db`)
   const store = createSqliteStore(file)
-  const others: SqliteStore[] = []
+  const others: Store[] = []
   return {
     store,
     // A second connection to the same file (like a second server process).
