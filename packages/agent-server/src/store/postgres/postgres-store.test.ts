@@ -120,6 +120,29 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     await reader.close()
   })
 
+  it('stamps the writes that carry no time of their own with its clock', async () => {
+    const { schema, drop } = await createTestSchema()
+    drops.push(drop)
+    const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 1, now: () => 1_234 })
+    await store.startInputRun({
+      threadId: 't',
+      ownerId: 'alice',
+      runId: 'r',
+      parentRunId: undefined,
+      expectedRevision: null,
+      initialState: {},
+      messages: [],
+      toolResults: [],
+      now: 1,
+      executorId: 'e',
+      leaseUntil: 2,
+    })
+    expect((await store.getThread('t'))!.updatedAt).toBe(1)
+    await store.setState('t', { n: 1 })
+    expect((await store.getThread('t'))!.updatedAt).toBe(1_234)
+    await store.close()
+  })
+
   it('connects as the OS user when the URL names none', () => {
     expect(withDefaultUser('postgres://127.0.0.1:5432/postgres')).toMatch(
       /^postgres:\/\/[^@/]+@127\.0\.0\.1:5432\/postgres$/,

@@ -49,6 +49,27 @@ describe('SQLite store', () => {
     await third.close()
   })
 
+  it('stamps the writes that carry no time of their own with its clock', async () => {
+    const store = createSqliteStore(path.join(tmp.dir, 'clock.db'), { now: () => 1_234 })
+    await store.startInputRun({
+      threadId: 't',
+      ownerId: 'alice',
+      runId: 'r',
+      parentRunId: undefined,
+      expectedRevision: null,
+      initialState: {},
+      messages: [],
+      toolResults: [],
+      now: 1,
+      executorId: 'e',
+      leaseUntil: 2,
+    })
+    expect((await store.getThread('t'))!.updatedAt).toBe(1)
+    await store.appendMessages('t', 'r', [{ id: 'm', role: 'user', content: 'x' }])
+    expect((await store.getThread('t'))!.updatedAt).toBe(1_234)
+    await store.close()
+  })
+
   it('refuses a database written by a newer server', () => {
     const file = path.join(tmp.dir, 'future.db')
     const db = new Database(file)
