@@ -31,42 +31,8 @@ import type {
 
 // The contract's records and requests live beside it; importers keep naming them from here.
 export { RunNotActiveError } from './run-not-active-error.ts'
-export type {
-  AdmissionView,
-  BatchRecord,
-  BatchStatus,
-  InterruptKind,
-  NewEvent,
-  RunHeartbeat,
-  RunKey,
-  RunKind,
-  RunRecord,
-  RunStatus,
-  StoredEvent,
-  StoredInterrupt,
-  ThreadHead,
-  ThreadRecord,
-  ToolCallKind,
-  ToolCallRecord,
-  ToolCallStatus,
-} from './records.ts'
-export type {
-  AbandonedRunsQuery,
-  BeginEffectResult,
-  ClaimBatchRequest,
-  ClaimBatchResult,
-  CloseCall,
-  EventQuery,
-  FinishRunRequest,
-  NewBatch,
-  NewToolCall,
-  SettleToolCallRequest,
-  StartInputRunRequest,
-  StartRunResult,
-  StoreChange,
-  TakeOverRequest,
-  ThreadQuery,
-} from './requests.ts'
+export type * from './records.ts'
+export type * from './requests.ts'
 
 /**
  * The persistence contract of the agent server (docs/architecture.md), implemented by SQLite and PostgreSQL

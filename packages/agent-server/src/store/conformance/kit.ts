@@ -13,6 +13,23 @@ export interface ConformanceDatabase {
 /** What every group of conformance cases works with: a database per test and the fixtures below. */
 export type ConformanceKit = ReturnType<typeof conformanceKit>
 
+/** A first input run that creates `threadId` (alice's, empty, no input), at `now`. */
+export function firstRunRequest(threadId: string, runId: string, now: number): StartInputRunRequest {
+  return {
+    threadId,
+    ownerId: 'alice',
+    runId,
+    parentRunId: undefined,
+    expectedRevision: null,
+    initialState: {},
+    messages: [],
+    toolResults: [],
+    now,
+    executorId: 'exec-a',
+    leaseUntil: now + 60_000,
+  }
+}
+
 export function conformanceKit(open: () => Promise<ConformanceDatabase>) {
   const now = 1_900_000_000_000
   const lease = { executorId: 'exec-a', leaseUntil: now + 60_000 }
@@ -37,15 +54,10 @@ export function conformanceKit(open: () => Promise<ConformanceDatabase>) {
     extra: Partial<StartInputRunRequest> = {},
   ) =>
     store.startInputRun({
-      threadId,
-      ownerId: 'alice',
-      runId,
-      parentRunId: undefined,
+      ...firstRunRequest(threadId, runId, now),
       expectedRevision,
       initialState: { n: 0 },
       messages: [{ id: `u-${runId}`, role: 'user', content: 'hi' }],
-      toolResults: [],
-      now,
       ...lease,
       ...extra,
     })

@@ -3,6 +3,7 @@ import pg from 'pg'
 import type { Store, StoreChange } from '../store.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../../test-utils/pg.ts'
 import { storeConformance } from '../../test-utils/store-conformance.ts'
+import { firstRunRequest } from '../conformance/kit.ts'
 import { PG_MIGRATIONS } from './migrations.ts'
 import { channelFor, withDefaultUser } from './connection.ts'
 import { createPostgresStore, PostgresStore } from './postgres-store.ts'
@@ -90,19 +91,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
       await new Promise((r) => setTimeout(r, 20))
     }
     const now = Date.now()
-    await writer.startInputRun({
-      threadId: 'th',
-      ownerId: 'alice',
-      runId: 'r1',
-      parentRunId: undefined,
-      expectedRevision: null,
-      initialState: {},
-      messages: [],
-      toolResults: [],
-      now,
-      executorId: 'e',
-      leaseUntil: now + 1000,
-    })
+    await writer.startInputRun(firstRunRequest('th', 'r1', now))
     await writer.appendEvents('th', 'r1', [
       { type: 'A', json: '{}' },
       { type: 'B', json: '{}' },
@@ -124,19 +113,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     const { schema, drop } = await createTestSchema()
     drops.push(drop)
     const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 1, now: () => 1_234 })
-    await store.startInputRun({
-      threadId: 't',
-      ownerId: 'alice',
-      runId: 'r',
-      parentRunId: undefined,
-      expectedRevision: null,
-      initialState: {},
-      messages: [],
-      toolResults: [],
-      now: 1,
-      executorId: 'e',
-      leaseUntil: 2,
-    })
+    await store.startInputRun(firstRunRequest('t', 'r', 1))
     expect((await store.getThread('t'))!.updatedAt).toBe(1)
     await store.setState('t', { n: 1 })
     expect((await store.getThread('t'))!.updatedAt).toBe(1_234)

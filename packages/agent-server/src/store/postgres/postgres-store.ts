@@ -109,7 +109,7 @@ export class PostgresStore implements Store {
     try {
       const client = await store.#pool.connect()
       try {
-        await migratePostgres(client, options.schema)
+        await migratePostgres(client, options.schema, store.#now)
       } finally {
         client.release()
       }

@@ -3,6 +3,7 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { storeConformance } from '../../test-utils/store-conformance.ts'
+import { firstRunRequest } from '../conformance/kit.ts'
 import { tempDir } from '../../test-utils/harness.ts'
 import { MIGRATIONS } from './migrations.ts'
 import { createSqliteStore } from './sqlite-store.ts'
@@ -51,19 +52,7 @@ describe('SQLite store', () => {
 
   it('stamps the writes that carry no time of their own with its clock', async () => {
     const store = createSqliteStore(path.join(tmp.dir, 'clock.db'), { now: () => 1_234 })
-    await store.startInputRun({
-      threadId: 't',
-      ownerId: 'alice',
-      runId: 'r',
-      parentRunId: undefined,
-      expectedRevision: null,
-      initialState: {},
-      messages: [],
-      toolResults: [],
-      now: 1,
-      executorId: 'e',
-      leaseUntil: 2,
-    })
+    await store.startInputRun(firstRunRequest('t', 'r', 1))
     expect((await store.getThread('t'))!.updatedAt).toBe(1)
     await store.appendMessages('t', 'r', [{ id: 'm', role: 'user', content: 'x' }])
     expect((await store.getThread('t'))!.updatedAt).toBe(1_234)
