@@ -1,11 +1,14 @@
-// Public API of @interlude/agent-server.
+// Public API of @interlude/agent-server: what an app needs to serve an agent, and what a custom store
+// must implement. The demo agent is `@interlude/agent-server/demo`; the store conformance suite and the
+// test harness are `@interlude/agent-server/testing`. Everything else is internal (docs/architecture.md).
 export { createAgentServer } from './http/app.ts'
 export type { AgentServer, AgentServerOptions } from './http/app.ts'
-export { isPostgresUrl, startServer } from './server.ts'
+export { startServer } from './server.ts'
 export type { RunningServer, StartServerOptions } from './server.ts'
+export type { Clock } from './clock.ts'
 
 export type { AgentDefinition } from './agent/agent.ts'
-export { defineTool, approvalResponseSchema, toJsonSchema } from './agent/tool.ts'
+export { defineTool } from './agent/tool.ts'
 export type {
   ApprovalPolicy,
   JsonSchema,
@@ -22,24 +25,52 @@ export { anonymousSessionCookie, bearerTokens, generateSessionSecret } from './a
 export type { AnonymousSessionOptions, Authenticate, Authenticated } from './auth/authenticate.ts'
 
 export type { ModelChunk, ModelProvider, ModelRequest, ModelTool } from './models/model.ts'
-export { scriptedModel, tokenize } from './models/scripted.ts'
+export { scriptedModel } from './models/scripted.ts'
 export type { Script, ScriptedModelOptions, ScriptedResponse } from './models/scripted.ts'
-export { openaiModel, toOpenAIMessages } from './models/openai.ts'
+export { openaiModel } from './models/openai.ts'
 export type { OpenAIModelOptions } from './models/openai.ts'
-
-export { releaseAssistant, releaseAssistantScript, ENVIRONMENT_CHOICE_SCHEMA } from './demo/release-assistant.ts'
-export type { ReleaseAssistantOptions, ReleaseState } from './demo/release-assistant.ts'
-
-export { createSqliteStore, SqliteStore } from './store/sqlite/sqlite-store.ts'
-export type { SqliteStoreOptions } from './store/sqlite/sqlite-store.ts'
-export { createPostgresStore, PostgresStore } from './store/postgres/postgres-store.ts'
-export type { PostgresStoreOptions } from './store/postgres/postgres-store.ts'
-export { RunNotActiveError } from './store/store.ts'
-export type * from './store/store.ts'
 
 export { DEFAULT_LIMITS } from './core/limits.ts'
 export type { Limits } from './core/limits.ts'
-export { executeRun } from './core/execute-run.ts'
-export type { ExecutionDeps } from './core/execute-run.ts'
-export type { RunPlan, InputRunPlan, ResumeRunPlan } from './core/run-plan.ts'
-export { ValidatorCache } from './schema/validator-cache.ts'
+
+export { createSqliteStore } from './store/sqlite/sqlite-store.ts'
+export type { SqliteStoreOptions } from './store/sqlite/sqlite-store.ts'
+export { createPostgresStore } from './store/postgres/postgres-store.ts'
+export type { PostgresStoreOptions } from './store/postgres/postgres-store.ts'
+// The Store contract: the interface, the error its fenced writes throw, and every type its methods use.
+export { RunNotActiveError } from './store/store.ts'
+export type {
+  AbandonedRunsQuery,
+  AdmissionView,
+  BatchRecord,
+  BatchStatus,
+  BeginEffectResult,
+  ClaimBatchRequest,
+  ClaimBatchResult,
+  CloseCall,
+  EventQuery,
+  FinishRunRequest,
+  InterruptKind,
+  NewBatch,
+  NewEvent,
+  NewToolCall,
+  RunHeartbeat,
+  RunKey,
+  RunKind,
+  RunRecord,
+  RunStatus,
+  SettleToolCallRequest,
+  StartInputRunRequest,
+  StartRunResult,
+  Store,
+  StoreChange,
+  StoredEvent,
+  StoredInterrupt,
+  TakeOverRequest,
+  ThreadHead,
+  ThreadQuery,
+  ThreadRecord,
+  ToolCallKind,
+  ToolCallRecord,
+  ToolCallStatus,
+} from './store/store.ts'

@@ -3,10 +3,14 @@ import type {
   BatchRecord,
   BatchStatus,
   InterruptKind,
+  RunHeartbeat,
+  RunKey,
   RunKind,
   RunRecord,
   RunStatus,
+  StoredEvent,
   StoredInterrupt,
+  ThreadHead,
   ThreadRecord,
   ToolCallKind,
   ToolCallRecord,
@@ -77,6 +81,18 @@ export interface EventRow {
   run_id: string
   type: string
   json: string
+}
+export interface ThreadHeadRow {
+  thread_id: string
+  last_seq: number
+  active_run_id: string | null
+}
+export interface RunKeyRow {
+  thread_id: string
+  run_id: string
+}
+export interface RunLeaseRow extends RunKeyRow {
+  cancel_requested_at: number | null
 }
 
 const u = <T>(value: T | null | undefined): T | undefined => (value === null || value === undefined ? undefined : value)
@@ -149,4 +165,20 @@ export function toBatch(row: BatchRow, interrupts: readonly InterruptRow[]): Bat
     decision: row.decision_json === null ? undefined : (JSON.parse(row.decision_json) as ResumeEntry[]),
     claimedByRunId: u(row.claimed_by_run_id),
   }
+}
+
+export function toStoredEvent(row: EventRow): StoredEvent {
+  return { seq: Number(row.seq), runId: row.run_id, type: row.type, json: row.json }
+}
+
+export function toThreadHead(row: ThreadHeadRow): ThreadHead {
+  return { threadId: row.thread_id, lastSeq: Number(row.last_seq), activeRunId: u(row.active_run_id) }
+}
+
+export function toRunKey(row: RunKeyRow): RunKey {
+  return { threadId: row.thread_id, runId: row.run_id }
+}
+
+export function toRunHeartbeat(row: RunLeaseRow): RunHeartbeat {
+  return { threadId: row.thread_id, runId: row.run_id, cancelRequested: row.cancel_requested_at !== null }
 }

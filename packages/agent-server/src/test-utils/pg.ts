@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { quoteIdent } from '../store/postgres/migrations.ts'
-import { withDefaultUser } from '../store/postgres/postgres-store.ts'
+import { withDefaultUser } from '../store/postgres/connection.ts'
 
 /** The test database (docs/quality.md): `INTERLUDE_TEST_PG_URL`, default `postgres://127.0.0.1:5432/postgres`. */
 export const PG_URL = process.env.INTERLUDE_TEST_PG_URL ?? 'postgres://127.0.0.1:5432/postgres'

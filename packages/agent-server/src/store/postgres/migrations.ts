@@ -1,4 +1,6 @@
 import type { PoolClient } from 'pg'
+import type { Clock } from '../../clock.ts'
+import { systemClock } from '../../clock.ts'
 
 /**
  * PostgreSQL schema migrations, applied in order, each recorded in `schema_migrations`. Never edit
@@ -118,8 +120,13 @@ export function quoteIdent(name: string): string {
 /**
  * Creates the schema (if named) and applies missing migrations in one transaction under an
  * advisory lock, so replicas starting together migrate once. Returns the schema version.
+ * `now` stamps `applied_at` (the store's clock).
  */
-export async function migratePostgres(client: PoolClient, schema: string | undefined): Promise<number> {
+export async function migratePostgres(
+  client: PoolClient,
+  schema: string | undefined,
+  now: Clock = systemClock,
+): Promise<number> {
   await client.query('BEGIN')
   try {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`interlude-migrations:${schema ?? ''}`])
@@ -136,10 +143,7 @@ export async function migratePostgres(client: PoolClient, schema: string | undef
     }
     for (let version = current; version < PG_MIGRATIONS.length; version++) {
       await client.query(PG_MIGRATIONS[version]!)
-      await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [
-        version + 1,
-        Date.now(),
-      ])
+      await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [version + 1, now()])
     }
     await client.query('COMMIT')
     return PG_MIGRATIONS.length

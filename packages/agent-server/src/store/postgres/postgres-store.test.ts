@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import pg from 'pg'
-import type { StoreChange } from '../store.ts'
+import type { Store, StoreChange } from '../store.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../../test-utils/pg.ts'
 import { storeConformance } from '../../test-utils/store-conformance.ts'
+import { firstRunRequest } from '../conformance/kit.ts'
 import { PG_MIGRATIONS } from './migrations.ts'
-import { channelFor, createPostgresStore, withDefaultUser } from './postgres-store.ts'
-import type { PostgresStore } from './postgres-store.ts'
+import { channelFor, withDefaultUser } from './connection.ts'
+import { createPostgresStore, PostgresStore } from './postgres-store.ts'
 
 const available = await pgAvailable('PostgreSQL store tests')
 
@@ -15,7 +16,7 @@ if (available) {
     const { schema, drop } = await createTestSchema()
     const open = () => createPostgresStore({ connectionString: PG_URL, schema, max: 4 })
     const store = await open()
-    const others: PostgresStore[] = []
+    const others: Store[] = []
     return {
       store,
       connect: async () => {
@@ -42,8 +43,8 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     drops.push(drop)
     // Two replicas starting at once: the advisory lock lets one migrate.
     const [a, b] = await Promise.all([
-      createPostgresStore({ connectionString: PG_URL, schema: `${schema}_new`, max: 2 }),
-      createPostgresStore({ connectionString: PG_URL, schema: `${schema}_new`, max: 2 }),
+      PostgresStore.open({ connectionString: PG_URL, schema: `${schema}_new`, max: 2 }),
+      PostgresStore.open({ connectionString: PG_URL, schema: `${schema}_new`, max: 2 }),
     ])
     drops.push(async () => {
       const client = new pg.Client({ connectionString: withDefaultUser(PG_URL) })
@@ -56,7 +57,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     await a.getOrCreateSetting('x', () => '1')
     await a.close()
     await b.close()
-    const again = await createPostgresStore({ connectionString: PG_URL, schema: `${schema}_new`, max: 2 })
+    const again = await PostgresStore.open({ connectionString: PG_URL, schema: `${schema}_new`, max: 2 })
     expect(await again.getOrCreateSetting('x', () => '2')).toBe('1')
     await again.close()
   })
@@ -64,19 +65,19 @@ describe.skipIf(!available)('PostgreSQL store', () => {
   it('refuses a database written by a newer server', async () => {
     const { schema, drop } = await createTestSchema()
     drops.push(drop)
-    const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 1 })
+    const store = await PostgresStore.open({ connectionString: PG_URL, schema, max: 1 })
     await store.pool.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, 0)', [
       PG_MIGRATIONS.length + 1,
     ])
     await store.close()
-    await expect(createPostgresStore({ connectionString: PG_URL, schema, max: 1 })).rejects.toThrow(/newer/)
+    await expect(PostgresStore.open({ connectionString: PG_URL, schema, max: 1 })).rejects.toThrow(/newer/)
   })
 
   it('notifies appended events and cancel requests to every watcher of the schema (LISTEN/NOTIFY)', async () => {
     const { schema, drop } = await createTestSchema()
     drops.push(drop)
-    const writer = await createPostgresStore({ connectionString: PG_URL, schema, max: 2 })
-    const reader = await createPostgresStore({ connectionString: PG_URL, schema, max: 2 })
+    const writer = await PostgresStore.open({ connectionString: PG_URL, schema, max: 2 })
+    const reader = await PostgresStore.open({ connectionString: PG_URL, schema, max: 2 })
     const changes: StoreChange[] = []
     const unsubscribe = reader.watch((change) => changes.push(change))
     // The feed connects in the background: wait until a probe notification arrives.
@@ -90,19 +91,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
       await new Promise((r) => setTimeout(r, 20))
     }
     const now = Date.now()
-    await writer.startInputRun({
-      threadId: 'th',
-      ownerId: 'alice',
-      runId: 'r1',
-      parentRunId: undefined,
-      expectedRevision: null,
-      initialState: {},
-      messages: [],
-      toolResults: [],
-      now,
-      executorId: 'e',
-      leaseUntil: now + 1000,
-    })
+    await writer.startInputRun(firstRunRequest('th', 'r1', now))
     await writer.appendEvents('th', 'r1', [
       { type: 'A', json: '{}' },
       { type: 'B', json: '{}' },
@@ -118,6 +107,17 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     unsubscribe()
     await writer.close()
     await reader.close()
+  })
+
+  it('stamps the writes that carry no time of their own with its clock', async () => {
+    const { schema, drop } = await createTestSchema()
+    drops.push(drop)
+    const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 1, now: () => 1_234 })
+    await store.startInputRun(firstRunRequest('t', 'r', 1))
+    expect((await store.getThread('t'))!.updatedAt).toBe(1)
+    await store.setState('t', { n: 1 })
+    expect((await store.getThread('t'))!.updatedAt).toBe(1_234)
+    await store.close()
   })
 
   it('connects as the OS user when the URL names none', () => {

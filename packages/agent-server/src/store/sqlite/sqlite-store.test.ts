@@ -3,10 +3,11 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { storeConformance } from '../../test-utils/store-conformance.ts'
+import { firstRunRequest } from '../conformance/kit.ts'
 import { tempDir } from '../../test-utils/harness.ts'
 import { MIGRATIONS } from './migrations.ts'
 import { createSqliteStore } from './sqlite-store.ts'
-import type { SqliteStore } from './sqlite-store.ts'
+import type { Store } from '../store.ts'
 
 const tmp = tempDir()
 afterAll(() => tmp.cleanup())
@@ -15,7 +16,7 @@ let counter = 0
 storeConformance('SQLite', async () => {
   const file = path.join(tmp.dir, `conformance-${++counter}.db`)
   const store = createSqliteStore(file)
-  const others: SqliteStore[] = []
+  const others: Store[] = []
   return {
     store,
     // A second connection to the same file (like a second server process).
@@ -47,6 +48,15 @@ describe('SQLite store', () => {
     const third = createSqliteStore(file)
     expect(await third.getOrCreateSetting('x', () => '2')).toBe('1')
     await third.close()
+  })
+
+  it('stamps the writes that carry no time of their own with its clock', async () => {
+    const store = createSqliteStore(path.join(tmp.dir, 'clock.db'), { now: () => 1_234 })
+    await store.startInputRun(firstRunRequest('t', 'r', 1))
+    expect((await store.getThread('t'))!.updatedAt).toBe(1)
+    await store.appendMessages('t', 'r', [{ id: 'm', role: 'user', content: 'x' }])
+    expect((await store.getThread('t'))!.updatedAt).toBe(1_234)
+    await store.close()
   })
 
   it('refuses a database written by a newer server', () => {

@@ -1,0 +1,93 @@
+import type { BatchRow, RunRow, ThreadRow, ToolCallRow } from '../rows.ts'
+import type { ClaimBatchRequest, StartInputRunRequest } from '../store.ts'
+import { OPEN_BATCH_STATUS } from '../statuses.ts'
+import { sqlString } from '../sql-literals.ts'
+import { statement } from './query.ts'
+import { BATCH_WITH_INTERRUPTS } from './statements.ts'
+import type { BatchWithInterrupts } from './statements.ts'
+
+/** The SQL of admission: what it reads in one snapshot and its two conditional writes. */
+
+const OPEN_BATCH = sqlString(OPEN_BATCH_STATUS)
+
+/** Everything admission reads, as one statement: one snapshot, one round trip. */
+export const admissionView = (threadId: string, runId: string, history: boolean) =>
+  statement<{
+    thread: ThreadRow | null
+    run: RunRow | null
+    batch: BatchWithInterrupts | null
+    messages: string[] | null
+    awaiting: ToolCallRow[] | null
+  }>(
+    `SELECT
+       (SELECT row_to_json(t) FROM threads t WHERE t.thread_id = $1) AS thread,
+       (SELECT row_to_json(r) FROM runs r WHERE r.thread_id = $1 AND r.run_id = $2) AS run,
+       (SELECT row_to_json(x) FROM (${BATCH_WITH_INTERRUPTS} WHERE b.thread_id = $1 AND b.status = ${OPEN_BATCH}) x) AS batch,
+       CASE WHEN $3 THEN (SELECT json_agg(m.json ORDER BY m.position) FROM messages m WHERE m.thread_id = $1) END AS messages,
+       CASE WHEN $3 THEN (SELECT json_agg(row_to_json(c) ORDER BY c.created_at, c.ordinal) FROM tool_calls c
+                          WHERE c.thread_id = $1 AND c.status = 'awaiting_result') END AS awaiting`,
+    [threadId, runId, history],
+  )
+
+/** A new thread, running its first run, at revision 1 (nothing when the id is taken). */
+export const insertThread = (request: StartInputRunRequest) =>
+  statement(
+    `INSERT INTO threads (thread_id, owner_id, revision, status, state_json, active_run_id, last_seq, created_at, updated_at)
+     VALUES ($1, $2, 1, 'running', $3, $4, 0, $5, $5) ON CONFLICT (thread_id) DO NOTHING`,
+    [request.threadId, request.ownerId, JSON.stringify(request.initialState ?? null), request.runId, request.now],
+  )
+
+/** The admission decision for input: same revision, no active run, no open batch. */
+export const claimThreadForInput = (request: StartInputRunRequest & { readonly expectedRevision: number }) =>
+  statement(
+    `UPDATE threads SET active_run_id = $1, status = 'running', revision = revision + 1, updated_at = $2
+     WHERE thread_id = $3 AND revision = $4 AND active_run_id IS NULL AND status = 'idle'`,
+    [request.runId, request.now, request.threadId, request.expectedRevision],
+  )
+
+/** Nothing when the run id is taken. */
+export const insertInputRun = (request: StartInputRunRequest) =>
+  statement(
+    `INSERT INTO runs (thread_id, run_id, kind, status, parent_run_id, created_at, executor_id, lease_until)
+     VALUES ($1, $2, 'input', 'running', $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+    [request.threadId, request.runId, request.parentRunId ?? null, request.now, request.executorId, request.leaseUntil],
+  )
+
+/**
+ * The admission decision for a resume, all or nothing. The thread row is the arbiter: concurrent
+ * claimers queue on its lock and re-check `active_run_id IS NULL` after the winner commits, so
+ * exactly one takes the thread; only that one moves the batch from open to `claimed` and inserts
+ * the run. A taken run id fails the whole statement (unique violation 23505, nothing written).
+ */
+export const claimBatch = (request: ClaimBatchRequest) =>
+  statement<{ thread: ThreadRow | null }>(
+    `WITH thread AS (
+       UPDATE threads SET active_run_id = $3, status = 'running', revision = revision + 1, updated_at = $4
+       WHERE thread_id = $6 AND active_run_id IS NULL
+         AND EXISTS (SELECT 1 FROM interrupt_batches WHERE batch_id = $5 AND thread_id = $6 AND status = ${OPEN_BATCH})
+       RETURNING *
+     ), claimed AS (
+       UPDATE interrupt_batches SET status = 'claimed', decision_hash = $1, decision_json = $2, claimed_by_run_id = $3, claimed_at = $4
+       WHERE batch_id = $5 AND thread_id = $6 AND status = ${OPEN_BATCH} AND EXISTS (SELECT 1 FROM thread)
+       RETURNING batch_id
+     ), run AS (
+       INSERT INTO runs (thread_id, run_id, kind, status, batch_id, decision_hash, created_at, executor_id, lease_until)
+       SELECT $6, $3, 'resume', 'running', batch_id, $1, $4, $7, $8 FROM claimed
+       RETURNING run_id
+     )
+     SELECT (SELECT row_to_json(t) FROM thread t WHERE EXISTS (SELECT 1 FROM run)) AS thread`,
+    [
+      request.decisionHash,
+      JSON.stringify(request.decision),
+      request.runId,
+      request.now,
+      request.batchId,
+      request.threadId,
+      request.executorId,
+      request.leaseUntil,
+    ],
+  )
+
+/** A batch of this thread (any status): what a refused claim is explained from. */
+export const getBatch = (threadId: string, batchId: string) =>
+  statement<BatchRow>('SELECT * FROM interrupt_batches WHERE batch_id = $1 AND thread_id = $2', [batchId, threadId])

@@ -1,0 +1,137 @@
+import type { Interrupt, Message, ResumeEntry, RunFinishedOutcome, ThreadStatus } from '@interlude/protocol'
+
+/** What a store keeps and answers: the rows of the Store contract as records (docs/architecture.md). */
+
+export type RunKind = 'input' | 'resume'
+export type RunStatus = 'running' | 'succeeded' | 'interrupted' | 'failed' | 'cancelled'
+export type BatchStatus = 'pending' | 'claimed' | 'resolved' | 'cancelled' | 'expired'
+
+/**
+ * Tool-call ledger statuses. `pending`: recorded, may run without a decision. `awaiting_decision`:
+ * in an interrupt batch. `awaiting_result`: a browser or external call whose result comes later by
+ * toolCallId. `started`: the effect began (a crash leaves it here). `unknown`: the run that started
+ * it died and `reconcile` could not settle it — never re-executed, listed in `unsettledEffects`.
+ */
+export type ToolCallStatus =
+  | 'pending'
+  | 'awaiting_decision'
+  | 'awaiting_result'
+  | 'started'
+  | 'unknown'
+  | 'succeeded'
+  | 'failed'
+  | 'denied'
+  | 'cancelled'
+  | 'rejected'
+
+export type ToolCallKind = 'server' | 'human' | 'client' | 'external'
+
+export interface ThreadRecord {
+  readonly threadId: string
+  readonly ownerId: string
+  readonly revision: number
+  readonly status: ThreadStatus
+  readonly state: unknown
+  readonly activeRunId: string | undefined
+  readonly lastSeq: number
+  readonly createdAt: number
+  readonly updatedAt: number
+}
+
+export interface RunRecord {
+  readonly threadId: string
+  readonly runId: string
+  readonly kind: RunKind
+  readonly status: RunStatus
+  readonly parentRunId: string | undefined
+  /** For resume runs: the batch claimed and the decision hash admitted. */
+  readonly batchId: string | undefined
+  readonly decisionHash: string | undefined
+  readonly outcome: RunFinishedOutcome | undefined
+  readonly errorCode: string | undefined
+  readonly createdAt: number
+  readonly finishedAt: number | undefined
+  /** The process executing it (a random id per server process). */
+  readonly executorId: string | undefined
+  /** While running: the executor renews this; after it, the run counts as abandoned. */
+  readonly leaseUntil: number | undefined
+  readonly cancelRequested: boolean
+}
+
+export type InterruptKind = 'approval' | 'input'
+
+/** An interrupt as emitted, plus the server-side data needed to act on its answer. */
+export interface StoredInterrupt {
+  readonly interrupt: Interrupt
+  readonly kind: InterruptKind
+  readonly toolCallId: string
+  readonly toolName: string
+}
+
+export interface BatchRecord {
+  readonly batchId: string
+  readonly threadId: string
+  /** The run that raised the batch. */
+  readonly runId: string
+  readonly status: BatchStatus
+  readonly interrupts: readonly StoredInterrupt[]
+  readonly createdAt: number
+  readonly expiresAt: number
+  readonly decisionHash: string | undefined
+  readonly decision: readonly ResumeEntry[] | undefined
+  readonly claimedByRunId: string | undefined
+}
+
+export interface ToolCallRecord {
+  readonly threadId: string
+  readonly toolCallId: string
+  readonly runId: string
+  /** The assistant message that carries the call. */
+  readonly messageId: string
+  readonly toolName: string
+  /** Raw argument text as the model produced it. */
+  readonly argsText: string
+  readonly kind: ToolCallKind
+  readonly status: ToolCallStatus
+  /** The TOOL_CALL_RESULT content once settled. */
+  readonly result: string | undefined
+  /** The run that moved it to `started` (may differ from `runId` for a resumed call). */
+  readonly attemptRunId: string | undefined
+  readonly startedAt: number | undefined
+  readonly finishedAt: number | undefined
+}
+
+export interface NewEvent {
+  readonly type: string
+  readonly json: string
+}
+
+export interface StoredEvent extends NewEvent {
+  readonly seq: number
+  readonly runId: string
+}
+
+export interface RunKey {
+  readonly threadId: string
+  readonly runId: string
+}
+
+export interface RunHeartbeat extends RunKey {
+  readonly cancelRequested: boolean
+}
+
+export interface ThreadHead {
+  readonly threadId: string
+  readonly lastSeq: number
+  readonly activeRunId: string | undefined
+}
+
+export interface AdmissionView {
+  readonly thread: ThreadRecord
+  readonly run: RunRecord | undefined
+  readonly openBatch: BatchRecord | undefined
+  /** Only with `history: true`. */
+  readonly messages: readonly Message[]
+  /** Only with `history: true`. */
+  readonly awaitingResults: readonly ToolCallRecord[]
+}

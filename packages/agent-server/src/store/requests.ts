@@ -1,0 +1,165 @@
+import type { Message, ResumeEntry, RunFinishedOutcome, ThreadStatus } from '@interlude/protocol'
+import type {
+  BatchStatus,
+  NewEvent,
+  RunKey,
+  RunStatus,
+  StoredInterrupt,
+  ThreadRecord,
+  ToolCallKind,
+  ToolCallStatus,
+} from './records.ts'
+
+/** What the Store contract's methods take and answer besides records (docs/architecture.md). */
+
+export interface ThreadQuery {
+  readonly status?: ThreadStatus
+  readonly limit: number
+  /** Continue after this (updatedAt, threadId) position of the previous page. */
+  readonly after?: { readonly updatedAt: number; readonly threadId: string }
+  /** Only threads with an open batch that expires after this time (the approval inbox). */
+  readonly pendingInterruptsAt?: number
+}
+
+export interface EventQuery {
+  /** Only events with `seq > afterSeq`. @default 0 */
+  readonly afterSeq?: number
+  readonly runId?: string
+  readonly limit?: number
+}
+
+export interface StartInputRunRequest {
+  readonly threadId: string
+  readonly ownerId: string
+  readonly runId: string
+  readonly parentRunId: string | undefined
+  /** `null`: the thread must not exist (it is created with `initialState`). */
+  readonly expectedRevision: number | null
+  readonly initialState: unknown
+  readonly messages: readonly Message[]
+  /** Results for pending browser/external calls carried by this input. */
+  readonly toolResults: readonly {
+    readonly toolCallId: string
+    readonly status: 'succeeded' | 'cancelled'
+    readonly result: string
+  }[]
+  readonly now: number
+  /** The admitting process, which executes the run. */
+  readonly executorId: string
+  readonly leaseUntil: number
+}
+
+export type StartRunResult =
+  | { readonly ok: true; readonly thread: ThreadRecord }
+  | {
+      readonly ok: false
+      readonly reason: 'revision_changed' | 'busy' | 'interrupted' | 'run_exists' | 'thread_exists'
+    }
+
+export interface ClaimBatchRequest {
+  readonly threadId: string
+  readonly batchId: string
+  readonly runId: string
+  readonly decisionHash: string
+  readonly decision: readonly ResumeEntry[]
+  readonly now: number
+  readonly executorId: string
+  readonly leaseUntil: number
+}
+
+export type ClaimBatchResult =
+  | { readonly ok: true; readonly thread: ThreadRecord }
+  | {
+      readonly ok: false
+      readonly reason: 'already_claimed'
+      readonly claimedByRunId: string
+      readonly decisionHash: string
+    }
+  | { readonly ok: false; readonly reason: 'busy' | 'run_exists' | 'not_pending' }
+
+export interface NewBatch {
+  readonly batchId: string
+  readonly threadId: string
+  readonly runId: string
+  readonly interrupts: readonly StoredInterrupt[]
+  readonly createdAt: number
+  readonly expiresAt: number
+}
+
+export interface FinishRunRequest {
+  readonly threadId: string
+  readonly runId: string
+  readonly status: Exclude<RunStatus, 'running'>
+  readonly outcome: RunFinishedOutcome | undefined
+  readonly errorCode: string | undefined
+  readonly events: readonly NewEvent[]
+  /** For a resume run: how its claimed batch closes. */
+  readonly closeBatch:
+    | { readonly batchId: string; readonly status: Extract<BatchStatus, 'resolved' | 'cancelled' | 'expired'> }
+    | undefined
+  readonly now: number
+  /** Calls closed with the run (recovery): each settles only if still in one of `from`. */
+  readonly closeCalls?: readonly CloseCall[]
+  /** New thread state (a reconciled effect's state change). */
+  readonly state?: unknown
+}
+
+export interface CloseCall {
+  readonly toolCallId: string
+  readonly from: readonly ToolCallStatus[]
+  readonly status: Extract<ToolCallStatus, 'succeeded' | 'failed' | 'cancelled' | 'unknown'>
+  readonly result: string
+  readonly message: Message
+}
+
+export interface NewToolCall {
+  readonly threadId: string
+  readonly toolCallId: string
+  readonly runId: string
+  readonly messageId: string
+  readonly toolName: string
+  readonly argsText: string
+  readonly kind: ToolCallKind
+  readonly status: ToolCallStatus
+  readonly now: number
+}
+
+export interface SettleToolCallRequest {
+  readonly threadId: string
+  readonly runId: string
+  readonly toolCallId: string
+  readonly status: Extract<
+    ToolCallStatus,
+    'succeeded' | 'failed' | 'denied' | 'cancelled' | 'rejected' | 'awaiting_result'
+  >
+  readonly result: string | undefined
+  /** The tool message that carries the result into history. */
+  readonly message: Message | undefined
+  readonly state?: unknown
+  readonly now: number
+}
+
+export type BeginEffectResult = 'started' | 'already_started' | 'cancel_requested' | 'not_active'
+
+/** Which running runs count as abandoned (`listAbandonedRuns`). */
+export interface AbandonedRunsQuery {
+  /** Lease clock (epoch ms): a lease that ended before it is over. */
+  readonly now: number
+  /** Every running run, whatever its lease (single-process startup). */
+  readonly all?: boolean
+  /** Not the runs of this executor (the caller's own). */
+  readonly excludeExecutor?: string
+}
+
+export interface TakeOverRequest extends RunKey {
+  readonly executorId: string
+  readonly leaseUntil: number
+  /** Lease clock (epoch ms). */
+  readonly now: number
+  /** Take it even if its lease has not ended (single-process startup). */
+  readonly force: boolean
+}
+
+export type StoreChange =
+  | { readonly kind: 'events'; readonly threadId: string; readonly seq: number }
+  | { readonly kind: 'cancel'; readonly threadId: string; readonly runId: string }

@@ -1,0 +1,47 @@
+import type { ClaimBatchRequest, ClaimBatchResult, StartInputRunRequest, StartRunResult } from '../store.ts'
+import { toThread } from '../rows.ts'
+import { claimRefusal, startRefusal } from '../refusals.ts'
+import { RollbackWith } from '../rollback-with.ts'
+import { appendMessagesTx } from './appends.ts'
+import type { SqliteStatements } from './statements.ts'
+
+/**
+ * The two admission writes of the SQLite store, each the body of one `BEGIN IMMEDIATE` transaction
+ * (the store's `#write`): the conditional updates decide, not process memory. A refusal found
+ * after something was written throws `RollbackWith`, so nothing stays behind.
+ */
+
+export function startInputRunTx(s: SqliteStatements, request: StartInputRunRequest): StartRunResult {
+  const { threadId, runId, now, expectedRevision } = request
+  if (expectedRevision === null) {
+    if (s.getThread.get(threadId)) return { ok: false, reason: 'thread_exists' }
+    s.insertThread.run({ ...request, stateJson: JSON.stringify(request.initialState ?? null) })
+  } else if (s.claimThreadForInput.run({ threadId, runId, now, expectedRevision }).changes === 0) {
+    return startRefusal(s.getThread.get(threadId), expectedRevision)
+  }
+  if (s.getRun.get(threadId, runId)) throw new RollbackWith<StartRunResult>({ ok: false, reason: 'run_exists' })
+  s.insertRun.run({
+    ...request,
+    kind: 'input',
+    parentRunId: request.parentRunId ?? null,
+    batchId: null,
+    decisionHash: null,
+  })
+  appendMessagesTx(s, threadId, runId, request.messages, now)
+  for (const r of request.toolResults) s.settleToolCall.run({ ...r, threadId, now })
+  return { ok: true, thread: toThread(s.getThread.get(threadId)!) }
+}
+
+export function claimBatchTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
+  const { threadId, runId, batchId } = request
+  // First admitted wins: the first claim of the open batch.
+  if (s.claimBatch.run({ ...request, decisionJson: JSON.stringify(request.decision) }).changes === 0) {
+    return claimRefusal(s.getBatch.get(batchId, threadId))
+  }
+  // The same order of refusals as PostgreSQL's one statement: a busy thread, then a taken run id.
+  if (s.claimThreadForResume.run(request).changes === 0)
+    throw new RollbackWith<ClaimBatchResult>({ ok: false, reason: 'busy' })
+  if (s.getRun.get(threadId, runId)) throw new RollbackWith<ClaimBatchResult>({ ok: false, reason: 'run_exists' })
+  s.insertRun.run({ ...request, kind: 'resume', parentRunId: null })
+  return { ok: true, thread: toThread(s.getThread.get(threadId)!) }
+}

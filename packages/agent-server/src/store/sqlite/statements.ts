@@ -1,0 +1,263 @@
+import type Database from 'better-sqlite3'
+import type {
+  BatchRow,
+  EventRow,
+  InterruptRow,
+  RunKeyRow,
+  RunLeaseRow,
+  RunRow,
+  ThreadHeadRow,
+  ThreadRow,
+  ToolCallRow,
+} from '../rows.ts'
+import type { BatchStatus, RunStatus, ToolCallKind, ToolCallStatus } from '../store.ts'
+import { NOT_STARTED_CALL_STATUSES, OPEN_BATCH_STATUS } from '../statuses.ts'
+import { sqlList, sqlString } from '../sql-literals.ts'
+
+/** Every SQL statement of the SQLite store, prepared once per connection; the store is control flow over these. */
+export type SqliteStatements = ReturnType<typeof prepareStatements>
+
+const OPEN_BATCH = sqlString(OPEN_BATCH_STATUS)
+const NOT_STARTED = sqlList(NOT_STARTED_CALL_STATUSES)
+
+interface ThreadKey {
+  threadId: string
+}
+interface RunKeyParams extends ThreadKey {
+  runId: string
+}
+/** What the store uses of a prepared statement, typed by its parameters and rows. */
+interface Prepared<Params extends unknown[], Row> {
+  run(...params: Params): Database.RunResult
+  get(...params: Params): Row | undefined
+  all(...params: Params): Row[]
+}
+
+export function prepareStatements(db: Database.Database) {
+  // Named parameters (`@name`) bind from one object: the statement's only argument.
+  const prepare = <Params extends unknown[] | object = [], Row = unknown>(source: string) =>
+    db.prepare(source) as unknown as Prepared<Params extends unknown[] ? Params : [Params], Row>
+  return {
+    ping: prepare<[], { ok: number }>('SELECT 1 AS ok'),
+    getSetting: prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
+    insertSetting: prepare<[string, string]>('INSERT INTO settings (key, value) VALUES (?, ?)'),
+
+    // ---- threads
+    getThread: prepare<[string], ThreadRow>('SELECT * FROM threads WHERE thread_id = ?'),
+    listThreads: prepare<
+      {
+        owner: string
+        status: string | null
+        afterUpdated: number | null
+        afterThread: string | null
+        pendingAt: number | null
+        limit: number
+      },
+      ThreadRow
+    >(
+      `SELECT * FROM threads
+       WHERE owner_id = @owner AND (@status IS NULL OR status = @status)
+         AND (@afterUpdated IS NULL OR updated_at < @afterUpdated OR (updated_at = @afterUpdated AND thread_id > @afterThread))
+         AND (@pendingAt IS NULL OR EXISTS (
+           SELECT 1 FROM interrupt_batches b
+           WHERE b.thread_id = threads.thread_id AND b.status = ${OPEN_BATCH} AND b.expires_at > @pendingAt))
+       ORDER BY updated_at DESC, thread_id ASC
+       LIMIT @limit`,
+    ),
+    /** A new thread, running its first run, at revision 1. */
+    insertThread: prepare<{ threadId: string; ownerId: string; stateJson: string; runId: string; now: number }>(
+      `INSERT INTO threads (thread_id, owner_id, revision, status, state_json, active_run_id, last_seq, created_at, updated_at)
+       VALUES (@threadId, @ownerId, 1, 'running', @stateJson, @runId, 0, @now, @now)`,
+    ),
+    /** The admission decision for input: same revision, no active run, no open batch. */
+    claimThreadForInput: prepare<RunKeyParams & { now: number; expectedRevision: number }>(
+      `UPDATE threads SET active_run_id = @runId, status = 'running', revision = revision + 1, updated_at = @now
+       WHERE thread_id = @threadId AND revision = @expectedRevision AND active_run_id IS NULL AND status = 'idle'`,
+    ),
+    claimThreadForResume: prepare<RunKeyParams & { now: number }>(
+      `UPDATE threads SET active_run_id = @runId, status = 'running', revision = revision + 1, updated_at = @now
+       WHERE thread_id = @threadId AND active_run_id IS NULL`,
+    ),
+    markInterrupted: prepare<ThreadKey & { now: number }>(
+      `UPDATE threads SET status = 'interrupted', revision = revision + 1, updated_at = @now WHERE thread_id = @threadId`,
+    ),
+    /** Ends the run's hold on the thread: the one revision bump of `finishRun`. */
+    releaseThread: prepare<RunKeyParams & { status: 'idle' | 'interrupted'; now: number }>(
+      `UPDATE threads SET status = @status, active_run_id = NULL, revision = revision + 1, updated_at = @now
+       WHERE thread_id = @threadId AND active_run_id = @runId`,
+    ),
+    bumpRevision: prepare<ThreadKey & { now: number }>(
+      'UPDATE threads SET revision = revision + 1, updated_at = @now WHERE thread_id = @threadId',
+    ),
+    setState: prepare<ThreadKey & { stateJson: string; now: number }>(
+      'UPDATE threads SET state_json = @stateJson, revision = revision + 1, updated_at = @now WHERE thread_id = @threadId',
+    ),
+    /** Part of a larger change that bumps the revision on its own (`finishRun`). */
+    replaceState: prepare<ThreadKey & { stateJson: string }>(
+      'UPDATE threads SET state_json = @stateJson WHERE thread_id = @threadId',
+    ),
+    /** Fenced: only the thread's active run advances its log. */
+    advanceSeq: prepare<RunKeyParams & { count: number }, { last_seq: number }>(
+      'UPDATE threads SET last_seq = last_seq + @count WHERE thread_id = @threadId AND active_run_id = @runId RETURNING last_seq',
+    ),
+    isActive: prepare<RunKeyParams, { ok: number }>(
+      'SELECT 1 AS ok FROM threads WHERE thread_id = @threadId AND active_run_id = @runId',
+    ),
+    pollThreads: prepare<[string], ThreadHeadRow>(
+      'SELECT thread_id, last_seq, active_run_id FROM threads WHERE thread_id IN (SELECT value FROM json_each(?))',
+    ),
+
+    // ---- events
+    insertEvent: prepare<RunKeyParams & { seq: number; type: string; json: string }>(
+      'INSERT INTO events (thread_id, seq, run_id, type, json) VALUES (@threadId, @seq, @runId, @type, @json)',
+    ),
+    readEvents: prepare<ThreadKey & { after: number; limit: number }, EventRow>(
+      'SELECT seq, run_id, type, json FROM events WHERE thread_id = @threadId AND seq > @after ORDER BY seq LIMIT @limit',
+    ),
+    readRunEvents: prepare<RunKeyParams & { after: number; limit: number }, EventRow>(
+      `SELECT seq, run_id, type, json FROM events
+       WHERE thread_id = @threadId AND run_id = @runId AND seq > @after ORDER BY seq LIMIT @limit`,
+    ),
+
+    // ---- messages
+    listMessages: prepare<[string], { json: string }>(
+      'SELECT json FROM messages WHERE thread_id = ? ORDER BY position',
+    ),
+    nextPosition: prepare<[string], { next: number }>(
+      'SELECT COALESCE(MAX(position), -1) + 1 AS next FROM messages WHERE thread_id = ?',
+    ),
+    insertMessage: prepare<
+      RunKeyParams & { position: number; messageId: string; role: string; json: string; now: number }
+    >(
+      `INSERT INTO messages (thread_id, position, message_id, role, run_id, json, created_at)
+       VALUES (@threadId, @position, @messageId, @role, @runId, @json, @now)`,
+    ),
+
+    // ---- runs
+    getRun: prepare<[string, string], RunRow>('SELECT * FROM runs WHERE thread_id = ? AND run_id = ?'),
+    insertRun: prepare<
+      RunKeyParams & {
+        kind: 'input' | 'resume'
+        parentRunId: string | null
+        batchId: string | null
+        decisionHash: string | null
+        now: number
+        executorId: string
+        leaseUntil: number
+      }
+    >(
+      `INSERT INTO runs (thread_id, run_id, kind, status, parent_run_id, batch_id, decision_hash, created_at, executor_id, lease_until)
+       VALUES (@threadId, @runId, @kind, 'running', @parentRunId, @batchId, @decisionHash, @now, @executorId, @leaseUntil)`,
+    ),
+    requestCancel: prepare<RunKeyParams & { now: number }>(
+      `UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, @now)
+       WHERE thread_id = @threadId AND run_id = @runId AND status = 'running'`,
+    ),
+    heartbeatRuns: prepare<{ leaseUntil: number; executorId: string }, RunLeaseRow>(
+      `UPDATE runs SET lease_until = @leaseUntil WHERE executor_id = @executorId AND status = 'running'
+       RETURNING thread_id, run_id, cancel_requested_at`,
+    ),
+    listAbandoned: prepare<{ now: number; all: 0 | 1; exclude: string | null }, RunKeyRow>(
+      `SELECT thread_id, run_id FROM runs
+       WHERE status = 'running' AND (@all = 1 OR lease_until IS NULL OR lease_until < @now)
+         AND (@exclude IS NULL OR executor_id IS NULL OR executor_id <> @exclude)
+       ORDER BY created_at`,
+    ),
+    takeOverRun: prepare<RunKeyParams & { executorId: string; leaseUntil: number; force: 0 | 1; now: number }>(
+      `UPDATE runs SET executor_id = @executorId, lease_until = @leaseUntil
+       WHERE thread_id = @threadId AND run_id = @runId AND status = 'running'
+         AND (@force = 1 OR lease_until IS NULL OR lease_until < @now)`,
+    ),
+    finishRun: prepare<
+      RunKeyParams & { status: RunStatus; outcomeJson: string | null; errorCode: string | null; now: number }
+    >(
+      `UPDATE runs SET status = @status, outcome_json = @outcomeJson, error_code = @errorCode, finished_at = @now
+       WHERE thread_id = @threadId AND run_id = @runId AND status = 'running'`,
+    ),
+
+    // ---- interrupt batches
+    /** A batch of this thread (any status): what a refused claim is explained from. */
+    getBatch: prepare<[string, string], BatchRow>(
+      'SELECT * FROM interrupt_batches WHERE batch_id = ? AND thread_id = ?',
+    ),
+    getOpenBatch: prepare<[string], BatchRow>(
+      `SELECT * FROM interrupt_batches WHERE thread_id = ? AND status = ${OPEN_BATCH}`,
+    ),
+    getBatchOfInterrupt: prepare<[string, string], BatchRow>(
+      `SELECT b.* FROM interrupts i JOIN interrupt_batches b ON b.batch_id = i.batch_id
+       WHERE i.interrupt_id = ? AND i.thread_id = ?`,
+    ),
+    listInterrupts: prepare<[string], InterruptRow>(
+      'SELECT interrupt_id, kind, tool_call_id, tool_name, json FROM interrupts WHERE batch_id = ? ORDER BY position',
+    ),
+    insertBatch: prepare<RunKeyParams & { batchId: string; createdAt: number; expiresAt: number }>(
+      `INSERT INTO interrupt_batches (batch_id, thread_id, run_id, status, created_at, expires_at)
+       VALUES (@batchId, @threadId, @runId, ${OPEN_BATCH}, @createdAt, @expiresAt)`,
+    ),
+    insertInterrupt: prepare<
+      ThreadKey & {
+        interruptId: string
+        batchId: string
+        position: number
+        kind: string
+        toolCallId: string
+        toolName: string
+        json: string
+      }
+    >(
+      `INSERT INTO interrupts (interrupt_id, batch_id, thread_id, position, kind, tool_call_id, tool_name, json)
+       VALUES (@interruptId, @batchId, @threadId, @position, @kind, @toolCallId, @toolName, @json)`,
+    ),
+    /** The admission decision for a resume: the first claim of an open batch wins. */
+    claimBatch: prepare<RunKeyParams & { batchId: string; decisionHash: string; decisionJson: string; now: number }>(
+      `UPDATE interrupt_batches
+       SET status = 'claimed', decision_hash = @decisionHash, decision_json = @decisionJson, claimed_by_run_id = @runId, claimed_at = @now
+       WHERE batch_id = @batchId AND thread_id = @threadId AND status = ${OPEN_BATCH}`,
+    ),
+    closeBatch: prepare<{ batchId: string; status: BatchStatus; now: number }>(
+      `UPDATE interrupt_batches SET status = @status, closed_at = @now WHERE batch_id = @batchId AND status = 'claimed'`,
+    ),
+
+    // ---- tool calls
+    listToolCalls: prepare<[string], ToolCallRow>(
+      'SELECT * FROM tool_calls WHERE thread_id = ? ORDER BY created_at, rowid',
+    ),
+    getToolCall: prepare<[string, string], ToolCallRow>(
+      'SELECT * FROM tool_calls WHERE thread_id = ? AND tool_call_id = ?',
+    ),
+    insertToolCall: prepare<
+      RunKeyParams & {
+        toolCallId: string
+        messageId: string
+        toolName: string
+        argsText: string
+        kind: ToolCallKind
+        status: ToolCallStatus
+        now: number
+      }
+    >(
+      `INSERT INTO tool_calls (thread_id, tool_call_id, run_id, message_id, tool_name, args_text, kind, status, created_at)
+       VALUES (@threadId, @toolCallId, @runId, @messageId, @toolName, @argsText, @kind, @status, @now)`,
+    ),
+    /** The effects ledger: start at most once, only for the active run, never after a cancel request. */
+    beginEffect: prepare<RunKeyParams & { toolCallId: string; now: number }>(
+      `UPDATE tool_calls SET status = 'started', attempt_run_id = @runId, started_at = @now
+       WHERE thread_id = @threadId AND tool_call_id = @toolCallId AND status IN ${NOT_STARTED}
+         AND EXISTS (SELECT 1 FROM threads WHERE thread_id = @threadId AND active_run_id = @runId)
+         AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = @threadId AND run_id = @runId AND cancel_requested_at IS NOT NULL)`,
+    ),
+    /** Settles a call only while it is still in one of `fromJson` (a JSON array of statuses). */
+    closeToolCall: prepare<
+      ThreadKey & { toolCallId: string; status: ToolCallStatus; result: string; now: number; fromJson: string }
+    >(
+      `UPDATE tool_calls SET status = @status, result = @result, finished_at = @now
+       WHERE thread_id = @threadId AND tool_call_id = @toolCallId AND status IN (SELECT value FROM json_each(@fromJson))`,
+    ),
+    settleToolCall: prepare<
+      ThreadKey & { toolCallId: string; status: ToolCallStatus; result: string | null; now: number }
+    >(
+      `UPDATE tool_calls SET status = @status, result = @result, finished_at = @now
+       WHERE thread_id = @threadId AND tool_call_id = @toolCallId`,
+    ),
+  }
+}
