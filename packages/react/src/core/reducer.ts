@@ -5,7 +5,6 @@ import type {
   ChatStatus,
   ConnectionStatus,
   ConversationSnapshot,
-  InteractionOutcome,
   PendingInterruptBatch,
   RecoveryState,
 } from './types.ts'
@@ -51,6 +50,12 @@ export interface CoreState {
   readonly unsettledEffects: ConversationSnapshot['unsettledEffects']
 }
 
+/** How an interaction ended, as committed: a published batch, a failure with its error, or neither. */
+export type Settled =
+  | { readonly outcome: 'success' | 'cancelled' | 'stopped' }
+  | { readonly outcome: 'failed'; readonly error: InterludeError }
+  | { readonly outcome: 'interrupt'; readonly batch: PendingInterruptBatch }
+
 export type Action =
   | { readonly type: 'thread/changed'; readonly threadId: string }
   | { readonly type: 'messages/replaced'; readonly messages: readonly Message[] }
@@ -71,13 +76,7 @@ export type Action =
       readonly runId: string
       readonly messages: readonly Message[]
     }
-  | {
-      readonly type: 'interaction/settled'
-      readonly gen: number
-      readonly outcome: Exclude<InteractionOutcome, 'retired'>
-      readonly error?: InterludeError
-      readonly batch?: PendingInterruptBatch
-    }
+  | { readonly type: 'interaction/settled'; readonly gen: number; readonly settled: Settled }
   | {
       readonly type: 'conversation/restored'
       readonly messages: readonly Message[]
@@ -198,16 +197,17 @@ export function reduce(state: CoreState, action: Action): CoreState {
     case 'interaction/settled': {
       const run = live(state, action.gen)
       if (!run) return state
-      const failedish = action.outcome === 'failed' || action.outcome === 'stopped' || action.outcome === 'cancelled'
+      const { settled } = action
+      const failedish = settled.outcome === 'failed' || settled.outcome === 'stopped' || settled.outcome === 'cancelled'
       // After the resume was acknowledged, a failure, stop or cancellation anywhere in the resumed
       // interaction cannot be replayed: only a new thread or a restore gets out of it.
       const required = state.recovery.required || (run.resumed && run.resumeAcknowledged && failedish)
-      const pending = action.outcome === 'interrupt' ? action.batch : state.pending // a released claim keeps its batch
+      const pending = settled.outcome === 'interrupt' ? settled.batch : state.pending // a released claim keeps its batch
       return {
         ...state,
         run: undefined,
         pending,
-        error: action.outcome === 'failed' ? action.error : undefined,
+        error: settled.outcome === 'failed' ? settled.error : undefined,
         recovery: bump(state.recovery, required),
       }
     }
