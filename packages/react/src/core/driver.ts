@@ -88,8 +88,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   })
 }
 
-/** The committed state after an explicit flush. */
-function committed(host: DriverHost): CoreState {
+/** Commits the buffered deltas, then reads the state (where the driver reads content they carry). */
+function flushAndRead(host: DriverHost): CoreState {
   host.flush()
   return host.read()
 }
@@ -117,7 +117,7 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
       const calls =
         plan.kind === 'attach' || run.joined || run.toolCalls.started.size === 0
           ? []
-          : eligibleCalls(host.settings().tools, committed(host).messages, run.toolCalls, outcome.pendingToolCallIds)
+          : eligibleCalls(host.settings().tools, flushAndRead(host).messages, run.toolCalls, outcome.pendingToolCallIds)
       if (calls.length === 0) {
         host.settle(gen, { outcome: 'success' })
         return
@@ -134,7 +134,7 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
       const results = await Promise.all(calls.map((call) => executeTool(host, plan, runId, call)))
       if (!host.isCurrent(gen)) return
       runId = host.settings().generateId()
-      const messages = [...committed(host).messages, ...results]
+      const messages = [...flushAndRead(host).messages, ...results]
       host.step(gen, { type: 'follow-up', runId, messages })
       // Follow-ups never carry `resume`; the checkpoint is the current one plus the tool results.
       input = buildInput(plan.threadId, runId, messages, host.read().state, plan.config)
@@ -175,7 +175,7 @@ async function runOnce(
       ? { mode: 'join', from: plan.kind === 'attach' ? plan.from : undefined }
       : { mode: 'post', input }
   // The history this run starts from (the request's messages, or the committed ones when joining).
-  const saved = toolCallIdsOf(input === undefined ? committed(host).messages : input.messages)
+  const saved = toolCallIdsOf(input === undefined ? flushAndRead(host).messages : input.messages)
   let joined = target.mode === 'join'
   const progress: Progress = {
     acked: false,
@@ -242,7 +242,7 @@ async function runOnce(
           // join that run's events instead of failing. Its RUN_STARTED is the acknowledgement.
           joined = true
           runTarget = details.runId
-          target = { mode: 'join', from: committed(host).lastEventId }
+          target = { mode: 'join', from: flushAndRead(host).lastEventId }
           continue
         }
         if (error.retryable && attempts < host.settings().retry.attempts) {

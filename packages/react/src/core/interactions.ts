@@ -13,6 +13,9 @@ import type { Interaction, Settled } from './reducer.ts'
 import type { Transport } from './transport.ts'
 import type { FinishInfo, InteractionOutcome } from './types.ts'
 
+/** How an interaction ends: as the driver settles it, or stopped locally. */
+type Ending = Settlement | { readonly outcome: 'stopped' }
+
 /** What the interactions read from their runtime, live (options and transport may change). */
 export interface InteractionsEnv<TState> {
   readonly store: ChatStore<TState>
@@ -125,7 +128,7 @@ export class Interactions<TState> {
     this.finished.clear()
   }
 
-  settle(gen: number, settlement: Settlement | { readonly outcome: 'stopped' }): void {
+  settle(gen: number, settlement: Ending): void {
     const run = this.#store.state.run
     if (!run || run.gen !== gen) return
     const settled = this.#publish(settlement)
@@ -140,7 +143,7 @@ export class Interactions<TState> {
   }
 
   /** An interrupt outcome becomes a batch with a fresh local token, or a failure when it is invalid. */
-  #publish(settlement: Settlement | { readonly outcome: 'stopped' }): Settled {
+  #publish(settlement: Ending): Settled {
     if (settlement.outcome !== 'interrupt') return settlement
     const problem = interruptProblems(settlement.interrupts)[0]
     if (problem)
