@@ -1,26 +1,26 @@
-import type { AgUiEvent, InterludeError, Message } from '@interlude/protocol'
-import { applyEvents } from './assemble.ts'
-import { ChatStore } from './chat-store.ts'
+import type { AgUiEvent, Message } from '@interlude/protocol'
 import { clientError } from './errors.ts'
-import {
-  activeRunRefusal,
-  admitResume,
-  disposedRefusal,
-  messagesRefusal,
-  restoreRefusal,
-  stateRefusal,
-} from './guards.ts'
-import { createHttpTransport } from './http-transport.ts'
 import { deepFreeze, frozenJsonCopy } from './immutable.ts'
-import { requestConfig } from './interaction-plan.ts'
-import { Interactions } from './interactions.ts'
-import type { ResolvedOptions } from './options.ts'
-import { resolveOptions } from './options.ts'
 import type { CoreState } from './reducer.ts'
 import { initialState } from './reducer.ts'
-import { RefCount } from './ref-count.ts'
+import { ChatStore } from './chat-store.ts'
+import {
+  checkAlive,
+  checkMessagesUnlocked,
+  checkNoActiveRun,
+  checkRestorable,
+  checkResumable,
+  checkStateUnlocked,
+} from './guards.ts'
+import type { ResolvedOptions } from './options.ts'
+import { resolveOptions } from './options.ts'
+import { requestConfig } from './interaction-plan.ts'
+import { Interactions } from './interactions.ts'
 import type { RecoveryKey } from './shared-recovery.ts'
 import { SharedRecovery } from './shared-recovery.ts'
+import { refCount } from './ref-count.ts'
+import { applyEvents } from './assemble.ts'
+import { createHttpTransport } from './http-transport.ts'
 import type { Transport } from './transport.ts'
 import type {
   ChatRuntimeOptions,
@@ -64,7 +64,6 @@ export class ChatRuntime<TState = unknown> {
   readonly #serverSnapshot: ChatSnapshot<TState>
   readonly #interactions: Interactions<TState>
   readonly #recovery = new SharedRecovery()
-  readonly #refs = new RefCount(() => this.dispose())
   #options: ChatRuntimeOptions<TState>
   #resolved: ResolvedOptions<TState>
   #transport: Transport
@@ -187,7 +186,7 @@ export class ChatRuntime<TState = unknown> {
    */
   readonly setState = (next: Updater<TState>): void => {
     this.#assertAlive()
-    throwIf(stateRefusal(this.#state))
+    checkStateUnlocked(this.#state)
     const value = typeof next === 'function' ? (next as (p: TState) => TState)(this.#state.state as TState) : next
     this.#store.commit({ type: 'state/replaced', state: value })
   }
@@ -200,8 +199,7 @@ export class ChatRuntime<TState = unknown> {
    */
   readonly resume = (options: ResumeOptions): Promise<void> => {
     this.#assertAlive()
-    const admission = admitResume(this.#state, options, this.#resolved.now)
-    if (!admission.ok) throw admission.error
+    const admission = checkResumable(this.#state, options, this.#resolved.now)
     // A frozen deep copy: later changes by the caller do not leak into the request or retries.
     const entries = frozenJsonCopy(admission.entries)
     return this.#interactions.start({ kind: 'resume', batch: admission.batch, entries })
@@ -233,7 +231,7 @@ export class ChatRuntime<TState = unknown> {
   readonly restoreConversation = (snapshot: ConversationSnapshot, options: RestoreOptions): void => {
     this.#assertAlive()
     const s = this.#state
-    throwIf(restoreRefusal(s, snapshot, options))
+    checkRestorable(s, snapshot, options)
     const installed = applyEvents(s.messages, s.state, [
       { type: 'MESSAGES_SNAPSHOT', messages: snapshot.messages } as AgUiEvent,
       { type: 'STATE_SNAPSHOT', snapshot: snapshot.state === undefined ? s.state : snapshot.state } as AgUiEvent,
@@ -262,7 +260,7 @@ export class ChatRuntime<TState = unknown> {
   readonly recover = async (options: { readonly signal?: AbortSignal } = {}): Promise<RecoverResult> => {
     this.#assertAlive()
     const s = this.#state
-    throwIf(activeRunRefusal(s, 'recover'))
+    checkNoActiveRun(s, 'recover')
     const key: RecoveryKey = { threadId: s.threadId, revision: s.recovery.revision }
     return this.#recovery.join(key, (signal) => this.#recoverOnce(key, signal), options.signal)
   }
@@ -287,7 +285,7 @@ export class ChatRuntime<TState = unknown> {
    * Reference counting for UI bindings: `release()` of the last holder disposes the runtime on
    * the next macrotask unless it is retained again first (`ref-count.ts`).
    */
-  readonly retain = (): (() => void) => this.#refs.retain()
+  readonly retain = refCount(() => this.dispose())
 
   /** Aborts everything local (server work is not cancelled) and drops listeners. */
   readonly dispose = (): void => {
@@ -316,17 +314,13 @@ export class ChatRuntime<TState = unknown> {
   }
 
   #assertAlive(): void {
-    if (this.#interactions.disposed) throw disposedRefusal()
+    checkAlive(this.#interactions.disposed)
   }
 
   #assertMessagesUnlocked(what: string): void {
     this.#assertAlive()
-    throwIf(messagesRefusal(this.#state, what))
+    checkMessagesUnlocked(this.#state, what)
   }
-}
-
-function throwIf(refusal: InterludeError | undefined): void {
-  if (refusal) throw refusal
 }
 
 function isMessageLike(value: unknown): value is Message {

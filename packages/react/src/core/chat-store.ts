@@ -6,7 +6,7 @@ import type { ChatSnapshot } from './types.ts'
 /** The runtime's store: `CoreState` changed only through the reducer, `ChatSnapshot` derived per commit. */
 export class ChatStore<TState> extends Store<CoreState, ChatSnapshot<TState>> {
   constructor(state: CoreState) {
-    super(state, (s) => toSnapshot<TState>(s))
+    super(state, toSnapshot<TState>)
   }
 
   /** Applies one action (inside a transaction it commits with the transaction). */

@@ -9,7 +9,7 @@ import type {
 import type { RunToolCalls } from './browser-tools.ts'
 import { eligibleCalls, executeTool, toolCallIdsOf } from './browser-tools.ts'
 import { clientError, isFatal, protocolViolation, runError, toInterludeError } from './errors.ts'
-import { expiryRefusal } from './guards.ts'
+import { checkNotExpired } from './guards.ts'
 import { idleWatchdog } from './idle-watchdog.ts'
 import type { InteractionPlan } from './interaction-plan.ts'
 import { buildInput } from './interaction-plan.ts'
@@ -31,16 +31,6 @@ export type DriverSettings = Pick<
   'tools' | 'retry' | 'reconnect' | 'maxToolRoundtrips' | 'now' | 'generateId'
 >
 
-/** One lifecycle step of the current run; the host commits it synchronously. */
-export type RunStep =
-  | { readonly type: 'connection'; readonly connection: ConnectionStatus }
-  /** The matching RUN_STARTED (and its SSE id): buffered deltas commit first. */
-  | { readonly type: 'acknowledged'; readonly runId: string; readonly id: string | undefined }
-  /** Browser tools start: buffered deltas commit first. */
-  | { readonly type: 'tools' }
-  /** A follow-up run starts with the tool results appended to `messages`. */
-  | { readonly type: 'follow-up'; readonly runId: string; readonly messages: readonly Message[] }
-
 /** How the driver ends an interaction (a local stop is the runtime's own). */
 export type Settlement =
   | { readonly outcome: 'success' | 'cancelled' }
@@ -61,7 +51,14 @@ export interface DriverHost {
   observe(gen: number, event: AgUiEvent, id: string | undefined, runId: string): void
   /** Buffers a content event for the next coalesced commit. */
   enqueue(gen: number, event: AgUiEvent, id: string | undefined): void
-  step(gen: number, step: RunStep): void
+  // Lifecycle steps of the current run, each committed at once:
+  connection(gen: number, connection: ConnectionStatus): void
+  /** The matching RUN_STARTED (and its SSE id): buffered deltas commit first. */
+  acknowledge(gen: number, runId: string, id: string | undefined): void
+  /** Browser tools start: buffered deltas commit first. */
+  toolsStarted(gen: number): void
+  /** A follow-up run starts with the tool results appended to `messages`. */
+  followUp(gen: number, runId: string, messages: readonly Message[]): void
   settle(gen: number, settlement: Settlement): void
 }
 
@@ -130,12 +127,12 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
         })
         return
       }
-      host.step(gen, { type: 'tools' })
+      host.toolsStarted(gen)
       const results = await Promise.all(calls.map((call) => executeTool(host, plan, runId, call)))
       if (!host.isCurrent(gen)) return
       runId = host.settings().generateId()
       const messages = [...flushAndRead(host).messages, ...results]
-      host.step(gen, { type: 'follow-up', runId, messages })
+      host.followUp(gen, runId, messages)
       // Follow-ups never carry `resume`; the checkpoint is the current one plus the tool results.
       input = buildInput(plan.threadId, runId, messages, host.read().state, plan.config)
     }
@@ -143,11 +140,6 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
     if (host.isCurrent(gen)) host.settle(gen, { outcome: 'failed', error: toInterludeError(error) })
   }
 }
-
-/** Where an attempt goes: the run's own request, or the thread's event log from a cursor. */
-type Target =
-  | { readonly mode: 'post'; readonly input: RunAgentInput }
-  | { readonly mode: 'join'; readonly from: string | undefined }
 
 interface Progress {
   acked: boolean
@@ -169,14 +161,13 @@ async function runOnce(
   input: RunAgentInput | undefined,
 ): Promise<RunResult | typeof RETIRED> {
   const { gen, signal } = plan
-  let runTarget = runId
-  let target: Target =
-    input === undefined
-      ? { mode: 'join', from: plan.kind === 'attach' ? plan.from : undefined }
-      : { mode: 'post', input }
+  let target = runId
+  // The request to post; none when joining the run's events from the thread log (from `joinFrom`).
+  let post = input
+  let joinFrom = plan.kind === 'attach' ? plan.from : undefined
   // The history this run starts from (the request's messages, or the committed ones when joining).
   const saved = toolCallIdsOf(input === undefined ? flushAndRead(host).messages : input.messages)
-  let joined = target.mode === 'join'
+  let joined = input === undefined
   const progress: Progress = {
     acked: false,
     lastId: undefined,
@@ -190,32 +181,25 @@ async function runOnce(
   for (;;) {
     if (!host.isCurrent(gen)) return RETIRED
     const settings = host.settings()
+    // Expiry is checked before claiming and again right before every send of the resume.
+    if (!progress.acked && post !== undefined && plan.kind === 'resume')
+      checkNotExpired(plan.interrupts, settings.now())
     // One attempt = one request; the idle watchdog aborts only the attempt, never the interaction.
     const watchdog = idleWatchdog(signal, settings.reconnect.idleTimeoutMs)
     const options = { signal: watchdog.signal, onActivity: watchdog.alive }
+    host.connection(gen, progress.acked ? 'reconnecting' : 'connecting')
     let source: AsyncIterable<readonly TransportEvent[]>
-    if (!progress.acked) {
-      if (target.mode === 'post') {
-        // Expiry is checked before claiming and again right before every send of the resume.
-        const expired = plan.kind === 'resume' ? expiryRefusal(plan.interrupts, settings.now()) : undefined
-        if (expired) {
-          watchdog.dispose()
-          throw expired
-        }
-        host.step(gen, { type: 'connection', connection: 'connecting' })
-        source = host.transport().run(target.input, options)
-      } else {
-        host.step(gen, { type: 'connection', connection: 'connecting' })
-        progress.skipUntil = runTarget
-        source = host.transport().connect(plan.threadId, { ...options, lastEventId: target.from })
-      }
-    } else {
-      host.step(gen, { type: 'connection', connection: 'reconnecting' })
+    if (progress.acked) {
       source = host.transport().connect(plan.threadId, { ...options, lastEventId: progress.lastId })
+    } else if (post !== undefined) {
+      source = host.transport().run(post, options)
+    } else {
+      progress.skipUntil = target
+      source = host.transport().connect(plan.threadId, { ...options, lastEventId: joinFrom })
     }
     const before = progress.received
     try {
-      await consume(host, plan, runTarget, source, progress, watchdog.alive)
+      await consume(host, plan, target, source, progress, watchdog.alive)
       if (!host.isCurrent(gen)) return RETIRED
       if (progress.finished)
         return { finished: progress.finished, toolCalls: { started: progress.started, saved }, joined }
@@ -235,14 +219,15 @@ async function runOnce(
         if (
           error.code === 'ALREADY_RESUMED' &&
           plan.kind === 'resume' &&
-          target.mode === 'post' &&
+          post !== undefined &&
           typeof details?.runId === 'string'
         ) {
           // The same decision was admitted under another runId (another tab, a lost response):
           // join that run's events instead of failing. Its RUN_STARTED is the acknowledgement.
           joined = true
-          runTarget = details.runId
-          target = { mode: 'join', from: flushAndRead(host).lastEventId }
+          post = undefined
+          target = details.runId
+          joinFrom = flushAndRead(host).lastEventId
           continue
         }
         if (error.retryable && attempts < host.settings().retry.attempts) {
@@ -294,7 +279,7 @@ async function consume(
           if (event.threadId !== threadId || event.runId !== target)
             throw protocolViolation('RUN_STARTED does not match the request.')
           progress.acked = true
-          host.step(gen, { type: 'acknowledged', runId: target, id })
+          host.acknowledge(gen, target, id)
           break
         case 'RUN_FINISHED':
           if (!progress.acked) throw protocolViolation('RUN_FINISHED before RUN_STARTED.')

@@ -1,13 +1,14 @@
-import type { Interrupt, InterludeError } from '@interlude/protocol'
+import type { Interrupt } from '@interlude/protocol'
+import { InterludeError } from '@interlude/protocol'
 import { describe, expect, it } from 'vitest'
 import {
-  activeRunRefusal,
-  admitResume,
-  expiryRefusal,
+  checkMessagesUnlocked,
+  checkNoActiveRun,
+  checkNotExpired,
+  checkRestorable,
+  checkResumable,
+  checkStateUnlocked,
   isClaimed,
-  messagesRefusal,
-  restoreRefusal,
-  stateRefusal,
 } from './guards.ts'
 import type { CoreState, Interaction } from './reducer.ts'
 import { initialState } from './reducer.ts'
@@ -36,8 +37,17 @@ const run = (extra: Partial<Interaction> = {}): Interaction => ({
 })
 const state = (extra: Partial<CoreState> = {}): CoreState => ({ ...initialState('t1', [], undefined), ...extra })
 const required = { revision: 3, required: true }
-const failure = (error: InterludeError | undefined) =>
-  error && { code: error.code, message: error.message, details: error.details }
+
+/** The refusal a check throws (code, message, details), or `undefined` when it passes. */
+function refusal(check: () => unknown) {
+  try {
+    check()
+  } catch (error) {
+    if (!InterludeError.isInstance(error)) throw error
+    return { code: error.code, message: error.message, details: error.details }
+  }
+  return undefined
+}
 
 describe('guards', () => {
   it('a batch is claimed from the claim until the resumed interaction settles', () => {
@@ -48,20 +58,19 @@ describe('guards', () => {
   })
 
   it('locks the history: recovery first, then a pending or claimed batch, then a running turn', () => {
-    expect(messagesRefusal(state(), 'send a message')).toBeUndefined()
-    expect(failure(messagesRefusal(state({ recovery: required, pending: batch }), 'reload'))).toMatchObject({
-      code: 'RECOVERY_REQUIRED',
-      message: 'Recovery requires a new thread or a restored conversation.',
-    })
-    expect(failure(messagesRefusal(state({ pending: batch, run: run() }), 'reload'))).toEqual({
+    expect(refusal(() => checkMessagesUnlocked(state(), 'send a message'))).toBeUndefined()
+    expect(refusal(() => checkMessagesUnlocked(state({ recovery: required, pending: batch }), 'reload'))).toMatchObject(
+      { code: 'RECOVERY_REQUIRED', message: 'Recovery requires a new thread or a restored conversation.' },
+    )
+    expect(refusal(() => checkMessagesUnlocked(state({ pending: batch, run: run() }), 'reload'))).toEqual({
       code: 'INVALID_STATE',
       message: 'Cannot reload while an interrupt batch is pending or claimed.',
       details: { reason: 'interrupts_pending' },
     })
-    expect(failure(messagesRefusal(state({ run: run({ resumed: true }) }), 'reload'))?.details).toEqual({
+    expect(refusal(() => checkMessagesUnlocked(state({ run: run({ resumed: true }) }), 'reload'))?.details).toEqual({
       reason: 'interrupts_pending',
     })
-    expect(failure(messagesRefusal(state({ run: run() }), 'replace messages'))).toEqual({
+    expect(refusal(() => checkMessagesUnlocked(state({ run: run() }), 'replace messages'))).toEqual({
       code: 'INVALID_STATE',
       message: 'Cannot replace messages while a run is in progress.',
       details: { reason: 'busy' },
@@ -69,17 +78,19 @@ describe('guards', () => {
   })
 
   it('allows setState while awaiting answers, refuses it once claimed or running', () => {
-    expect(stateRefusal(state({ pending: batch }))).toBeUndefined()
-    expect(stateRefusal(state({ recovery: required }))).toBeUndefined()
-    expect(stateRefusal(state({ run: run({ claimId: 'b1', resumed: true }) }))?.message).toBe(
+    expect(refusal(() => checkStateUnlocked(state({ pending: batch })))).toBeUndefined()
+    expect(refusal(() => checkStateUnlocked(state({ recovery: required })))).toBeUndefined()
+    expect(refusal(() => checkStateUnlocked(state({ run: run({ claimId: 'b1', resumed: true }) })))?.message).toBe(
       'Cannot set shared state while an interrupt batch is claimed.',
     )
-    expect(stateRefusal(state({ run: run() }))?.message).toBe('Cannot set shared state while a run is in progress.')
+    expect(refusal(() => checkStateUnlocked(state({ run: run() })))?.message).toBe(
+      'Cannot set shared state while a run is in progress.',
+    )
   })
 
   it('refuses restore and recover while a run is active', () => {
-    expect(activeRunRefusal(state({ pending: batch }), 'recover')).toBeUndefined()
-    expect(failure(activeRunRefusal(state({ run: run() }), 'recover'))).toEqual({
+    expect(refusal(() => checkNoActiveRun(state({ pending: batch }), 'recover'))).toBeUndefined()
+    expect(refusal(() => checkNoActiveRun(state({ run: run() }), 'recover'))).toEqual({
       code: 'INVALID_STATE',
       message: 'Cannot recover while a run is active.',
       details: { reason: 'busy' },
@@ -89,8 +100,8 @@ describe('guards', () => {
   it('an expired interrupt blocks the whole batch (now >= expiresAt), naming the expired ids', () => {
     const at = new Date(T0).toISOString()
     const interrupts = [approval('i1', at), approval('i2'), approval('i3', new Date(T0 + 1).toISOString())]
-    expect(expiryRefusal(interrupts, T0 - 1)).toBeUndefined()
-    expect(failure(expiryRefusal(interrupts, T0))).toEqual({
+    expect(refusal(() => checkNotExpired(interrupts, T0 - 1))).toBeUndefined()
+    expect(refusal(() => checkNotExpired(interrupts, T0))).toEqual({
       code: 'INTERRUPT_EXPIRED',
       message: 'The interrupt batch has expired; start a new thread to continue.',
       details: { interruptIds: ['i1'] },
@@ -105,10 +116,8 @@ describe('guards', () => {
       payload: { approved: true },
     }))
     const answer = { batchId: 'b1', entries }
-    const codeOf = (s: CoreState, options: Parameters<typeof admitResume>[1] = answer) => {
-      const result = admitResume(s, options, clock)
-      return result.ok ? 'ok' : result.error.code
-    }
+    const codeOf = (s: CoreState, options: Parameters<typeof checkResumable>[1] = answer) =>
+      refusal(() => checkResumable(s, options, clock))?.code
     const claimed = run({ kind: 'resume', resumed: true, claimId: 'b1' })
     expect(codeOf(state({ pending: batch, recovery: required, run: claimed }))).toBe('RECOVERY_REQUIRED')
     expect(codeOf(state({ pending: batch, run: claimed }), { batchId: 'other', entries })).toBe('BATCH_CLAIMED')
@@ -118,26 +127,26 @@ describe('guards', () => {
     const expiring = { id: 'b1', interrupts: [approval('i1', new Date(T0).toISOString()), approval('i2')] }
     expect(codeOf(state({ pending: expiring }))).toBe('INTERRUPT_EXPIRED')
     expect(codeOf(state({ pending: batch }), { batchId: 'b1', entries: entries.slice(1) })).toBe('RESUME_INCOMPLETE')
-    const ok = admitResume(state({ pending: batch }), answer, clock)
-    expect(ok).toEqual({ ok: true, batch, entries })
+    expect(checkResumable(state({ pending: batch }), answer, clock)).toEqual({ batch, entries })
   })
 
   it('reads the clock only once the batch is known to be answerable', () => {
     let reads = 0
-    admitResume(state(), { batchId: 'b1', entries: [] }, () => ++reads)
+    refusal(() => checkResumable(state(), { batchId: 'b1', entries: [] }, () => ++reads))
     expect(reads).toBe(0)
   })
 
   it('refuses a restore while busy, on a stale revision or an invalid snapshot', () => {
     const snapshot = { threadId: 't1', messages: [] }
-    expect(restoreRefusal(state(), snapshot, { expectedRevision: 0 })).toBeUndefined()
-    expect(restoreRefusal(state({ run: run() }), snapshot, { expectedRevision: 0 })?.details).toEqual({
+    expect(refusal(() => checkRestorable(state(), snapshot, { expectedRevision: 0 }))).toBeUndefined()
+    expect(refusal(() => checkRestorable(state({ run: run() }), snapshot, { expectedRevision: 0 }))?.details).toEqual({
       reason: 'busy',
     })
-    expect(restoreRefusal(state(), snapshot, { expectedRevision: 1 })?.details).toEqual({ reason: 'stale_revision' })
-    expect(failure(restoreRefusal(state(), { ...snapshot, threadId: 't2' }, { expectedRevision: 0 }))).toMatchObject({
-      code: 'INVALID_INPUT',
-      details: { reason: 'invalid_snapshot' },
+    expect(refusal(() => checkRestorable(state(), snapshot, { expectedRevision: 1 }))?.details).toEqual({
+      reason: 'stale_revision',
     })
+    expect(
+      refusal(() => checkRestorable(state(), { ...snapshot, threadId: 't2' }, { expectedRevision: 0 })),
+    ).toMatchObject({ code: 'INVALID_INPUT', details: { reason: 'invalid_snapshot' } })
   })
 })

@@ -1,7 +1,8 @@
+import type { AgUiEvent, Message } from '@interlude/protocol'
 import { interruptProblems } from '@interlude/protocol'
 import type { ChatStore } from './chat-store.ts'
 import { DeltaInbox } from './delta-inbox.ts'
-import type { DriverHost, RunStep, Settlement } from './driver.ts'
+import type { DriverHost, Settlement } from './driver.ts'
 import { driveInteraction } from './driver.ts'
 import { protocolViolation } from './errors.ts'
 import { deepFreeze, frozenJsonCopy } from './immutable.ts'
@@ -9,9 +10,9 @@ import type { InteractionRequest } from './interaction-plan.ts'
 import { planInteraction, requestConfig } from './interaction-plan.ts'
 import { ListenerSet } from './listener-set.ts'
 import type { ResolvedOptions } from './options.ts'
-import type { Interaction, Settled } from './reducer.ts'
+import type { CoreState, Interaction, Settled } from './reducer.ts'
 import type { Transport } from './transport.ts'
-import type { FinishInfo, InteractionOutcome } from './types.ts'
+import type { ConnectionStatus, FinishInfo, InteractionOutcome } from './types.ts'
 
 /** How an interaction ends: as the driver settles it, or stopped locally. */
 type Ending = Settlement | { readonly outcome: 'stopped' }
@@ -25,11 +26,12 @@ export interface InteractionsEnv<TState> {
 
 /**
  * The runtime's effects: the live interaction with its generation and AbortController, the delta
- * inbox, the driver adapter (`DriverHost`) and settlement. Commit policy (README "Decisions"): a
+ * inbox, settlement, and the driver's host (`DriverHost`: what `driver.ts` may read and commit).
+ * Commit policy (README "Decisions"): a
  * start, every lifecycle step and a settlement commit synchronously, each once; content deltas
  * are buffered and committed together, always before the next lifecycle commit.
  */
-export class Interactions<TState> {
+export class Interactions<TState> implements DriverHost {
   readonly #store: ChatStore<TState>
   readonly #env: InteractionsEnv<TState>
   readonly #inbox: DeltaInbox
@@ -63,8 +65,9 @@ export class Interactions<TState> {
     const controller = new AbortController()
     this.#controllers.set(gen, controller)
     const s = this.#store.state
-    const runId = request.kind === 'attach' ? request.runId : this.#env.options().generateId()
-    const config = requestConfig(this.#env.options())
+    const options = this.#env.options()
+    const runId = request.kind === 'attach' ? request.runId : options.generateId()
+    const config = requestConfig(options)
     const run: Interaction = {
       gen,
       kind: request.kind,
@@ -79,13 +82,10 @@ export class Interactions<TState> {
     }
     const plan = planInteraction(request, s, { gen, threadId: s.threadId, signal: controller.signal, config }, runId)
     const done = new Promise<void>((resolve) => this.#waiters.set(gen, resolve))
-    this.#store.commit(
-      request.kind === 'send'
-        ? { type: 'interaction/started', run, messages: request.messages }
-        : { type: 'interaction/started', run },
-    )
+    const messages = request.kind === 'send' ? request.messages : undefined
+    this.#store.commit({ type: 'interaction/started', run, messages })
     queueMicrotask(() => {
-      if (this.isCurrent(gen)) void driveInteraction(this.#host, plan)
+      if (this.isCurrent(gen)) void driveInteraction(this, plan)
     })
     return done
   }
@@ -132,12 +132,11 @@ export class Interactions<TState> {
     const run = this.#store.state.run
     if (!run || run.gen !== gen) return
     const settled = this.#publish(settlement)
-    this.#controllers.get(gen)?.abort()
-    this.#controllers.delete(gen)
+    this.#abort(gen)
     this.#store.transaction(() => {
       // The final deltas, the checkpoint and the batch/flags are one commit.
       this.#flushInbox()
-      this.#store.dispatch({ type: 'interaction/settled', gen, settled })
+      this.#store.dispatch({ type: 'interaction/settled', gen, ...settled })
     })
     this.#finish(run, settled.outcome, settled.outcome === 'failed' ? settled.error : undefined)
   }
@@ -162,13 +161,10 @@ export class Interactions<TState> {
     error: FinishInfo['error'],
     threadId: string = this.#store.state.threadId,
   ): void {
-    this.#controllers.get(run.gen)?.abort()
-    this.#controllers.delete(run.gen)
+    this.#abort(run.gen)
     const resolve = this.#waiters.get(run.gen)
     this.#waiters.delete(run.gen)
-    const info: FinishInfo = error
-      ? { outcome, threadId, resumed: run.resumed, error }
-      : { outcome, threadId, resumed: run.resumed }
+    const info: FinishInfo = { outcome, threadId, resumed: run.resumed, ...(error && { error }) }
     // Application callbacks run after the settling commit. A throwing `onError`/`onFinish` must not
     // escape into the command that settled the interaction (`stop()`, `setThreadId()`, a stream
     // callback): it is caught and reported with `console.error`, and the remaining callbacks run.
@@ -176,6 +172,11 @@ export class Interactions<TState> {
     report('onFinish', () => this.#env.options().onFinish?.(info))
     this.finished.emit(info)
     resolve?.()
+  }
+
+  #abort(gen: number): void {
+    this.#controllers.get(gen)?.abort()
+    this.#controllers.delete(gen)
   }
 
   /** Must run inside a transaction. */
@@ -190,45 +191,58 @@ export class Interactions<TState> {
       queueMicrotask(() => this.settle(gen, { outcome: 'failed', error: protocolViolation(fault) }))
   }
 
-  #step(gen: number, step: RunStep): void {
-    const store = this.#store
-    switch (step.type) {
-      case 'connection':
-        return store.commit({ type: 'run/connection', gen, connection: step.connection })
-      case 'acknowledged':
-        return store.transaction(() => {
-          this.#flushInbox()
-          store.dispatch({ type: 'run/acknowledged', gen, runId: step.runId })
-          if (step.id !== undefined) store.dispatch({ type: 'run/events', gen, events: [], lastEventId: step.id })
-        })
-      case 'tools':
-        return store.transaction(() => {
-          this.#flushInbox()
-          store.dispatch({ type: 'run/tools', gen })
-        })
-      case 'follow-up': {
-        const messages = Object.freeze(step.messages.map((m) => deepFreeze(m)))
-        return store.commit({ type: 'run/follow-up', gen, runId: step.runId, messages })
-      }
+  // ---------------------------------------------------------------- DriverHost (for driver.ts)
+
+  settings(): ResolvedOptions<TState> {
+    return this.#env.options()
+  }
+
+  transport(): Transport {
+    return this.#env.transport()
+  }
+
+  read(): CoreState {
+    return this.#store.state
+  }
+
+  observe(_gen: number, event: AgUiEvent, id: string | undefined, runId: string): void {
+    try {
+      this.#env.options().onEvent?.(event, { id, runId, threadId: this.#store.state.threadId })
+    } catch {
+      // An observer must not break the stream.
     }
   }
 
-  readonly #host: DriverHost = {
-    settings: () => this.#env.options(),
-    transport: () => this.#env.transport(),
-    isCurrent: (gen) => this.isCurrent(gen),
-    read: () => this.#store.state,
-    flush: () => this.flush(),
-    observe: (_gen, event, id, runId) => {
-      try {
-        this.#env.options().onEvent?.(event, { id, runId, threadId: this.#store.state.threadId })
-      } catch {
-        // An observer must not break the stream.
-      }
-    },
-    enqueue: (gen, event, id) => this.#inbox.push(gen, event, id),
-    step: (gen, step) => this.#step(gen, step),
-    settle: (gen, settlement) => this.settle(gen, settlement),
+  enqueue(gen: number, event: AgUiEvent, id: string | undefined): void {
+    this.#inbox.push(gen, event, id)
+  }
+
+  connection(gen: number, connection: ConnectionStatus): void {
+    this.#store.commit({ type: 'run/connection', gen, connection })
+  }
+
+  acknowledge(gen: number, runId: string, id: string | undefined): void {
+    this.#store.transaction(() => {
+      this.#flushInbox()
+      this.#store.dispatch({ type: 'run/acknowledged', gen, runId })
+      if (id !== undefined) this.#store.dispatch({ type: 'run/events', gen, events: [], lastEventId: id })
+    })
+  }
+
+  toolsStarted(gen: number): void {
+    this.#store.transaction(() => {
+      this.#flushInbox()
+      this.#store.dispatch({ type: 'run/tools', gen })
+    })
+  }
+
+  followUp(gen: number, runId: string, messages: readonly Message[]): void {
+    this.#store.commit({
+      type: 'run/follow-up',
+      gen,
+      runId,
+      messages: Object.freeze(messages.map((m) => deepFreeze(m))),
+    })
   }
 }
 

@@ -60,7 +60,12 @@ export type Action =
   | { readonly type: 'thread/changed'; readonly threadId: string }
   | { readonly type: 'messages/replaced'; readonly messages: readonly Message[] }
   | { readonly type: 'state/replaced'; readonly state: unknown }
-  | { readonly type: 'interaction/started'; readonly run: Interaction; readonly messages?: readonly Message[] }
+  /** `messages`: the history of a send (undefined: the committed history stays). */
+  | {
+      readonly type: 'interaction/started'
+      readonly run: Interaction
+      readonly messages: readonly Message[] | undefined
+    }
   | { readonly type: 'run/connection'; readonly gen: number; readonly connection: ConnectionStatus }
   | { readonly type: 'run/acknowledged'; readonly gen: number; readonly runId: string }
   | {
@@ -76,7 +81,7 @@ export type Action =
       readonly runId: string
       readonly messages: readonly Message[]
     }
-  | { readonly type: 'interaction/settled'; readonly gen: number; readonly settled: Settled }
+  | ({ readonly type: 'interaction/settled'; readonly gen: number } & Settled)
   | {
       readonly type: 'conversation/restored'
       readonly messages: readonly Message[]
@@ -197,17 +202,16 @@ export function reduce(state: CoreState, action: Action): CoreState {
     case 'interaction/settled': {
       const run = live(state, action.gen)
       if (!run) return state
-      const { settled } = action
-      const failedish = settled.outcome === 'failed' || settled.outcome === 'stopped' || settled.outcome === 'cancelled'
+      const failedish = action.outcome === 'failed' || action.outcome === 'stopped' || action.outcome === 'cancelled'
       // After the resume was acknowledged, a failure, stop or cancellation anywhere in the resumed
       // interaction cannot be replayed: only a new thread or a restore gets out of it.
       const required = state.recovery.required || (run.resumed && run.resumeAcknowledged && failedish)
-      const pending = settled.outcome === 'interrupt' ? settled.batch : state.pending // a released claim keeps its batch
+      const pending = action.outcome === 'interrupt' ? action.batch : state.pending // a released claim keeps its batch
       return {
         ...state,
         run: undefined,
         pending,
-        error: settled.outcome === 'failed' ? settled.error : undefined,
+        error: action.outcome === 'failed' ? action.error : undefined,
         recovery: bump(state.recovery, required),
       }
     }

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { RefCount } from './ref-count.ts'
+import { refCount } from './ref-count.ts'
 
 beforeEach(() => {
   vi.useFakeTimers()
@@ -8,10 +8,10 @@ afterEach(() => {
   vi.useRealTimers()
 })
 
-describe('RefCount', () => {
+describe('refCount', () => {
   it('runs onIdle on the next macrotask after the last release', () => {
     const idle = vi.fn()
-    const refs = new RefCount(idle)
+    const refs = { retain: refCount(idle) }
     const a = refs.retain()
     const b = refs.retain()
     a()
@@ -26,7 +26,7 @@ describe('RefCount', () => {
 
   it('a retain before that macrotask keeps it alive (StrictMode unmount + remount)', () => {
     const idle = vi.fn()
-    const refs = new RefCount(idle)
+    const refs = { retain: refCount(idle) }
     refs.retain()()
     const again = refs.retain()
     vi.runAllTimers()

@@ -1,33 +1,26 @@
 /**
- * Reference counting for UI bindings: when the last holder releases, `onIdle` runs on the next
- * macrotask unless the count went up again first (React StrictMode unmounts and remounts effects
- * synchronously; that must not kill the runtime).
+ * Reference counting for UI bindings: returns `retain`, whose release of the last holder runs
+ * `onIdle` on the next macrotask unless a holder retained again first (React StrictMode unmounts
+ * and remounts effects synchronously; that must not kill the runtime).
  */
-export class RefCount {
-  #holders = 0
-  #timer: ReturnType<typeof setTimeout> | undefined
-  readonly #onIdle: () => void
-
-  constructor(onIdle: () => void) {
-    this.#onIdle = onIdle
-  }
-
-  /** Adds a holder; returns its release function (idempotent). */
-  readonly retain = (): (() => void) => {
-    this.#holders += 1
-    if (this.#timer !== undefined) {
-      clearTimeout(this.#timer)
-      this.#timer = undefined
+export function refCount(onIdle: () => void): () => () => void {
+  let holders = 0
+  let timer: ReturnType<typeof setTimeout> | undefined
+  return () => {
+    holders += 1
+    if (timer !== undefined) {
+      clearTimeout(timer)
+      timer = undefined
     }
     let released = false
     return () => {
       if (released) return
       released = true
-      this.#holders -= 1
-      if (this.#holders === 0) {
-        this.#timer = setTimeout(() => {
-          this.#timer = undefined
-          if (this.#holders === 0) this.#onIdle()
+      holders -= 1
+      if (holders === 0) {
+        timer = setTimeout(() => {
+          timer = undefined
+          if (holders === 0) onIdle()
         }, 0)
       }
     }

@@ -4,8 +4,8 @@ import { ListenerSet } from './listener-set.ts'
  * The commit primitive of the client core (the shape of TanStack Query's `Subscribable` plus a
  * cached result): one state value, a snapshot derived from it once per commit, and subscribers
  * notified once per commit. Writes inside `transaction` commit together when the outermost one
- * ends; a write outside any transaction commits at once. A commit whose derived snapshot is
- * identical (`Object.is`) to the previous one notifies nobody, so snapshots keep their identity.
+ * ends; a write outside any transaction commits at once. Between commits the snapshot keeps its
+ * identity; an identical state is no change.
  */
 export class Store<TState, TSnapshot> {
   #state: TState
@@ -59,9 +59,7 @@ export class Store<TState, TSnapshot> {
   #commit(): void {
     if (!this.#dirty) return
     this.#dirty = false
-    const next = this.#derive(this.#state)
-    if (Object.is(next, this.#snapshot)) return
-    this.#snapshot = next
+    this.#snapshot = this.#derive(this.#state)
     this.#listeners.emit()
   }
 }
