@@ -21,41 +21,33 @@ const deployArgs = {
   required: ['version', 'environment'],
   additionalProperties: false,
 }
+const toolCall = (id: string, toolCallId: string, message: string, edits?: object) => ({
+  id,
+  reason: 'tool_call',
+  toolCallId,
+  message,
+  responseSchema: approval(edits),
+})
 const batch = {
   id: 'b1',
   interrupts: [
-    {
-      id: 'i-pub',
-      reason: 'tool_call',
-      toolCallId: 'c-pub',
-      message: 'Publish release v2.1?',
-      responseSchema: approval(),
-    },
-    {
-      id: 'i-dep',
-      reason: 'tool_call',
-      toolCallId: 'c-dep',
-      message: 'Deploy v2.1 to production?',
-      responseSchema: approval(deployArgs),
-    },
+    toolCall('i-pub', 'c-pub', 'Publish release v2.1?'),
+    toolCall('i-dep', 'c-dep', 'Deploy v2.1 to production?', deployArgs),
   ],
 }
+const call = (id: string, name: string, args: object) => ({
+  id,
+  type: 'function' as const,
+  function: { name, arguments: JSON.stringify(args) },
+})
 const messages = [
   {
     id: 'a1',
     role: 'assistant' as const,
     content: 'Plan',
     toolCalls: [
-      {
-        id: 'c-pub',
-        type: 'function' as const,
-        function: { name: 'publish_release', arguments: '{"version":"v2.1"}' },
-      },
-      {
-        id: 'c-dep',
-        type: 'function' as const,
-        function: { name: 'deploy', arguments: '{"version":"v2.1","environment":"production"}' },
-      },
+      call('c-pub', 'publish_release', { version: 'v2.1' }),
+      call('c-dep', 'deploy', { version: 'v2.1', environment: 'production' }),
     ],
   },
 ]
