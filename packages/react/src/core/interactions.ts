@@ -27,9 +27,9 @@ export interface InteractionsEnv<TState> {
 /**
  * The runtime's effects: the live interaction with its generation and AbortController, the delta
  * inbox, settlement, and the driver's host (`DriverHost`: what `driver.ts` may read and commit).
- * Commit policy (README "Decisions"): a
- * start, every lifecycle step and a settlement commit synchronously, each once; content deltas
- * are buffered and committed together, always before the next lifecycle commit.
+ * Commit policy (README "Decisions"): a start, every lifecycle step and a settlement commit
+ * synchronously, each once; content deltas are buffered and committed together, always before the
+ * next lifecycle commit.
  */
 export class Interactions<TState> implements DriverHost {
   readonly #store: ChatStore<TState>

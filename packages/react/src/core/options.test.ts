@@ -41,6 +41,10 @@ describe('resolveOptions', () => {
     expect(o).toMatchObject({ api: '/api/agent', throttleMs: 16, retry: { attempts: 2 } })
   })
 
+  it('keeps a null initialState (a value, not a setting)', () => {
+    expect(resolveOptions<null>({ initialState: null }).initialState).toBeNull()
+  })
+
   it('keeps what is given, including 0 and partial retry/reconnect settings', () => {
     const delayMs = () => 0
     const now = () => 1

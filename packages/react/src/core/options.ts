@@ -29,13 +29,17 @@ export type ResolvedOptions<TState = unknown> = Omit<ChatRuntimeOptions<TState>,
     readonly reconnect: Required<ReconnectOptions>
   }
 
-/** Applies the defaults: an option that is absent, `undefined` or `null` takes its default. */
+/**
+ * Applies the defaults: a setting that is absent, `undefined` or `null` takes its default (as `??`
+ * would). `initialState` is a value, not a setting: `null` stays `null`.
+ */
 export function resolveOptions<TState>(options: ChatRuntimeOptions<TState>): ResolvedOptions<TState> {
   const given: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(options)) if (value != null) given[key] = value
   return {
     ...DEFAULTS,
     ...given,
+    initialState: options.initialState,
     retry: { ...DEFAULTS.retry, ...defined(options.retry) },
     reconnect: { ...DEFAULTS.reconnect, ...defined(options.reconnect) },
   } as ResolvedOptions<TState>
