@@ -4,9 +4,14 @@
  */
 export * from './core/index.ts'
 export { useChat } from './use-chat.ts'
-export type { UseChatOptions, UseChatResult } from './use-chat.ts'
+export type { ChatCommands, UseChatOptions, UseChatResult } from './use-chat.ts'
 export { useInterruptForm, isApproval, editedArgsSchema } from './forms/use-interrupt-form.ts'
-export type { InterruptDraft, UseInterruptFormOptions, UseInterruptFormResult } from './forms/use-interrupt-form.ts'
+export type {
+  InterruptDraft,
+  InterruptDrafts,
+  UseInterruptFormOptions,
+  UseInterruptFormResult,
+} from './forms/use-interrupt-form.ts'
 export { InterruptForm } from './forms/interrupt-form.tsx'
 export type { InterruptFormProps } from './forms/interrupt-form.tsx'
 export { validatePayload } from './forms/validate-payload.ts'

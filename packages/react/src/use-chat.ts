@@ -6,22 +6,30 @@ import type { ChatRuntimeOptions, ChatSnapshot } from './core/types.ts'
 /** Options of `useChat`: the runtime options. Callbacks and headers always use their latest value. */
 export type UseChatOptions<TState = unknown> = ChatRuntimeOptions<TState>
 
+/** The runtime's commands `useChat` hands out (bound methods: stable identities). */
+const COMMANDS = [
+  'sendMessage',
+  'reload',
+  'stop',
+  'setMessages',
+  'setState',
+  'resume',
+  'restoreConversation',
+  'recover',
+  'getRecoveryConfiguration',
+  'setThreadId',
+  'newThread',
+] as const satisfies readonly (keyof ChatRuntime)[]
+
+/** The command methods of a runtime, as `useChat` returns them. */
+export type ChatCommands<TState = unknown> = Pick<ChatRuntime<TState>, (typeof COMMANDS)[number]>
+
 /** Everything `useChat` returns: the snapshot plus the runtime's (identity-stable) commands. */
-export interface UseChatResult<TState = unknown> extends ChatSnapshot<TState> {
-  readonly sendMessage: ChatRuntime<TState>['sendMessage']
-  readonly reload: ChatRuntime<TState>['reload']
-  readonly stop: ChatRuntime<TState>['stop']
-  readonly setMessages: ChatRuntime<TState>['setMessages']
-  readonly setState: ChatRuntime<TState>['setState']
-  readonly resume: ChatRuntime<TState>['resume']
-  readonly restoreConversation: ChatRuntime<TState>['restoreConversation']
-  readonly recover: ChatRuntime<TState>['recover']
-  readonly getRecoveryConfiguration: ChatRuntime<TState>['getRecoveryConfiguration']
-  readonly setThreadId: ChatRuntime<TState>['setThreadId']
-  readonly newThread: ChatRuntime<TState>['newThread']
-  /** The underlying runtime (for advanced use: subscribe outside React, tests). */
-  readonly runtime: ChatRuntime<TState>
-}
+export type UseChatResult<TState = unknown> = ChatSnapshot<TState> &
+  ChatCommands<TState> & {
+    /** The underlying runtime (for advanced use: subscribe outside React, tests). */
+    readonly runtime: ChatRuntime<TState>
+  }
 
 /**
  * The chat hook: a thin binding of a `ChatRuntime` to React.
@@ -53,22 +61,8 @@ export function useChat<TState = unknown>(options: UseChatOptions<TState> = {}):
 
   useEffect(() => runtime.retain(), [runtime])
 
-  return useMemo(
-    () => ({
-      ...snapshot,
-      sendMessage: runtime.sendMessage,
-      reload: runtime.reload,
-      stop: runtime.stop,
-      setMessages: runtime.setMessages,
-      setState: runtime.setState,
-      resume: runtime.resume,
-      restoreConversation: runtime.restoreConversation,
-      recover: runtime.recover,
-      getRecoveryConfiguration: runtime.getRecoveryConfiguration,
-      setThreadId: runtime.setThreadId,
-      newThread: runtime.newThread,
-      runtime,
-    }),
-    [snapshot, runtime],
-  )
+  return useMemo(() => {
+    const commands = Object.fromEntries(COMMANDS.map((name) => [name, runtime[name]])) as ChatCommands<TState>
+    return { ...snapshot, ...commands, runtime }
+  }, [snapshot, runtime])
 }

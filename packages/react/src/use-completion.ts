@@ -18,7 +18,7 @@ export function useCompletion<TState = unknown>(
 ): UseCompletionResult<TState> {
   const chat = useChat(options)
   const runtime = chat.runtime
-  const [completion] = useState(() => new CompletionInput(runtime as never))
+  const [completion] = useState(() => new CompletionInput(runtime))
   useEffect(() => completion.connect(), [completion])
   useEffect(() => completion.setInput(input), [completion, input])
   const deferredInput = useSyncExternalStore(completion.subscribe, completion.getDeferred, () => undefined)

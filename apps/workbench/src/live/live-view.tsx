@@ -1,14 +1,14 @@
-import { InterruptForm } from '@interlude/react'
-import type { ResumeOptions } from '@interlude/react'
+import { InterruptForm, useInterruptForm } from '@interlude/react'
+import type { InterruptDrafts, ResumeOptions, UseInterruptFormResult } from '@interlude/react'
 import type { InterludeError } from '@interlude/protocol'
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
+import { useCallback, useEffect, useRef, useState } from 'react'
 import type { Recorder } from '../recording/recorder.ts'
 import type { Json } from '../recording/recording-types.ts'
 import { toJson, toRecordedError } from '../recording/to-json.ts'
 import { JsonView } from '../ui/json-view.tsx'
 import { MessageList } from '../ui/message-list.tsx'
 import { earliestExpiry, useExpired } from './expiry.ts'
-import { readFormChoices } from './form-choices.ts'
+import { draftChoices } from './draft-choices.ts'
 import { threadFromUrl, writeThreadToUrl } from './thread-url.ts'
 import { useInbox } from './use-inbox.ts'
 import { useRecordedChat } from './use-recorded-chat.ts'
@@ -30,20 +30,11 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   // (a snapshot carries only unexpired interrupts). Kept per thread id, so another thread clears it.
   const [expiredThread, setExpiredThread] = useState<string | undefined>()
   const recoveredFor = useRef<string | undefined>(undefined)
-  const formRoot = useRef<HTMLDivElement>(null)
   const lastChoices = useRef<string | undefined>(undefined)
 
   const batch = chat.pendingInterrupts
-  // The form gets a thawed copy of the batch (same local id): the SDK deep-freezes interrupts, and
-  // the JSON Schema validator behind <InterruptForm> annotates schema objects, which throws on a
-  // frozen schema (@interlude/react issue, see README). The id is what `resume` checks.
-  const formBatch = useMemo(
-    () =>
-      batch === undefined
-        ? undefined
-        : { id: batch.id, interrupts: structuredClone(batch.interrupts) as typeof batch.interrupts },
-    [batch],
-  )
+  // The form state lives here (controlled <InterruptForm>): the recorder reads the drafts directly.
+  const form = useInterruptForm(batch, { messages: chat.messages })
   const expiresAt = batch ? earliestExpiry(batch.interrupts) : undefined
   const expired = useExpired(expiresAt)
   const inbox = useInbox(active, `${chat.threadId}:${chat.isLoading ? 'busy' : 'idle'}:${batch?.id ?? ''}`)
@@ -122,33 +113,24 @@ export function LiveView({ recorder, active }: LiveViewProps) {
     recover('select-thread')
   }
 
-  /** Records the form choices as they stand after React has committed the change. */
-  const captureChoices = () => {
-    const current = runtime.getSnapshot().pendingInterrupts
-    if (current === undefined) return
-    setTimeout(() => {
-      const root = formRoot.current
-      if (root === null || runtime.getSnapshot().pendingInterrupts?.id !== current.id) return
-      const choices = readFormChoices(
-        root,
-        current.interrupts.map((i) => i.id),
-      )
-      const json = JSON.stringify([current.id, choices])
-      if (json === lastChoices.current) return
-      lastChoices.current = json
-      recorder.add({ kind: 'form', batchId: current.id, phase: 'draft', choices })
-    }, 0)
+  /** Records the form choices after each draft change the form reports (after commit). */
+  const recordDrafts = (drafts: InterruptDrafts, changed: UseInterruptFormResult) => {
+    const batchId = changed.batchId
+    if (batchId === undefined || runtime.getSnapshot().pendingInterrupts?.id !== batchId) return
+    const choices = draftChoices(changed.interrupts, drafts)
+    const json = JSON.stringify([batchId, choices])
+    if (json === lastChoices.current) return
+    lastChoices.current = json
+    recorder.add({ kind: 'form', batchId, phase: 'draft', choices })
   }
 
   const submit = (resume: ResumeOptions) => {
-    const root = formRoot.current
-    const ids = resume.entries.map((e) => e.interruptId)
     // The intent is recorded before the SDK is called, so an immediate request stays in order.
     recorder.add({
       kind: 'form',
       batchId: resume.batchId,
       phase: 'submit',
-      choices: root === null ? {} : readFormChoices(root, ids),
+      choices: draftChoices(form.interrupts, form.drafts),
       entries: resume.entries.map((entry) => toJson(entry)),
     })
     act('resume', { batchId: resume.batchId, entries: toJson(resume.entries) }, () => chat.resume(resume))
@@ -249,20 +231,19 @@ export function LiveView({ recorder, active }: LiveViewProps) {
                 <p className="muted">Answer before {new Date(expiresAt).toLocaleTimeString()}.</p>
               )
             )}
-            <div ref={formRoot} onChange={captureChoices} onClick={captureChoices} onInput={captureChoices}>
-              <InterruptForm
-                key={batch.id}
-                batch={formBatch}
-                messages={chat.messages}
-                disabled={chat.isResuming || blocked || expired || !active}
-                onSubmit={submit}
-                title={
-                  batch.interrupts.length === 1
-                    ? 'The assistant is waiting for your answer'
-                    : `The assistant is waiting for ${batch.interrupts.length} answers`
-                }
-              />
-            </div>
+            <InterruptForm
+              key={batch.id}
+              batch={batch}
+              form={form}
+              onDraftsChange={recordDrafts}
+              disabled={chat.isResuming || blocked || expired || !active}
+              onSubmit={submit}
+              title={
+                batch.interrupts.length === 1
+                  ? 'The assistant is waiting for your answer'
+                  : `The assistant is waiting for ${batch.interrupts.length} answers`
+              }
+            />
           </section>
         )}
         <div className="chat-status" role="status" aria-live="polite">

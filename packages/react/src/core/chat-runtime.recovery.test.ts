@@ -1,6 +1,7 @@
 import { InterludeError } from '@interlude/protocol'
 import { describe, expect, it, vi } from 'vitest'
 import { ev, step, tick } from '../test-utils/controllable-transport.ts'
+import { flushDeltas } from './chat-runtime.ts'
 import { approveAll, codeOf, pause, setup, twoApprovals } from '../test-utils/runtime-setup.ts'
 
 describe('ChatRuntime: reconnect after acknowledgement', () => {
@@ -570,12 +571,12 @@ describe('ChatRuntime: snapshot identity and coalescing', () => {
     const call = await transport.waitForRun(1)
     call.channel.pushAll([ev.runStarted('t1', call.input.runId), ev.textStart('m1')])
     await step(call.channel)
-    rt.flush()
+    flushDeltas(rt)
     const s0 = rt.getSnapshot()
     const before = seen.notifications
     for (let i = 0; i < 500; i++) call.channel.push(ev.text('m1', `${i % 10}`))
     await step(call.channel)
-    rt.flush()
+    flushDeltas(rt)
     const s1 = rt.getSnapshot()
     expect(seen.notifications - before).toBe(1)
     expect(s1.messages).not.toBe(s0.messages)
@@ -600,7 +601,7 @@ describe('ChatRuntime: snapshot identity and coalescing', () => {
       ]),
     ])
     await step(call.channel)
-    rt.flush()
+    flushDeltas(rt)
     const [a2, b2] = rt.getSnapshot().messages
     expect(a2).toBe(a)
     expect(b2).not.toBe(b)

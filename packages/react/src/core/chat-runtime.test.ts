@@ -2,6 +2,7 @@ import { InterludeError } from '@interlude/protocol'
 import type { Interrupt } from '@interlude/protocol'
 import { describe, expect, it, vi } from 'vitest'
 import { approvalInterrupt, ev, step, tick } from '../test-utils/controllable-transport.ts'
+import { flushDeltas } from './chat-runtime.ts'
 import { approveAll, codeOf, pause, setup, twoApprovals } from '../test-utils/runtime-setup.ts'
 
 describe('ChatRuntime: ordinary runs', () => {
@@ -28,7 +29,7 @@ describe('ChatRuntime: ordinary runs', () => {
     await step(call.channel)
     // Buffered until a lifecycle event or a flush.
     expect(rt.getSnapshot().messages).toHaveLength(1)
-    rt.flush()
+    flushDeltas(rt)
     expect(rt.getSnapshot().messages[1]).toEqual({ id: 'm1', role: 'assistant', content: '你好 👋🏽' })
     call.channel.push(ev.finished('t1', 'id-2'))
     await done
@@ -91,18 +92,18 @@ describe('ChatRuntime: ordinary runs', () => {
       ev.stateDelta([{ op: 'add', path: '/b/y/-', value: 2 }]),
     ])
     await step(call.channel)
-    rt.flush()
+    flushDeltas(rt)
     const s1 = rt.getSnapshot().state as { a: object; b: { y: number[] } }
     expect(s1.b.y).toEqual([1, 2])
     call.channel.push(ev.stateDelta([{ op: 'replace', path: '/a/x', value: 5 }]))
     await step(call.channel)
-    rt.flush()
+    flushDeltas(rt)
     const s2 = rt.getSnapshot().state as { a: object; b: object }
     expect(s2.b).toBe(s1.b)
     expect(s2.a).not.toBe(s1.a)
     call.channel.push(ev.stateDelta([{ op: 'add', path: '/missing/deep', value: 1 }]))
     await step(call.channel)
-    rt.flush()
+    flushDeltas(rt)
     await tick()
     expect(rt.getSnapshot()).toMatchObject({ isLoading: false, error: { code: 'PROTOCOL_ERROR' } })
   })

@@ -1,23 +1,32 @@
-import type { AgUiEvent, Interrupt, InterludeError, Message, ThreadSnapshot } from '@interlude/protocol'
-import { checkResume, interruptProblems, isExpiredAt, resumeCheckError } from '@interlude/protocol'
+import type { AgUiEvent, Message } from '@interlude/protocol'
+import { clientError } from './errors.ts'
+import { deepFreeze, frozenJsonCopy } from './immutable.ts'
+import type { CoreState } from './reducer.ts'
+import { initialState } from './reducer.ts'
+import { ChatStore } from './chat-store.ts'
+import {
+  checkAlive,
+  checkMessagesUnlocked,
+  checkNoActiveRun,
+  checkRestorable,
+  checkResumable,
+  checkStateUnlocked,
+} from './guards.ts'
+import type { ResolvedOptions } from './options.ts'
+import { resolveOptions } from './options.ts'
+import { requestConfig } from './interaction-plan.ts'
+import { Interactions } from './interactions.ts'
+import type { RecoveryKey } from './shared-recovery.ts'
+import { SharedRecovery } from './shared-recovery.ts'
+import { refCount } from './ref-count.ts'
 import { applyEvents } from './assemble.ts'
-import type { DriverHost, InteractionConfig, InteractionPlan } from './driver.ts'
-import { buildInput, driveInteraction } from './driver.ts'
-import { clientError, protocolViolation } from './errors.ts'
 import { createHttpTransport } from './http-transport.ts'
-import { snapshotProblem } from './snapshot-problems.ts'
-import { deepFreeze, frozenJsonCopy, randomId } from './immutable.ts'
-import type { Action, CoreState, Interaction, InteractionKind } from './reducer.ts'
-import { initialState, reduce, toSnapshot } from './reducer.ts'
 import type { Transport } from './transport.ts'
 import type {
-  BrowserTool,
   ChatRuntimeOptions,
   ChatSnapshot,
-  ConnectionStatus,
   ConversationSnapshot,
   FinishInfo,
-  InteractionOutcome,
   PendingInterruptBatch,
   RecoverResult,
   RecoveryConfiguration,
@@ -28,75 +37,64 @@ import type {
 
 type Updater<T> = T | ((previous: T) => T)
 
-const defaultDelay = (attempt: number) => Math.min(4000, 250 * 2 ** (attempt - 1))
+let flushOf: <TState>(runtime: ChatRuntime<TState>) => void
 
-interface Inbox {
-  readonly gen: number
-  readonly events: AgUiEvent[]
-  lastEventId: string | undefined
+/**
+ * Commits a runtime's buffered stream deltas now. Package-internal (tests): the runtime commits
+ * them on its own, at most `throttleMs` later and before every lifecycle commit.
+ */
+export function flushDeltas<TState>(runtime: ChatRuntime<TState>): void {
+  flushOf(runtime)
 }
 
 /**
- * The framework-free chat runtime: one pure reducer over a discriminated union of actions,
- * immutable identity-stable snapshots, effects scheduled after commit, and per-interaction
- * AbortControllers. Implements the whole interrupt/resume/recovery contract (docs/client-contract.md).
- *
- * Commit policy: every public call and every lifecycle event (RUN_STARTED, RUN_FINISHED,
- * RUN_ERROR) commits synchronously and notifies once. Streamed content events are buffered and
- * committed together at most every `throttleMs` (default 16 ms), and always before a lifecycle
- * commit, so subscribers see one change per committed step and one per coalesced delta burst.
+ * The framework-free chat runtime (docs/client-contract.md): the public commands over a store, a
+ * pure reducer and the interactions that drive the transport. Commands check their refusals
+ * (`guards.ts`) before changing anything and commit synchronously; streamed content is committed
+ * by `Interactions` (coalesced, see README "Decisions").
  *
  * All methods are bound (stable identities), so they can be passed around and used as React props.
  */
 export class ChatRuntime<TState = unknown> {
-  #state: CoreState
-  #snapshot: ChatSnapshot<TState>
+  static {
+    flushOf = (runtime) => runtime.#interactions.flush()
+  }
+
+  readonly #store: ChatStore<TState>
   readonly #serverSnapshot: ChatSnapshot<TState>
-  readonly #listeners = new Set<() => void>()
+  readonly #interactions: Interactions<TState>
+  readonly #recovery = new SharedRecovery()
   #options: ChatRuntimeOptions<TState>
+  #resolved: ResolvedOptions<TState>
   #transport: Transport
-  #depth = 0
-  #dirty = false
-  #gen = 0
-  readonly #controllers = new Map<number, AbortController>()
-  readonly #waiters = new Map<number, () => void>()
-  #inbox: Inbox | undefined
-  #flushTimer: ReturnType<typeof setTimeout> | undefined
-  #disposed = false
 
   constructor(options: ChatRuntimeOptions<TState> = {}) {
     // No side effects here (React may construct and discard instances in StrictMode).
     this.#options = options
+    this.#resolved = resolveOptions(options)
     this.#transport = options.transport ?? this.#defaultTransport()
-    const threadId = options.threadId ?? this.#id()
+    const threadId = options.threadId ?? this.#resolved.generateId()
     const messages = Object.freeze(
       (options.initialMessages ?? []).map((m) => deepFreeze({ ...m })),
     ) as readonly Message[]
-    this.#state = initialState(threadId, messages, options.initialState)
-    this.#snapshot = toSnapshot<TState>(this.#state)
-    this.#serverSnapshot = this.#snapshot
+    this.#store = new ChatStore<TState>(initialState(threadId, messages, options.initialState))
+    this.#serverSnapshot = this.#store.getSnapshot()
+    this.#interactions = new Interactions({
+      store: this.#store,
+      options: () => this.#resolved,
+      transport: () => this.#transport,
+    })
   }
 
   // ---------------------------------------------------------------- store
 
-  readonly subscribe = (listener: () => void): (() => void) => {
-    this.#listeners.add(listener)
-    return () => {
-      this.#listeners.delete(listener)
-    }
-  }
+  readonly subscribe = (listener: () => void): (() => void) => this.#store.subscribe(listener)
 
-  readonly getSnapshot = (): ChatSnapshot<TState> => this.#snapshot
-
-  readonly #finishListeners = new Set<(info: FinishInfo) => void>()
+  readonly getSnapshot = (): ChatSnapshot<TState> => this.#store.getSnapshot()
 
   /** Called after every interaction settles (after the settling commit), like `onFinish`. */
-  readonly subscribeFinish = (listener: (info: FinishInfo) => void): (() => void) => {
-    this.#finishListeners.add(listener)
-    return () => {
-      this.#finishListeners.delete(listener)
-    }
-  }
+  readonly subscribeFinish = (listener: (info: FinishInfo) => void): (() => void) =>
+    this.#interactions.finished.add(listener)
 
   /** The snapshot used for server rendering and hydration: the initial one, never network state. */
   readonly getServerSnapshot = (): ChatSnapshot<TState> => this.#serverSnapshot
@@ -106,6 +104,7 @@ export class ChatRuntime<TState = unknown> {
     const { threadId, ...rest } = options
     const transportChanged = 'transport' in options && options.transport !== this.#options.transport
     this.#options = { ...this.#options, ...rest }
+    this.#resolved = resolveOptions(this.#options)
     if (transportChanged) this.#transport = this.#options.transport ?? this.#defaultTransport()
     if (threadId !== undefined) this.setThreadId(threadId)
   }
@@ -118,15 +117,7 @@ export class ChatRuntime<TState = unknown> {
   readonly setThreadId = (threadId: string): void => {
     if (typeof threadId !== 'string' || threadId === '')
       throw clientError('INVALID_INPUT', 'threadId must be a non-empty string.')
-    const previous = this.#state.threadId
-    if (threadId === previous) return
-    const run = this.#state.run
-    this.#transaction(() => {
-      this.#dropInbox()
-      this.#dispatch({ type: 'thread/changed', threadId })
-    })
-    // The retired interaction belonged to the previous thread: its callbacks report that one.
-    if (run) this.#finishInteraction(run, 'retired', undefined, previous)
+    if (threadId !== this.#state.threadId) this.#interactions.changeThread(threadId)
   }
 
   /**
@@ -135,13 +126,13 @@ export class ChatRuntime<TState = unknown> {
    * id resets nothing that is locked: it clears history and state only when message replacement
    * is allowed, and otherwise throws like `setMessages` (`RECOVERY_REQUIRED`, `INVALID_STATE`).
    */
-  readonly newThread = (threadId: string = this.#id()): string => {
+  readonly newThread = (threadId: string = this.#resolved.generateId()): string => {
     if (threadId === this.#state.threadId)
       this.#assertMessagesUnlocked('start a new conversation on the same thread id')
     this.setThreadId(threadId)
-    this.#transaction(() => {
-      this.#dispatch({ type: 'messages/replaced', messages: Object.freeze([]) })
-      this.#dispatch({ type: 'state/replaced', state: this.#options.initialState })
+    this.#store.transaction(() => {
+      this.#store.dispatch({ type: 'messages/replaced', messages: Object.freeze([]) })
+      this.#store.dispatch({ type: 'state/replaced', state: this.#resolved.initialState })
     })
     return threadId
   }
@@ -158,28 +149,23 @@ export class ChatRuntime<TState = unknown> {
     const content = typeof input === 'string' ? input : input?.content
     if (typeof content !== 'string' && !Array.isArray(content))
       throw clientError('INVALID_INPUT', 'A message needs string or array content.')
-    const id = typeof input === 'object' && input.id !== undefined ? input.id : this.#id()
+    const id = typeof input === 'object' && input.id !== undefined ? input.id : this.#resolved.generateId()
     const message = deepFreeze({
       id,
       role: 'user',
       content: Array.isArray(content) ? frozenJsonCopy(content) : content,
     }) as Message
-    return this.#start('send', Object.freeze([...this.#state.messages, message]))
+    return this.#interactions.start({ kind: 'send', messages: Object.freeze([...this.#state.messages, message]) })
   }
 
   /** Re-runs the last user turn (history after it is dropped). Same locks as `sendMessage`. */
   readonly reload = (): Promise<void> => {
     this.#assertMessagesUnlocked('reload')
     const messages = this.#state.messages
-    let last = -1
-    for (let i = messages.length - 1; i >= 0; i--) {
-      if (messages[i]!.role === 'user') {
-        last = i
-        break
-      }
-    }
+    let last = messages.length - 1
+    while (last >= 0 && messages[last]!.role !== 'user') last--
     if (last < 0) throw clientError('INVALID_STATE', 'There is no user message to reload.')
-    return this.#start('send', Object.freeze(messages.slice(0, last + 1)))
+    return this.#interactions.start({ kind: 'send', messages: Object.freeze(messages.slice(0, last + 1)) })
   }
 
   /** Replaces the history. Throws while a batch is pending or claimed, a run is active, or recovery is required. */
@@ -191,7 +177,7 @@ export class ChatRuntime<TState = unknown> {
     const result = applyEvents(this.#state.messages, this.#state.state, [
       { type: 'MESSAGES_SNAPSHOT', messages: value } as AgUiEvent,
     ])
-    this.#transaction(() => this.#dispatch({ type: 'messages/replaced', messages: result.messages }))
+    this.#store.commit({ type: 'messages/replaced', messages: result.messages })
   }
 
   /**
@@ -200,16 +186,9 @@ export class ChatRuntime<TState = unknown> {
    */
   readonly setState = (next: Updater<TState>): void => {
     this.#assertAlive()
-    if (this.#state.run) {
-      throw clientError(
-        'INVALID_STATE',
-        this.#state.run.claimId !== undefined || this.#state.run.resumed
-          ? 'Cannot set shared state while an interrupt batch is claimed.'
-          : 'Cannot set shared state while a run is in progress.',
-      )
-    }
+    checkStateUnlocked(this.#state)
     const value = typeof next === 'function' ? (next as (p: TState) => TState)(this.#state.state as TState) : next
-    this.#transaction(() => this.#dispatch({ type: 'state/replaced', state: value }))
+    this.#store.commit({ type: 'state/replaced', state: value })
   }
 
   /**
@@ -220,28 +199,10 @@ export class ChatRuntime<TState = unknown> {
    */
   readonly resume = (options: ResumeOptions): Promise<void> => {
     this.#assertAlive()
-    const s = this.#state
-    if (s.recovery.required)
-      throw clientError('RECOVERY_REQUIRED', 'Recovery requires a new thread or a restored conversation.')
-    if (s.run && (s.run.claimId !== undefined || s.run.resumed))
-      throw clientError('BATCH_CLAIMED', 'Interrupt batch already claimed.')
-    const batch = s.pending
-    if (!batch || typeof options !== 'object' || options === null || options.batchId !== batch.id) {
-      throw clientError('STALE_BATCH', 'Stale interrupt batch.')
-    }
-    if (s.run) throw clientError('INVALID_STATE', 'A run is in progress.')
-    const now = this.#now()
-    const expired = batch.interrupts.filter((i) => isExpiredAt(i.expiresAt, now)).map((i) => i.id)
-    if (expired.length > 0) {
-      throw clientError('INTERRUPT_EXPIRED', 'The interrupt batch has expired; start a new thread to continue.', {
-        interruptIds: expired,
-      })
-    }
-    const check = checkResume(batch.interrupts, options.entries, { now, expiry: 'refuse-all' })
-    if (!check.ok) throw resumeCheckError(check)
+    const admission = checkResumable(this.#state, options, this.#resolved.now)
     // A frozen deep copy: later changes by the caller do not leak into the request or retries.
-    const entries = frozenJsonCopy(check.entries)
-    return this.#start('resume', undefined, { claimId: batch.id, entries, interrupts: batch.interrupts })
+    const entries = frozenJsonCopy(admission.entries)
+    return this.#interactions.start({ kind: 'resume', batch: admission.batch, entries })
   }
 
   /**
@@ -249,20 +210,7 @@ export class ChatRuntime<TState = unknown> {
    * batch is released (still answerable). After acknowledgement the run is cancelled on the
    * server too; in a resumed interaction that requires recovery.
    */
-  readonly stop = (): void => {
-    const run = this.#state.run
-    if (!run || this.#disposed) return
-    this.#controllers.get(run.gen)?.abort()
-    if (run.acknowledged && this.#transport.cancel) {
-      this.#transport.cancel(this.#state.threadId, run.runId).catch(() => undefined)
-    }
-    this.#settle(run.gen, 'stopped')
-  }
-
-  /** Commits buffered stream deltas now (tests and benchmarks; the runtime does it on its own). */
-  readonly flush = (): void => {
-    if (this.#inbox) this.#transaction(() => this.#flushInbox())
-  }
+  readonly stop = (): void => this.#interactions.stop()
 
   // ---------------------------------------------------------------- recovery
 
@@ -270,7 +218,7 @@ export class ChatRuntime<TState = unknown> {
   readonly getRecoveryConfiguration = (): RecoveryConfiguration => ({
     threadId: this.#state.threadId,
     revision: this.#state.recovery.revision,
-    ...this.#config(),
+    ...requestConfig(this.#resolved),
   })
 
   /**
@@ -283,18 +231,7 @@ export class ChatRuntime<TState = unknown> {
   readonly restoreConversation = (snapshot: ConversationSnapshot, options: RestoreOptions): void => {
     this.#assertAlive()
     const s = this.#state
-    if (s.run) throw clientError('INVALID_STATE', 'Cannot restore while a run is active.', { reason: 'busy' })
-    if (options?.expectedRevision !== s.recovery.revision) {
-      throw clientError('INVALID_STATE', 'The conversation changed since its revision was captured.', {
-        reason: 'stale_revision',
-      })
-    }
-    const problem = snapshotProblem(snapshot, s.threadId)
-    if (problem)
-      throw clientError('INVALID_INPUT', `Invalid conversation snapshot: ${problem}.`, {
-        reason: 'invalid_snapshot',
-        problem,
-      })
+    checkRestorable(s, snapshot, options)
     const installed = applyEvents(s.messages, s.state, [
       { type: 'MESSAGES_SNAPSHOT', messages: snapshot.messages } as AgUiEvent,
       { type: 'STATE_SNAPSHOT', snapshot: snapshot.state === undefined ? s.state : snapshot.state } as AgUiEvent,
@@ -302,451 +239,87 @@ export class ChatRuntime<TState = unknown> {
     const interrupts =
       snapshot.interrupts && snapshot.interrupts.length > 0 ? frozenJsonCopy(snapshot.interrupts) : undefined
     const batch: PendingInterruptBatch | undefined = interrupts
-      ? Object.freeze({ id: this.#id(), interrupts: Object.freeze(interrupts) })
+      ? Object.freeze({ id: this.#resolved.generateId(), interrupts: Object.freeze(interrupts) })
       : undefined
-    this.#transaction(() =>
-      this.#dispatch({
-        type: 'conversation/restored',
-        messages: installed.messages,
-        state: installed.state,
-        batch,
-        lastEventId: snapshot.lastEventId === undefined ? s.lastEventId : String(snapshot.lastEventId),
-        unsettledEffects:
-          snapshot.unsettledEffects === undefined ? undefined : frozenJsonCopy(snapshot.unsettledEffects),
-      }),
-    )
+    this.#store.commit({
+      type: 'conversation/restored',
+      messages: installed.messages,
+      state: installed.state,
+      batch,
+      lastEventId: snapshot.lastEventId === undefined ? s.lastEventId : String(snapshot.lastEventId),
+      unsettledEffects: snapshot.unsettledEffects === undefined ? undefined : frozenJsonCopy(snapshot.unsettledEffects),
+    })
   }
 
   /**
    * Fetches the server `ThreadSnapshot` of the current thread and restores it: pending interrupts
    * reappear as a fresh local batch; a running thread is re-attached to its live events. Rejects
    * (and changes nothing) when busy, when the lookup fails, or when the runtime changed meanwhile.
+   * Concurrent calls for the same thread and revision share one lookup (`shared-recovery.ts`).
    */
   readonly recover = async (options: { readonly signal?: AbortSignal } = {}): Promise<RecoverResult> => {
     this.#assertAlive()
     const s = this.#state
-    if (s.run) throw clientError('INVALID_STATE', 'Cannot recover while a run is active.', { reason: 'busy' })
-    // Concurrent calls for the same thread and revision (React StrictMode runs a mount effect
-    // twice) share one lookup and one restore, so none of them fails on a stale revision.
-    let flight = this.#recovering
-    if (!flight || flight.threadId !== s.threadId || flight.revision !== s.recovery.revision) {
-      const entry: RecoveryFlight = {
-        threadId: s.threadId,
-        revision: s.recovery.revision,
-        controller: new AbortController(),
-        waiting: 0,
-        promise: undefined!,
-      }
-      entry.promise = (async () => {
-        try {
-          return await this.#recoverOnce(entry.threadId, entry.revision, entry.controller.signal)
-        } finally {
-          if (this.#recovering === entry) this.#recovering = undefined
-        }
-      })()
-      this.#recovering = flight = entry
-    }
-    return joinFlight(flight, options.signal)
+    checkNoActiveRun(s, 'recover')
+    const key: RecoveryKey = { threadId: s.threadId, revision: s.recovery.revision }
+    return this.#recovery.join(key, (signal) => this.#recoverOnce(key, signal), options.signal)
   }
 
-  #recovering: RecoveryFlight | undefined
-
-  async #recoverOnce(threadId: string, revision: number, signal: AbortSignal): Promise<RecoverResult> {
-    const snapshot: ThreadSnapshot = await this.#transport.getThread(threadId, { signal })
+  async #recoverOnce({ threadId, revision }: RecoveryKey, signal: AbortSignal): Promise<RecoverResult> {
+    const snapshot = await this.#transport.getThread(threadId, { signal })
     if (this.#state.threadId !== threadId)
       throw clientError('STALE_BATCH', 'The thread changed during recovery.', { reason: 'thread_changed' })
     this.restoreConversation(snapshot, { expectedRevision: revision })
     if (snapshot.status === 'running' && typeof snapshot.activeRunId === 'string') {
       // Join the live run from the start of the thread log; earlier runs are skipped and the
       // run's own events are applied idempotently over the restored messages.
-      void this.#start('attach', undefined, { attachRunId: snapshot.activeRunId })
+      void this.#interactions.start({ kind: 'attach', runId: snapshot.activeRunId })
       return { snapshot, attached: true }
     }
     return { snapshot, attached: false }
   }
 
-  #holders = 0
-  #disposeTimer: ReturnType<typeof setTimeout> | undefined
+  // ---------------------------------------------------------------- lifecycle
 
   /**
    * Reference counting for UI bindings: `release()` of the last holder disposes the runtime on
-   * the next macrotask unless it is retained again first (React StrictMode unmounts and remounts
-   * effects synchronously; that must not kill the runtime).
+   * the next macrotask unless it is retained again first (`ref-count.ts`).
    */
-  readonly retain = (): (() => void) => {
-    this.#holders += 1
-    if (this.#disposeTimer !== undefined) {
-      clearTimeout(this.#disposeTimer)
-      this.#disposeTimer = undefined
-    }
-    let released = false
-    return () => {
-      if (released) return
-      released = true
-      this.#holders -= 1
-      if (this.#holders === 0) {
-        this.#disposeTimer = setTimeout(() => {
-          this.#disposeTimer = undefined
-          if (this.#holders === 0) this.dispose()
-        }, 0)
-      }
-    }
-  }
+  readonly retain = refCount(() => this.dispose())
 
   /** Aborts everything local (server work is not cancelled) and drops listeners. */
   readonly dispose = (): void => {
-    if (this.#disposed) return
-    this.#disposed = true
-    for (const c of this.#controllers.values()) c.abort()
-    this.#controllers.clear()
-    if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer)
-    this.#inbox = undefined
-    for (const resolve of this.#waiters.values()) resolve()
-    this.#waiters.clear()
-    this.#listeners.clear()
-    this.#finishListeners.clear()
+    if (this.#interactions.disposed) return
+    this.#interactions.dispose()
+    this.#store.clear()
   }
 
   // ---------------------------------------------------------------- internals
 
-  #id(): string {
-    return (this.#options.generateId ?? randomId)()
-  }
-
-  #now(): number {
-    return (this.#options.now ?? Date.now)()
+  get #state(): CoreState {
+    return this.#store.state
   }
 
   #defaultTransport(): Transport {
     // Read options at request time so header/credential changes apply to the next request.
     return createHttpTransport({
-      baseUrl: () => this.#options.api ?? '/api/agent',
+      baseUrl: () => this.#resolved.api,
       headers: () => {
-        const h = this.#options.headers
+        const h = this.#resolved.headers
         return typeof h === 'function' ? h() : (h ?? {})
       },
-      credentials: () => this.#options.credentials ?? 'same-origin',
-      fetch: (...args) => (this.#options.fetch ?? globalThis.fetch)(...args),
+      credentials: () => this.#resolved.credentials,
+      fetch: (...args) => (this.#resolved.fetch ?? globalThis.fetch)(...args),
     })
-  }
-
-  #config(): InteractionConfig {
-    const tools = (this.#options.tools ?? []).map((t: BrowserTool) => {
-      const decl = { name: t.name, description: t.description } as {
-        name: string
-        description: string
-        parameters?: unknown
-      }
-      if (t.parameters !== undefined) decl.parameters = t.parameters
-      return decl
-    })
-    return {
-      tools: tools as InteractionConfig['tools'],
-      context: [...(this.#options.context ?? [])],
-      forwardedProps: { ...(this.#options.forwardedProps ?? {}) },
-    }
   }
 
   #assertAlive(): void {
-    if (this.#disposed) throw clientError('INVALID_STATE', 'The runtime is disposed.')
+    checkAlive(this.#interactions.disposed)
   }
 
   #assertMessagesUnlocked(what: string): void {
     this.#assertAlive()
-    const s = this.#state
-    if (s.recovery.required)
-      throw clientError('RECOVERY_REQUIRED', 'Recovery requires a new thread or a restored conversation.')
-    if (s.pending || (s.run && (s.run.claimId !== undefined || s.run.resumed))) {
-      throw clientError('INVALID_STATE', `Cannot ${what} while an interrupt batch is pending or claimed.`, {
-        reason: 'interrupts_pending',
-      })
-    }
-    if (s.run) throw clientError('INVALID_STATE', `Cannot ${what} while a run is in progress.`, { reason: 'busy' })
-  }
-
-  #dispatch(action: Action): void {
-    const next = reduce(this.#state, action)
-    if (next !== this.#state) {
-      this.#state = next
-      this.#dirty = true
-    }
-  }
-
-  /** Runs `fn` as one commit: listeners are notified once, after the outermost transaction. */
-  #transaction(fn: () => void): void {
-    this.#depth += 1
-    try {
-      fn()
-    } finally {
-      this.#depth -= 1
-      if (this.#depth === 0 && this.#dirty) {
-        this.#dirty = false
-        this.#snapshot = toSnapshot<TState>(this.#state)
-        for (const listener of [...this.#listeners]) {
-          try {
-            listener()
-          } catch (error) {
-            // A throwing subscriber must not break the runtime or starve the others: report it.
-            queueMicrotask(() => {
-              throw error
-            })
-          }
-        }
-      }
-    }
-  }
-
-  #isCurrent(gen: number): boolean {
-    return !this.#disposed && this.#state.run?.gen === gen
-  }
-
-  #start(
-    kind: InteractionKind,
-    messages: readonly Message[] | undefined,
-    extra: {
-      claimId?: string
-      entries?: ResumeOptions['entries']
-      interrupts?: readonly Interrupt[]
-      attachRunId?: string
-    } = {},
-  ): Promise<void> {
-    const gen = ++this.#gen
-    const controller = new AbortController()
-    this.#controllers.set(gen, controller)
-    const s = this.#state
-    const threadId = s.threadId
-    const runId = extra.attachRunId ?? this.#id()
-    const config = this.#config()
-    const run: Interaction = {
-      gen,
-      kind,
-      resumed: kind === 'resume',
-      claimId: extra.claimId,
-      runId,
-      acknowledged: false,
-      resumeAcknowledged: false,
-      phase: 'submitted',
-      connection: 'idle',
-      fault: undefined,
-    }
-    let plan: InteractionPlan = { gen, kind, threadId, signal: controller.signal, config }
-    if (kind === 'attach') {
-      plan = { ...plan, attachRunId: runId, attachFrom: '0' }
-    } else {
-      // The checkpoint: history and the latest committed state, captured at the claim/send.
-      const input = buildInput(threadId, runId, messages ?? s.messages, s.state, config, extra.entries as never)
-      plan = extra.interrupts ? { ...plan, input, resumeInterrupts: extra.interrupts } : { ...plan, input }
-    }
-    const done = new Promise<void>((resolve) => this.#waiters.set(gen, resolve))
-    this.#transaction(() =>
-      this.#dispatch(messages ? { type: 'interaction/started', run, messages } : { type: 'interaction/started', run }),
-    )
-    // Effects after commit: the request is scheduled, so a same-tick stop() or thread change
-    // cancels it before anything is sent.
-    queueMicrotask(() => {
-      if (this.#isCurrent(gen)) void driveInteraction(this.#host, plan)
-    })
-    return done
-  }
-
-  #settle(
-    gen: number,
-    outcome: Exclude<InteractionOutcome, 'retired'>,
-    extra: { error?: InterludeError; interrupts?: readonly Interrupt[] } = {},
-  ): void {
-    const run = this.#state.run
-    if (!run || run.gen !== gen) return
-    let batch: PendingInterruptBatch | undefined
-    let error = extra.error
-    if (outcome === 'interrupt') {
-      const problems = interruptProblems(extra.interrupts)
-      if (problems.length > 0) {
-        outcome = 'failed'
-        error = protocolViolation(`Invalid interrupt outcome (${problems[0]!.path}: ${problems[0]!.problem}).`)
-      } else {
-        // A fresh local token per published batch, also when the server reuses interrupt ids.
-        batch = Object.freeze({ id: this.#id(), interrupts: Object.freeze(frozenJsonCopy(extra.interrupts!)) })
-      }
-    }
-    this.#controllers.get(gen)?.abort()
-    this.#controllers.delete(gen)
-    this.#transaction(() => {
-      // The final deltas, the checkpoint and the batch/flags are one commit.
-      this.#flushInbox()
-      const action: Action =
-        outcome === 'interrupt'
-          ? { type: 'interaction/settled', gen, outcome, batch: batch! }
-          : error
-            ? { type: 'interaction/settled', gen, outcome, error }
-            : { type: 'interaction/settled', gen, outcome }
-      this.#dispatch(action)
-    })
-    this.#finishInteraction(run, outcome, error)
-  }
-
-  #finishInteraction(
-    run: Interaction,
-    outcome: InteractionOutcome,
-    error?: InterludeError,
-    threadId: string = this.#state.threadId,
-  ): void {
-    this.#controllers.get(run.gen)?.abort()
-    this.#controllers.delete(run.gen)
-    const resolve = this.#waiters.get(run.gen)
-    this.#waiters.delete(run.gen)
-    const info: FinishInfo = error
-      ? { outcome, threadId, resumed: run.resumed, error }
-      : { outcome, threadId, resumed: run.resumed }
-    // Application callbacks run after the settling commit. A throwing `onError`/`onFinish` must not
-    // escape into the command that settled the interaction (`stop()`, `setThreadId()`, a stream
-    // callback): it is caught and reported with `console.error`, and the remaining callbacks run.
-    if (error) report('onError', () => this.#options.onError?.(error))
-    report('onFinish', () => this.#options.onFinish?.(info))
-    for (const listener of [...this.#finishListeners]) {
-      try {
-        listener(info)
-      } catch (e) {
-        queueMicrotask(() => {
-          throw e
-        })
-      }
-    }
-    resolve?.()
-  }
-
-  #enqueue(gen: number, event: AgUiEvent, id: string | undefined): void {
-    if (this.#inbox && this.#inbox.gen !== gen) this.#inbox = undefined
-    const inbox = (this.#inbox ??= { gen, events: [], lastEventId: undefined })
-    inbox.events.push(event)
-    if (id !== undefined) inbox.lastEventId = id
-    if (this.#flushTimer === undefined) {
-      this.#flushTimer = setTimeout(() => {
-        this.#flushTimer = undefined
-        if (this.#inbox) this.#transaction(() => this.#flushInbox())
-      }, this.#options.throttleMs ?? 16)
-    }
-  }
-
-  #dropInbox(): void {
-    this.#inbox = undefined
-    if (this.#flushTimer !== undefined) {
-      clearTimeout(this.#flushTimer)
-      this.#flushTimer = undefined
-    }
-  }
-
-  /** Must run inside a transaction. */
-  #flushInbox(): void {
-    const inbox = this.#inbox
-    this.#dropInbox()
-    if (!inbox || !this.#isCurrent(inbox.gen)) return
-    this.#dispatch({ type: 'run/events', gen: inbox.gen, events: inbox.events, lastEventId: inbox.lastEventId })
-    const fault = this.#state.run?.fault
-    if (fault !== undefined) {
-      // Can't apply what the server sent: fail the run rather than show a wrong conversation.
-      const gen = inbox.gen
-      queueMicrotask(() => this.#settle(gen, 'failed', { error: protocolViolation(fault) }))
-    }
-  }
-
-  readonly #host: DriverHost = {
-    // Read live: updateOptions may swap the transport.
-    transport: () => this.#transport,
-    isCurrent: (gen) => this.#isCurrent(gen),
-    state: () => {
-      // Content the driver reads (tool arguments) must be committed first.
-      if (this.#inbox) this.#transaction(() => this.#flushInbox())
-      return this.#state
-    },
-    now: () => this.#now(),
-    generateId: () => this.#id(),
-    tools: () => this.#options.tools ?? [],
-    retryAttempts: () => this.#options.retry?.attempts ?? 2,
-    retryDelay: (n) => (this.#options.retry?.delayMs ?? defaultDelay)(n),
-    reconnectAttempts: () => this.#options.reconnect?.attempts ?? 3,
-    reconnectDelay: (n) => (this.#options.reconnect?.delayMs ?? defaultDelay)(n),
-    idleTimeoutMs: () => this.#options.reconnect?.idleTimeoutMs ?? 45_000,
-    maxToolRoundtrips: () => this.#options.maxToolRoundtrips ?? 8,
-    observe: (_gen, event, id, runId) => {
-      try {
-        this.#options.onEvent?.(event, { id, runId, threadId: this.#state.threadId })
-      } catch {
-        // An observer must not break the stream.
-      }
-    },
-    enqueue: (gen, event, id) => this.#enqueue(gen, event, id),
-    connection: (gen, connection: ConnectionStatus) =>
-      this.#transaction(() => this.#dispatch({ type: 'run/connection', gen, connection })),
-    acknowledge: (gen, runId, id) =>
-      this.#transaction(() => {
-        this.#flushInbox()
-        this.#dispatch({ type: 'run/acknowledged', gen, runId })
-        if (id !== undefined) this.#dispatch({ type: 'run/events', gen, events: [], lastEventId: id })
-      }),
-    toolsStarted: (gen) =>
-      this.#transaction(() => {
-        this.#flushInbox()
-        this.#dispatch({ type: 'run/tools', gen })
-      }),
-    followUp: (gen, runId, messages) =>
-      this.#transaction(() =>
-        this.#dispatch({
-          type: 'run/follow-up',
-          gen,
-          runId,
-          messages: Object.freeze(messages.map((m) => deepFreeze(m))),
-        }),
-      ),
-    settle: (gen, outcome, extra) => this.#settle(gen, outcome, extra),
-  }
-}
-
-interface RecoveryFlight {
-  readonly threadId: string
-  readonly revision: number
-  /** Aborts the shared lookup once every caller that passed a signal has aborted. */
-  readonly controller: AbortController
-  waiting: number
-  promise: Promise<RecoverResult>
-}
-
-/** One caller's view of a shared recovery: its own signal rejects only its own promise. */
-function joinFlight(flight: RecoveryFlight, signal: AbortSignal | undefined): Promise<RecoverResult> {
-  flight.waiting += 1
-  if (!signal) return flight.promise
-  const aborted = () => clientError('ABORTED', 'The recovery was aborted.')
-  const leave = () => {
-    flight.waiting -= 1
-    if (flight.waiting === 0) flight.controller.abort()
-  }
-  if (signal.aborted) {
-    leave()
-    return Promise.reject(aborted())
-  }
-  return new Promise<RecoverResult>((resolve, reject) => {
-    const onAbort = () => {
-      leave()
-      reject(aborted())
-    }
-    signal.addEventListener('abort', onAbort, { once: true })
-    flight.promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
-  })
-}
-
-function report(callback: string, fn: () => void): void {
-  try {
-    fn()
-  } catch (error) {
-    console.error(`@interlude/react: ${callback} threw`, error)
+    checkMessagesUnlocked(this.#state, what)
   }
 }
 

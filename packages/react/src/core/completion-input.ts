@@ -1,7 +1,17 @@
 import type { ChatRuntime } from './chat-runtime.ts'
+import { Store } from './store.ts'
 
 /** The part of a runtime completion input needs. */
 export type CompletionRuntime = Pick<ChatRuntime<unknown>, 'getSnapshot' | 'subscribeFinish' | 'sendMessage'>
+
+/** Input values of one thread: a thread change forgets them. */
+interface CompletionState {
+  readonly threadId: string
+  readonly lastSent: string | undefined
+  readonly deferred: string | undefined
+}
+
+const fresh = (threadId: string): CompletionState => ({ threadId, lastSent: undefined, deferred: undefined })
 
 /**
  * Completion-style input for a runtime (docs/client-contract.md): every new input value becomes a user message,
@@ -12,31 +22,26 @@ export type CompletionRuntime = Pick<ChatRuntime<unknown>, 'getSnapshot' | 'subs
  */
 export class CompletionInput {
   readonly #runtime: CompletionRuntime
-  #lastSent: string | undefined
-  #deferred: string | undefined
-  #threadId: string
-  readonly #listeners = new Set<() => void>()
+  readonly #store: Store<CompletionState, CompletionState>
   #unsubscribe: (() => void) | undefined
 
   constructor(runtime: CompletionRuntime) {
     this.#runtime = runtime
-    this.#threadId = runtime.getSnapshot().threadId
+    this.#store = new Store(fresh(runtime.getSnapshot().threadId), (s) => s)
   }
 
+  readonly subscribe = (listener: () => void): (() => void) => this.#store.subscribe(listener)
+
   /** The input waiting for the next successful interaction, if any. */
-  readonly getDeferred = (): string | undefined => {
-    this.#syncThread()
-    return this.#deferred
-  }
+  readonly getDeferred = (): string | undefined => this.#current().deferred
 
   /** Starts listening to settlements (idempotent); returns the disconnect function. */
   readonly connect = (): (() => void) => {
     this.#unsubscribe ??= this.#runtime.subscribeFinish((info) => {
-      this.#syncThread()
-      if (info.outcome === 'success' && this.#deferred !== undefined) {
-        const next = this.#deferred
-        this.#deferred = undefined
-        this.#notify()
+      const s = this.#current()
+      if (info.outcome === 'success' && s.deferred !== undefined) {
+        const next = s.deferred
+        this.#store.set({ ...s, deferred: undefined })
         // After the settling commit: the runtime is idle again unless a listener started something.
         queueMicrotask(() => this.setInput(next))
       }
@@ -47,48 +52,26 @@ export class CompletionInput {
     }
   }
 
-  readonly subscribe = (listener: () => void): (() => void) => {
-    this.#listeners.add(listener)
-    return () => {
-      this.#listeners.delete(listener)
-    }
-  }
-
   /** Offers a new input value. Empty strings and unchanged values send nothing. */
   readonly setInput = (value: string | undefined): void => {
-    this.#syncThread()
-    if (value === undefined || value.trim() === '' || value === this.#lastSent) {
-      if (this.#deferred !== undefined) {
-        this.#deferred = undefined
-        this.#notify()
-      }
+    const s = this.#current()
+    if (value === undefined || value.trim() === '' || value === s.lastSent) {
+      if (s.deferred !== undefined) this.#store.set({ ...s, deferred: undefined })
       return
     }
-    const s = this.#runtime.getSnapshot()
-    if (s.pendingInterrupts || s.isLoading || s.recovery.required) {
-      if (this.#deferred !== value) {
-        this.#deferred = value
-        this.#notify()
-      }
+    const chat = this.#runtime.getSnapshot()
+    if (chat.pendingInterrupts || chat.isLoading || chat.recovery.required) {
+      if (s.deferred !== value) this.#store.set({ ...s, deferred: value })
       return
     }
-    this.#lastSent = value
-    if (this.#deferred !== undefined) {
-      this.#deferred = undefined
-      this.#notify()
-    }
+    this.#store.set({ ...s, lastSent: value, deferred: undefined })
     void this.#runtime.sendMessage(value)
   }
 
-  #syncThread(): void {
+  /** The values of the runtime's current thread (fresh ones after a thread change). */
+  #current(): CompletionState {
+    const s = this.#store.state
     const threadId = this.#runtime.getSnapshot().threadId
-    if (threadId === this.#threadId) return
-    this.#threadId = threadId
-    this.#lastSent = undefined
-    this.#deferred = undefined
-  }
-
-  #notify(): void {
-    for (const l of [...this.#listeners]) l()
+    return s.threadId === threadId ? s : fresh(threadId)
   }
 }

@@ -1,5 +1,6 @@
 import type { ErrorCode, RunAgentInput, ThreadSnapshot } from '@interlude/protocol'
 import { decodeEventBatches, InterludeError } from '@interlude/protocol'
+import { DEFAULTS } from './options.ts'
 import type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } from './transport.ts'
 
 type Lazy<T> = T | (() => T)
@@ -53,7 +54,7 @@ function failure(error: unknown, signal: AbortSignal | undefined): InterludeErro
 
 /** Creates the default transport: `fetch` + the protocol SSE codec, typed admission errors. */
 export function createHttpTransport(options: HttpTransportOptions = {}): Transport {
-  const base = () => read(options.baseUrl, '/api/agent').replace(/\/+$/, '')
+  const base = () => read(options.baseUrl, DEFAULTS.api).replace(/\/+$/, '')
   const doFetch: typeof fetch = (...args) => (options.fetch ?? globalThis.fetch)(...args)
 
   async function headers(extra: Record<string, string>): Promise<Headers> {
@@ -69,7 +70,7 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
       res = await doFetch(`${base()}${path}`, {
         ...init,
         headers: await headers(extraHeaders),
-        credentials: read(options.credentials, 'same-origin'),
+        credentials: read(options.credentials, DEFAULTS.credentials),
       })
     } catch (error) {
       throw failure(error, init.signal ?? undefined)

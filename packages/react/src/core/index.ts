@@ -1,12 +1,12 @@
 /**
- * `@interlude/react/core`: the framework-free half of the client (no React import).
+ * `@interlude/react/core`: the framework-free half of the client (no React import). Only the
+ * runtime, the transport contract and the public types; the modules behind them stay internal
+ * (README "Internals").
  */
 export { ChatRuntime } from './chat-runtime.ts'
 export { createHttpTransport } from './http-transport.ts'
 export type { HttpTransportOptions } from './http-transport.ts'
 export type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } from './transport.ts'
-export { applyEvents } from './assemble.ts'
-export type { AssemblyResult } from './assemble.ts'
 export type {
   BrowserTool,
   BrowserToolContext,
@@ -30,5 +30,3 @@ export type {
 } from './types.ts'
 export { InterludeError } from '@interlude/protocol'
 export type { ErrorCode, Interrupt, Message, ResumeEntry, ThreadSnapshot } from '@interlude/protocol'
-export { CompletionInput } from './completion-input.ts'
-export type { CompletionRuntime } from './completion-input.ts'

@@ -5,7 +5,6 @@ import type {
   ChatStatus,
   ConnectionStatus,
   ConversationSnapshot,
-  InteractionOutcome,
   PendingInterruptBatch,
   RecoveryState,
 } from './types.ts'
@@ -51,11 +50,22 @@ export interface CoreState {
   readonly unsettledEffects: ConversationSnapshot['unsettledEffects']
 }
 
+/** How an interaction ended, as committed: a published batch, a failure with its error, or neither. */
+export type Settled =
+  | { readonly outcome: 'success' | 'cancelled' | 'stopped' }
+  | { readonly outcome: 'failed'; readonly error: InterludeError }
+  | { readonly outcome: 'interrupt'; readonly batch: PendingInterruptBatch }
+
 export type Action =
   | { readonly type: 'thread/changed'; readonly threadId: string }
   | { readonly type: 'messages/replaced'; readonly messages: readonly Message[] }
   | { readonly type: 'state/replaced'; readonly state: unknown }
-  | { readonly type: 'interaction/started'; readonly run: Interaction; readonly messages?: readonly Message[] }
+  /** `messages`: the history of a send (undefined: the committed history stays). */
+  | {
+      readonly type: 'interaction/started'
+      readonly run: Interaction
+      readonly messages: readonly Message[] | undefined
+    }
   | { readonly type: 'run/connection'; readonly gen: number; readonly connection: ConnectionStatus }
   | { readonly type: 'run/acknowledged'; readonly gen: number; readonly runId: string }
   | {
@@ -71,13 +81,7 @@ export type Action =
       readonly runId: string
       readonly messages: readonly Message[]
     }
-  | {
-      readonly type: 'interaction/settled'
-      readonly gen: number
-      readonly outcome: Exclude<InteractionOutcome, 'retired'>
-      readonly error?: InterludeError
-      readonly batch?: PendingInterruptBatch
-    }
+  | ({ readonly type: 'interaction/settled'; readonly gen: number } & Settled)
   | {
       readonly type: 'conversation/restored'
       readonly messages: readonly Message[]

@@ -1,10 +1,11 @@
 // @vitest-environment jsdom
-import type { Interrupt, Message } from '@interlude/protocol'
+import type { Interrupt } from '@interlude/protocol'
 import { act, cleanup, fireEvent, render, renderHook, screen, within } from '@testing-library/react'
 import { StrictMode, type ReactNode } from 'react'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { deepFreeze } from '../core/immutable.ts'
 import type { PendingInterruptBatch } from '../core/types.ts'
+import { approval, askBatch, deployArgs, history, releaseBatch } from '../test-utils/form-fixtures.ts'
 import { InterruptForm } from './interrupt-form.tsx'
 import { useInterruptForm } from './use-interrupt-form.ts'
 import { validatePayload } from './validate-payload.ts'
@@ -12,80 +13,6 @@ import { validatePayload } from './validate-payload.ts'
 afterEach(cleanup)
 
 const strict = ({ children }: { children: ReactNode }) => <StrictMode>{children}</StrictMode>
-
-const approval = (args?: object) => ({
-  type: 'object',
-  properties: { approved: { type: 'boolean' }, ...(args ? { editedArgs: args } : {}), reason: { type: 'string' } },
-  required: ['approved'],
-  additionalProperties: false,
-})
-const deployArgs = {
-  type: 'object',
-  properties: {
-    version: { type: 'string', minLength: 1 },
-    environment: { type: 'string', enum: ['staging', 'production'] },
-    replicas: { type: 'integer', minimum: 1 },
-  },
-  required: ['version', 'environment'],
-  additionalProperties: false,
-}
-const releaseBatch = (id = 'b-1'): PendingInterruptBatch =>
-  deepFreeze({
-    id,
-    interrupts: [
-      {
-        id: 'i-pub',
-        reason: 'tool_call',
-        toolCallId: 'c-pub',
-        message: 'Publish release v2.1?',
-        responseSchema: approval(),
-      },
-      {
-        id: 'i-dep',
-        reason: 'tool_call',
-        toolCallId: 'c-dep',
-        message: 'Deploy v2.1 to staging?',
-        responseSchema: approval(deployArgs),
-      },
-    ],
-  })
-const askBatch = (id = 'b-ask'): PendingInterruptBatch =>
-  deepFreeze({
-    id,
-    interrupts: [
-      {
-        id: 'i-ask',
-        reason: 'input_required',
-        message: 'Which environment?',
-        responseSchema: {
-          type: 'object',
-          properties: {
-            environment: { type: 'string', enum: ['staging', 'production'] },
-            notes: { type: 'string' },
-            urgent: { type: 'boolean' },
-            window: { type: 'object', properties: { hours: { type: 'number' } } },
-          },
-          required: ['environment'],
-          additionalProperties: false,
-        },
-      },
-    ],
-  })
-const history: Message[] = [
-  {
-    id: 'a1',
-    role: 'assistant',
-    content: 'Plan',
-    toolCalls: [
-      { id: 'c-pub', type: 'function', function: { name: 'publish_release', arguments: '{"version":"v2.1"}' } },
-      {
-        id: 'c-dep',
-        type: 'function',
-        function: { name: 'deploy', arguments: '{"version":"v2.1","environment":"staging"}' },
-      },
-    ],
-  },
-]
 
 describe('validatePayload (@cfworker/json-schema)', () => {
   it('accepts the deep-frozen schemas the runtime publishes', () => {

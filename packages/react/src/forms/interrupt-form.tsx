@@ -1,8 +1,14 @@
 import type { Interrupt, Message } from '@interlude/protocol'
 import { InterludeError } from '@interlude/protocol'
-import { useId, useState, type FormEvent, type ReactNode } from 'react'
+import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react'
 import type { PendingInterruptBatch, ResumeOptions } from '../core/types.ts'
-import { editedArgsSchema, isApproval, useInterruptForm, type UseInterruptFormResult } from './use-interrupt-form.ts'
+import {
+  editedArgsSchema,
+  isApproval,
+  useInterruptForm,
+  type InterruptDrafts,
+  type UseInterruptFormResult,
+} from './use-interrupt-form.ts'
 import type { FieldError } from './validate-payload.ts'
 
 type Schema = {
@@ -25,6 +31,16 @@ export interface InterruptFormProps {
   /** History, for the original arguments of tool calls offered for editing. */
   readonly messages?: readonly Message[]
   readonly title?: ReactNode
+  /**
+   * Controlled mode: the form state from `useInterruptForm(batch, …)` owned by the caller, who can
+   * then read or change the drafts. Without it the form keeps its own state.
+   */
+  readonly form?: UseInterruptFormResult
+  /**
+   * Called after the drafts of the shown batch changed (not when a batch opens), with the form
+   * they belong to. Works in both modes.
+   */
+  readonly onDraftsChange?: (drafts: InterruptDrafts, form: UseInterruptFormResult) => void
 }
 
 const typeOf = (s: Schema | undefined): string | undefined =>
@@ -375,8 +391,19 @@ function InputQuestion({
  * reader user can always ask what is missing); an incomplete or invalid batch is not submitted and
  * the missing answers are announced instead.
  */
-export function InterruptForm({ batch, onSubmit, disabled = false, messages, title }: InterruptFormProps) {
-  const form = useInterruptForm(batch, messages ? { messages } : {})
+export function InterruptForm({
+  batch,
+  onSubmit,
+  disabled = false,
+  messages,
+  title,
+  form: controlled,
+  onDraftsChange,
+}: InterruptFormProps) {
+  // Hooks run unconditionally; in controlled mode the own state stays unused.
+  const own = useInterruptForm(batch, messages ? { messages } : {})
+  const form = controlled ?? own
+  useDraftsChange(form, onDraftsChange)
   const baseId = useId()
   const [attempted, setAttempted] = useState<string | undefined>()
   const [failure, setFailure] = useState<{ batchId: string | undefined; message: string } | undefined>()
@@ -449,4 +476,19 @@ export function InterruptForm({ batch, onSubmit, disabled = false, messages, tit
       {problem && <p role="alert">{problem}</p>}
     </form>
   )
+}
+
+/** Reports draft changes after commit; a batch that opens (new batch id) is not a change. */
+function useDraftsChange(form: UseInterruptFormResult, onChange: InterruptFormProps['onDraftsChange']): void {
+  const latest = useRef(onChange)
+  useEffect(() => {
+    latest.current = onChange
+  })
+  const seen = useRef({ batchId: form.batchId, drafts: form.drafts })
+  useEffect(() => {
+    const previous = seen.current
+    if (previous.batchId === form.batchId && previous.drafts === form.drafts) return
+    seen.current = { batchId: form.batchId, drafts: form.drafts }
+    if (previous.batchId === form.batchId) latest.current?.(form.drafts, form)
+  }, [form])
 }

@@ -10,7 +10,9 @@ export type InterruptDraft =
   { readonly status: 'resolved'; readonly payload: unknown } | { readonly status: 'cancelled' }
 
 type Path = readonly (string | number)[]
-type Drafts = Readonly<Record<string, InterruptDraft | undefined>>
+/** The drafts of a batch by interrupt id (an interrupt without a draft is unanswered). */
+export type InterruptDrafts = Readonly<Record<string, InterruptDraft | undefined>>
+type Drafts = InterruptDrafts
 
 export interface UseInterruptFormOptions {
   /** History, used to find the original arguments of a tool call (the starting point of `editedArgs`). */

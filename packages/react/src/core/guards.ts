@@ -1,0 +1,96 @@
+import type { Interrupt, ResumeEntry } from '@interlude/protocol'
+import { checkResume, isExpiredAt, resumeCheckError } from '@interlude/protocol'
+import { clientError } from './errors.ts'
+import type { CoreState, Interaction } from './reducer.ts'
+import { snapshotProblem } from './snapshot-problems.ts'
+import type { ConversationSnapshot, PendingInterruptBatch, RestoreOptions, ResumeOptions } from './types.ts'
+
+/**
+ * The refusals of the runtime's commands (docs/client-contract.md), as checks that depend only on
+ * their arguments: each throws its refusal as an `InterludeError` and otherwise returns (`checkResumable`
+ * with the checked batch and entries). Every refusal text is written here once; the runtime and
+ * the driver call these and nothing else refuses a command.
+ */
+
+/** A batch is claimed from the synchronous claim in `resume` until its resumed interaction settles. */
+export function isClaimed(run: Interaction | undefined): boolean {
+  return run !== undefined && (run.claimId !== undefined || run.resumed)
+}
+
+export function checkAlive(disposed: boolean): void {
+  if (disposed) throw clientError('INVALID_STATE', 'The runtime is disposed.')
+}
+
+function checkRecovery(s: CoreState): void {
+  if (s.recovery.required)
+    throw clientError('RECOVERY_REQUIRED', 'Recovery requires a new thread or a restored conversation.')
+}
+
+/** `sendMessage`, `reload`, `setMessages` and `newThread` on the same id: the history is locked. */
+export function checkMessagesUnlocked(s: CoreState, what: string): void {
+  checkRecovery(s)
+  if (s.pending || isClaimed(s.run))
+    throw clientError('INVALID_STATE', `Cannot ${what} while an interrupt batch is pending or claimed.`, {
+      reason: 'interrupts_pending',
+    })
+  if (s.run) throw clientError('INVALID_STATE', `Cannot ${what} while a run is in progress.`, { reason: 'busy' })
+}
+
+/** `setState`: allowed while idle and while awaiting answers, refused once claimed or running. */
+export function checkStateUnlocked(s: CoreState): void {
+  if (s.run)
+    throw clientError(
+      'INVALID_STATE',
+      isClaimed(s.run)
+        ? 'Cannot set shared state while an interrupt batch is claimed.'
+        : 'Cannot set shared state while a run is in progress.',
+    )
+}
+
+/** `restoreConversation` and `recover`: only while no run is active. */
+export function checkNoActiveRun(s: CoreState, what: 'restore' | 'recover'): void {
+  if (s.run) throw clientError('INVALID_STATE', `Cannot ${what} while a run is active.`, { reason: 'busy' })
+}
+
+/** Any expired interrupt blocks the whole batch (checked at the claim and before every send). */
+export function checkNotExpired(interrupts: readonly Interrupt[], now: number): void {
+  const expired = interrupts.filter((i) => isExpiredAt(i.expiresAt, now)).map((i) => i.id)
+  if (expired.length > 0)
+    throw clientError('INTERRUPT_EXPIRED', 'The interrupt batch has expired; start a new thread to continue.', {
+      interruptIds: expired,
+    })
+}
+
+/** The `resume` check order (README "resume check order"); returns the batch and the normalised entries. */
+export function checkResumable(
+  s: CoreState,
+  options: ResumeOptions,
+  clock: () => number,
+): { readonly batch: PendingInterruptBatch; readonly entries: readonly ResumeEntry[] } {
+  checkRecovery(s)
+  if (isClaimed(s.run)) throw clientError('BATCH_CLAIMED', 'Interrupt batch already claimed.')
+  const batch = s.pending
+  if (!batch || typeof options !== 'object' || options === null || options.batchId !== batch.id)
+    throw clientError('STALE_BATCH', 'Stale interrupt batch.')
+  if (s.run) throw clientError('INVALID_STATE', 'A run is in progress.')
+  const now = clock()
+  checkNotExpired(batch.interrupts, now)
+  const check = checkResume(batch.interrupts, options.entries, { now, expiry: 'refuse-all' })
+  if (!check.ok) throw resumeCheckError(check)
+  return { batch, entries: check.entries }
+}
+
+/** `restoreConversation`: idle, the captured revision, a structurally valid snapshot of this thread. */
+export function checkRestorable(s: CoreState, snapshot: ConversationSnapshot, options: RestoreOptions): void {
+  checkNoActiveRun(s, 'restore')
+  if (options?.expectedRevision !== s.recovery.revision)
+    throw clientError('INVALID_STATE', 'The conversation changed since its revision was captured.', {
+      reason: 'stale_revision',
+    })
+  const problem = snapshotProblem(snapshot, s.threadId)
+  if (problem !== undefined)
+    throw clientError('INVALID_INPUT', `Invalid conversation snapshot: ${problem}.`, {
+      reason: 'invalid_snapshot',
+      problem,
+    })
+}
