@@ -52,7 +52,7 @@ async function measure(source: string, resolveDir: string): Promise<{ min: numbe
   return { min: code.length, gz: gzipSync(code, { level: 9 }).length }
 }
 
-const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`
+const kb = (n: number) => `${(n / 1024).toFixed(1)} KB (${n.toLocaleString('en-US')} B)`
 console.log('| bundle | minified | min+gzip |')
 console.log('|---|---|---|')
 let hook = 0
