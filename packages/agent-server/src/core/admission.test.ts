@@ -1,19 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EventType } from '@interlude/protocol'
-import type { ErrorCode, Interrupt, ResumeEntry } from '@interlude/protocol'
+import type { ErrorCode, Interrupt } from '@interlude/protocol'
 import type { RunResponse } from '../test-utils/harness.ts'
-import {
-  dumpStore,
-  interruptsOf,
-  newThreadId,
-  resumeInput,
-  runInput,
-  textOf,
-  types,
-  userMessage,
-} from '../test-utils/harness.ts'
+import { interruptsOf, newThreadId, resumeInput, runInput, textOf, types, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
+import { cancelled, refusedUnchanged, resolved } from '../test-utils/resume-entries.ts'
 
 /**
  * Admission (`admitRun`) driven in-process: every refusal it makes, with its HTTP status, and
@@ -51,13 +43,6 @@ async function paused(): Promise<Paused> {
   return { threadId, publish: publish!, deploy: deploy! }
 }
 
-const ok = (i: Interrupt, payload: unknown = { approved: true }): ResumeEntry => ({
-  interruptId: i.id,
-  status: 'resolved',
-  payload,
-})
-const cancel = (i: Interrupt): ResumeEntry => ({ interruptId: i.id, status: 'cancelled' })
-
 /** What a process that died mid-run leaves: the thread held by a `running` run with a lease. */
 async function heldByDeadRun(threadId: string, leaseUntil: number): Promise<string> {
   const runId = `run-dead-${threadId}`
@@ -77,14 +62,7 @@ async function heldByDeadRun(threadId: string, leaseUntil: number): Promise<stri
   return runId
 }
 
-/** Sends the request and proves the store did not change at all. */
-async function refused(send: () => Promise<RunResponse>): Promise<RunResponse> {
-  const before = dumpStore(s.dbPath)
-  const response = await send()
-  expect(response.headers.get('content-type')).toMatch(/^application\/json/)
-  expect(dumpStore(s.dbPath)).toEqual(before)
-  return response
-}
+const refused = (send: () => Promise<RunResponse>) => refusedUnchanged(s.dbPath, send)
 
 type Send = () => Promise<RunResponse>
 
@@ -94,13 +72,13 @@ type Refusal = [name: string, prepare: (t: Paused) => Send | Promise<Send>, stat
 const refusals: Refusal[] = [
   [
     "another principal's thread",
-    (t) => () => s.postRun(resumeInput(t.threadId, [ok(t.publish), ok(t.deploy)]), { principal: 'bob' }),
+    (t) => () => s.postRun(resumeInput(t.threadId, [resolved(t.publish), resolved(t.deploy)]), { principal: 'bob' }),
     404,
     'THREAD_NOT_FOUND',
   ],
   [
     'resume of a thread that does not exist',
-    (t) => () => s.postRun(resumeInput(newThreadId(), [ok(t.publish)])),
+    (t) => () => s.postRun(resumeInput(newThreadId(), [resolved(t.publish)])),
     404,
     'THREAD_NOT_FOUND',
   ],
@@ -131,7 +109,9 @@ const refusals: Refusal[] = [
   [
     'a cancelled entry with a payload',
     (t) => () =>
-      s.postRun(resumeInput(t.threadId, [{ ...cancel(t.publish), payload: { approved: true } }, cancel(t.deploy)])),
+      s.postRun(
+        resumeInput(t.threadId, [{ ...cancelled(t.publish), payload: { approved: true } }, cancelled(t.deploy)]),
+      ),
     400,
     'INVALID_INPUT',
   ],
@@ -161,7 +141,7 @@ const refusals: Refusal[] = [
   [
     'new input reusing the runId of a resume',
     async (t) => {
-      const resume = resumeInput(t.threadId, [cancel(t.publish), cancel(t.deploy)])
+      const resume = resumeInput(t.threadId, [cancelled(t.publish), cancelled(t.deploy)])
       expect((await s.postRun(resume)).status).toBe(200)
       return () => s.postRun(runInput(t.threadId, [userMessage('hi')], { runId: resume.runId }))
     },
@@ -171,15 +151,15 @@ const refusals: Refusal[] = [
   [
     'the same decision again under another runId',
     async (t) => {
-      expect((await s.postRun(resumeInput(t.threadId, [ok(t.publish), cancel(t.deploy)]))).status).toBe(200)
-      return () => s.postRun(resumeInput(t.threadId, [ok(t.publish), cancel(t.deploy)]))
+      expect((await s.postRun(resumeInput(t.threadId, [resolved(t.publish), cancelled(t.deploy)]))).status).toBe(200)
+      return () => s.postRun(resumeInput(t.threadId, [resolved(t.publish), cancelled(t.deploy)]))
     },
     409,
     'ALREADY_RESUMED',
   ],
   [
     'a resume covering part of the batch',
-    (t) => () => s.postRun(resumeInput(t.threadId, [ok(t.publish)])),
+    (t) => () => s.postRun(resumeInput(t.threadId, [resolved(t.publish)])),
     422,
     'RESUME_INCOMPLETE',
   ],
@@ -187,20 +167,24 @@ const refusals: Refusal[] = [
     'a resume naming an unknown interrupt',
     (t) => () =>
       s.postRun(
-        resumeInput(t.threadId, [ok(t.publish), ok(t.deploy), { interruptId: 'int_nope', status: 'cancelled' }]),
+        resumeInput(t.threadId, [
+          resolved(t.publish),
+          resolved(t.deploy),
+          { interruptId: 'int_nope', status: 'cancelled' },
+        ]),
       ),
     422,
     'RESUME_UNKNOWN_INTERRUPT',
   ],
   [
     'a resume answering one interrupt twice',
-    (t) => () => s.postRun(resumeInput(t.threadId, [ok(t.publish), ok(t.publish), ok(t.deploy)])),
+    (t) => () => s.postRun(resumeInput(t.threadId, [resolved(t.publish), resolved(t.publish), resolved(t.deploy)])),
     422,
     'RESUME_DUPLICATE_ENTRY',
   ],
   [
     'a payload that breaks the responseSchema',
-    (t) => () => s.postRun(resumeInput(t.threadId, [ok(t.publish, { approved: 'yes' }), ok(t.deploy)])),
+    (t) => () => s.postRun(resumeInput(t.threadId, [resolved(t.publish, { approved: 'yes' }), resolved(t.deploy)])),
     422,
     'RESUME_PAYLOAD_INVALID',
   ],
@@ -209,7 +193,7 @@ const refusals: Refusal[] = [
     async (t) => {
       const threadId = newThreadId()
       expect((await s.postRun(runInput(threadId, [userMessage('hello')]))).status).toBe(200)
-      return () => s.postRun(resumeInput(threadId, [cancel(t.publish)]))
+      return () => s.postRun(resumeInput(threadId, [cancelled(t.publish)]))
     },
     409,
     'RESUME_NOTHING_PENDING',
@@ -220,7 +204,7 @@ const refusals: Refusal[] = [
       const start = clock.now
       clock.now = Date.parse(t.publish.expiresAt!)
       try {
-        return await s.postRun(resumeInput(t.threadId, [ok(t.publish), cancel(t.deploy)]))
+        return await s.postRun(resumeInput(t.threadId, [resolved(t.publish), cancelled(t.deploy)]))
       } finally {
         clock.now = start
       }
