@@ -3,6 +3,7 @@ import type { AgentDefinition } from '../agent/agent.ts'
 import { resolveAgent } from '../agent/agent.ts'
 import type { Authenticate } from '../auth/authenticate.ts'
 import type { Clock } from '../clock.ts'
+import type { AdmissionDeps } from '../core/admission.ts'
 import { systemClock } from '../clock.ts'
 import { EventHub } from '../core/event-hub.ts'
 import { LogWatcher } from '../core/log-watcher.ts'
@@ -15,6 +16,7 @@ import type { Store, ThreadRecord } from '../store/store.ts'
 import type { ServerEnv } from './env.ts'
 import { auth } from './middleware/auth.ts'
 import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
+import { awaitReady } from './middleware/ready.ts'
 import { registerHealthRoute } from './routes/health.ts'
 import { registerRunRoutes } from './routes/runs.ts'
 import { registerThreadRoutes } from './routes/threads.ts'
@@ -128,10 +130,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const app = new Hono<ServerEnv>()
   app.onError(errorHandler(logError))
   app.notFound(notFoundHandler)
-  app.use('*', async (_c, next) => {
-    await ready()
-    await next()
-  })
+  app.use('*', awaitReady(ready))
 
   registerHealthRoute(app, basePath, { store, runs, logError })
   const authenticate = auth(options.authenticate)
@@ -139,7 +138,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     logError,
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
   }
-  const admission = {
+  const admission: AdmissionDeps = {
     store,
     agent,
     validators,
