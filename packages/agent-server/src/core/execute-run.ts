@@ -6,6 +6,7 @@ import type { ValidatorCache } from '../schema/validator-cache.ts'
 import { RunNotActiveError } from '../store/store.ts'
 import type { Store } from '../store/store.ts'
 import { ev } from './events.ts'
+import { modelEvents } from './model-events.ts'
 import { RunCancelled } from './run-cancelled.ts'
 import type { RunPlan } from './run-plan.ts'
 import { Turn } from './turn.ts'
@@ -59,7 +60,9 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
     }
     for (let iteration = 0; iteration < deps.agent.maxIterations; iteration++) {
       if (deps.signal.aborted) throw new RunCancelled()
-      const response = yield* turn.callModel()
+      const call = turn.callModel()
+      const response = yield* modelEvents(call.stream, call.options)
+      await turn.recordAnswer(response)
       if (response.calls.length === 0) {
         yield ev.runFinished(threadId, runId, { type: 'success' })
         return

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { InterludeError } from '@interlude/protocol'
 import type { AgUiEvent, AssistantMessage, Interrupt, Message, ResumeEntry } from '@interlude/protocol'
 import type { PolicyContext, ResolvedTool, ToolContext } from '../agent/tool.ts'
+import type { ModelChunk } from '../models/model.ts'
 import { NOT_STARTED_CALL_STATUSES, OPEN_CALL_STATUSES } from '../store/statuses.ts'
 import type { StoredInterrupt, ToolCallRecord } from '../store/store.ts'
 import { EffectsLedger } from './effects-ledger.ts'
@@ -9,8 +10,8 @@ import type { EffectOutcome, ToolInvocation } from './effects-ledger.ts'
 import { toolResult } from './events.ts'
 import type { ExecutionDeps } from './execute-run.ts'
 import { interruptBatch, interruptFor } from './interrupts.ts'
-import { modelEvents, modelTools } from './model-events.ts'
-import type { ModelResponse } from './model-events.ts'
+import { modelTools } from './model-events.ts'
+import type { ModelEventsOptions, ModelResponse } from './model-events.ts'
 import type { ResumeRunPlan, RunPlan } from './run-plan.ts'
 import { RunWrites } from './run-writes.ts'
 import { parseJson } from './strict-json.ts'
@@ -163,8 +164,11 @@ export class Turn {
 
   // ---- model --------------------------------------------------------------------------------
 
-  /** One model call: its events, then (a text-only answer) the assistant message. */
-  async *callModel(): AsyncGenerator<AgUiEvent, ModelResponse, undefined> {
+  /**
+   * The next model call: the provider's stream over the history, and how `modelEvents` names its
+   * events. The loop translates the stream itself (one generator less per event on the hot path).
+   */
+  callModel(): { readonly stream: AsyncIterable<ModelChunk>; readonly options: ModelEventsOptions } {
     const { agent, signal } = this.#deps
     const stream = agent.model.stream({
       systemPrompt: agent.definition.systemPrompt,
@@ -174,17 +178,20 @@ export class Turn {
       state: this.state,
       signal,
     })
-    const response = yield* modelEvents(stream, {
+    const options: ModelEventsOptions = {
       messageId: `msg_${randomUUID()}`,
       signal,
       isTaken: (id) => this.#calls.has(id) || this.#knownCallIds().has(id),
-    })
-    if (response.calls.length === 0 && response.text.length > 0) {
-      const message: AssistantMessage = { id: response.messageId, role: 'assistant', content: response.text }
-      await this.#writes.appendMessage(message)
-      this.messages.push(message)
     }
-    return response
+    return { stream, options }
+  }
+
+  /** A text-only answer joins the history (calls are recorded by `handleToolCalls`). */
+  async recordAnswer(response: ModelResponse): Promise<void> {
+    if (response.calls.length > 0 || response.text.length === 0) return
+    const message: AssistantMessage = { id: response.messageId, role: 'assistant', content: response.text }
+    await this.#writes.appendMessage(message)
+    this.messages.push(message)
   }
 
   #knownCallIds(): Set<string> {
