@@ -1,5 +1,5 @@
 import { InterludeError } from '@interlude/protocol'
-import type { ResolvedTool, ToolContext } from '../agent/tool.ts'
+import type { PolicyContext, ResolvedTool, ToolContext } from '../agent/tool.ts'
 import { RunNotActiveError } from '../store/store.ts'
 import { publicMessage } from './events.ts'
 import { RunCancelled } from './run-cancelled.ts'
@@ -20,6 +20,24 @@ export interface EffectOutcome {
 export interface ToolInvocation {
   readonly context: ToolContext
   readonly nextState: () => unknown
+}
+
+/**
+ * The context a tool runs with: the policy context (which carries a private copy of the state)
+ * plus `updateState` on that copy, and the signal tools see.
+ */
+export function toolInvocation(policy: PolicyContext, signal: AbortSignal): ToolInvocation {
+  let state = policy.state
+  let changed = false
+  const context: ToolContext = {
+    ...policy,
+    signal,
+    updateState: (update) => {
+      state = update(state)
+      changed = true
+    },
+  }
+  return { context, nextState: () => (changed ? state : undefined) }
 }
 
 export interface EffectsLedgerDeps {

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import { InterludeError } from '@interlude/protocol'
 import type { AgUiEvent, AssistantMessage, Interrupt, Message, ResumeEntry } from '@interlude/protocol'
-import type { PolicyContext, ResolvedTool, ToolContext } from '../agent/tool.ts'
+import type { PolicyContext, ResolvedTool } from '../agent/tool.ts'
 import type { ModelChunk } from '../models/model.ts'
 import { NOT_STARTED_CALL_STATUSES, OPEN_CALL_STATUSES } from '../store/statuses.ts'
 import type { StoredInterrupt, ToolCallRecord } from '../store/store.ts'
-import { EffectsLedger } from './effects-ledger.ts'
-import type { EffectOutcome, ToolInvocation } from './effects-ledger.ts'
+import { EffectsLedger, toolInvocation } from './effects-ledger.ts'
+import type { EffectOutcome } from './effects-ledger.ts'
 import { toolResult } from './events.ts'
 import type { ExecutionDeps } from './execute-run.ts'
 import { interruptBatch, interruptFor } from './interrupts.ts'
@@ -285,7 +285,8 @@ export class Turn {
 
   /** A server tool runs now; an external tool is started and its result awaited. */
   async *#runEffect(tool: ResolvedTool, record: ToolCallRecord, args: unknown): AsyncGenerator<AgUiEvent> {
-    const invocation = () => this.#toolInvocation(record.toolCallId)
+    const invocation = () =>
+      toolInvocation(this.#policyContext(record.toolCallId), this.#deps.toolSignal ?? this.#deps.signal)
     let outcome: EffectOutcome | 'awaiting_result' | undefined
     if (tool.kind === 'external') {
       outcome = await this.#ledger.dispatch(tool, record.toolCallId, args, invocation)
@@ -306,21 +307,6 @@ export class Turn {
       state: structuredClone(this.state),
       signal: this.#deps.signal,
     }
-  }
-
-  #toolInvocation(toolCallId: string): ToolInvocation {
-    let state = structuredClone(this.state)
-    let changed = false
-    const context: ToolContext = {
-      ...this.#policyContext(toolCallId),
-      signal: this.#deps.toolSignal ?? this.#deps.signal,
-      state,
-      updateState: (update) => {
-        state = update(state)
-        changed = true
-      },
-    }
-    return { context, nextState: () => (changed ? state : undefined) }
   }
 
   /** Writes the result (ledger + tool message + optional state, one transaction) and yields it. */
