@@ -5,6 +5,7 @@ import { serveStatic } from '@hono/node-server/serve-static'
 import type { AgentDefinition } from './agent/agent.ts'
 import type { Authenticate } from './auth/authenticate.ts'
 import { anonymousSessionCookie, bearerTokens, generateSessionSecret } from './auth/authenticate.ts'
+import type { Clock } from './clock.ts'
 import type { Limits } from './core/limits.ts'
 import { releaseAssistant } from './demo/release-assistant.ts'
 import type { AgentServer } from './http/app.ts'
@@ -34,7 +35,8 @@ export interface StartServerOptions {
   readonly agent?: AgentDefinition
   /** @default 3600 */
   readonly interruptTtlSeconds?: number
-  readonly now?: () => number
+  /** See `AgentServerOptions.now`. @default systemClock */
+  readonly now?: Clock
   /** Bearer tokens by principal name; without them, signed anonymous-session cookies are used. */
   readonly tokens?: Readonly<Record<string, string>>
   /** Secret of the anonymous-session cookies. @default a secret generated once and kept in the store */

@@ -2,23 +2,22 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { Ajv } from 'ajv'
 import { z } from 'zod'
 import { ValidatorCache } from '../schema/validator-cache.ts'
-import type { TestServer } from '../test-utils/harness.ts'
 import {
   dumpStore,
   interruptsOf,
   newThreadId,
-  postRun,
   resumeInput,
   runInput,
-  startTestServer,
   toolResults,
   userMessage,
 } from '../test-utils/harness.ts'
+import type { InProcessServer } from '../test-utils/in-process.ts'
+import { startInProcess } from '../test-utils/in-process.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
 import type { JsonSchema } from './tool.ts'
 import { approvalResponseSchema, defineTool, toJsonSchema } from './tool.ts'
 
-let server: TestServer | undefined
+let server: InProcessServer | undefined
 afterEach(async () => {
   await server?.dispose()
   server = undefined
@@ -162,11 +161,10 @@ describe('allowEdits with local $refs (B2)', () => {
         execute: (args) => ran.push({ tool: 'node', args }),
       }),
     ]
-    server = await startTestServer({ agent: commandAgent(tools) })
+    server = await startInProcess({ agent: commandAgent(tools) })
     const threadId = newThreadId()
     const leaf = { name: 'leaf', children: [] }
-    const paused = await postRun(
-      server,
+    const paused = await server.postRun(
       runInput(threadId, [
         command({
           toolCalls: [
@@ -182,8 +180,7 @@ describe('allowEdits with local $refs (B2)', () => {
     expect(node).toBeDefined()
 
     const before = dumpStore(server.dbPath)
-    const invalid = await postRun(
-      server,
+    const invalid = await server.postRun(
       resumeInput(threadId, [
         { interruptId: pick!.id, status: 'resolved', payload: { approved: true, editedArgs: { e: 'c' } } },
         { interruptId: range!.id, status: 'resolved', payload: { approved: true, editedArgs: { from: 1, to: -1 } } },
@@ -211,8 +208,7 @@ describe('allowEdits with local $refs (B2)', () => {
     expect(ran).toEqual([])
 
     const edited = { name: 'x', children: [{ name: 'y', children: [] }] }
-    const valid = await postRun(
-      server,
+    const valid = await server.postRun(
       resumeInput(threadId, [
         { interruptId: pick!.id, status: 'resolved', payload: { approved: true, editedArgs: { e: 'b' } } },
         {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { checkResume, InterludeError, resumeCheckError } from '@interlude/protocol'
 import type { Message, ResumeEntry, RunAgentInput, ToolMessage } from '@interlude/protocol'
 import type { ResolvedAgent } from '../agent/agent.ts'
+import type { Clock } from '../clock.ts'
 import type { SchemaIssue, ValidatorCache } from '../schema/validator-cache.ts'
 import type { Store, ThreadRecord } from '../store/store.ts'
 import { decisionHashSync } from './decision-hash.ts'
@@ -12,11 +13,16 @@ export interface AdmissionDeps {
   readonly store: Store
   readonly agent: ResolvedAgent
   readonly validators: ValidatorCache
-  readonly now: () => number
+  readonly now: Clock
   /** The count and size of new messages are checked here, where the thread's history is known. */
   readonly limits: Pick<Limits, 'maxMessagesPerInput' | 'maxMessageBytes'>
   /** Executor + lease of a run admitted by this process. */
   readonly lease: () => { readonly executorId: string; readonly leaseUntil: number }
+  /**
+   * First touch (`RunRecovery.touch`): closes the thread's active run if it executes nowhere any
+   * more (its lease ended); answers the thread as it is afterwards (the same object if untouched).
+   */
+  readonly recoverThread: (thread: ThreadRecord) => Promise<ThreadRecord>
 }
 
 /** Admission answers with a run to start, or with an already admitted run whose events to send. */
@@ -77,9 +83,21 @@ function checkNewMessages(
 /**
  * Everything decidable without running is decided here, before any stream byte (docs/protocol.md), and a
  * refusal changes nothing: the only writes are the two atomic admission transactions of the store.
- * Lost races (revision changed between read and write) are re-evaluated from scratch.
+ * A thread held by a run whose process died is released on first touch and admission is tried again.
  */
 export async function admitRun(deps: AdmissionDeps, principal: string, input: RunAgentInput): Promise<Admission> {
+  try {
+    return await admitOnce(deps, principal, input)
+  } catch (error) {
+    if (!(InterludeError.isInstance(error) && error.code === 'THREAD_BUSY')) throw error
+    const thread = await deps.store.getThread(input.threadId)
+    if (!thread || thread.ownerId !== principal || (await deps.recoverThread(thread)) === thread) throw error
+    return admitOnce(deps, principal, input)
+  }
+}
+
+/** One admission. Lost races (revision changed between read and write) are re-evaluated from scratch. */
+async function admitOnce(deps: AdmissionDeps, principal: string, input: RunAgentInput): Promise<Admission> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const result =
       input.resume !== undefined

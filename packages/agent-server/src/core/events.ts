@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto'
 import { EventType, InterludeError } from '@interlude/protocol'
-import type { AgUiEvent, ErrorCode, Interrupt, Message, RunFinishedOutcome } from '@interlude/protocol'
+import type { AgUiEvent, ErrorCode, Interrupt, Message, RunFinishedOutcome, ToolMessage } from '@interlude/protocol'
+import type { NewEvent } from '../store/store.ts'
+import { resultText } from './strict-json.ts'
 
 /** Small constructors so the execution core reads as a sequence of protocol events. */
 export const ev = {
@@ -52,4 +55,23 @@ export function isTerminal(type: string): boolean {
  */
 export function publicMessage(error: unknown, fallback: string): string {
   return InterludeError.isInstance(error) ? error.message : fallback
+}
+
+/** An event as a log row (the store keeps its JSON as written). */
+export function toNewEvent(event: AgUiEvent): NewEvent {
+  return { type: event.type, json: JSON.stringify(event) }
+}
+
+/**
+ * A settled call's result, shared by the turn and recovery: the text the model reads, the tool
+ * message that carries it into history and its `TOOL_CALL_RESULT`. Throws `NotJsonError` for a
+ * value JSON cannot hold.
+ */
+export function toolResult(
+  toolCallId: string,
+  value: unknown,
+): { readonly content: string; readonly message: ToolMessage; readonly event: AgUiEvent } {
+  const content = resultText(value)
+  const message: ToolMessage = { id: `msg_${randomUUID()}`, role: 'tool', toolCallId, content }
+  return { content, message, event: ev.toolResult(message.id, toolCallId, content) }
 }

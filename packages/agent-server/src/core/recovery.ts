@@ -1,14 +1,12 @@
-import { randomUUID } from 'node:crypto'
 import { EventType } from '@interlude/protocol'
-import type { AgUiEvent, ToolMessage } from '@interlude/protocol'
+import type { AgUiEvent } from '@interlude/protocol'
 import type { ResolvedAgent } from '../agent/agent.ts'
-import type { ReconcileResult } from '../agent/tool.ts'
+import type { Clock } from '../clock.ts'
+import { UNFINISHED_CALL_STATUSES } from '../store/statuses.ts'
 import type { CloseCall, RunRecord, Store, ThreadRecord, ToolCallRecord } from '../store/store.ts'
 import type { EventHub } from './event-hub.ts'
-import { ev } from './events.ts'
-import { resultContent } from './execute-run.ts'
+import { ev, toNewEvent, toolResult } from './events.ts'
 import type { RunManager } from './run-manager.ts'
-import { toNewEvent } from './run-manager.ts'
 
 export interface RecoveryOptions {
   readonly store: Store
@@ -20,6 +18,8 @@ export interface RecoveryOptions {
    * at once. Otherwise only runs whose lease ended are closed (several replicas).
    */
   readonly exclusive: boolean
+  /** The server clock: leases are compared with it. */
+  readonly now: Clock
   readonly logError: (message: string, error: unknown) => void
 }
 
@@ -56,9 +56,9 @@ export class RunRecovery {
 
   /** Startup: closes abandoned runs (every running run of other executors in exclusive mode). */
   async startup(): Promise<void> {
-    const { store, runs, exclusive } = this.#o
+    const { store, runs, exclusive, now } = this.#o
     const abandoned = await store.listAbandonedRuns({
-      now: Date.now(),
+      now: now(),
       all: exclusive,
       excludeExecutor: runs.executorId,
     })
@@ -81,7 +81,7 @@ export class RunRecovery {
     if (this.#sweeping) return
     this.#sweeping = true
     try {
-      const abandoned = await this.#o.store.listAbandonedRuns({ now: Date.now() })
+      const abandoned = await this.#o.store.listAbandonedRuns({ now: this.#o.now() })
       for (const run of abandoned) await this.close(run.threadId, run.runId, false)
     } catch (error) {
       this.#o.logError('recovery sweep failed', error)
@@ -98,14 +98,14 @@ export class RunRecovery {
     const runId = thread.activeRunId
     if (runId === undefined || this.#o.runs.isActive(thread.threadId, runId)) return thread
     const run = await this.#o.store.getRun(thread.threadId, runId)
-    if (!run || run.status !== 'running' || (run.leaseUntil ?? 0) >= Date.now()) return thread
+    if (!run || run.status !== 'running' || (run.leaseUntil ?? 0) >= this.#o.now()) return thread
     await this.close(thread.threadId, runId, false)
     return (await this.#o.store.getThread(thread.threadId)) ?? thread
   }
 
   /** Takes over and closes one run. `false` if another process did (or the run is alive). */
   async close(threadId: string, runId: string, force: boolean): Promise<boolean> {
-    const { store, runs, hub } = this.#o
+    const { store, runs, hub, now } = this.#o
     if (runs.isActive(threadId, runId)) return false
     try {
       const lease = runs.lease()
@@ -114,7 +114,7 @@ export class RunRecovery {
         runId,
         executorId: lease.executorId,
         leaseUntil: lease.leaseUntil,
-        now: Date.now(),
+        now: now(),
         force,
       })
       if (!run) return false
@@ -131,7 +131,7 @@ export class RunRecovery {
         closeBatch: run.batchId !== undefined ? { batchId: run.batchId, status: 'resolved' } : undefined,
         closeCalls: closing.calls,
         ...(closing.state !== undefined ? { state: closing.state } : {}),
-        now: Date.now(),
+        now: now(),
       })
       if (!stored) return false
       hub.publish(threadId, stored)
@@ -150,7 +150,7 @@ export class RunRecovery {
     const { threadId, runId } = run
     const events: AgUiEvent[] = await this.#closeOpenConstructs(threadId, runId)
     const [calls, open] = await Promise.all([
-      store.listToolCalls(threadId, { status: ['pending', 'awaiting_decision', 'started'] }),
+      store.listToolCalls(threadId, { status: UNFINISHED_CALL_STATUSES }),
       store.getOpenBatch(threadId),
     ])
     const answerable = new Set(open?.interrupts.map((i) => i.toolCallId) ?? [])
@@ -159,37 +159,33 @@ export class RunRecovery {
     let stateChanged = false
     for (const call of calls) {
       if (answerable.has(call.toolCallId)) continue
-      let status: CloseCall['status']
-      let content: unknown
+      let closed: Reconciled
       if (call.status === 'started') {
         const reconciled = await this.#reconcile(call, thread, state)
         if (reconciled) {
-          status = reconciled.result.status
-          content =
-            reconciled.result.status === 'succeeded'
-              ? reconciled.result.result
-              : (reconciled.result.result ?? { status: 'error', error: 'The call failed.' })
+          closed = reconciled
           if (reconciled.state !== undefined) {
             state = reconciled.state
             stateChanged = true
           }
         } else {
-          status = 'unknown'
-          content = { status: 'unknown', error: UNKNOWN }
+          closed = { status: 'unknown', settled: toolResult(call.toolCallId, { status: 'unknown', error: UNKNOWN }) }
         }
       } else {
-        status = 'cancelled'
-        content = { status: 'cancelled', message: NOT_RUN }
+        closed = {
+          status: 'cancelled',
+          settled: toolResult(call.toolCallId, { status: 'cancelled', message: NOT_RUN }),
+        }
       }
-      const result = resultContent(content)
-      const message: ToolMessage = {
-        id: `msg_${randomUUID()}`,
-        role: 'tool',
+      const { content, message, event } = closed.settled
+      closeCalls.push({
         toolCallId: call.toolCallId,
-        content: result,
-      }
-      closeCalls.push({ toolCallId: call.toolCallId, from: [call.status], status, result, message })
-      events.push(ev.toolResult(message.id, call.toolCallId, result))
+        from: [call.status],
+        status: closed.status,
+        result: content,
+        message,
+      })
+      events.push(event)
     }
     if (stateChanged) events.push(ev.stateSnapshot(state))
     events.push({ type: EventType.RUN_ERROR, code: 'RUN_FAILED', message: ABANDONED_MESSAGE } as AgUiEvent)
@@ -218,11 +214,11 @@ export class RunRecovery {
     return [...[...texts].map((id) => ev.textEnd(id)), ...[...calls].map((id) => ev.toolEnd(id))]
   }
 
-  async #reconcile(
-    call: ToolCallRecord,
-    thread: ThreadRecord,
-    state: unknown,
-  ): Promise<{ result: ReconcileResult; state: unknown } | undefined> {
+  /**
+   * The tool's own answer for an effect left `started`; `undefined` when it cannot tell (no
+   * `reconcile`, no verdict, it threw, or its result is not JSON): the effect stays unknown.
+   */
+  async #reconcile(call: ToolCallRecord, thread: ThreadRecord, state: unknown): Promise<Reconciled | undefined> {
     const reconcile = this.#o.agent.tools.get(call.toolName)?.definition.reconcile
     if (!reconcile) return undefined
     let next = structuredClone(state)
@@ -248,10 +244,25 @@ export class RunRecovery {
         },
       })
       if (!result || (result.status !== 'succeeded' && result.status !== 'failed')) return undefined
-      return { result, state: changed && result.status === 'succeeded' ? next : undefined }
+      const value =
+        result.status === 'succeeded'
+          ? result.result
+          : (result.result ?? { status: 'error', error: 'The call failed.' })
+      return {
+        status: result.status,
+        settled: toolResult(call.toolCallId, value),
+        ...(changed && result.status === 'succeeded' ? { state: next } : {}),
+      }
     } catch (error) {
       this.#o.logError(`reconcile of ${call.toolName} (${call.toolCallId}) threw`, error)
       return undefined
     }
   }
+}
+
+/** How recovery closes one call: its ledger status, its result, and a reconciled state change. */
+interface Reconciled {
+  readonly status: CloseCall['status']
+  readonly settled: ReturnType<typeof toolResult>
+  readonly state?: unknown
 }

@@ -2,12 +2,15 @@ import { randomUUID } from 'node:crypto'
 import { EventType } from '@interlude/protocol'
 import type { AgUiEvent, RunFinishedOutcome } from '@interlude/protocol'
 import type { ResolvedAgent } from '../agent/agent.ts'
+import type { Clock } from '../clock.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
 import { RunNotActiveError } from '../store/store.ts'
-import type { FinishRunRequest, NewEvent, Store } from '../store/store.ts'
+import type { FinishRunRequest, Store } from '../store/store.ts'
+import { sharedSlice, yieldToEventLoop } from './cpu-slice.ts'
 import type { EventHub } from './event-hub.ts'
-import { ev, isTerminal } from './events.ts'
+import { ev, isTerminal, toNewEvent } from './events.ts'
 import { executeRun } from './execute-run.ts'
+import { LogWriter } from './log-writer.ts'
 import type { RunPlan } from './run-plan.ts'
 
 export interface RunManagerOptions {
@@ -15,7 +18,8 @@ export interface RunManagerOptions {
   readonly hub: EventHub
   readonly agent: ResolvedAgent
   readonly validators: ValidatorCache
-  readonly now: () => number
+  /** The server clock: leases, timestamps and interrupt expiry read it. */
+  readonly now: Clock
   readonly interruptTtlMs: number
   readonly maxInterruptsPerBatch: number
   readonly logError: (message: string, error: unknown) => void
@@ -37,39 +41,6 @@ export type StopReason = 'cancel' | 'shutdown' | 'fenced'
 
 const key = (threadId: string, runId: string) => `${threadId}\u0000${runId}`
 
-/** CPU time all runs of the process together may take before they let the event loop poll I/O. */
-const SLICE_MS = 4
-
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
-
-/**
- * One CPU budget shared by every run of the process. Per-run slices are not enough: the
- * setImmediate callbacks of 100 runs all fire in the same check phase, so 100 × 4 ms of run work
- * would pass before the loop polls again — and an admission waiting on a database reply waits that
- * long. With one shared budget at most ~SLICE_MS of run work happens between two polls: waiters
- * share one gate that opens on the next loop iteration (an immediate queued during the check phase
- * runs only after the next poll phase).
- */
-class SharedSlice {
-  #start = performance.now()
-  #gate: Promise<void> | undefined
-
-  async yieldIfSpent(): Promise<void> {
-    while (performance.now() - this.#start > SLICE_MS) {
-      this.#gate ??= new Promise<void>((resolve) =>
-        setImmediate(() => {
-          this.#gate = undefined
-          this.#start = performance.now()
-          resolve()
-        }),
-      )
-      await this.#gate
-    }
-  }
-}
-
-const sharedSlice = new SharedSlice()
-
 /**
  * Drives admitted runs in the background, independent of any HTTP connection: a dropped client
  * does not stop a run; its events keep going to the log. Events are appended in small
@@ -77,7 +48,7 @@ const sharedSlice = new SharedSlice()
  *
  * Each process is one executor (`executorId`). Its runs carry a lease in the store that it renews
  * every `heartbeatMs`; the same round trip returns the runs' cancel flags, so a cancel received
- * by another replica stops the run at its next checkpoint. A run missing from the renewal was
+ * by another replica stops the run at its next stop point. A run missing from the renewal was
  * taken over (its lease had ended): it stops without writing anything more (fenced).
  */
 export class RunManager {
@@ -97,7 +68,7 @@ export class RunManager {
 
   /** Lease fields for a run admitted now by this process. */
   lease(): { executorId: string; leaseUntil: number } {
-    return { executorId: this.executorId, leaseUntil: Date.now() + this.leaseMs }
+    return { executorId: this.executorId, leaseUntil: this.#o.now() + this.leaseMs }
   }
 
   /** Starts executing an admitted run. Returns at once; the run continues in the background. */
@@ -116,7 +87,7 @@ export class RunManager {
     return this.#active.has(key(threadId, runId))
   }
 
-  /** Stops a local run at its next checkpoint (outcome `cancelled`). `false` if it is not here. */
+  /** Stops a local run at its next stop point (outcome `cancelled`). `false` if it is not here. */
   cancel(threadId: string, runId: string): boolean {
     return this.#abort(threadId, runId, 'cancel')
   }
@@ -144,7 +115,7 @@ export class RunManager {
     if (this.#beating || this.#active.size === 0) return
     this.#beating = true
     try {
-      const beats = await this.#o.store.heartbeatRuns(this.executorId, Date.now() + this.leaseMs)
+      const beats = await this.#o.store.heartbeatRuns(this.executorId, this.#o.now() + this.leaseMs)
       const held = new Set<string>()
       for (const beat of beats) {
         held.add(key(beat.threadId, beat.runId))
@@ -203,7 +174,7 @@ export class RunManager {
         maxInterruptsPerBatch: this.#o.maxInterruptsPerBatch,
         signal,
         toolSignal: this.#shutdown.signal,
-        checkpoint: () => writer.flush(),
+        persistEmitted: () => writer.flush(),
         logError,
       })
       for await (const event of events) {
@@ -265,57 +236,5 @@ function finishRequest(plan: RunPlan, terminal: AgUiEvent, now: number): FinishR
     events: [toNewEvent(terminal)],
     closeBatch,
     now,
-  }
-}
-
-export function toNewEvent(event: AgUiEvent): NewEvent {
-  return { type: event.type, json: JSON.stringify(event) }
-}
-
-/** Buffers events and appends them in order; a pending buffer is flushed on the next macrotask. */
-class LogWriter {
-  readonly #store: Store
-  readonly #hub: EventHub
-  readonly #threadId: string
-  readonly #runId: string
-  readonly #flushEvery: number
-  #buffer: NewEvent[] = []
-  #chain: Promise<void> = Promise.resolve()
-  #scheduled = false
-
-  constructor(store: Store, hub: EventHub, threadId: string, runId: string, flushEvery: number) {
-    this.#store = store
-    this.#hub = hub
-    this.#threadId = threadId
-    this.#runId = runId
-    this.#flushEvery = flushEvery
-  }
-
-  get full(): boolean {
-    return this.#buffer.length >= this.#flushEvery
-  }
-
-  push(event: AgUiEvent): void {
-    this.#buffer.push(toNewEvent(event))
-    if (!this.#scheduled) {
-      this.#scheduled = true
-      // Paced streams (a token every few ms) reach the client promptly without a flush per event.
-      setImmediate(() => {
-        this.#scheduled = false
-        this.flush().catch(() => undefined)
-      })
-    }
-  }
-
-  /** Appends everything buffered so far, in order. */
-  flush(): Promise<void> {
-    this.#chain = this.#chain.then(async () => {
-      if (this.#buffer.length === 0) return
-      const batch = this.#buffer
-      this.#buffer = []
-      const stored = await this.#store.appendEvents(this.#threadId, this.#runId, batch)
-      this.#hub.publish(this.#threadId, stored)
-    })
-    return this.#chain
   }
 }

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Interrupt, ResumeEntry } from '@interlude/protocol'
+import type { Interrupt } from '@interlude/protocol'
 import type { RunResponse, TestServer } from '../test-utils/harness.ts'
 import {
-  dumpStore,
   interruptsOf,
   newThreadId,
   postRun,
@@ -12,6 +11,7 @@ import {
   threadRow,
   userMessage,
 } from '../test-utils/harness.ts'
+import { cancelled, refusedUnchanged, resolved } from '../test-utils/resume-entries.ts'
 
 const clock = { now: Date.parse('2030-01-01T00:00:00.000Z') }
 let server: TestServer
@@ -36,28 +36,14 @@ async function paused(
   return { threadId, publish: publish!, deploy: deploy! }
 }
 
-const ok = (i: Interrupt, payload: unknown = { approved: true }): ResumeEntry => ({
-  interruptId: i.id,
-  status: 'resolved',
-  payload,
-})
-const cancel = (i: Interrupt): ResumeEntry => ({ interruptId: i.id, status: 'cancelled' })
-
-/** Sends the request and proves the store did not change at all. */
-async function refused(send: () => Promise<RunResponse>): Promise<RunResponse> {
-  const before = dumpStore(server.dbPath)
-  const response = await send()
-  expect(response.headers.get('content-type')).toMatch(/^application\/json/)
-  expect(dumpStore(server.dbPath)).toEqual(before)
-  return response
-}
+const refused = (send: () => Promise<RunResponse>) => refusedUnchanged(server.dbPath, send)
 
 describe('admission: malformed input is refused before any stream byte and changes nothing', () => {
   it('rejects missing and wrong credentials with UNAUTHENTICATED 401', async () => {
     const { threadId, publish, deploy } = await paused()
     for (const headers of [{}, { Authorization: 'Bearer nope' }, { Authorization: 'Basic YWxpY2U6c2VjcmV0' }]) {
       const r = await refused(() =>
-        postRun(server, resumeInput(threadId, [ok(publish), ok(deploy)]), { principal: null, headers }),
+        postRun(server, resumeInput(threadId, [resolved(publish), resolved(deploy)]), { principal: null, headers }),
       )
       expect(r.status).toBe(401)
       expect(r.error?.code).toBe('UNAUTHENTICATED')
@@ -67,14 +53,14 @@ describe('admission: malformed input is refused before any stream byte and chang
   it("another principal's thread is THREAD_NOT_FOUND, for resume and for new input", async () => {
     const { threadId, publish, deploy } = await paused('alice')
     const resume = await refused(() =>
-      postRun(server, resumeInput(threadId, [ok(publish), ok(deploy)]), { principal: 'bob' }),
+      postRun(server, resumeInput(threadId, [resolved(publish), resolved(deploy)]), { principal: 'bob' }),
     )
     expect(resume.status).toBe(404)
     expect(resume.error?.code).toBe('THREAD_NOT_FOUND')
     const input = await refused(() => postRun(server, runInput(threadId, [userMessage('hi')]), { principal: 'bob' }))
     expect(input.error?.code).toBe('THREAD_NOT_FOUND')
     const missing = await refused(() =>
-      postRun(server, resumeInput(newThreadId(), [ok(publish)]), { principal: 'bob' }),
+      postRun(server, resumeInput(newThreadId(), [resolved(publish)]), { principal: 'bob' }),
     )
     expect(missing.error).toEqual(resume.error)
   })
@@ -146,7 +132,7 @@ describe('admission: malformed input is refused before any stream byte and chang
     [
       'cancelled entry with a payload',
       ({ threadId, publish, deploy }) => ({
-        body: resumeInput(threadId, [{ ...cancel(publish), payload: { approved: true } }, cancel(deploy)]),
+        body: resumeInput(threadId, [{ ...cancelled(publish), payload: { approved: true } }, cancelled(deploy)]),
       }),
       400,
       'INVALID_INPUT',
@@ -156,7 +142,7 @@ describe('admission: malformed input is refused before any stream byte and chang
       ({ threadId, publish }) => ({
         body: resumeInput(
           threadId,
-          Array.from({ length: 5 }, () => cancel(publish)),
+          Array.from({ length: 5 }, () => cancelled(publish)),
         ),
       }),
       400,
@@ -164,21 +150,27 @@ describe('admission: malformed input is refused before any stream byte and chang
     ],
     [
       'resume covers only part of the batch',
-      ({ threadId, publish }) => ({ body: resumeInput(threadId, [ok(publish)]) }),
+      ({ threadId, publish }) => ({ body: resumeInput(threadId, [resolved(publish)]) }),
       422,
       'RESUME_INCOMPLETE',
     ],
     ['resume with an empty array', ({ threadId }) => ({ body: resumeInput(threadId, []) }), 422, 'RESUME_INCOMPLETE'],
     [
       'duplicate entries',
-      ({ threadId, publish, deploy }) => ({ body: resumeInput(threadId, [ok(publish), ok(publish), ok(deploy)]) }),
+      ({ threadId, publish, deploy }) => ({
+        body: resumeInput(threadId, [resolved(publish), resolved(publish), resolved(deploy)]),
+      }),
       422,
       'RESUME_DUPLICATE_ENTRY',
     ],
     [
       'unknown interrupt id',
       ({ threadId, publish, deploy }) => ({
-        body: resumeInput(threadId, [ok(publish), ok(deploy), { interruptId: 'int_nope', status: 'cancelled' }]),
+        body: resumeInput(threadId, [
+          resolved(publish),
+          resolved(deploy),
+          { interruptId: 'int_nope', status: 'cancelled' },
+        ]),
       }),
       422,
       'RESUME_UNKNOWN_INTERRUPT',
@@ -186,7 +178,7 @@ describe('admission: malformed input is refused before any stream byte and chang
     [
       'payload of the wrong type',
       ({ threadId, publish, deploy }) => ({
-        body: resumeInput(threadId, [ok(publish, { approved: 'yes' }), ok(deploy)]),
+        body: resumeInput(threadId, [resolved(publish, { approved: 'yes' }), resolved(deploy)]),
       }),
       422,
       'RESUME_PAYLOAD_INVALID',
@@ -194,7 +186,7 @@ describe('admission: malformed input is refused before any stream byte and chang
     [
       'payload with an extra property',
       ({ threadId, publish, deploy }) => ({
-        body: resumeInput(threadId, [ok(publish, { approved: true, sudo: true }), ok(deploy)]),
+        body: resumeInput(threadId, [resolved(publish, { approved: true, sudo: true }), resolved(deploy)]),
       }),
       422,
       'RESUME_PAYLOAD_INVALID',
@@ -202,7 +194,7 @@ describe('admission: malformed input is refused before any stream byte and chang
     [
       'resolved without a payload',
       ({ threadId, publish, deploy }) => ({
-        body: resumeInput(threadId, [{ interruptId: publish.id, status: 'resolved' }, ok(deploy)]),
+        body: resumeInput(threadId, [{ interruptId: publish.id, status: 'resolved' }, resolved(deploy)]),
       }),
       422,
       'RESUME_PAYLOAD_INVALID',
@@ -210,7 +202,10 @@ describe('admission: malformed input is refused before any stream byte and chang
     [
       'editedArgs on a tool without allowEdits',
       ({ threadId, publish, deploy }) => ({
-        body: resumeInput(threadId, [ok(publish, { approved: true, editedArgs: { version: 'v9' } }), ok(deploy)]),
+        body: resumeInput(threadId, [
+          resolved(publish, { approved: true, editedArgs: { version: 'v9' } }),
+          resolved(deploy),
+        ]),
       }),
       422,
       'RESUME_PAYLOAD_INVALID',
@@ -219,8 +214,8 @@ describe('admission: malformed input is refused before any stream byte and chang
       'editedArgs that break the tool schema',
       ({ threadId, publish, deploy }) => ({
         body: resumeInput(threadId, [
-          ok(publish),
-          ok(deploy, { approved: true, editedArgs: { version: 'v9', environment: 'moon' } }),
+          resolved(publish),
+          resolved(deploy, { approved: true, editedArgs: { version: 'v9', environment: 'moon' } }),
         ]),
       }),
       422,
@@ -229,7 +224,10 @@ describe('admission: malformed input is refused before any stream byte and chang
     [
       'payload larger than the limit',
       ({ threadId, publish, deploy }) => ({
-        body: resumeInput(threadId, [ok(publish, { approved: false, reason: 'x'.repeat(2000) }), ok(deploy)]),
+        body: resumeInput(threadId, [
+          resolved(publish, { approved: false, reason: 'x'.repeat(2000) }),
+          resolved(deploy),
+        ]),
       }),
       413,
       'PAYLOAD_TOO_LARGE',
@@ -264,8 +262,8 @@ describe('admission: malformed input is refused before any stream byte and chang
       postRun(
         server,
         resumeInput(threadId, [
-          ok(publish, { approved: 1 }),
-          ok(deploy, { approved: true, editedArgs: { version: '' } }),
+          resolved(publish, { approved: 1 }),
+          resolved(deploy, { approved: true, editedArgs: { version: '' } }),
         ]),
       ),
     )
@@ -302,11 +300,11 @@ describe('expiry on the server clock', () => {
     const start = clock.now
     try {
       clock.now = start + 600_000
-      const r = await refused(() => postRun(server, resumeInput(threadId, [ok(publish), cancel(deploy)])))
+      const r = await refused(() => postRun(server, resumeInput(threadId, [resolved(publish), cancelled(deploy)])))
       expect(r.status).toBe(410)
       expect(r.error?.code).toBe('INTERRUPT_EXPIRED')
       // An all-cancelled resume still closes the expired batch, and the thread continues.
-      const closed = await postRun(server, resumeInput(threadId, [cancel(publish), cancel(deploy)]))
+      const closed = await postRun(server, resumeInput(threadId, [cancelled(publish), cancelled(deploy)]))
       expect(closed.status).toBe(200)
       expect(threadRow(server.dbPath, threadId)).toMatchObject({ status: 'idle' })
       const next = await postRun(server, runInput(threadId, [userMessage('hello again')]))
@@ -321,7 +319,7 @@ describe('expiry on the server clock', () => {
     const start = clock.now
     try {
       clock.now = start + 599_999
-      expect((await postRun(server, resumeInput(threadId, [ok(publish), cancel(deploy)]))).status).toBe(200)
+      expect((await postRun(server, resumeInput(threadId, [resolved(publish), cancelled(deploy)]))).status).toBe(200)
     } finally {
       clock.now = start
     }
@@ -331,19 +329,21 @@ describe('expiry on the server clock', () => {
 describe('stale and concurrent requests', () => {
   it('a stale resume of the first batch after a second batch was issued: ALREADY_RESUMED or DECISION_CONFLICT, nothing changes', async () => {
     const { threadId, publish, deploy } = await paused()
-    const firstResume = resumeInput(threadId, [ok(publish), cancel(deploy)])
+    const firstResume = resumeInput(threadId, [resolved(publish), cancelled(deploy)])
     expect((await postRun(server, firstResume)).status).toBe(200)
     const second = await postRun(server, runInput(threadId, [userMessage('deploy v8 to staging')]))
     expect(interruptsOf(second.events)).toHaveLength(2)
 
-    const same = await refused(() => postRun(server, resumeInput(threadId, [ok(publish), cancel(deploy)])))
+    const same = await refused(() => postRun(server, resumeInput(threadId, [resolved(publish), cancelled(deploy)])))
     expect(same.status).toBe(409)
     expect(same.error).toMatchObject({ code: 'ALREADY_RESUMED', details: { runId: firstResume.runId } })
-    const different = await refused(() => postRun(server, resumeInput(threadId, [ok(publish), ok(deploy)])))
+    const different = await refused(() => postRun(server, resumeInput(threadId, [resolved(publish), resolved(deploy)])))
     expect(different.error).toMatchObject({ code: 'DECISION_CONFLICT', details: { runId: firstResume.runId } })
     // Mixing ids of the old and the open batch is an unknown interrupt for the open batch.
     const [p2, d2] = interruptsOf(second.events)
-    const mixed = await refused(() => postRun(server, resumeInput(threadId, [ok(p2!), ok(d2!), cancel(publish)])))
+    const mixed = await refused(() =>
+      postRun(server, resumeInput(threadId, [resolved(p2!), resolved(d2!), cancelled(publish)])),
+    )
     expect(mixed.error?.code).toBe('RESUME_UNKNOWN_INTERRUPT')
   })
 })

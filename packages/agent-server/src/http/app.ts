@@ -1,25 +1,26 @@
 import { Hono } from 'hono'
-import { InterludeError, SSE_HEADERS } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { resolveAgent } from '../agent/agent.ts'
 import type { Authenticate } from '../auth/authenticate.ts'
-import { admitRun } from '../core/admission.ts'
+import type { Clock } from '../clock.ts'
+import type { AdmissionDeps } from '../core/admission.ts'
+import { systemClock } from '../clock.ts'
 import { EventHub } from '../core/event-hub.ts'
 import { LogWatcher } from '../core/log-watcher.ts'
 import { RunRecovery } from '../core/recovery.ts'
 import type { Limits } from '../core/limits.ts'
 import { DEFAULT_LIMITS } from '../core/limits.ts'
-import { parseRunInput } from '../core/parse-input.ts'
 import { RunManager } from '../core/run-manager.ts'
-import { logFrames } from '../core/run-stream.ts'
 import { ValidatorCache } from '../schema/validator-cache.ts'
-import type { Store } from '../store/store.ts'
+import type { Store, ThreadRecord } from '../store/store.ts'
 import type { ServerEnv } from './env.ts'
 import { auth } from './middleware/auth.ts'
 import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
-import { jsonBody } from './middleware/json-body.ts'
+import { awaitReady } from './middleware/ready.ts'
+import { registerHealthRoute } from './routes/health.ts'
+import { registerRunRoutes } from './routes/runs.ts'
 import { registerThreadRoutes } from './routes/threads.ts'
-import { sseBody } from './sse-response.ts'
+import type { SseBodyOptions } from './sse-response.ts'
 
 export interface AgentServerOptions {
   readonly agent: AgentDefinition
@@ -28,8 +29,8 @@ export interface AgentServerOptions {
   readonly authenticate: Authenticate
   /** Mount point of the routes. @default '/api/agent' */
   readonly basePath?: string
-  /** The server clock in epoch ms (inject to test expiry). @default Date.now */
-  readonly now?: () => number
+  /** The server clock in epoch ms: interrupt expiry, run leases, recovery, timestamps (inject to test them). @default systemClock */
+  readonly now?: Clock
   /** Lifetime of an interrupt batch. @default 3600 (1 hour) */
   readonly interruptTtlSeconds?: number
   readonly limits?: Partial<Limits>
@@ -78,7 +79,7 @@ function defaultLogError(message: string, error: unknown): void {
  */
 export function createAgentServer(options: AgentServerOptions): AgentServer {
   const basePath = (options.basePath ?? '/api/agent').replace(/\/+$/, '')
-  const now = options.now ?? Date.now
+  const now = options.now ?? systemClock
   const logError = options.logError ?? defaultLogError
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits }
   const ttlSeconds = options.interruptTtlSeconds ?? 3600
@@ -104,6 +105,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     agent,
     runs,
     exclusive: options.exclusive ?? store.kind === 'sqlite',
+    now,
     logError,
   })
   const pollMs = options.pollMs ?? (store.watch ? 1000 : 250)
@@ -128,58 +130,25 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const app = new Hono<ServerEnv>()
   app.onError(errorHandler(logError))
   app.notFound(notFoundHandler)
-  app.use('*', async (_c, next) => {
-    await ready()
-    await next()
-  })
+  app.use('*', awaitReady(ready))
 
-  app.get(`${basePath}/health`, async (c) => {
-    try {
-      await store.ping()
-    } catch (error) {
-      logError('health check: store unreachable', error)
-      throw new InterludeError('STORE_UNAVAILABLE', 'The store is unreachable.')
-    }
-    return c.json({ status: 'ok', store: store.kind, activeRuns: runs.activeCount })
-  })
-
+  registerHealthRoute(app, basePath, { store, runs, logError })
   const authenticate = auth(options.authenticate)
-  const sseOptions = { logError, ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}) }
-  app.post(`${basePath}/runs`, authenticate, jsonBody(limits), async (c) => {
-    const startedAt = performance.now()
-    const input = parseRunInput(c.get('body'), limits)
-    // Admission (including the atomic claim) completes before the streaming response exists.
-    const deps = { store, agent, validators, now, limits, lease: () => runs.lease() }
-    let admission
-    try {
-      admission = await admitRun(deps, c.get('principal'), input)
-    } catch (error) {
-      // First touch: a thread held by a run whose process died is released, then admission retried.
-      if (!(InterludeError.isInstance(error) && error.code === 'THREAD_BUSY')) throw error
-      const thread = await store.getThread(input.threadId)
-      if (!thread || thread.ownerId !== c.get('principal') || (await recovery.touch(thread)) === thread) throw error
-      admission = await admitRun(deps, c.get('principal'), input)
-    }
-    if (admission.kind === 'start') runs.start(admission.plan)
-    // Admission time (validation, ownership, resume checks, claim), once the body was read.
-    c.header('Server-Timing', `admission;dur=${(performance.now() - startedAt).toFixed(3)}`)
-    const { threadId, runId } = input
-    const body = sseBody(
-      (signal) => logFrames(threadId, { store, hub, signal, runId, untilRunEnds: runId }),
-      sseOptions,
-    )
-    return c.body(body, 200, SSE_HEADERS)
-  })
-
-  registerThreadRoutes(app, basePath, authenticate, {
-    store,
-    hub,
-    runs,
-    recovery,
-    now,
+  const sse: SseBodyOptions = {
     logError,
-    heartbeatMs: options.heartbeatMs,
-  })
+    ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
+  }
+  const admission: AdmissionDeps = {
+    store,
+    agent,
+    validators,
+    now,
+    limits,
+    lease: () => runs.lease(),
+    recoverThread: (thread: ThreadRecord) => recovery.touch(thread),
+  }
+  registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse })
+  registerThreadRoutes(app, basePath, authenticate, { store, hub, runs, recovery, now, sse })
 
   let closing: Promise<void> | undefined
   return Object.assign(app, {

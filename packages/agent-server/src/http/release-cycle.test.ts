@@ -2,26 +2,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EventType } from '@interlude/protocol'
 import type { Interrupt, ResumeEntry } from '@interlude/protocol'
 import type { ReleaseState } from '../demo/release-assistant.ts'
-import type { TestServer } from '../test-utils/harness.ts'
 import {
   interruptsOf,
   lastState,
   newThreadId,
   parsedState,
-  postRun,
   resumeInput,
   runInput,
-  startTestServer,
   textOf,
   threadRow,
   toolResults,
   types,
   userMessage,
 } from '../test-utils/harness.ts'
+import type { InProcessServer } from '../test-utils/in-process.ts'
+import { startInProcess } from '../test-utils/in-process.ts'
 
-let server: TestServer
+let server: InProcessServer
 beforeAll(async () => {
-  server = await startTestServer()
+  server = await startInProcess()
 })
 afterAll(async () => {
   await server.dispose()
@@ -30,7 +29,7 @@ afterAll(async () => {
 /** Starts a release turn and returns the two interrupts (publish_release, deploy). */
 async function pause(text = 'please deploy v2.1 to production') {
   const threadId = newThreadId()
-  const first = await postRun(server, runInput(threadId, [userMessage(text)]))
+  const first = await server.postRun(runInput(threadId, [userMessage(text)]))
   expect(first.status).toBe(200)
   const interrupts = interruptsOf(first.events)
   expect(interrupts).toHaveLength(2)
@@ -80,7 +79,7 @@ describe('release assistant: one batch of two tool_call interrupts', () => {
 
   it('approve both: both run, state records them, summary names both', async () => {
     const { threadId, publish, deploy } = await pause()
-    const resumed = await postRun(server, resumeInput(threadId, [approve(publish), approve(deploy)]))
+    const resumed = await server.postRun(resumeInput(threadId, [approve(publish), approve(deploy)]))
     expect(resumed.status).toBe(200)
     const t = types(resumed.events)
     expect(t[0]).toBe(EventType.RUN_STARTED)
@@ -101,8 +100,7 @@ describe('release assistant: one batch of two tool_call interrupts', () => {
 
   it('deny one: the denied call gets a denied result the model reads; the other runs', async () => {
     const { threadId, publish, deploy } = await pause()
-    const resumed = await postRun(
-      server,
+    const resumed = await server.postRun(
       resumeInput(threadId, [
         approve(publish),
         { interruptId: deploy.id, status: 'resolved', payload: { approved: false, reason: 'freeze week' } },
@@ -120,8 +118,7 @@ describe('release assistant: one batch of two tool_call interrupts', () => {
 
   it("edit deploy's args: editedArgs replace the arguments", async () => {
     const { threadId, publish, deploy } = await pause()
-    const resumed = await postRun(
-      server,
+    const resumed = await server.postRun(
       resumeInput(threadId, [
         approve(publish),
         approve(deploy, { editedArgs: { version: 'v2.1.1', environment: 'staging' } }),
@@ -135,8 +132,7 @@ describe('release assistant: one batch of two tool_call interrupts', () => {
 
   it('cancel all: cancelled results, no model call, no text, state unchanged', async () => {
     const { threadId, publish, deploy } = await pause()
-    const resumed = await postRun(
-      server,
+    const resumed = await server.postRun(
       resumeInput(threadId, [
         { interruptId: publish.id, status: 'cancelled' },
         { interruptId: deploy.id, status: 'cancelled' },
@@ -155,22 +151,21 @@ describe('release assistant: one batch of two tool_call interrupts', () => {
     expect(resumed.events[3]).toMatchObject({ outcome: { type: 'success' } })
     expect(parsedState(server.dbPath, threadId)).toEqual({ releases: [], deployments: [] })
     // The thread continues afterwards.
-    const next = await postRun(server, runInput(threadId, [userMessage('hello there')]))
+    const next = await server.postRun(runInput(threadId, [userMessage('hello there')]))
     expect(next.status).toBe(200)
     expect(textOf(next.events)).toMatch(/I can publish and deploy releases/)
   })
 
   it('ask_user: input_required with the caller schema, then confirms the choice', async () => {
     const threadId = newThreadId()
-    const first = await postRun(server, runInput(threadId, [userMessage('please choose an environment')]))
+    const first = await server.postRun(runInput(threadId, [userMessage('please choose an environment')]))
     const [ask] = interruptsOf(first.events)
     expect(ask).toMatchObject({ reason: 'input_required', message: 'Which environment should I use?' })
     expect(ask!.responseSchema).toMatchObject({
       required: ['environment'],
       properties: { environment: { enum: ['staging', 'production'] } },
     })
-    const resumed = await postRun(
-      server,
+    const resumed = await server.postRun(
       resumeInput(threadId, [
         { interruptId: ask!.id, status: 'resolved', payload: { environment: 'production', notes: 'after 6pm' } },
       ]),
@@ -182,7 +177,7 @@ describe('release assistant: one batch of two tool_call interrupts', () => {
   })
 
   it('anything else: a short answer, no tools, success', async () => {
-    const res = await postRun(server, runInput(newThreadId(), [userMessage('what is up?')]))
+    const res = await server.postRun(runInput(newThreadId(), [userMessage('what is up?')]))
     expect(types(res.events)).not.toContain(EventType.TOOL_CALL_START)
     expect(res.events[res.events.length - 1]).toMatchObject({
       type: EventType.RUN_FINISHED,

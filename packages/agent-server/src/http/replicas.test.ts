@@ -146,7 +146,7 @@ describe.skipIf(!available)('two replicas on one PostgreSQL database', () => {
     expect(seen).toBe(raw)
   })
 
-  it('a cancel sent to B stops the run executing on A at its next checkpoint', async () => {
+  it('a cancel sent to B stops the run executing on A at its next stop point', async () => {
     const [a, b] = replicas as [ChildServer, ChildServer]
     const threadId = newThreadId()
     const input = runInput(threadId, [userMessage('please block here')])

@@ -18,7 +18,9 @@ export function sseBody(
   const frames = open(controller.signal)
   const encoder = new TextEncoder()
   const heartbeatMs = options.heartbeatMs ?? 15_000
-  let lastWrite = Date.now()
+  // Silence is elapsed time on this connection: the monotonic clock, not the server `Clock`
+  // (which a test may move, and which leases and expiry read).
+  let lastWrite = performance.now()
   let timer: ReturnType<typeof setInterval> | undefined
   let closed = false
   const stop = () => {
@@ -30,8 +32,8 @@ export function sseBody(
       start(stream) {
         timer = setInterval(
           () => {
-            if (closed || Date.now() - lastWrite < heartbeatMs) return
-            lastWrite = Date.now()
+            if (closed || performance.now() - lastWrite < heartbeatMs) return
+            lastWrite = performance.now()
             try {
               stream.enqueue(encoder.encode(HEARTBEAT_FRAME))
             } catch {
@@ -50,7 +52,7 @@ export function sseBody(
             stop()
             stream.close()
           } else {
-            lastWrite = Date.now()
+            lastWrite = performance.now()
             stream.enqueue(encoder.encode(next.value))
           }
         } catch (error) {

@@ -4,39 +4,35 @@ import type { ThreadListPage, ThreadSnapshot } from '@interlude/protocol'
 import { ThreadSnapshotSchema } from '@interlude/protocol/schemas'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { releaseAssistant } from '../demo/release-assistant.ts'
-import type { TestServer } from '../test-utils/harness.ts'
-import {
-  authHeader,
-  interruptsOf,
-  newThreadId,
-  postRun,
-  runInput,
-  startTestServer,
-  types,
-  userMessage,
-} from '../test-utils/harness.ts'
+import { interruptsOf, newThreadId, runInput, types, userMessage } from '../test-utils/harness.ts'
+import type { InProcessOptions, InProcessServer } from '../test-utils/in-process.ts'
+import { startInProcess } from '../test-utils/in-process.ts'
 import { gatedModel } from '../test-utils/test-agents.ts'
 
-let server: TestServer | undefined
+let server: InProcessServer | undefined
 afterEach(async () => {
   await server?.dispose()
   server = undefined
 })
 
-async function serve(agent: AgentDefinition = releaseAssistant(), extra: Parameters<typeof startTestServer>[0] = {}) {
-  server = await startTestServer({ agent, ...extra })
+async function serve(agent: AgentDefinition = releaseAssistant(), extra: InProcessOptions = {}) {
+  server = await startInProcess({ agent, ...extra })
   return server
 }
 
-const get = (s: TestServer, path: string, principal: 'alice' | 'bob' = 'alice', headers: Record<string, string> = {}) =>
-  fetch(`${s.baseUrl}${path}`, { headers: { ...authHeader(principal), ...headers } })
+const get = (
+  s: InProcessServer,
+  path: string,
+  principal: 'alice' | 'bob' = 'alice',
+  headers: Record<string, string> = {},
+) => s.request(path, { principal, headers })
 
 describe('GET {base}/threads/:threadId (snapshot)', () => {
   it('returns the owner a valid snapshot with the pending batch, and hides it from others', async () => {
     const clock = { now: Date.parse('2031-05-01T10:00:00Z') }
     const s = await serve(releaseAssistant(), { now: () => clock.now, interruptTtlSeconds: 60 })
     const threadId = newThreadId()
-    const paused = await postRun(s, runInput(threadId, [userMessage('deploy v2 to production')]))
+    const paused = await s.postRun(runInput(threadId, [userMessage('deploy v2 to production')]))
     const res = await get(s, `/threads/${threadId}`)
     expect(res.status).toBe(200)
     const snapshot = ThreadSnapshotSchema.parse(await res.json()) as ThreadSnapshot
@@ -59,8 +55,8 @@ describe('GET {base}/threads/:threadId/events (replay)', () => {
   it('replays identical frames from the log, after Last-Event-ID or ?after=', async () => {
     const s = await serve()
     const threadId = newThreadId()
-    const first = await postRun(s, runInput(threadId, [userMessage('hello')]))
-    const second = await postRun(s, runInput(threadId, [userMessage('deploy v1')]))
+    const first = await s.postRun(runInput(threadId, [userMessage('hello')]))
+    const second = await s.postRun(runInput(threadId, [userMessage('deploy v1')]))
     const all = first.raw + second.raw
     const replay = await get(s, `/threads/${threadId}/events`)
     expect(replay.headers.get('content-type')).toMatch(/^text\/event-stream/)
@@ -78,7 +74,7 @@ describe('GET {base}/threads/:threadId/events (replay)', () => {
     const gate = gatedModel()
     const s = await serve({ model: gate.model }, { heartbeatMs: 30 })
     const threadId = newThreadId()
-    const run = postRun(s, runInput(threadId, [userMessage('hi')]))
+    const run = s.postRun(runInput(threadId, [userMessage('hi')]))
     await gate.started
     const tail = await get(s, `/threads/${threadId}/events`)
     const reader = tail.body!.getReader()
@@ -103,18 +99,13 @@ describe('POST {base}/threads/:threadId/runs/:runId/cancel', () => {
     const s = await serve({ model: gate.model })
     const threadId = newThreadId()
     const input = runInput(threadId, [userMessage('hi')])
-    const running = postRun(s, input)
+    const running = s.postRun(input)
     await gate.started
     const cancel = (
       headers: Record<string, string> = { 'Content-Type': 'application/json' },
       runId = input.runId,
       principal: 'alice' | 'bob' = 'alice',
-    ) =>
-      fetch(`${s.baseUrl}/threads/${threadId}/runs/${runId}/cancel`, {
-        method: 'POST',
-        headers: { ...authHeader(principal), ...headers },
-        body: '{}',
-      })
+    ) => s.request(`/threads/${threadId}/runs/${runId}/cancel`, { method: 'POST', principal, headers, body: '{}' })
     expect((await cancel({ 'Content-Type': 'text/plain' })).status).toBe(400)
     expect((await cancel(undefined, input.runId, 'bob')).status).toBe(404)
     expect((await cancel(undefined, 'nope')).status).toBe(404)
@@ -134,10 +125,10 @@ describe('GET {base}/threads?status=interrupted (inbox)', () => {
     const s = await serve()
     const a = newThreadId()
     const b = newThreadId()
-    await postRun(s, runInput(a, [userMessage('deploy v1')]))
-    await postRun(s, runInput(newThreadId(), [userMessage('hello')]))
-    await postRun(s, runInput(b, [userMessage('ask me to choose')]))
-    await postRun(s, runInput(newThreadId(), [userMessage('deploy v9')]), { principal: 'bob' })
+    await s.postRun(runInput(a, [userMessage('deploy v1')]))
+    await s.postRun(runInput(newThreadId(), [userMessage('hello')]))
+    await s.postRun(runInput(b, [userMessage('ask me to choose')]))
+    await s.postRun(runInput(newThreadId(), [userMessage('deploy v9')]), { principal: 'bob' })
     const page = (await (await get(s, '/threads?status=interrupted')).json()) as ThreadListPage
     expect(page.threads.map((t) => t.threadId).sort()).toEqual([a, b].sort())
     expect(page.threads.every((t) => t.status === 'interrupted' && (t.interrupts?.length ?? 0) > 0)).toBe(true)

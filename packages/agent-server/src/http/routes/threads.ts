@@ -1,6 +1,7 @@
 import type { Hono, MiddlewareHandler } from 'hono'
 import { InterludeError, SSE_HEADERS } from '@interlude/protocol'
 import type { ThreadListPage, ThreadStatus } from '@interlude/protocol'
+import type { Clock } from '../../clock.ts'
 import type { EventHub } from '../../core/event-hub.ts'
 import type { RunRecovery } from '../../core/recovery.ts'
 import type { RunManager } from '../../core/run-manager.ts'
@@ -9,6 +10,7 @@ import { threadSnapshot, threadSummary } from '../../core/thread-view.ts'
 import type { Store, ThreadRecord } from '../../store/store.ts'
 import type { ServerEnv } from '../env.ts'
 import { requireJsonContentType } from '../middleware/json-body.ts'
+import type { SseBodyOptions } from '../sse-response.ts'
 import { sseBody } from '../sse-response.ts'
 
 export interface ThreadRoutesDeps {
@@ -16,9 +18,8 @@ export interface ThreadRoutesDeps {
   readonly hub: EventHub
   readonly runs: RunManager
   readonly recovery: RunRecovery
-  readonly now: () => number
-  readonly logError: (message: string, error: unknown) => void
-  readonly heartbeatMs: number | undefined
+  readonly now: Clock
+  readonly sse: SseBodyOptions
 }
 
 const STATUSES: readonly ThreadStatus[] = ['idle', 'running', 'interrupted']
@@ -106,7 +107,7 @@ export function registerThreadRoutes(
           afterSeq,
           ...(active !== undefined ? { untilRunEnds: active } : {}),
         }),
-      { logError: deps.logError, ...(deps.heartbeatMs !== undefined ? { heartbeatMs: deps.heartbeatMs } : {}) },
+      deps.sse,
     )
     return c.body(body, 200, SSE_HEADERS)
   })

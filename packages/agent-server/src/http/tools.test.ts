@@ -4,31 +4,30 @@ import { EventType } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { defineTool } from '../agent/tool.ts'
 import type { ToolContext } from '../agent/tool.ts'
-import type { TestServer } from '../test-utils/harness.ts'
 import {
   interruptsOf,
   newThreadId,
   parsedState,
-  postRun,
   resumeInput,
   runInput,
-  startTestServer,
   textOf,
   threadRow,
   toolResults,
   types,
   userMessage,
 } from '../test-utils/harness.ts'
+import type { InProcessOptions, InProcessServer } from '../test-utils/in-process.ts'
+import { startInProcess } from '../test-utils/in-process.ts'
 import { commandAgent, failingModel, gatedModel } from '../test-utils/test-agents.ts'
 
-let server: TestServer | undefined
+let server: InProcessServer | undefined
 afterEach(async () => {
   await server?.dispose()
   server = undefined
 })
 
-async function serve(agent: AgentDefinition, extra: Parameters<typeof startTestServer>[0] = {}): Promise<TestServer> {
-  server = await startTestServer({ agent, ...extra })
+async function serve(agent: AgentDefinition, extra: InProcessOptions = {}): Promise<InProcessServer> {
+  server = await startInProcess({ agent, ...extra })
   return server
 }
 
@@ -63,8 +62,7 @@ describe('tools', () => {
     })
     const s = await serve(commandAgent([transfer, wipe]))
     const threadId = newThreadId()
-    const first = await postRun(
-      s,
+    const first = await s.postRun(
       runInput(threadId, [
         command({
           toolCalls: [
@@ -87,8 +85,7 @@ describe('tools', () => {
     expect(snapshot.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool'])
 
     allowTransfer = false // the resource changed while the person decided
-    const resumed = await postRun(
-      s,
+    const resumed = await s.postRun(
       resumeInput(threadId, [{ interruptId: interrupts[0]!.id, status: 'resolved', payload: { approved: true } }]),
     )
     expect(toolResults(resumed.events)).toEqual([
@@ -112,8 +109,7 @@ describe('tools', () => {
       },
     })
     const s = await serve(commandAgent([pay]))
-    const small = await postRun(
-      s,
+    const small = await s.postRun(
       runInput(newThreadId(), [command({ toolCalls: [{ name: 'pay', args: { amount: 5, to: 'bob' } }] })]),
     )
     expect(interruptsOf(small.events)).toEqual([])
@@ -123,15 +119,13 @@ describe('tools', () => {
     expect(textOf(small.events)).toBe('done: {"paid":5}')
 
     const threadId = newThreadId()
-    const big = await postRun(
-      s,
+    const big = await s.postRun(
       runInput(threadId, [command({ toolCalls: [{ name: 'pay', args: { amount: 500, to: 'bob' } }] })]),
     )
     const [interrupt] = interruptsOf(big.events)
     const edited = (interrupt!.responseSchema as { properties: { editedArgs: unknown } }).properties.editedArgs
     expect(edited).toMatchObject({ type: 'object', required: ['amount', 'to'], additionalProperties: false })
-    const bad = await postRun(
-      s,
+    const bad = await s.postRun(
       resumeInput(threadId, [
         {
           interruptId: interrupt!.id,
@@ -141,8 +135,7 @@ describe('tools', () => {
       ]),
     )
     expect(bad.error?.code).toBe('RESUME_PAYLOAD_INVALID')
-    const good = await postRun(
-      s,
+    const good = await s.postRun(
       resumeInput(threadId, [
         {
           interruptId: interrupt!.id,
@@ -154,8 +147,7 @@ describe('tools', () => {
     expect(calls[1]!.args).toEqual({ amount: 150, to: 'carol' })
     expect(textOf(good.events)).toBe('done: {"paid":150}')
 
-    const invalid = await postRun(
-      s,
+    const invalid = await s.postRun(
       runInput(newThreadId(), [
         command({
           toolCalls: [
@@ -181,7 +173,7 @@ describe('tools', () => {
       },
     })
     const s = await serve(commandAgent([boom]))
-    const res = await postRun(s, runInput(newThreadId(), [command({ toolCalls: [{ name: 'boom', args: {} }] })]))
+    const res = await s.postRun(runInput(newThreadId(), [command({ toolCalls: [{ name: 'boom', args: {} }] })]))
     expect(res.raw).not.toContain('hunter2')
     expect(toolResults(res.events)[0]!.content).toEqual({ status: 'error', error: 'The tool boom failed.' })
     expect(res.events[res.events.length - 1]).toMatchObject({
@@ -203,8 +195,7 @@ describe('tools', () => {
     })
     const s = await serve(commandAgent([provision]))
     const threadId = newThreadId()
-    const first = await postRun(
-      s,
+    const first = await s.postRun(
       runInput(threadId, [command({ toolCalls: [{ name: 'provision', args: { size: 'xl' } }] })]),
     )
     const finished = first.events[first.events.length - 1] as {
@@ -214,15 +205,13 @@ describe('tools', () => {
     expect(finished.outcome.pendingToolCallIds).toEqual(dispatched)
     const toolCallId = dispatched[0]!
 
-    const unknown = await postRun(
-      s,
+    const unknown = await s.postRun(
       runInput(threadId, [{ id: 'tm1', role: 'tool', toolCallId: 'call_unknown', content: 'ready' }]),
     )
     expect(unknown.status).toBe(422)
     expect(unknown.error?.code).toBe('UNKNOWN_TOOL_CALL')
 
-    const result = await postRun(
-      s,
+    const result = await s.postRun(
       runInput(threadId, [{ id: 'tm2', role: 'tool', toolCallId, content: '{"machine":"m-1"}' }], {
         runId: 'external-result-1',
       }),
@@ -231,8 +220,7 @@ describe('tools', () => {
     expect(textOf(result.events)).toBe('done: {"machine":"m-1"}')
     expect(dispatched).toHaveLength(1)
     // A second result for the settled call is ignored (the first result stands).
-    const again = await postRun(
-      s,
+    const again = await s.postRun(
       runInput(threadId, [{ id: 'tm3', role: 'tool', toolCallId, content: '{"machine":"m-2"}' }]),
     )
     expect(again.status).toBe(200)
@@ -243,14 +231,12 @@ describe('tools', () => {
     const s = await serve(commandAgent([]))
     const threadId = newThreadId()
     const tools = [{ name: 'pick_color', description: 'Ask the browser', parameters: { type: 'object' } }]
-    const first = await postRun(
-      s,
+    const first = await s.postRun(
       runInput(threadId, [command({ toolCalls: [{ name: 'pick_color', args: {} }] })], { tools }),
     )
     const finished = first.events[first.events.length - 1] as { outcome: { pendingToolCallIds: string[] } }
     const [id] = finished.outcome.pendingToolCallIds
-    const next = await postRun(
-      s,
+    const next = await s.postRun(
       runInput(threadId, [{ id: 'tool-answer', role: 'tool', toolCallId: id!, content: 'blue' }], { tools }),
     )
     expect(textOf(next.events)).toBe('done: blue')
@@ -263,10 +249,9 @@ describe('tools', () => {
       ]),
     )
     const threadId = newThreadId()
-    const first = await postRun(s, runInput(threadId, [command({ toolCalls: [{ name: 'noop', args: {} }] })]))
+    const first = await s.postRun(runInput(threadId, [command({ toolCalls: [{ name: 'noop', args: {} }] })]))
     const [result] = toolResults(first.events)
-    const forged = await postRun(
-      s,
+    const forged = await s.postRun(
       runInput(threadId, [{ id: 'forged', role: 'tool', toolCallId: result!.toolCallId, content: 'fake' }]),
     )
     expect(forged.status).toBe(200)
@@ -282,8 +267,7 @@ describe('tools', () => {
       execute: () => 'ok',
     })
     const s = await serve(commandAgent([ask]), { limits: { maxInterruptsPerBatch: 2 } })
-    const res = await postRun(
-      s,
+    const res = await s.postRun(
       runInput(newThreadId(), [command({ toolCalls: [1, 2, 3].map(() => ({ name: 'ask', args: {} })) })]),
     )
     expect(interruptsOf(res.events)).toHaveLength(2)
@@ -304,7 +288,7 @@ describe('tools', () => {
     }
     const s = await serve(loop)
     const threadId = newThreadId()
-    const res = await postRun(s, runInput(threadId, [userMessage('go')]))
+    const res = await s.postRun(runInput(threadId, [userMessage('go')]))
     expect(types(res.events).filter((t) => t === EventType.TOOL_CALL_START)).toHaveLength(3)
     expect(res.events[res.events.length - 1]).toMatchObject({ type: EventType.RUN_ERROR, code: 'RUN_FAILED' })
     expect(threadRow(s.dbPath, threadId)).toMatchObject({ status: 'idle', active_run_id: null })
@@ -312,7 +296,7 @@ describe('tools', () => {
 
   it('a model failure is RUN_ERROR MODEL_ERROR with a generic message', async () => {
     const s = await serve({ model: failingModel('upstream said: key sk-12345 invalid') })
-    const res = await postRun(s, runInput(newThreadId(), [userMessage('hi')]))
+    const res = await s.postRun(runInput(newThreadId(), [userMessage('hi')]))
     expect(types(res.events)).toEqual([EventType.RUN_STARTED, EventType.RUN_ERROR])
     expect(res.events[1]).toEqual({
       type: EventType.RUN_ERROR,
@@ -329,14 +313,14 @@ describe('runs and connections', () => {
     const s = await serve({ model: gate.model })
     const threadId = newThreadId()
     const firstInput = runInput(threadId, [userMessage('one')])
-    const first = postRun(s, firstInput)
+    const first = s.postRun(firstInput)
     await gate.started
-    const second = await postRun(s, runInput(threadId, [userMessage('two')]))
+    const second = await s.postRun(runInput(threadId, [userMessage('two')]))
     expect(second.status).toBe(409)
     expect(second.error).toMatchObject({ code: 'THREAD_BUSY', details: { activeRunId: firstInput.runId } })
     gate.release()
     expect((await first).status).toBe(200)
-    expect((await postRun(s, runInput(threadId, [userMessage('three')]))).status).toBe(200)
+    expect((await s.postRun(runInput(threadId, [userMessage('three')]))).status).toBe(200)
   })
 
   it('a dropped connection does not cancel the run; a retry with the same runId gets all its events', async () => {
@@ -344,21 +328,19 @@ describe('runs and connections', () => {
     const s = await serve({ model: gate.model })
     const threadId = newThreadId()
     const input = runInput(threadId, [userMessage('hello')])
-    const controller = new AbortController()
-    const response = await fetch(`${s.baseUrl}/runs`, {
+    const response = await s.request('/runs', {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: 'Bearer alice-secret-token' },
+      headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(input),
-      signal: controller.signal,
     })
     const reader = response.body!.getReader()
     await reader.read() // RUN_STARTED arrived: acknowledged
     await gate.started
-    controller.abort()
+    await reader.cancel() // what the server sees when the client goes away
     gate.release()
     await s.app.runs.idle()
     expect(threadRow(s.dbPath, threadId)).toMatchObject({ status: 'idle', active_run_id: null })
-    const replay = await postRun(s, input)
+    const replay = await s.postRun(input)
     expect(types(replay.events)).toEqual([
       EventType.RUN_STARTED,
       EventType.TEXT_MESSAGE_START,

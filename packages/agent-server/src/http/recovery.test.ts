@@ -5,18 +5,9 @@ import { ThreadSnapshotSchema } from '@interlude/protocol/schemas'
 import type { AgentDefinition } from '../agent/agent.ts'
 import type { ToolDefinition } from '../agent/tool.ts'
 import type { Store } from '../store/store.ts'
-import type { TestServer } from '../test-utils/harness.ts'
-import {
-  authHeader,
-  newThreadId,
-  postRun,
-  runInput,
-  startTestServer,
-  textOf,
-  toolResults,
-  types,
-  userMessage,
-} from '../test-utils/harness.ts'
+import { newThreadId, runInput, textOf, toolResults, types, userMessage } from '../test-utils/harness.ts'
+import type { InProcessOptions, InProcessServer } from '../test-utils/in-process.ts'
+import { startInProcess } from '../test-utils/in-process.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
 
 /**
@@ -25,13 +16,13 @@ import { commandAgent } from '../test-utils/test-agents.ts'
  * message), then the server meets it on first touch or at startup. The real SIGKILL cases are in
  * `src/http/crash-recovery.test.ts`.
  */
-const servers: TestServer[] = []
+const servers: InProcessServer[] = []
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.dispose()
 })
 
-async function serve(agent: AgentDefinition, extra: Parameters<typeof startTestServer>[0] = {}) {
-  const s = await startTestServer({ agent, exclusive: false, ...extra })
+async function serve(agent: AgentDefinition, extra: InProcessOptions = {}) {
+  const s = await startInProcess({ agent, exclusive: false, ...extra })
   servers.push(s)
   return s
 }
@@ -44,19 +35,13 @@ const deployTool = (reconcile?: ToolDefinition['reconcile']): ToolDefinition => 
   ...(reconcile ? { reconcile } : {}),
 })
 
-const snapshotOf = async (s: TestServer, threadId: string) => {
-  const res = await fetch(`${s.baseUrl}/threads/${threadId}`, { headers: authHeader('alice') })
+const snapshotOf = async (s: InProcessServer, threadId: string) => {
+  const res = await s.request(`/threads/${threadId}`)
   expect(res.status).toBe(200)
   return ThreadSnapshotSchema.parse(await res.json()) as ThreadSnapshot
 }
 
-const eventsOf = async (s: TestServer, threadId: string) => {
-  const text = await (await fetch(`${s.baseUrl}/threads/${threadId}/events`, { headers: authHeader('alice') })).text()
-  return text
-    .split('\n\n')
-    .filter((f) => f.startsWith('id: '))
-    .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)) as { type: string; [k: string]: unknown })
-}
+const eventsOf = async (s: InProcessServer, threadId: string) => (await s.threadEvents(threadId)).events
 
 /**
  * What a process killed in the middle of a run leaves: the run `running` with a lease that ends at
@@ -155,7 +140,7 @@ describe('restart semantics: runs whose process died', () => {
     expect(events[events.length - 1]).toMatchObject({ code: 'RUN_FAILED' })
 
     // The thread continues: the model reads the unknown and the cancelled results; nothing re-runs.
-    const next = await postRun(s, runInput(threadId, [userMessage('{"text":"status?"}')]))
+    const next = await s.postRun(runInput(threadId, [userMessage('{"text":"status?"}')]))
     expect(next.status).toBe(200)
     expect(executions).toBe(0)
     expect((await snapshotOf(s, threadId)).unsettledEffects).toHaveLength(1)
@@ -204,12 +189,12 @@ describe('restart semantics: runs whose process died', () => {
     const threadId = newThreadId()
     const leaseUntil = Date.now() + 400
     await deadRun(s.store, threadId, leaseUntil)
-    const busy = await postRun(s, runInput(threadId, [userMessage('{"text":"x"}')]))
+    const busy = await s.postRun(runInput(threadId, [userMessage('{"text":"x"}')]))
     expect(busy.error?.code).toBe('THREAD_BUSY')
     expect((await snapshotOf(s, threadId)).status).toBe('running')
     while (Date.now() <= leaseUntil) await new Promise((r) => setTimeout(r, 20))
     // First touch by a new run: the abandoned run is closed, then the input is admitted.
-    const admitted = await postRun(s, runInput(threadId, [userMessage('{"text":"after"}')]))
+    const admitted = await s.postRun(runInput(threadId, [userMessage('{"text":"after"}')]))
     expect(admitted.status).toBe(200)
     expect(textOf(admitted.events)).toBe('after')
   })
@@ -218,9 +203,9 @@ describe('restart semantics: runs whose process died', () => {
     const s = await serve(commandAgent([deployTool()]))
     const threadId = newThreadId()
     const runId = await deadRun(s.store, threadId)
-    const res = await fetch(`${s.baseUrl}/threads/${threadId}/runs/${runId}/cancel`, {
+    const res = await s.request(`/threads/${threadId}/runs/${runId}/cancel`, {
       method: 'POST',
-      headers: { ...authHeader('alice'), 'Content-Type': 'application/json' },
+      headers: { 'Content-Type': 'application/json' },
       body: '{}',
     })
     expect(await res.json()).toEqual({ runId, status: 'failed' })
@@ -232,7 +217,7 @@ describe('restart semantics: runs whose process died', () => {
     await deadRun(first.store, threadId, Date.now() + 3_600_000)
     await first.close()
     // Same file, new process, exclusive: recovered before the first request.
-    const second = await startTestServer({ agent: commandAgent([deployTool()]), dbPath: first.dbPath, exclusive: true })
+    const second = await startInProcess({ agent: commandAgent([deployTool()]), dbPath: first.dbPath, exclusive: true })
     servers.push(second)
     expect(await second.store.getRun(threadId, 'run-dead')).toMatchObject({ status: 'failed', errorCode: 'RUN_FAILED' })
     expect(await second.store.getThread(threadId)).toMatchObject({ status: 'idle' })
@@ -244,9 +229,9 @@ describe('restart semantics: runs whose process died', () => {
     await deadRun(s.store, threadId, Date.now() + 300)
     // The events route is a touch too, but the lease is still valid: it tails until the sweep closes the run.
     const events = await eventsOf(s, threadId)
-    expect(types(events as never)).toContain(EventType.RUN_ERROR)
+    expect(types(events)).toContain(EventType.RUN_ERROR)
     expect(
-      toolResults(events as never)
+      toolResults(events)
         .map((r) => r.toolCallId)
         .sort(),
     ).toEqual(['call_deploy', 'call_later'])

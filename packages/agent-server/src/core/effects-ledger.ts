@@ -1,0 +1,149 @@
+import { InterludeError } from '@interlude/protocol'
+import type { PolicyContext, ResolvedTool, ToolContext } from '../agent/tool.ts'
+import { RunNotActiveError } from '../store/store.ts'
+import { publicMessage } from './events.ts'
+import { RunCancelled } from './run-cancelled.ts'
+import type { RunWrites } from './run-writes.ts'
+import { resultText, strictJson } from './strict-json.ts'
+
+const NOT_JSON_RESULT = 'Tool returned a value that is not JSON.'
+const NOT_JSON_STATE = 'Tool set a state that is not JSON.'
+
+/** What a call whose effect was attempted is settled with. */
+export interface EffectOutcome {
+  readonly status: 'succeeded' | 'failed'
+  readonly result: unknown
+  readonly state?: unknown
+}
+
+/** The context a tool runs with, and the state it set (`undefined`: unchanged). */
+export interface ToolInvocation {
+  readonly context: ToolContext
+  readonly nextState: () => unknown
+}
+
+/**
+ * The context a tool runs with: the policy context (which carries a private copy of the state)
+ * plus `updateState` on that copy, and the signal tools see.
+ */
+export function toolInvocation(policy: PolicyContext, signal: AbortSignal): ToolInvocation {
+  let state = policy.state
+  let changed = false
+  const context: ToolContext = {
+    ...policy,
+    signal,
+    updateState: (update) => {
+      state = update(state)
+      changed = true
+    },
+  }
+  return { context, nextState: () => (changed ? state : undefined) }
+}
+
+export interface EffectsLedgerDeps {
+  readonly writes: RunWrites
+  readonly threadId: string
+  readonly runId: string
+  /** Cancel or shutdown: checked right before the claim. */
+  readonly signal: AbortSignal
+  readonly logError: (message: string, error: unknown) => void
+}
+
+/**
+ * The effects ledger (docs/architecture.md): a tool's effect runs at most once, whatever crashes,
+ * replicas or retries do. The claim is one conditional write; once it succeeded, the call always
+ * ends settled with what the tool did — never closed as "did not run".
+ */
+export class EffectsLedger {
+  readonly #d: EffectsLedgerDeps
+
+  constructor(deps: EffectsLedgerDeps) {
+    this.#d = deps
+  }
+
+  /**
+   * The stop point before a tool starts: a local cancel, then the claim — moves the call to
+   * `started` only once, only while this run is active and no cancel was requested for it in the
+   * store (a cancel received by another replica). `false`: already started elsewhere, must not run again.
+   */
+  async claim(toolCallId: string): Promise<boolean> {
+    const { writes, signal, threadId, runId } = this.#d
+    const begun = await writes.beginEffect(toolCallId, () => {
+      if (signal.aborted) throw new RunCancelled()
+    })
+    if (begun === 'cancel_requested') throw new RunCancelled()
+    if (begun === 'not_active') throw new RunNotActiveError(threadId, runId)
+    return begun === 'started'
+  }
+
+  /** Claims and runs a server tool. A result or state JSON cannot hold is a failed call the model can read. */
+  async execute(
+    tool: ResolvedTool,
+    toolCallId: string,
+    args: unknown,
+    invocation: () => ToolInvocation,
+  ): Promise<EffectOutcome> {
+    const { logError } = this.#d
+    if (!(await this.claim(toolCallId)))
+      return {
+        status: 'failed',
+        result: { status: 'error', error: 'This call was already started; its outcome is unknown.' },
+      }
+    const { context, nextState } = invocation()
+    let value: unknown
+    try {
+      value = await tool.definition.execute!(args, context)
+    } catch (error) {
+      if (!InterludeError.isInstance(error)) logError(`tool ${tool.name} failed`, error)
+      return {
+        status: 'failed',
+        result: { status: 'error', error: publicMessage(error, `The tool ${tool.name} failed.`) },
+      }
+    }
+    // The effect ran: whatever it handed back, the call is settled. The state change of a call
+    // whose result or state is not JSON is discarded.
+    let content: string
+    let state: unknown
+    try {
+      content = resultText(value)
+    } catch (error) {
+      logError(`tool ${tool.name} returned a value that is not JSON`, error)
+      return { status: 'failed', result: { status: 'error', error: NOT_JSON_RESULT } }
+    }
+    try {
+      const next = nextState()
+      state = next === undefined ? undefined : (JSON.parse(strictJson(next)) as unknown)
+    } catch (error) {
+      logError(`tool ${tool.name} set a state that is not JSON`, error)
+      return { status: 'failed', result: { status: 'error', error: NOT_JSON_STATE } }
+    }
+    return { status: 'succeeded', result: content, ...(state !== undefined ? { state } : {}) }
+  }
+
+  /**
+   * Claims and starts an external tool; its result arrives later by toolCallId (`awaiting_result`
+   * is recorded here). `undefined`: already started elsewhere.
+   */
+  async dispatch(
+    tool: ResolvedTool,
+    toolCallId: string,
+    args: unknown,
+    invocation: () => ToolInvocation,
+  ): Promise<EffectOutcome | 'awaiting_result' | undefined> {
+    if (!(await this.claim(toolCallId))) return undefined
+    const execute = tool.definition.execute
+    if (execute) {
+      try {
+        await execute(args, invocation().context)
+      } catch (error) {
+        if (!InterludeError.isInstance(error)) this.#d.logError(`external tool ${tool.name} failed to start`, error)
+        return {
+          status: 'failed',
+          result: { status: 'error', error: publicMessage(error, `The tool ${tool.name} could not be started.`) },
+        }
+      }
+    }
+    await this.#d.writes.settle({ toolCallId, status: 'awaiting_result', result: undefined, message: undefined })
+    return 'awaiting_result'
+  }
+}

@@ -1,0 +1,66 @@
+import type { Message } from '@interlude/protocol'
+import type { Clock } from '../clock.ts'
+import type { BeginEffectResult, NewBatch, NewToolCall, SettleToolCallRequest, Store } from '../store/store.ts'
+
+/** A settlement as the turn states it; the run, the thread and the time are added here. */
+export type Settlement = Omit<SettleToolCallRequest, 'threadId' | 'runId' | 'now'>
+
+/**
+ * The rows one run writes while it executes, all through this one door (docs/architecture.md).
+ *
+ * Write order: the events the run emitted so far are appended to the log before any row that
+ * depends on them (a message, the calls, an effect claim, a result, a batch). A row is never
+ * visible before the events that produced it, so a snapshot's `lastEventId` always covers its
+ * history and a client that restores from it then tails the log sees every event exactly once.
+ */
+export class RunWrites {
+  readonly #store: Store
+  readonly #threadId: string
+  readonly #runId: string
+  readonly #persistEmitted: () => Promise<void>
+  readonly #now: Clock
+
+  constructor(
+    store: Store,
+    run: { readonly threadId: string; readonly runId: string },
+    persistEmitted: () => Promise<void>,
+    now: Clock,
+  ) {
+    this.#store = store
+    this.#threadId = run.threadId
+    this.#runId = run.runId
+    this.#persistEmitted = persistEmitted
+    this.#now = now
+  }
+
+  appendMessage(message: Message): Promise<void> {
+    return this.#afterEvents(() => this.#store.appendMessages(this.#threadId, this.#runId, [message]))
+  }
+
+  recordCalls(records: readonly NewToolCall[]): Promise<void> {
+    return this.#afterEvents(() => this.#store.insertToolCalls(records))
+  }
+
+  /** The effects ledger's claim (`Store.beginEffect`); `beforeClaim` is the last local stop point. */
+  beginEffect(toolCallId: string, beforeClaim: () => void): Promise<BeginEffectResult> {
+    return this.#afterEvents(() => {
+      beforeClaim()
+      return this.#store.beginEffect(this.#threadId, toolCallId, this.#runId, this.#now())
+    })
+  }
+
+  settle(settlement: Settlement): Promise<void> {
+    return this.#afterEvents(() =>
+      this.#store.settleToolCall({ threadId: this.#threadId, runId: this.#runId, ...settlement, now: this.#now() }),
+    )
+  }
+
+  createBatch(batch: NewBatch): Promise<void> {
+    return this.#afterEvents(() => this.#store.createBatch(batch))
+  }
+
+  async #afterEvents<T>(write: () => Promise<T>): Promise<T> {
+    await this.#persistEmitted()
+    return write()
+  }
+}

@@ -1,0 +1,335 @@
+import { randomUUID } from 'node:crypto'
+import { InterludeError } from '@interlude/protocol'
+import type { AgUiEvent, AssistantMessage, Interrupt, Message, ResumeEntry } from '@interlude/protocol'
+import type { PolicyContext, ResolvedTool } from '../agent/tool.ts'
+import type { ModelChunk } from '../models/model.ts'
+import { NOT_STARTED_CALL_STATUSES, OPEN_CALL_STATUSES } from '../store/statuses.ts'
+import type { StoredInterrupt, ToolCallRecord } from '../store/store.ts'
+import { EffectsLedger, toolInvocation } from './effects-ledger.ts'
+import type { EffectOutcome } from './effects-ledger.ts'
+import { toolResult } from './events.ts'
+import type { ExecutionDeps } from './execute-run.ts'
+import { interruptBatch, interruptFor } from './interrupts.ts'
+import { modelTools } from './model-events.ts'
+import type { ModelEventsOptions, ModelResponse } from './model-events.ts'
+import type { ResumeRunPlan, RunPlan } from './run-plan.ts'
+import { RunWrites } from './run-writes.ts'
+import { parseJson } from './strict-json.ts'
+import { authorizeCall, classifyCalls, recordedKind, recordedStatus } from './tool-verdicts.ts'
+import type { VerdictContext } from './tool-verdicts.ts'
+
+/** What a round of tool calls left: go on with the model, pause for decisions, or wait for results. */
+export type Step =
+  | { readonly kind: 'continue' }
+  | { readonly kind: 'interrupt'; readonly interrupts: Interrupt[] }
+  | { readonly kind: 'waiting' }
+
+type SettledStatus = 'succeeded' | 'failed' | 'denied' | 'cancelled' | 'rejected'
+
+interface ApprovalPayload {
+  readonly approved: boolean
+  readonly editedArgs?: unknown
+  readonly reason?: string
+}
+
+/**
+ * The mutable view of one turn — history, state and the open tool calls — and every step that
+ * changes it. Each step yields its AG-UI events and writes its rows through `RunWrites`.
+ */
+export class Turn {
+  readonly #plan: RunPlan
+  readonly #deps: ExecutionDeps
+  readonly #writes: RunWrites
+  readonly #ledger: EffectsLedger
+  readonly #verdicts: VerdictContext
+  messages: Message[] = []
+  state: unknown = {}
+  #stateChanged = false
+  #calls = new Map<string, ToolCallRecord>()
+  /** Calls in a batch this run stored (they stay answerable: never closed by this run). */
+  #batched = new Set<string>()
+
+  constructor(plan: RunPlan, deps: ExecutionDeps) {
+    this.#plan = plan
+    this.#deps = deps
+    this.#writes = new RunWrites(deps.store, plan, deps.persistEmitted, deps.now)
+    this.#ledger = new EffectsLedger({
+      writes: this.#writes,
+      threadId: plan.threadId,
+      runId: plan.runId,
+      signal: deps.signal,
+      logError: deps.logError,
+    })
+    this.#verdicts = {
+      tools: deps.agent.tools,
+      clientTools: plan.clientTools,
+      validators: deps.validators,
+      policyContext: (toolCallId) => this.#policyContext(toolCallId),
+      logError: deps.logError,
+    }
+  }
+
+  async load(): Promise<void> {
+    const { store } = this.#deps
+    const thread = await store.getThread(this.#plan.threadId)
+    if (!thread) throw new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
+    this.state = thread.state
+    this.messages = await store.listMessages(this.#plan.threadId)
+    for (const call of await store.listToolCalls(this.#plan.threadId, { status: OPEN_CALL_STATUSES }))
+      this.#calls.set(call.toolCallId, call)
+  }
+
+  takeStateChange(): boolean {
+    const changed = this.#stateChanged
+    this.#stateChanged = false
+    return changed
+  }
+
+  awaitingResults(): string[] {
+    return [...this.#calls.values()].filter((c) => c.status === 'awaiting_result').map((c) => c.toolCallId)
+  }
+
+  /** Settles every call of this turn that never started (and is not in a stored pending batch). */
+  async *closeOpenCalls(result: { status: 'cancelled'; message: string }): AsyncGenerator<AgUiEvent> {
+    for (const record of [...this.#calls.values()]) {
+      if (!NOT_STARTED_CALL_STATUSES.includes(record.status) || this.#batched.has(record.toolCallId)) continue
+      yield* this.#settle(record, 'cancelled', result)
+    }
+  }
+
+  // ---- resume -------------------------------------------------------------------------------
+
+  async *applyDecisions(plan: ResumeRunPlan): AsyncGenerator<AgUiEvent, void, undefined> {
+    const byId = new Map<string, ResumeEntry>(plan.decision.map((e) => [e.interruptId, e]))
+    for (const item of plan.batch.interrupts) {
+      const entry = byId.get(item.interrupt.id)
+      const record = this.#calls.get(item.toolCallId)
+      if (!entry || !record || record.status !== 'awaiting_decision') continue
+      yield* this.#applyDecision(item, entry, record)
+    }
+  }
+
+  async *#applyDecision(item: StoredInterrupt, entry: ResumeEntry, record: ToolCallRecord): AsyncGenerator<AgUiEvent> {
+    if (entry.status === 'cancelled') {
+      yield* this.#settle(record, 'cancelled', {
+        status: 'cancelled',
+        message: 'The request was cancelled before a decision.',
+      })
+      return
+    }
+    if (item.kind === 'input') {
+      yield* this.#settle(record, 'succeeded', entry.payload ?? null)
+      return
+    }
+    const payload = entry.payload as ApprovalPayload
+    if (!payload.approved) {
+      yield* this.#settle(record, 'denied', { status: 'denied', reason: payload.reason ?? 'Denied by the user.' })
+      return
+    }
+    const tool = this.#deps.agent.tools.get(record.toolName)
+    if (!tool) {
+      yield* this.#settle(record, 'rejected', {
+        status: 'error',
+        error: `Tool "${record.toolName}" is no longer available.`,
+      })
+      return
+    }
+    let args: unknown
+    if (payload.editedArgs !== undefined) {
+      args = payload.editedArgs
+    } else {
+      const parsed = parseJson(record.argsText)
+      args = parsed.ok ? parsed.value : {}
+    }
+    // editedArgs were validated against the parameter schema at admission; check again because
+    // the tool may have changed between the pause and the resume.
+    const valid = this.#deps.validators.validate(tool.parameters, args)
+    if (!valid.ok) {
+      yield* this.#settle(record, 'rejected', {
+        status: 'error',
+        error: 'The arguments do not match the tool schema.',
+        issues: valid.issues,
+      })
+      return
+    }
+    // Re-check authorisation right before execution: the resource may have changed while the
+    // person decided.
+    const denial = await authorizeCall(tool, args, record.toolCallId, this.#verdicts)
+    if (denial !== undefined) {
+      yield* this.#settle(record, 'denied', { status: 'denied', reason: denial })
+      return
+    }
+    yield* this.#runEffect(tool, record, args)
+  }
+
+  // ---- model --------------------------------------------------------------------------------
+
+  /**
+   * The next model call: the provider's stream over the history, and how `modelEvents` names its
+   * events. The loop translates the stream itself (one generator less per event on the hot path).
+   */
+  callModel(): { readonly stream: AsyncIterable<ModelChunk>; readonly options: ModelEventsOptions } {
+    const { agent, signal } = this.#deps
+    const stream = agent.model.stream({
+      systemPrompt: agent.definition.systemPrompt,
+      messages: this.messages,
+      tools: modelTools(agent, this.#plan.clientTools),
+      context: this.#plan.context,
+      state: this.state,
+      signal,
+    })
+    const options: ModelEventsOptions = {
+      messageId: `msg_${randomUUID()}`,
+      signal,
+      isTaken: (id) => this.#calls.has(id) || this.#knownCallIds().has(id),
+    }
+    return { stream, options }
+  }
+
+  /** A text-only answer joins the history (calls are recorded by `handleToolCalls`). */
+  async recordAnswer(response: ModelResponse): Promise<void> {
+    if (response.calls.length > 0 || response.text.length === 0) return
+    const message: AssistantMessage = { id: response.messageId, role: 'assistant', content: response.text }
+    await this.#writes.appendMessage(message)
+    this.messages.push(message)
+  }
+
+  #knownCallIds(): Set<string> {
+    const ids = new Set<string>()
+    for (const m of this.messages) if (m.role === 'assistant') for (const c of m.toolCalls ?? []) ids.add(c.id)
+    return ids
+  }
+
+  // ---- tool calls ---------------------------------------------------------------------------
+
+  /** Records the response's calls, settles what needs no decision, then pauses or goes on. */
+  async *handleToolCalls(response: ModelResponse): AsyncGenerator<AgUiEvent, Step, undefined> {
+    const { threadId, runId } = this.#plan
+    const { now } = this.#deps
+    const verdicts = await classifyCalls(response.calls, this.#verdicts, this.#deps.maxInterruptsPerBatch)
+
+    const assistant: AssistantMessage = {
+      id: response.messageId,
+      role: 'assistant',
+      ...(response.text.length > 0 ? { content: response.text } : {}),
+      toolCalls: response.calls.map((c) => ({
+        id: c.id,
+        type: 'function' as const,
+        function: { name: c.name, arguments: c.argsText },
+      })),
+    }
+    await this.#writes.appendMessage(assistant)
+    this.messages.push(assistant)
+    const records = response.calls.map((call, i) => {
+      const verdict = verdicts[i]!
+      return {
+        threadId,
+        toolCallId: call.id,
+        runId,
+        messageId: response.messageId,
+        toolName: call.name,
+        argsText: call.argsText,
+        kind: recordedKind(verdict),
+        status: recordedStatus(verdict),
+        now: now(),
+      } as const
+    })
+    await this.#writes.recordCalls(records)
+    for (const r of records) {
+      this.#calls.set(r.toolCallId, {
+        ...r,
+        result: undefined,
+        attemptRunId: undefined,
+        startedAt: undefined,
+        finishedAt: undefined,
+      })
+    }
+
+    // Everything that needs no decision is settled before the pause, so denied calls never look pending.
+    const interrupts: StoredInterrupt[] = []
+    for (let i = 0; i < response.calls.length; i++) {
+      const verdict = verdicts[i]!
+      const record = this.#calls.get(response.calls[i]!.id)!
+      switch (verdict.kind) {
+        case 'reject':
+          yield* this.#settle(record, 'rejected', {
+            status: 'error',
+            error: verdict.error,
+            ...(verdict.details ? { issues: verdict.details } : {}),
+          })
+          break
+        case 'deny':
+          yield* this.#settle(record, 'denied', { status: 'denied', reason: verdict.reason })
+          break
+        case 'execute':
+        case 'external':
+          yield* this.#runEffect(verdict.tool, record, verdict.args)
+          break
+        case 'interrupt':
+          interrupts.push(interruptFor(verdict.tool, record.toolCallId, verdict.args))
+          break
+        case 'client':
+          break
+      }
+    }
+
+    if (interrupts.length > 0) {
+      const batch = interruptBatch(this.#plan, interrupts, now(), this.#deps.interruptTtlMs)
+      // Durably stored before the RUN_FINISHED frame exists.
+      await this.#writes.createBatch(batch)
+      for (const i of batch.interrupts) this.#batched.add(i.toolCallId)
+      return { kind: 'interrupt', interrupts: batch.interrupts.map((i) => i.interrupt) }
+    }
+    return this.awaitingResults().length > 0 ? { kind: 'waiting' } : { kind: 'continue' }
+  }
+
+  /** A server tool runs now; an external tool is started and its result awaited. */
+  async *#runEffect(tool: ResolvedTool, record: ToolCallRecord, args: unknown): AsyncGenerator<AgUiEvent> {
+    const invocation = () =>
+      toolInvocation(this.#policyContext(record.toolCallId), this.#deps.toolSignal ?? this.#deps.signal)
+    let outcome: EffectOutcome | 'awaiting_result' | undefined
+    if (tool.kind === 'external') {
+      outcome = await this.#ledger.dispatch(tool, record.toolCallId, args, invocation)
+      if (outcome === 'awaiting_result') this.#calls.set(record.toolCallId, { ...record, status: 'awaiting_result' })
+    } else {
+      outcome = await this.#ledger.execute(tool, record.toolCallId, args, invocation)
+    }
+    if (typeof outcome === 'object') yield* this.#settle(record, outcome.status, outcome.result, outcome.state)
+  }
+
+  #policyContext(toolCallId: string): PolicyContext {
+    return {
+      toolCallId,
+      idempotencyKey: toolCallId,
+      threadId: this.#plan.threadId,
+      runId: this.#plan.runId,
+      principal: this.#plan.principal,
+      state: structuredClone(this.state),
+      signal: this.#deps.signal,
+    }
+  }
+
+  /** Writes the result (ledger + tool message + optional state, one transaction) and yields it. */
+  async *#settle(
+    record: ToolCallRecord,
+    status: SettledStatus,
+    result: unknown,
+    state?: unknown,
+  ): AsyncGenerator<AgUiEvent> {
+    const settled = toolResult(record.toolCallId, result)
+    await this.#writes.settle({
+      toolCallId: record.toolCallId,
+      status,
+      result: settled.content,
+      message: settled.message,
+      ...(state !== undefined ? { state } : {}),
+    })
+    this.#calls.delete(record.toolCallId)
+    this.messages.push(settled.message)
+    if (state !== undefined) {
+      this.state = state
+      this.#stateChanged = true
+    }
+    yield settled.event
+  }
+}

@@ -1,0 +1,48 @@
+import type { Hono, MiddlewareHandler } from 'hono'
+import { SSE_HEADERS } from '@interlude/protocol'
+import type { AdmissionDeps } from '../../core/admission.ts'
+import { admitRun } from '../../core/admission.ts'
+import type { EventHub } from '../../core/event-hub.ts'
+import type { Limits } from '../../core/limits.ts'
+import { parseRunInput } from '../../core/parse-input.ts'
+import type { RunManager } from '../../core/run-manager.ts'
+import { logFrames } from '../../core/run-stream.ts'
+import type { ServerEnv } from '../env.ts'
+import { jsonBody } from '../middleware/json-body.ts'
+import type { SseBodyOptions } from '../sse-response.ts'
+import { sseBody } from '../sse-response.ts'
+
+export interface RunRoutesDeps {
+  readonly admission: AdmissionDeps
+  readonly runs: RunManager
+  readonly hub: EventHub
+  readonly limits: Limits
+  readonly sse: SseBodyOptions
+}
+
+/**
+ * `POST {base}/runs` (docs/protocol.md): body → `RunAgentInput` → admission, all before the
+ * response exists, so a refusal is a JSON error and changes nothing. An admitted run (or the
+ * retry of one) is answered with its events from the log as SSE; the run itself executes in the
+ * run manager, independent of this connection.
+ */
+export function registerRunRoutes(
+  app: Hono<ServerEnv>,
+  basePath: string,
+  auth: MiddlewareHandler<ServerEnv>,
+  deps: RunRoutesDeps,
+): void {
+  const { admission, runs, hub, limits } = deps
+  const { store } = admission
+  app.post(`${basePath}/runs`, auth, jsonBody(limits), async (c) => {
+    const startedAt = performance.now()
+    const input = parseRunInput(c.get('body'), limits)
+    const admitted = await admitRun(admission, c.get('principal'), input)
+    if (admitted.kind === 'start') runs.start(admitted.plan)
+    // Admission time (validation, ownership, resume checks, claim), once the body was read.
+    c.header('Server-Timing', `admission;dur=${(performance.now() - startedAt).toFixed(3)}`)
+    const { threadId, runId } = input
+    const body = sseBody((signal) => logFrames(threadId, { store, hub, signal, runId, untilRunEnds: runId }), deps.sse)
+    return c.body(body, 200, SSE_HEADERS)
+  })
+}
