@@ -510,6 +510,7 @@ class Turn {
         interrupts: stamped,
         createdAt,
         expiresAt,
+        onExpiry: 'keep',
       })
       for (const i of stamped) this.#batched.add(i.toolCallId)
       return { kind: 'interrupt', interrupts: stamped.map((i) => i.interrupt) }

@@ -1,4 +1,4 @@
-import type { Interrupt, ResumeEntry, RunFinishedOutcome, ThreadStatus } from '@interlude/protocol'
+import type { ExpiryPolicy, Interrupt, ResumeEntry, RunFinishedOutcome, ThreadStatus } from '@interlude/protocol'
 import type {
   BatchRecord,
   BatchStatus,
@@ -28,6 +28,7 @@ export interface ThreadRow {
   last_seq: number
   created_at: number
   updated_at: number
+  title: string | null
 }
 export interface RunRow {
   thread_id: string
@@ -55,6 +56,7 @@ export interface BatchRow {
   decision_hash: string | null
   decision_json: string | null
   claimed_by_run_id: string | null
+  on_expiry: ExpiryPolicy
 }
 export interface InterruptRow {
   kind: InterruptKind
@@ -108,6 +110,7 @@ export function toThread(row: ThreadRow): ThreadRecord {
     lastSeq: Number(row.last_seq),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+    title: u(row.title),
   }
 }
 
@@ -164,6 +167,7 @@ export function toBatch(row: BatchRow, interrupts: readonly InterruptRow[]): Bat
     decisionHash: u(row.decision_hash),
     decision: row.decision_json === null ? undefined : (JSON.parse(row.decision_json) as ResumeEntry[]),
     claimedByRunId: u(row.claimed_by_run_id),
+    onExpiry: row.on_expiry,
   }
 }
 

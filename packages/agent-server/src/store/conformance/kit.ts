@@ -33,6 +33,8 @@ export function firstRunRequest(threadId: string, runId: string, now: number): S
 export function conformanceKit(open: () => Promise<ConformanceDatabase>) {
   const now = 1_900_000_000_000
   const lease = { executorId: 'exec-a', leaseUntil: now + 60_000 }
+  /** What a claim adds to the lease: who decided, through which channel (the decision record). */
+  const claimer = { ...lease, decidedBy: 'alice', via: 'run' as const }
   let n = 0
   const ids = () => {
     n += 1
@@ -83,6 +85,7 @@ export function conformanceKit(open: () => Promise<ConformanceDatabase>) {
     ],
     createdAt: now,
     expiresAt: now + 1000,
+    onExpiry: 'deny',
   })
   const call = (
     threadId: string,
@@ -116,5 +119,5 @@ export function conformanceKit(open: () => Promise<ConformanceDatabase>) {
     await finish(store, threadId, runId, { status: 'interrupted', outcome: { type: 'interrupt', interrupts: [] } })
     return { threadId, runId, batchId: `b-${threadId}` }
   }
-  return { now, lease, ids, withDb, start, finish, interrupt, batchFor, call, toolMessage, paused }
+  return { now, lease, claimer, ids, withDb, start, finish, interrupt, batchFor, call, toolMessage, paused }
 }

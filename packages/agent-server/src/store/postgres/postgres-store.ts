@@ -1,6 +1,6 @@
 import pg from 'pg'
 import type { PoolClient, PoolConfig } from 'pg'
-import type { Message } from '@interlude/protocol'
+import type { DecisionRecord, Message } from '@interlude/protocol'
 import type { Clock } from '../../clock.ts'
 import { systemClock } from '../../clock.ts'
 import { toBatch, toRun, toRunHeartbeat, toRunKey, toStoredEvent, toThread, toThreadHead, toToolCall } from '../rows.ts'
@@ -18,6 +18,8 @@ import type {
   NewBatch,
   NewEvent,
   NewToolCall,
+  OutboxDelivery,
+  PendingBatchRecord,
   RunHeartbeat,
   RunKey,
   RunRecord,
@@ -316,6 +318,29 @@ export class PostgresStore implements Store {
   async takeOverRun(request: TakeOverRequest): Promise<RunRecord | undefined> {
     const row = (await rows(this.#pool, sql.takeOverRun(request)))[0]
     return row ? toRun(row) : undefined
+  }
+
+  // ---- approvals from anywhere: implemented with migration 3 (next commit).
+  async listDecisions(): Promise<DecisionRecord[]> {
+    throw new Error('not implemented yet')
+  }
+  async getDecision(): Promise<DecisionRecord | undefined> {
+    throw new Error('not implemented yet')
+  }
+  async listPendingBatches(): Promise<PendingBatchRecord[]> {
+    throw new Error('not implemented yet')
+  }
+  async listDueBatches(): Promise<BatchRecord[]> {
+    throw new Error('not implemented yet')
+  }
+  async claimOutbox(): Promise<OutboxDelivery[]> {
+    throw new Error('not implemented yet')
+  }
+  async settleOutbox(): Promise<boolean> {
+    throw new Error('not implemented yet')
+  }
+  async listOutbox(): Promise<OutboxDelivery[]> {
+    throw new Error('not implemented yet')
   }
 
   /** Opens the admission pool's connections up front. */

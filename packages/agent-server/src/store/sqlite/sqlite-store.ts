@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
-import type { Message } from '@interlude/protocol'
+import type { DecisionRecord, Message } from '@interlude/protocol'
 import type { Clock } from '../../clock.ts'
 import { systemClock } from '../../clock.ts'
 import type {
@@ -16,6 +16,8 @@ import type {
   NewBatch,
   NewEvent,
   NewToolCall,
+  OutboxDelivery,
+  PendingBatchRecord,
   RunHeartbeat,
   RunKey,
   RunRecord,
@@ -319,6 +321,29 @@ export class SqliteStore implements Store {
       if (this.#s.takeOverRun.run({ ...request, force: request.force ? 1 : 0 }).changes === 0) return undefined
       return toRun(this.#s.getRun.get(request.threadId, request.runId)!)
     })
+  }
+
+  // ---- approvals from anywhere: implemented with migration 3 (next commit).
+  async listDecisions(): Promise<DecisionRecord[]> {
+    throw new Error('not implemented yet')
+  }
+  async getDecision(): Promise<DecisionRecord | undefined> {
+    throw new Error('not implemented yet')
+  }
+  async listPendingBatches(): Promise<PendingBatchRecord[]> {
+    throw new Error('not implemented yet')
+  }
+  async listDueBatches(): Promise<BatchRecord[]> {
+    throw new Error('not implemented yet')
+  }
+  async claimOutbox(): Promise<OutboxDelivery[]> {
+    throw new Error('not implemented yet')
+  }
+  async settleOutbox(): Promise<boolean> {
+    throw new Error('not implemented yet')
+  }
+  async listOutbox(): Promise<OutboxDelivery[]> {
+    throw new Error('not implemented yet')
   }
 
   #messages(threadId: string): Message[] {
