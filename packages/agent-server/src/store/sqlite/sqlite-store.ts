@@ -11,12 +11,17 @@ import type {
   BeginEffectResult,
   ClaimBatchRequest,
   ClaimBatchResult,
+  ClaimOutboxRequest,
+  DueBatchQuery,
   EventQuery,
   FinishRunRequest,
   NewBatch,
   NewEvent,
   NewToolCall,
   OutboxDelivery,
+  OutboxFilter,
+  OutboxSettlement,
+  PendingBatchQuery,
   PendingBatchRecord,
   RunHeartbeat,
   RunKey,
@@ -34,12 +39,24 @@ import type {
   ToolCallStatus,
 } from '../store.ts'
 import type { BatchRow } from '../rows.ts'
-import { toBatch, toRun, toRunHeartbeat, toRunKey, toStoredEvent, toThread, toThreadHead, toToolCall } from '../rows.ts'
+import {
+  toBatch,
+  toDecision,
+  toRun,
+  toRunHeartbeat,
+  toRunKey,
+  toStoredEvent,
+  toThread,
+  toThreadHead,
+  toToolCall,
+} from '../rows.ts'
 import { effectRefusal } from '../refusals.ts'
 import { rolledBack } from '../rollback-with.ts'
 import { claimBatchTx, startInputRunTx } from './admission.ts'
 import { appendEventsTx, appendMessagesTx, fenceTx } from './appends.ts'
+import { listDueBatches, listPendingBatches } from './batch-lists.ts'
 import { migrate } from './migrations.ts'
+import { claimOutboxTx, insertOutboxTx, listOutbox, settleOutboxTx } from './outbox.ts'
 import { prepareStatements } from './statements.ts'
 import type { SqliteStatements } from './statements.ts'
 
@@ -271,6 +288,7 @@ export class SqliteStore implements Store {
         s.insertInterrupt.run({ ...item, interruptId: item.interrupt.id, batchId, threadId, position, json })
       })
       s.markInterrupted.run({ threadId, now: batch.createdAt })
+      insertOutboxTx(s, batch.outbox, batch.createdAt)
     })
   }
 
@@ -291,6 +309,7 @@ export class SqliteStore implements Store {
       if (request.closeBatch) s.closeBatch.run({ ...request.closeBatch, now })
       const status = s.getOpenBatch.get(threadId) ? 'interrupted' : 'idle'
       s.releaseThread.run({ threadId, runId, status, now })
+      insertOutboxTx(s, request.outbox, now)
       return stored
     })
   }
@@ -323,27 +342,33 @@ export class SqliteStore implements Store {
     })
   }
 
-  // ---- approvals from anywhere: implemented with migration 3 (next commit).
-  async listDecisions(): Promise<DecisionRecord[]> {
-    throw new Error('not implemented yet')
+  async listDecisions(threadId: string): Promise<DecisionRecord[]> {
+    return this.#s.listDecisions.all(threadId).map(toDecision)
   }
-  async getDecision(): Promise<DecisionRecord | undefined> {
-    throw new Error('not implemented yet')
+
+  async getDecision(threadId: string, runId: string): Promise<DecisionRecord | undefined> {
+    const row = this.#s.getDecision.get(threadId, runId)
+    return row ? toDecision(row) : undefined
   }
-  async listPendingBatches(): Promise<PendingBatchRecord[]> {
-    throw new Error('not implemented yet')
+
+  async listPendingBatches(query: PendingBatchQuery): Promise<PendingBatchRecord[]> {
+    return listPendingBatches(this.#s, query)
   }
-  async listDueBatches(): Promise<BatchRecord[]> {
-    throw new Error('not implemented yet')
+
+  async listDueBatches(query: DueBatchQuery): Promise<BatchRecord[]> {
+    return listDueBatches(this.#s, query)
   }
-  async claimOutbox(): Promise<OutboxDelivery[]> {
-    throw new Error('not implemented yet')
+
+  async claimOutbox(request: ClaimOutboxRequest): Promise<OutboxDelivery[]> {
+    return this.#write(() => claimOutboxTx(this.#s, request))
   }
-  async settleOutbox(): Promise<boolean> {
-    throw new Error('not implemented yet')
+
+  async settleOutbox(settlement: OutboxSettlement): Promise<boolean> {
+    return this.#write(() => settleOutboxTx(this.#s, settlement))
   }
-  async listOutbox(): Promise<OutboxDelivery[]> {
-    throw new Error('not implemented yet')
+
+  async listOutbox(filter: OutboxFilter = {}): Promise<OutboxDelivery[]> {
+    return listOutbox(this.#s, filter)
   }
 
   #messages(threadId: string): Message[] {
