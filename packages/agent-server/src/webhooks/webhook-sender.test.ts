@@ -231,6 +231,23 @@ describe('WebhookSender', () => {
     expect(logged.map((line) => line.message)).toEqual(['webhook delivery failed', 'webhook delivery failed'])
   })
 
+  it('keeps at most `concurrency` requests in flight and carries on when every slot was busy', async () => {
+    const { store } = sqlite()
+    const r = await receiver()
+    r.answer = () => 'hold'
+    const endpoints = endpointsFor(r.url)
+    for (let i = 0; i < 3; i++) await commitFailedRun(store, endpoints)
+    const { sender: s } = sender(store, { endpoints, concurrency: 2, pollMs: 5 })
+    s.wake()
+    await until(() => r.received.length === 2, 'two requests in flight')
+    // Polls come and go while both slots are busy (a wait for them, not an assertion on time).
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(r.received).toHaveLength(2)
+    r.answer = () => 200
+    r.release()
+    await until(async () => (await store.listOutbox({ status: 'delivered' })).length === 3, 'all three delivered')
+  })
+
   it('bounds each request by timeoutMs', async () => {
     const { store } = sqlite()
     const r = await receiver()

@@ -72,7 +72,9 @@ export class WebhookSender {
   #stopping = new AbortController()
   /** A round was asked for (wake, poll, a freed slot) since the pump last looked. */
   #again = false
-  #pump: Promise<void> | undefined
+  #pumping = false
+  /** The current (or last) pump, awaited by `stop()`. */
+  #pump: Promise<void> = Promise.resolve()
   /** The last claim filled every free slot: more rows may be due as soon as a slot frees up. */
   #backlog = false
   #stopped: Promise<void> = Promise.resolve()
@@ -112,7 +114,8 @@ export class WebhookSender {
   /** Deliver now: called after a commit that wrote outbox rows. Cheap when nothing is due; a no-op when stopped. */
   wake(): void {
     this.#again = true
-    if (!this.#running || this.#pump !== undefined) return
+    if (!this.#running || this.#pumping) return
+    this.#pumping = true
     this.#pump = this.#rounds()
   }
 
@@ -157,9 +160,11 @@ export class WebhookSender {
         this.#again = false
         await this.#round()
       }
+    } catch (error) {
+      this.#logError('webhook outbox round threw', error)
     } finally {
       // No await between the loop's last check and here, so a wake() in between cannot be lost.
-      this.#pump = undefined
+      this.#pumping = false
     }
   }
 
@@ -181,10 +186,13 @@ export class WebhookSender {
     }
     this.#backlog = rows.length === free
     for (const row of rows) {
-      const delivery = this.#deliver(row).finally(() => {
-        this.#inFlight.delete(delivery)
-        if (this.#backlog) this.wake()
-      })
+      const delivery = this.#deliver(row)
+        // Only an injected clock or fetch could throw here; the row then waits for its lock to end.
+        .catch((error: unknown) => this.#logError('webhook delivery threw', error))
+        .finally(() => {
+          this.#inFlight.delete(delivery)
+          if (this.#backlog) this.wake()
+        })
       this.#inFlight.add(delivery)
     }
   }
