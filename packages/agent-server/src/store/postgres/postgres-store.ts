@@ -13,12 +13,17 @@ import type {
   BeginEffectResult,
   ClaimBatchRequest,
   ClaimBatchResult,
+  ClaimOutboxRequest,
+  DueBatchQuery,
   EventQuery,
   FinishRunRequest,
   NewBatch,
   NewEvent,
   NewToolCall,
   OutboxDelivery,
+  OutboxFilter,
+  OutboxSettlement,
+  PendingBatchQuery,
   PendingBatchRecord,
   RunHeartbeat,
   RunKey,
@@ -39,9 +44,11 @@ import type {
 import { admissionView } from './admission-statements.ts'
 import { claimBatch, startInputRunTx } from './admission.ts'
 import { appendEventsTx, appendMessagesTx } from './appends.ts'
+import { getDecision, listDecisions, listDueBatches, listPendingBatches } from './approval-reads.ts'
 import { PgChangeFeed } from './change-feed.ts'
 import { bigintAsNumber, channelFor, withDefaultUser } from './connection.ts'
 import { migratePostgres } from './migrations.ts'
+import { claimOutbox, insertOutboxTx, listOutbox, settleOutbox } from './outbox.ts'
 import { fenced, rows } from './query.ts'
 import * as sql from './statements.ts'
 
@@ -279,6 +286,7 @@ export class PostgresStore implements Store {
       await fenced(q, sql.interruptIfActive(batch.threadId, batch.runId, batch.createdAt), batch.threadId, batch.runId)
       await q.query(sql.insertBatch(batch))
       await q.query(sql.insertInterrupts(batch))
+      await insertOutboxTx(q, batch.outbox, batch.createdAt)
     })
   }
 
@@ -297,6 +305,7 @@ export class PostgresStore implements Store {
       const stored = await appendEventsTx(q, this.channel, threadId, runId, request.events)
       if (request.closeBatch) await q.query(sql.closeBatch(request.closeBatch.batchId, request.closeBatch.status, now))
       await q.query(sql.releaseThread(threadId, runId, now))
+      await insertOutboxTx(q, request.outbox, now)
       return stored
     })
   }
@@ -320,27 +329,32 @@ export class PostgresStore implements Store {
     return row ? toRun(row) : undefined
   }
 
-  // ---- approvals from anywhere: implemented with migration 3 (next commit).
-  async listDecisions(): Promise<DecisionRecord[]> {
-    throw new Error('not implemented yet')
+  async listDecisions(threadId: string): Promise<DecisionRecord[]> {
+    return listDecisions(this.#pool, threadId)
   }
-  async getDecision(): Promise<DecisionRecord | undefined> {
-    throw new Error('not implemented yet')
+
+  async getDecision(threadId: string, runId: string): Promise<DecisionRecord | undefined> {
+    return getDecision(this.#pool, threadId, runId)
   }
-  async listPendingBatches(): Promise<PendingBatchRecord[]> {
-    throw new Error('not implemented yet')
+
+  async listPendingBatches(query: PendingBatchQuery): Promise<PendingBatchRecord[]> {
+    return listPendingBatches(this.#pool, query)
   }
-  async listDueBatches(): Promise<BatchRecord[]> {
-    throw new Error('not implemented yet')
+
+  async listDueBatches(query: DueBatchQuery): Promise<BatchRecord[]> {
+    return listDueBatches(this.#pool, query)
   }
-  async claimOutbox(): Promise<OutboxDelivery[]> {
-    throw new Error('not implemented yet')
+
+  async claimOutbox(request: ClaimOutboxRequest): Promise<OutboxDelivery[]> {
+    return claimOutbox(this.#pool, request)
   }
-  async settleOutbox(): Promise<boolean> {
-    throw new Error('not implemented yet')
+
+  async settleOutbox(settlement: OutboxSettlement): Promise<boolean> {
+    return settleOutbox(this.#pool, settlement)
   }
-  async listOutbox(): Promise<OutboxDelivery[]> {
-    throw new Error('not implemented yet')
+
+  async listOutbox(filter: OutboxFilter = {}): Promise<OutboxDelivery[]> {
+    return listOutbox(this.#pool, filter)
   }
 
   /** Opens the admission pool's connections up front. */

@@ -39,22 +39,12 @@ import type {
   ToolCallStatus,
 } from '../store.ts'
 import type { BatchRow } from '../rows.ts'
-import {
-  toBatch,
-  toDecision,
-  toRun,
-  toRunHeartbeat,
-  toRunKey,
-  toStoredEvent,
-  toThread,
-  toThreadHead,
-  toToolCall,
-} from '../rows.ts'
+import { toBatch, toRun, toRunHeartbeat, toRunKey, toStoredEvent, toThread, toThreadHead, toToolCall } from '../rows.ts'
 import { effectRefusal } from '../refusals.ts'
 import { rolledBack } from '../rollback-with.ts'
 import { claimBatchTx, startInputRunTx } from './admission.ts'
 import { appendEventsTx, appendMessagesTx, fenceTx } from './appends.ts'
-import { listDueBatches, listPendingBatches } from './batch-lists.ts'
+import { getDecision, listDecisions, listDueBatches, listPendingBatches } from './approval-reads.ts'
 import { migrate } from './migrations.ts'
 import { claimOutboxTx, insertOutboxTx, listOutbox, settleOutboxTx } from './outbox.ts'
 import { prepareStatements } from './statements.ts'
@@ -343,12 +333,11 @@ export class SqliteStore implements Store {
   }
 
   async listDecisions(threadId: string): Promise<DecisionRecord[]> {
-    return this.#s.listDecisions.all(threadId).map(toDecision)
+    return listDecisions(this.#s, threadId)
   }
 
   async getDecision(threadId: string, runId: string): Promise<DecisionRecord | undefined> {
-    const row = this.#s.getDecision.get(threadId, runId)
-    return row ? toDecision(row) : undefined
+    return getDecision(this.#s, threadId, runId)
   }
 
   async listPendingBatches(query: PendingBatchQuery): Promise<PendingBatchRecord[]> {
