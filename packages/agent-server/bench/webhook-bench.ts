@@ -5,8 +5,10 @@
  * core writes `run.failed`) to its receipt by a local `node:http` receiver on 127.0.0.1 (target p99 ≤ 1 s,
  * docs/approvals.md, "Webhooks"). Three ways rows reach the sender:
  * 1. wake: one commit every BENCH_PACE_MS, each followed by `wake()` (what the core does after a commit);
- * 2. burst: BENCH_DELIVERIES commits back to back, each followed by `wake()` (commits and sends share the thread);
+ * 2. burst: BENCH_DELIVERIES commits back to back, each followed by `wake()` and one turn of the event loop (as
+ *    commits from separate requests and runs would interleave with I/O; SQLite commits are synchronous);
  * 3. poll only: paced commits without `wake()` (rows written by another replica), found by the 500 ms poll.
+ * And the sender's throughput: BENCH_DELIVERIES rows already waiting when it starts (a restart after an outage).
  *
  * Env: BENCH_DELIVERIES (500), BENCH_PACE_MS (2), BENCH_BACKENDS (SQLite,PostgreSQL), BENCH_PG_URL (default
  * INTERLUDE_TEST_PG_URL or postgres://127.0.0.1:5432/postgres; its part is skipped when unreachable).
@@ -79,14 +81,27 @@ async function scenario(store: Store, mode: (typeof MODES)[number], count: numbe
     const [row] = await commitFailedRun(store, endpoints)
     committed.set(row!.deliveryId, performance.now())
     if (mode !== 'poll only') sender.wake()
-    if (mode !== 'burst') await sleep(PACE_MS)
-    // Commits back to back never yield to the timers the sender's requests need; let them run now and then.
-    else if (i % 25 === 24) await sleep(0)
+    await (mode === 'burst' ? new Promise(setImmediate) : sleep(PACE_MS))
   }
   await r.until(count)
   await sender.stop()
   await r.close()
   return [...committed].map(([id, at]) => r.arrived.get(id)! - at)
+}
+
+/** Deliveries per second draining a backlog of `count` rows written before the sender starts. */
+async function drain(store: Store, count: number): Promise<number> {
+  const r = await receiver()
+  const endpoints = resolveWebhookEndpoints([{ url: r.url, secret }], {})
+  for (let i = 0; i < count; i++) await commitFailedRun(store, endpoints)
+  const sender = new WebhookSender({ store, endpoints, logError: (message) => console.error(message) })
+  const started = performance.now()
+  sender.start()
+  await r.until(count)
+  const seconds = (performance.now() - started) / 1000
+  await sender.stop()
+  await r.close()
+  return count / seconds
 }
 
 async function backends(): Promise<{ name: string; store: Store; dispose(): Promise<void> }[]> {
@@ -134,5 +149,7 @@ for (const backend of await backends()) {
       `  ${backend.name.padEnd(11)} ${label.padEnd(17)} p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(Math.max(...samples))} (${samples.length} samples)`,
     )
   }
+  const rate = await drain(backend.store, DELIVERIES)
+  console.log(`  ${backend.name.padEnd(11)} ${'backlog drain'.padEnd(17)} ${Math.round(rate)} deliveries/s`)
   await backend.dispose()
 }
