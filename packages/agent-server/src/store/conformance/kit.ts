@@ -110,14 +110,23 @@ export function conformanceKit(open: () => Promise<ConformanceDatabase>) {
     toolCallId,
     content,
   })
-  /** A thread paused with one open batch (its run finished as interrupted). */
-  const paused = async (store: Store) => {
+  /** A thread paused with one open batch (its run finished as interrupted); `options` change the input or the batch. */
+  const paused = async (
+    store: Store,
+    options: { readonly input?: Partial<StartInputRunRequest>; readonly batch?: Partial<NewBatch> } = {},
+  ) => {
     const { threadId, runId } = ids()
-    await start(store, threadId, runId)
+    await start(store, threadId, runId, null, options.input)
     await store.insertToolCalls([call(threadId, runId, 'c1', 'awaiting_decision')])
-    await store.createBatch(batchFor(threadId, runId, `b-${threadId}`))
+    await store.createBatch({ ...batchFor(threadId, runId, `b-${threadId}`), ...options.batch })
     await finish(store, threadId, runId, { status: 'interrupted', outcome: { type: 'interrupt', interrupts: [] } })
     return { threadId, runId, batchId: `b-${threadId}` }
   }
-  return { now, lease, claimer, ids, withDb, start, finish, interrupt, batchFor, call, toolMessage, paused }
+  /** How much `write` moved the thread's revision. */
+  const growth = async (store: Store, threadId: string, write: () => Promise<unknown>): Promise<number> => {
+    const before = (await store.getThread(threadId))!.revision
+    await write()
+    return (await store.getThread(threadId))!.revision - before
+  }
+  return { now, lease, claimer, ids, withDb, start, finish, interrupt, batchFor, call, toolMessage, paused, growth }
 }

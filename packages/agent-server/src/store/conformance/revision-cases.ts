@@ -1,5 +1,4 @@
 import { expect, it } from 'vitest'
-import type { Store } from '../store.ts'
 import type { ConformanceKit } from './kit.ts'
 
 /**
@@ -9,14 +8,7 @@ import type { ConformanceKit } from './kit.ts'
  * for log-only, ledger-only and bookkeeping writes and for every refused or fenced one.
  */
 export function revisionCases(kit: ConformanceKit): void {
-  const { withDb, ids, start, finish, call, toolMessage, batchFor, paused, now, lease, claimer } = kit
-
-  /** How much `write` moved the thread's revision. */
-  async function growth(store: Store, threadId: string, write: () => Promise<unknown>): Promise<number> {
-    const before = (await store.getThread(threadId))!.revision
-    await write()
-    return (await store.getThread(threadId))!.revision - before
-  }
+  const { withDb, ids, start, finish, call, toolMessage, batchFor, paused, now, lease, claimer, growth } = kit
 
   it('revision: a new thread starts at 1; each admitted input run adds 1, each refused one 0', () =>
     withDb(async (store) => {
