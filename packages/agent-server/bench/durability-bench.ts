@@ -164,6 +164,7 @@ async function claimLatency(store: Store): Promise<number[]> {
           ],
           createdAt: Date.now(),
           expiresAt: Date.now() + 3_600_000,
+          onExpiry: 'keep',
         })
         await store.finishRun({
           threadId,
@@ -189,6 +190,8 @@ async function claimLatency(store: Store): Promise<number[]> {
           decision: [],
           now: Date.now(),
           ...lease(),
+          decidedBy: 'bench',
+          via: 'run',
         })
         if (!claim.ok) throw new Error(`claim refused: ${claim.reason}`)
         return performance.now() - started

@@ -281,6 +281,8 @@ async function admitResume(
     decision: check.entries,
     now: deps.now(),
     ...deps.lease(),
+    decidedBy: principal,
+    via: 'run',
   })
   if (claim.ok) {
     return {

@@ -62,5 +62,6 @@ export function interruptBatch(
     })),
     createdAt,
     expiresAt,
+    onExpiry: 'keep',
   }
 }

@@ -1,4 +1,11 @@
-import type { Interrupt, Message, ResumeEntry, RunFinishedOutcome, ThreadStatus } from '@interlude/protocol'
+import type {
+  ExpiryPolicy,
+  Interrupt,
+  Message,
+  ResumeEntry,
+  RunFinishedOutcome,
+  ThreadStatus,
+} from '@interlude/protocol'
 
 /** What a store keeps and answers: the rows of the Store contract as records (docs/architecture.md). */
 
@@ -36,6 +43,8 @@ export interface ThreadRecord {
   readonly lastSeq: number
   readonly createdAt: number
   readonly updatedAt: number
+  /** Stored when the thread is created (from its first user message), never derived from the history again. */
+  readonly title: string | undefined
 }
 
 export interface RunRecord {
@@ -80,6 +89,14 @@ export interface BatchRecord {
   readonly decisionHash: string | undefined
   readonly decision: readonly ResumeEntry[] | undefined
   readonly claimedByRunId: string | undefined
+  /** What happens when `expiresAt` passes (docs/approvals.md#deadlines). */
+  readonly onExpiry: ExpiryPolicy
+}
+
+/** An open batch in the cross-owner inbox, with what the inbox shows of its thread. */
+export interface PendingBatchRecord extends BatchRecord {
+  readonly ownerId: string
+  readonly title: string | undefined
 }
 
 export interface ToolCallRecord {
@@ -134,4 +151,33 @@ export interface AdmissionView {
   readonly messages: readonly Message[]
   /** Only with `history: true`. */
   readonly awaitingResults: readonly ToolCallRecord[]
+}
+
+/**
+ * A webhook delivery to write in the same transaction as the change it reports
+ * (docs/approvals.md#webhooks): a crash can neither lose nor invent one.
+ */
+export interface NewOutboxDelivery {
+  /** Stable across retries (the `webhook-id` header). */
+  readonly deliveryId: string
+  readonly endpoint: string
+  readonly eventType: string
+  /** The body as JSON text, sent byte for byte on every attempt. */
+  readonly payload: string
+}
+
+export type OutboxStatus = 'pending' | 'delivered' | 'failed'
+
+/** A delivery as the outbox keeps it: where it stands and which sender holds it. */
+export interface OutboxDelivery extends NewOutboxDelivery {
+  readonly status: OutboxStatus
+  /** Settled attempts so far (each `settleOutbox` adds 1). */
+  readonly attempts: number
+  readonly createdAt: number
+  /** Not sent before this time (retry back-off). */
+  readonly nextAttemptAt: number
+  readonly lastError: string | undefined
+  /** The sender holding the row (`claimOutbox`) until `lockedUntil`. */
+  readonly lockedBy: string | undefined
+  readonly lockedUntil: number | undefined
 }

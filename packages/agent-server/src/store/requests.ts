@@ -1,7 +1,16 @@
-import type { Message, ResumeEntry, RunFinishedOutcome, ThreadStatus } from '@interlude/protocol'
+import type {
+  DecisionVia,
+  ExpiryPolicy,
+  Message,
+  ResumeEntry,
+  RunFinishedOutcome,
+  ThreadStatus,
+} from '@interlude/protocol'
 import type {
   BatchStatus,
   NewEvent,
+  NewOutboxDelivery,
+  OutboxStatus,
   RunKey,
   RunStatus,
   StoredInterrupt,
@@ -47,6 +56,8 @@ export interface StartInputRunRequest {
   /** The admitting process, which executes the run. */
   readonly executorId: string
   readonly leaseUntil: number
+  /** Stored only when this run creates the thread (`expectedRevision: null`); ignored otherwise. */
+  readonly title?: string
 }
 
 export type StartRunResult =
@@ -65,6 +76,11 @@ export interface ClaimBatchRequest {
   readonly now: number
   readonly executorId: string
   readonly leaseUntil: number
+  /** Who decided (a principal, or `system:expiry`): the decision record written with the claim. */
+  readonly decidedBy: string
+  readonly via: DecisionVia
+  /** Written with the claim, only if it is admitted. */
+  readonly outbox?: readonly NewOutboxDelivery[]
 }
 
 export type ClaimBatchResult =
@@ -84,6 +100,9 @@ export interface NewBatch {
   readonly interrupts: readonly StoredInterrupt[]
   readonly createdAt: number
   readonly expiresAt: number
+  readonly onExpiry: ExpiryPolicy
+  /** Written with the batch, only if the write is not fenced. */
+  readonly outbox?: readonly NewOutboxDelivery[]
 }
 
 export interface FinishRunRequest {
@@ -102,6 +121,8 @@ export interface FinishRunRequest {
   readonly closeCalls?: readonly CloseCall[]
   /** New thread state (a reconciled effect's state change). */
   readonly state?: unknown
+  /** Written with the run's end, only if something is written (the run was still running). */
+  readonly outbox?: readonly NewOutboxDelivery[]
 }
 
 export interface CloseCall {
@@ -163,3 +184,44 @@ export interface TakeOverRequest extends RunKey {
 export type StoreChange =
   | { readonly kind: 'events'; readonly threadId: string; readonly seq: number }
   | { readonly kind: 'cancel'; readonly threadId: string; readonly runId: string }
+
+/** The cross-owner inbox (`listPendingBatches`): newest first, keyset pages. */
+export interface PendingBatchQuery {
+  readonly limit: number
+  /** Continue before this (createdAt, batchId) position: the last item of the previous page. */
+  readonly before?: { readonly createdAt: number; readonly batchId: string }
+}
+
+/** The expiry sweep (`listDueBatches`). */
+export interface DueBatchQuery {
+  /** Batches whose `expiresAt <= now` are due. */
+  readonly now: number
+  readonly limit: number
+}
+
+/** A sender's lease on due deliveries (`claimOutbox`). */
+export interface ClaimOutboxRequest {
+  readonly executorId: string
+  readonly now: number
+  /** The rows stay locked to this executor until then. */
+  readonly lockUntil: number
+  readonly limit: number
+}
+
+/** How an attempt ended (`settleOutbox`); only the executor holding the lock may settle. */
+export type OutboxSettlement =
+  | { readonly deliveryId: string; readonly executorId: string; readonly outcome: 'delivered' }
+  | {
+      readonly deliveryId: string
+      readonly executorId: string
+      readonly outcome: 'retry'
+      readonly nextAttemptAt: number
+      readonly error: string
+    }
+  | { readonly deliveryId: string; readonly executorId: string; readonly outcome: 'failed'; readonly error: string }
+
+/** `listOutbox` (tests and operators): oldest first. */
+export interface OutboxFilter {
+  readonly status?: OutboxStatus
+  readonly limit?: number
+}

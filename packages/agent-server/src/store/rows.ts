@@ -1,8 +1,19 @@
-import type { Interrupt, ResumeEntry, RunFinishedOutcome, ThreadStatus } from '@interlude/protocol'
+import type {
+  DecisionRecord,
+  DecisionVia,
+  ExpiryPolicy,
+  Interrupt,
+  ResumeEntry,
+  RunFinishedOutcome,
+  ThreadStatus,
+} from '@interlude/protocol'
 import type {
   BatchRecord,
   BatchStatus,
   InterruptKind,
+  OutboxDelivery,
+  OutboxStatus,
+  PendingBatchRecord,
   RunHeartbeat,
   RunKey,
   RunKind,
@@ -28,6 +39,7 @@ export interface ThreadRow {
   last_seq: number
   created_at: number
   updated_at: number
+  title: string | null
 }
 export interface RunRow {
   thread_id: string
@@ -55,6 +67,12 @@ export interface BatchRow {
   decision_hash: string | null
   decision_json: string | null
   claimed_by_run_id: string | null
+  on_expiry: ExpiryPolicy
+}
+/** A batch with the owner and title of its thread (the inbox join). */
+export interface PendingBatchRow extends BatchRow {
+  owner_id: string
+  title: string | null
 }
 export interface InterruptRow {
   kind: InterruptKind
@@ -95,6 +113,32 @@ export interface RunLeaseRow extends RunKeyRow {
   cancel_requested_at: number | null
 }
 
+export interface DecisionRow {
+  thread_id: string
+  run_id: string
+  batch_id: string
+  /** JSON array of the batch's interrupt ids, in batch order. */
+  interrupt_ids: string
+  /** JSON array of the resume entries. */
+  entries: string
+  decided_by: string
+  via: DecisionVia
+  decided_at: number
+}
+export interface OutboxRow {
+  delivery_id: string
+  endpoint: string
+  event_type: string
+  payload: string
+  status: OutboxStatus
+  attempts: number
+  created_at: number
+  next_attempt_at: number
+  last_error: string | null
+  locked_by: string | null
+  locked_until: number | null
+}
+
 const u = <T>(value: T | null | undefined): T | undefined => (value === null || value === undefined ? undefined : value)
 
 export function toThread(row: ThreadRow): ThreadRecord {
@@ -108,6 +152,7 @@ export function toThread(row: ThreadRow): ThreadRecord {
     lastSeq: Number(row.last_seq),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+    title: u(row.title),
   }
 }
 
@@ -164,6 +209,40 @@ export function toBatch(row: BatchRow, interrupts: readonly InterruptRow[]): Bat
     decisionHash: u(row.decision_hash),
     decision: row.decision_json === null ? undefined : (JSON.parse(row.decision_json) as ResumeEntry[]),
     claimedByRunId: u(row.claimed_by_run_id),
+    onExpiry: row.on_expiry,
+  }
+}
+
+export function toPendingBatch(row: PendingBatchRow, interrupts: readonly InterruptRow[]): PendingBatchRecord {
+  return { ...toBatch(row, interrupts), ownerId: row.owner_id, title: u(row.title) }
+}
+
+/** The protocol's record: `at` is RFC 3339 UTC (docs/approvals.md#decision-records). */
+export function toDecision(row: DecisionRow): DecisionRecord {
+  return {
+    threadId: row.thread_id,
+    runId: row.run_id,
+    interruptIds: JSON.parse(row.interrupt_ids) as string[],
+    entries: JSON.parse(row.entries) as ResumeEntry[],
+    decidedBy: row.decided_by,
+    via: row.via,
+    at: new Date(Number(row.decided_at)).toISOString(),
+  }
+}
+
+export function toOutboxDelivery(row: OutboxRow): OutboxDelivery {
+  return {
+    deliveryId: row.delivery_id,
+    endpoint: row.endpoint,
+    eventType: row.event_type,
+    payload: row.payload,
+    status: row.status,
+    attempts: Number(row.attempts),
+    createdAt: Number(row.created_at),
+    nextAttemptAt: Number(row.next_attempt_at),
+    lastError: u(row.last_error),
+    lockedBy: u(row.locked_by),
+    lockedUntil: row.locked_until === null ? undefined : Number(row.locked_until),
   }
 }
 

@@ -1,4 +1,5 @@
-import type { BatchStatus, RunStatus, ToolCallStatus } from './store.ts'
+import type { ExpiryPolicy } from '@interlude/protocol'
+import type { BatchStatus, OutboxStatus, RunStatus, ToolCallStatus } from './store.ts'
 
 /**
  * The status sets every part of the server agrees on, named once. Stores use them in their SQL,
@@ -19,3 +20,9 @@ export const OPEN_BATCH_STATUS: BatchStatus = 'pending'
 
 /** A run that has ended (everything but `running`). */
 export const ENDED_RUN_STATUSES: readonly RunStatus[] = ['succeeded', 'interrupted', 'failed', 'cancelled']
+
+/** The expiry policy that decides nothing: such a batch is never due (docs/approvals.md#deadlines). */
+export const UNDECIDED_EXPIRY_POLICY: ExpiryPolicy = 'keep'
+
+/** The one delivery status a sender may still claim; `delivered` and `failed` are final. */
+export const OPEN_DELIVERY_STATUS: OutboxStatus = 'pending'

@@ -1,8 +1,10 @@
-import type { Message } from '@interlude/protocol'
+import type { DecisionRecord, Message } from '@interlude/protocol'
 import type {
   AdmissionView,
   BatchRecord,
   NewEvent,
+  OutboxDelivery,
+  PendingBatchRecord,
   RunHeartbeat,
   RunKey,
   RunRecord,
@@ -17,10 +19,15 @@ import type {
   BeginEffectResult,
   ClaimBatchRequest,
   ClaimBatchResult,
+  ClaimOutboxRequest,
+  DueBatchQuery,
   EventQuery,
   FinishRunRequest,
   NewBatch,
   NewToolCall,
+  OutboxFilter,
+  OutboxSettlement,
+  PendingBatchQuery,
   SettleToolCallRequest,
   StartInputRunRequest,
   StartRunResult,
@@ -95,8 +102,10 @@ export interface Store {
   startInputRun(request: StartInputRunRequest): Promise<StartRunResult>
   /**
    * Admits a resume. Atomically: `UPDATE interrupt_batches SET status='claimed' … WHERE status =
-   * 'pending'`, requires the thread to be idle, inserts the run and marks the thread running.
-   * Revision: +1; refused: 0.
+   * 'pending'`, requires the thread to be idle, inserts the run, marks the thread running, writes
+   * the decision record (`decidedBy`, `via`, the batch's interrupt ids in batch order, `decision`
+   * as entries, `now`) and `outbox`. A refused claim writes none of it; a record is never updated
+   * or deleted (docs/approvals.md#decision-records). Revision: +1; refused: 0.
    */
   claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult>
 
@@ -131,16 +140,20 @@ export interface Store {
    */
   settleToolCall(request: SettleToolCallRequest): Promise<void>
 
-  /** Stores an interrupt batch (and its interrupts) and marks the thread interrupted. Fenced. Revision: +1. */
+  /**
+   * Stores an interrupt batch (its interrupts, its expiry policy) and `outbox`, and marks the thread
+   * interrupted. Fenced. Revision: +1.
+   */
   createBatch(batch: NewBatch): Promise<void>
 
   /**
    * Ends a run: records status + outcome (only if it is still `running`: otherwise nothing is
    * written and the answer is `undefined`), settles `closeCalls` (each conditionally, with its
    * tool message), stores `state`, appends the last events, closes the batch the run claimed,
-   * releases the thread (idle or interrupted) and bumps the revision — one transaction, so the
-   * terminal event is in the log before another run can start on the thread. Revision: +1 for
-   * the whole transaction (closed calls and `state` included); 0 when nothing is written.
+   * releases the thread (idle or interrupted), writes `outbox` and bumps the revision — one
+   * transaction, so the terminal event is in the log before another run can start on the thread.
+   * Revision: +1 for the whole transaction (closed calls and `state` included); 0 when nothing is
+   * written.
    */
   finishRun(request: FinishRunRequest): Promise<StoredEvent[] | undefined>
 
@@ -159,6 +172,39 @@ export interface Store {
    * Revision: 0.
    */
   takeOverRun(request: TakeOverRequest): Promise<RunRecord | undefined>
+
+  // ---- approvals from anywhere (docs/approvals.md): decision records, the inbox, deadlines, webhooks.
+  // None of these is fenced and none changes a revision (0).
+
+  /** The thread's decision records, oldest first. */
+  listDecisions(threadId: string): Promise<DecisionRecord[]>
+  /** The decision the resume run `runId` carries out. */
+  getDecision(threadId: string, runId: string): Promise<DecisionRecord | undefined>
+  /**
+   * Every `pending` batch of every owner (expired or not), with the thread's owner and title,
+   * newest first by `(createdAt, batchId)`; the caller filters by who may decide. One query.
+   */
+  listPendingBatches(query: PendingBatchQuery): Promise<PendingBatchRecord[]>
+  /**
+   * `pending` batches whose deadline has passed (`expiresAt <= now`) and whose policy decides
+   * something (not `keep`), earliest deadline first: the expiry sweep, served by the index on the
+   * deadline of open batches.
+   */
+  listDueBatches(query: DueBatchQuery): Promise<BatchRecord[]>
+  /**
+   * Locks up to `limit` `pending` deliveries due at `now` whose lock is free or has ended, oldest
+   * first, to `executorId` until `lockUntil`, atomically: two senders never get the same row
+   * (PostgreSQL skips rows another transaction is locking).
+   */
+  claimOutbox(request: ClaimOutboxRequest): Promise<OutboxDelivery[]>
+  /**
+   * Records an attempt (attempts + 1) and releases the lock: `delivered`, `failed` (with the error),
+   * or `retry` (pending again at `nextAttemptAt`, with the error). Only by the executor holding
+   * the lock: otherwise `false` and nothing changes.
+   */
+  settleOutbox(settlement: OutboxSettlement): Promise<boolean>
+  /** Deliveries, oldest first (tests and operators). */
+  listOutbox(filter?: OutboxFilter): Promise<OutboxDelivery[]>
 
   /**
    * Optional change feed from other processes (PostgreSQL LISTEN/NOTIFY): appended events and

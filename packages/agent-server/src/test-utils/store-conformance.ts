@@ -1,7 +1,9 @@
 import { describe } from 'vitest'
 import { admissionCases } from '../store/conformance/admission-cases.ts'
+import { approvalCases } from '../store/conformance/approval-cases.ts'
 import { conformanceKit } from '../store/conformance/kit.ts'
 import type { ConformanceDatabase } from '../store/conformance/kit.ts'
+import { outboxCases } from '../store/conformance/outbox-cases.ts'
 import { readCases } from '../store/conformance/read-cases.ts'
 import { revisionCases } from '../store/conformance/revision-cases.ts'
 import { runCases } from '../store/conformance/run-cases.ts'
@@ -22,5 +24,7 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     runCases(kit)
     readCases(kit)
     revisionCases(kit)
+    approvalCases(kit)
+    outboxCases(kit)
   })
 }

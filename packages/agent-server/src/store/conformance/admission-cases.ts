@@ -3,7 +3,7 @@ import type { ConformanceKit } from './kit.ts'
 
 /** Admission: input runs and resumes start exactly once, decided by the database. */
 export function admissionCases(kit: ConformanceKit): void {
-  const { withDb, ids, start, finish, interrupt, call, toolMessage, paused, now, lease, batchFor } = kit
+  const { withDb, ids, start, finish, interrupt, call, toolMessage, paused, now, lease, claimer, batchFor } = kit
 
   it('creates a thread with the first input run; a second run is refused while one is active', () =>
     withDb(async (store) => {
@@ -101,7 +101,7 @@ export function admissionCases(kit: ConformanceKit): void {
           decisionHash: hash,
           decision: [{ interruptId: `${batchId}-i1`, status: 'cancelled' }],
           now,
-          ...lease,
+          ...claimer,
         })
       const results = await Promise.all([claim('r-a', 'h1'), claim('r-b', 'h1'), claim('r-c', 'h2')])
       expect(results.filter((r) => r.ok)).toHaveLength(1)
@@ -142,7 +142,7 @@ export function admissionCases(kit: ConformanceKit): void {
               decisionHash: `h${i % 3}`,
               decision: [],
               now,
-              ...lease,
+              ...claimer,
             }),
           ),
         )

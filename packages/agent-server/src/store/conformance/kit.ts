@@ -33,6 +33,8 @@ export function firstRunRequest(threadId: string, runId: string, now: number): S
 export function conformanceKit(open: () => Promise<ConformanceDatabase>) {
   const now = 1_900_000_000_000
   const lease = { executorId: 'exec-a', leaseUntil: now + 60_000 }
+  /** What a claim adds to the lease: who decided, through which channel (the decision record). */
+  const claimer = { ...lease, decidedBy: 'alice', via: 'run' as const }
   let n = 0
   const ids = () => {
     n += 1
@@ -83,6 +85,7 @@ export function conformanceKit(open: () => Promise<ConformanceDatabase>) {
     ],
     createdAt: now,
     expiresAt: now + 1000,
+    onExpiry: 'deny',
   })
   const call = (
     threadId: string,
@@ -107,14 +110,23 @@ export function conformanceKit(open: () => Promise<ConformanceDatabase>) {
     toolCallId,
     content,
   })
-  /** A thread paused with one open batch (its run finished as interrupted). */
-  const paused = async (store: Store) => {
+  /** A thread paused with one open batch (its run finished as interrupted); `options` change the input or the batch. */
+  const paused = async (
+    store: Store,
+    options: { readonly input?: Partial<StartInputRunRequest>; readonly batch?: Partial<NewBatch> } = {},
+  ) => {
     const { threadId, runId } = ids()
-    await start(store, threadId, runId)
+    await start(store, threadId, runId, null, options.input)
     await store.insertToolCalls([call(threadId, runId, 'c1', 'awaiting_decision')])
-    await store.createBatch(batchFor(threadId, runId, `b-${threadId}`))
+    await store.createBatch({ ...batchFor(threadId, runId, `b-${threadId}`), ...options.batch })
     await finish(store, threadId, runId, { status: 'interrupted', outcome: { type: 'interrupt', interrupts: [] } })
     return { threadId, runId, batchId: `b-${threadId}` }
   }
-  return { now, lease, ids, withDb, start, finish, interrupt, batchFor, call, toolMessage, paused }
+  /** How much `write` moved the thread's revision. */
+  const growth = async (store: Store, threadId: string, write: () => Promise<unknown>): Promise<number> => {
+    const before = (await store.getThread(threadId))!.revision
+    await write()
+    return (await store.getThread(threadId))!.revision - before
+  }
+  return { now, lease, claimer, ids, withDb, start, finish, interrupt, batchFor, call, toolMessage, paused, growth }
 }

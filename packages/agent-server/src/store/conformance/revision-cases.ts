@@ -1,5 +1,4 @@
 import { expect, it } from 'vitest'
-import type { Store } from '../store.ts'
 import type { ConformanceKit } from './kit.ts'
 
 /**
@@ -9,14 +8,7 @@ import type { ConformanceKit } from './kit.ts'
  * for log-only, ledger-only and bookkeeping writes and for every refused or fenced one.
  */
 export function revisionCases(kit: ConformanceKit): void {
-  const { withDb, ids, start, finish, call, toolMessage, batchFor, paused, now, lease } = kit
-
-  /** How much `write` moved the thread's revision. */
-  async function growth(store: Store, threadId: string, write: () => Promise<unknown>): Promise<number> {
-    const before = (await store.getThread(threadId))!.revision
-    await write()
-    return (await store.getThread(threadId))!.revision - before
-  }
+  const { withDb, ids, start, finish, call, toolMessage, batchFor, paused, now, lease, claimer, growth } = kit
 
   it('revision: a new thread starts at 1; each admitted input run adds 1, each refused one 0', () =>
     withDb(async (store) => {
@@ -46,7 +38,7 @@ export function revisionCases(kit: ConformanceKit): void {
           decisionHash: 'h',
           decision: [],
           now,
-          ...lease,
+          ...claimer,
         })
       expect(await growth(store, threadId, () => claim(runId))).toBe(0) // run_exists
       expect(await growth(store, threadId, () => claim('r-unknown', 'no-such-batch'))).toBe(0) // not_pending
@@ -106,7 +98,7 @@ export function revisionCases(kit: ConformanceKit): void {
       expect(await store.getThread(withState.threadId)).toMatchObject({ state: { n: 9 }, status: 'idle' })
 
       const { threadId, batchId } = await paused(store)
-      await store.claimBatch({ threadId, batchId, runId: 'r-resume', decisionHash: 'h', decision: [], now, ...lease })
+      await store.claimBatch({ threadId, batchId, runId: 'r-resume', decisionHash: 'h', decision: [], now, ...claimer })
       await store.insertToolCalls([call(threadId, 'r-resume', 'c-a'), call(threadId, 'r-resume', 'c-b')])
       const closing = () =>
         finish(store, threadId, 'r-resume', {
@@ -172,7 +164,7 @@ export function revisionCases(kit: ConformanceKit): void {
           decisionHash: 'h',
           decision: [],
           now,
-          ...lease,
+          ...claimer,
         })
       expect(await claim('r-new')).toEqual({ ok: false, reason: 'busy' })
       // A busy thread is reported before a taken run id (the order of `claimRefusal`).
@@ -185,7 +177,7 @@ export function revisionCases(kit: ConformanceKit): void {
       const a = await paused(store)
       const b = await paused(store)
       const claim = (threadId: string, runId: string) =>
-        store.claimBatch({ threadId, batchId: a.batchId, runId, decisionHash: 'h', decision: [], now, ...lease })
+        store.claimBatch({ threadId, batchId: a.batchId, runId, decisionHash: 'h', decision: [], now, ...claimer })
       expect(await claim(b.threadId, 'r-cross')).toEqual({ ok: false, reason: 'not_pending' })
       expect((await claim(a.threadId, 'r-own')).ok).toBe(true)
       expect(await claim(b.threadId, 'r-cross')).toEqual({ ok: false, reason: 'not_pending' })

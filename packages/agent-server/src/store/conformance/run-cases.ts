@@ -4,7 +4,7 @@ import type { ConformanceKit } from './kit.ts'
 
 /** A run's writes: the event log, fencing, the effects ledger, cancel, leases and the closing transaction. */
 export function runCases(kit: ConformanceKit): void {
-  const { withDb, ids, start, finish, batchFor, call, toolMessage, paused, now, lease } = kit
+  const { withDb, ids, start, finish, batchFor, call, toolMessage, paused, now, claimer } = kit
 
   it('appends events with strictly increasing per-thread seq, readable by run, after a cursor, with a limit', () =>
     withDb(async (store) => {
@@ -204,7 +204,7 @@ export function runCases(kit: ConformanceKit): void {
     withDb(async (store) => {
       const { threadId, batchId } = await paused(store)
       const resume = 'r-resume'
-      await store.claimBatch({ threadId, batchId, runId: resume, decisionHash: 'h', decision: [], now, ...lease })
+      await store.claimBatch({ threadId, batchId, runId: resume, decisionHash: 'h', decision: [], now, ...claimer })
       await store.insertToolCalls([call(threadId, resume, 'c-started'), call(threadId, resume, 'c-done')])
       expect(await store.beginEffect(threadId, 'c-started', resume, now)).toBe('started')
       await store.appendEvents(threadId, resume, [{ type: 'RUN_STARTED', json: '{}' }])

@@ -3,6 +3,7 @@ import type { ClaimBatchRequest, StartInputRunRequest } from '../store.ts'
 import { OPEN_BATCH_STATUS } from '../statuses.ts'
 import { sqlString } from '../sql-literals.ts'
 import { statement } from './query.ts'
+import { insertOutboxRows, interruptIdsOf, outboxColumns } from './approval-statements.ts'
 import { BATCH_WITH_INTERRUPTS } from './statements.ts'
 import type { BatchWithInterrupts } from './statements.ts'
 
@@ -32,9 +33,16 @@ export const admissionView = (threadId: string, runId: string, history: boolean)
 /** A new thread, running its first run, at revision 1 (nothing when the id is taken). */
 export const insertThread = (request: StartInputRunRequest) =>
   statement(
-    `INSERT INTO threads (thread_id, owner_id, revision, status, state_json, active_run_id, last_seq, created_at, updated_at)
-     VALUES ($1, $2, 1, 'running', $3, $4, 0, $5, $5) ON CONFLICT (thread_id) DO NOTHING`,
-    [request.threadId, request.ownerId, JSON.stringify(request.initialState ?? null), request.runId, request.now],
+    `INSERT INTO threads (thread_id, owner_id, revision, status, state_json, active_run_id, last_seq, created_at, updated_at, title)
+     VALUES ($1, $2, 1, 'running', $3, $4, 0, $5, $5, $6) ON CONFLICT (thread_id) DO NOTHING`,
+    [
+      request.threadId,
+      request.ownerId,
+      JSON.stringify(request.initialState ?? null),
+      request.runId,
+      request.now,
+      request.title ?? null,
+    ],
   )
 
 /** The admission decision for input: same revision, no active run, no open batch. */
@@ -56,8 +64,10 @@ export const insertInputRun = (request: StartInputRunRequest) =>
 /**
  * The admission decision for a resume, all or nothing. The thread row is the arbiter: concurrent
  * claimers queue on its lock and re-check `active_run_id IS NULL` after the winner commits, so
- * exactly one takes the thread; only that one moves the batch from open to `claimed` and inserts
- * the run. A taken run id fails the whole statement (unique violation 23505, nothing written).
+ * exactly one takes the thread; only that one moves the batch from open to `claimed`, inserts the
+ * run, its decision record (docs/approvals.md#decision-records) and the outbox rows — still one
+ * statement, one round trip. A taken run id fails the whole statement (unique violation 23505,
+ * nothing written).
  */
 export const claimBatch = (request: ClaimBatchRequest) =>
   statement<{ thread: ThreadRow | null }>(
@@ -73,7 +83,12 @@ export const claimBatch = (request: ClaimBatchRequest) =>
      ), run AS (
        INSERT INTO runs (thread_id, run_id, kind, status, batch_id, decision_hash, created_at, executor_id, lease_until)
        SELECT $6, $3, 'resume', 'running', batch_id, $1, $4, $7, $8 FROM claimed
-       RETURNING run_id
+       RETURNING run_id, batch_id
+     ), decision AS (
+       INSERT INTO decisions (thread_id, run_id, batch_id, interrupt_ids, entries, decided_by, via, decided_at)
+       SELECT $6, run_id, batch_id, ${interruptIdsOf('run.batch_id')}, $2, $9, $10, $4 FROM run
+     ), outbox AS (
+       ${insertOutboxRows(11, '$4', 'WHERE EXISTS (SELECT 1 FROM run)')}
      )
      SELECT (SELECT row_to_json(t) FROM thread t WHERE EXISTS (SELECT 1 FROM run)) AS thread`,
     [
@@ -85,6 +100,9 @@ export const claimBatch = (request: ClaimBatchRequest) =>
       request.threadId,
       request.executorId,
       request.leaseUntil,
+      request.decidedBy,
+      request.via,
+      ...outboxColumns(request.outbox),
     ],
   )
 

@@ -33,9 +33,11 @@ export async function startInputRunTx(q: Queryable, request: StartInputRunReques
 
 /** One statement, all or nothing (no transaction needed); a refusal is explained from the batch. */
 export async function claimBatch(q: Queryable, request: ClaimBatchRequest): Promise<ClaimBatchResult> {
-  // A taken run id fails the statement with a unique violation (nothing written).
+  // A taken run id fails the statement with a unique violation on the run (or on its decision
+  // record, whichever insert comes first): nothing is written. Any other violation is an error.
   const claimed = await rows(q, sql.claimBatch(request)).catch((error: unknown) => {
-    if ((error as { code?: string }).code === '23505') return undefined
+    const { code, constraint } = error as { code?: string; constraint?: string }
+    if (code === '23505' && (constraint === 'runs_pkey' || constraint === 'decisions_pkey')) return undefined
     throw error
   })
   if (claimed === undefined) return { ok: false, reason: 'run_exists' }

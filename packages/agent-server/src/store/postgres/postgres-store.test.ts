@@ -5,6 +5,7 @@ import { createTestSchema, PG_URL, pgAvailable } from '../../test-utils/pg.ts'
 import { storeConformance } from '../../test-utils/store-conformance.ts'
 import { firstRunRequest } from '../conformance/kit.ts'
 import { PG_MIGRATIONS } from './migrations.ts'
+import { listDueBatches, listPendingBatches } from './approval-statements.ts'
 import { channelFor, withDefaultUser } from './connection.ts'
 import { createPostgresStore, PostgresStore } from './postgres-store.ts'
 
@@ -118,6 +119,87 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     await store.setState('t', { n: 1 })
     expect((await store.getThread('t'))!.updatedAt).toBe(1_234)
     await store.close()
+  })
+
+  it('migration 2 gives batches that existed before it the keep policy, and threads no title', async () => {
+    const { schema, drop } = await createTestSchema()
+    drops.push(drop)
+    const client = new pg.Client({ connectionString: withDefaultUser(PG_URL), options: `-c search_path=${schema}` })
+    await client.connect()
+    await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)')
+    await client.query(PG_MIGRATIONS[0]!)
+    await client.query('INSERT INTO schema_migrations VALUES (1, 0)')
+    await client.query(`INSERT INTO threads (thread_id, owner_id, revision, status, state_json, last_seq, created_at, updated_at)
+                        VALUES ('t', 'alice', 3, 'interrupted', '{}', 0, 1, 1)`)
+    await client.query(`INSERT INTO interrupt_batches (batch_id, thread_id, run_id, status, created_at, expires_at)
+                        VALUES ('b', 't', 'r', 'pending', 1, 2)`)
+    await client.end()
+    const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 1 })
+    expect(await store.getThread('t')).toMatchObject({ title: undefined, revision: 3 })
+    expect(await store.getOpenBatch('t')).toMatchObject({ batchId: 'b', onExpiry: 'keep' })
+    // Kept batches are never due, however late it is.
+    expect(await store.listDueBatches({ now: 10, limit: 10 })).toEqual([])
+    await store.close()
+  })
+
+  it('serves the expiry sweep and the inbox from the partial indexes on open batches, not a scan', async () => {
+    const { schema, drop } = await createTestSchema()
+    drops.push(drop)
+    const store = await PostgresStore.open({ connectionString: PG_URL, schema, max: 1 })
+    // Many closed batches and fewer open ones, analysed: the planner picks on statistics.
+    await store.pool
+      .query(`INSERT INTO interrupt_batches (batch_id, thread_id, run_id, status, created_at, expires_at, on_expiry)
+                            SELECT 'b' || n, 't' || n, 'r', CASE WHEN n % 5 = 0 THEN 'pending' ELSE 'resolved' END,
+                                   n, n + 1000, 'deny'
+                            FROM generate_series(1, 20000) AS n`)
+    await store.pool
+      .query(`INSERT INTO threads (thread_id, owner_id, revision, status, state_json, created_at, updated_at)
+                            SELECT 't' || n, 'o' || (n % 7), 1, 'idle', '{}', n, n FROM generate_series(1, 20000) AS n`)
+    await store.pool.query('ANALYZE interrupt_batches, threads')
+    const plan = async (query: { text: string; values?: unknown[] }) =>
+      (await store.pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${query.text}`, query.values)).rows
+        .map((row) => row['QUERY PLAN'])
+        .join('\n')
+    const due = await plan(listDueBatches({ now: 5000, limit: 10 }))
+    expect(due).toMatch(/Index Scan using pending_batches_by_deadline on interrupt_batches b/)
+    expect(due).not.toMatch(/Seq Scan on interrupt_batches/)
+    const inbox = await plan(listPendingBatches({ limit: 10, before: { createdAt: 9000, batchId: 'b9000' } }))
+    expect(inbox).toMatch(/Index Scan Backward using pending_batches_by_age on interrupt_batches b/)
+    expect(inbox).not.toMatch(/Seq Scan on interrupt_batches/)
+    await store.close()
+  })
+
+  it('two replicas claiming the outbox concurrently get disjoint deliveries that cover all of them', async () => {
+    const { schema, drop } = await createTestSchema()
+    drops.push(drop)
+    const a = await createPostgresStore({ connectionString: PG_URL, schema, max: 4 })
+    const b = await createPostgresStore({ connectionString: PG_URL, schema, max: 4 })
+    const now = 1_900_000_000_000
+    await a.startInputRun(firstRunRequest('t', 'r', now))
+    const outbox = Array.from({ length: 50 }, (_, i) => ({
+      deliveryId: `d${i}`,
+      endpoint: 'https://hooks.example/x',
+      eventType: 'run.failed',
+      payload: '{}',
+    }))
+    const finished = { status: 'failed', outcome: undefined, errorCode: 'RUN_FAILED', events: [] } as const
+    await a.finishRun({ threadId: 't', runId: 'r', ...finished, closeBatch: undefined, now, outbox })
+    // Four senders per replica, each claiming small pages until nothing is left.
+    const sender = async (store: Store, executorId: string) => {
+      const got: string[] = []
+      for (;;) {
+        const page = await store.claimOutbox({ executorId, now, lockUntil: now + 60_000, limit: 3 })
+        if (page.length === 0) return got
+        got.push(...page.map((d) => d.deliveryId))
+      }
+    }
+    const senders = [a, b].flatMap((store, s) => [0, 1, 2, 3].map((i) => sender(store, `exec-${s}-${i}`)))
+    const claimed = (await Promise.all(senders)).flat()
+    expect(claimed).toHaveLength(50)
+    expect(new Set(claimed)).toEqual(new Set(outbox.map((d) => d.deliveryId)))
+    expect((await a.listOutbox()).every((d) => d.lockedBy !== undefined)).toBe(true)
+    await a.close()
+    await b.close()
   })
 
   it('connects as the OS user when the URL names none', () => {

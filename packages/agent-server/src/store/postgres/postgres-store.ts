@@ -1,6 +1,6 @@
 import pg from 'pg'
 import type { PoolClient, PoolConfig } from 'pg'
-import type { Message } from '@interlude/protocol'
+import type { DecisionRecord, Message } from '@interlude/protocol'
 import type { Clock } from '../../clock.ts'
 import { systemClock } from '../../clock.ts'
 import { toBatch, toRun, toRunHeartbeat, toRunKey, toStoredEvent, toThread, toThreadHead, toToolCall } from '../rows.ts'
@@ -13,11 +13,18 @@ import type {
   BeginEffectResult,
   ClaimBatchRequest,
   ClaimBatchResult,
+  ClaimOutboxRequest,
+  DueBatchQuery,
   EventQuery,
   FinishRunRequest,
   NewBatch,
   NewEvent,
   NewToolCall,
+  OutboxDelivery,
+  OutboxFilter,
+  OutboxSettlement,
+  PendingBatchQuery,
+  PendingBatchRecord,
   RunHeartbeat,
   RunKey,
   RunRecord,
@@ -37,9 +44,11 @@ import type {
 import { admissionView } from './admission-statements.ts'
 import { claimBatch, startInputRunTx } from './admission.ts'
 import { appendEventsTx, appendMessagesTx } from './appends.ts'
+import { getDecision, listDecisions, listDueBatches, listPendingBatches } from './approval-reads.ts'
 import { PgChangeFeed } from './change-feed.ts'
 import { bigintAsNumber, channelFor, withDefaultUser } from './connection.ts'
 import { migratePostgres } from './migrations.ts'
+import { claimOutbox, insertOutboxTx, listOutbox, settleOutbox } from './outbox.ts'
 import { fenced, rows } from './query.ts'
 import * as sql from './statements.ts'
 
@@ -277,6 +286,7 @@ export class PostgresStore implements Store {
       await fenced(q, sql.interruptIfActive(batch.threadId, batch.runId, batch.createdAt), batch.threadId, batch.runId)
       await q.query(sql.insertBatch(batch))
       await q.query(sql.insertInterrupts(batch))
+      await insertOutboxTx(q, batch.outbox, batch.createdAt)
     })
   }
 
@@ -295,6 +305,7 @@ export class PostgresStore implements Store {
       const stored = await appendEventsTx(q, this.channel, threadId, runId, request.events)
       if (request.closeBatch) await q.query(sql.closeBatch(request.closeBatch.batchId, request.closeBatch.status, now))
       await q.query(sql.releaseThread(threadId, runId, now))
+      await insertOutboxTx(q, request.outbox, now)
       return stored
     })
   }
@@ -316,6 +327,34 @@ export class PostgresStore implements Store {
   async takeOverRun(request: TakeOverRequest): Promise<RunRecord | undefined> {
     const row = (await rows(this.#pool, sql.takeOverRun(request)))[0]
     return row ? toRun(row) : undefined
+  }
+
+  async listDecisions(threadId: string): Promise<DecisionRecord[]> {
+    return listDecisions(this.#pool, threadId)
+  }
+
+  async getDecision(threadId: string, runId: string): Promise<DecisionRecord | undefined> {
+    return getDecision(this.#pool, threadId, runId)
+  }
+
+  async listPendingBatches(query: PendingBatchQuery): Promise<PendingBatchRecord[]> {
+    return listPendingBatches(this.#pool, query)
+  }
+
+  async listDueBatches(query: DueBatchQuery): Promise<BatchRecord[]> {
+    return listDueBatches(this.#pool, query)
+  }
+
+  async claimOutbox(request: ClaimOutboxRequest): Promise<OutboxDelivery[]> {
+    return claimOutbox(this.#pool, request)
+  }
+
+  async settleOutbox(settlement: OutboxSettlement): Promise<boolean> {
+    return settleOutbox(this.#pool, settlement)
+  }
+
+  async listOutbox(filter: OutboxFilter = {}): Promise<OutboxDelivery[]> {
+    return listOutbox(this.#pool, filter)
   }
 
   /** Opens the admission pool's connections up front. */

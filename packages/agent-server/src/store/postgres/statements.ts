@@ -35,11 +35,13 @@ const OPEN_BATCH = sqlString(OPEN_BATCH_STATUS)
 const NOT_STARTED = sqlList(NOT_STARTED_CALL_STATUSES)
 
 export type BatchWithInterrupts = BatchRow & { interrupts: InterruptRow[] }
+/** The interrupts of batch `b` as one JSON array (`InterruptRow`s), for a select list. */
+export const INTERRUPTS_OF_B = `COALESCE((
+    SELECT json_agg(json_build_object('kind', i.kind, 'tool_call_id', i.tool_call_id, 'tool_name', i.tool_name, 'json', i.json) ORDER BY i.position)
+    FROM interrupts i WHERE i.batch_id = b.batch_id), '[]'::json) AS interrupts`
 /** A batch with its interrupts (as JSON), in one query. */
 export const BATCH_WITH_INTERRUPTS = `
-  SELECT b.*, COALESCE((
-    SELECT json_agg(json_build_object('kind', i.kind, 'tool_call_id', i.tool_call_id, 'tool_name', i.tool_name, 'json', i.json) ORDER BY i.position)
-    FROM interrupts i WHERE i.batch_id = b.batch_id), '[]'::json) AS interrupts
+  SELECT b.*, ${INTERRUPTS_OF_B}
   FROM interrupt_batches b`
 
 // ---- settings --------------------------------------------------------------------------------
@@ -262,8 +264,9 @@ export const closeToolCall = (
 
 export const insertBatch = (batch: NewBatch) =>
   statement(
-    `INSERT INTO interrupt_batches (batch_id, thread_id, run_id, status, created_at, expires_at) VALUES ($1, $2, $3, ${OPEN_BATCH}, $4, $5)`,
-    [batch.batchId, batch.threadId, batch.runId, batch.createdAt, batch.expiresAt],
+    `INSERT INTO interrupt_batches (batch_id, thread_id, run_id, status, created_at, expires_at, on_expiry)
+     VALUES ($1, $2, $3, ${OPEN_BATCH}, $4, $5, $6)`,
+    [batch.batchId, batch.threadId, batch.runId, batch.createdAt, batch.expiresAt, batch.onExpiry],
   )
 
 export const insertInterrupts = (batch: NewBatch) =>

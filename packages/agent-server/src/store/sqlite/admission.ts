@@ -3,6 +3,7 @@ import { toThread } from '../rows.ts'
 import { claimRefusal, startRefusal } from '../refusals.ts'
 import { RollbackWith } from '../rollback-with.ts'
 import { appendMessagesTx } from './appends.ts'
+import { insertOutboxTx } from './outbox.ts'
 import type { SqliteStatements } from './statements.ts'
 
 /**
@@ -15,7 +16,8 @@ export function startInputRunTx(s: SqliteStatements, request: StartInputRunReque
   const { threadId, runId, now, expectedRevision } = request
   if (expectedRevision === null) {
     if (s.getThread.get(threadId)) return { ok: false, reason: 'thread_exists' }
-    s.insertThread.run({ ...request, stateJson: JSON.stringify(request.initialState ?? null) })
+    const title = request.title ?? null
+    s.insertThread.run({ ...request, stateJson: JSON.stringify(request.initialState ?? null), title })
   } else if (s.claimThreadForInput.run({ threadId, runId, now, expectedRevision }).changes === 0) {
     return startRefusal(s.getThread.get(threadId), expectedRevision)
   }
@@ -34,8 +36,9 @@ export function startInputRunTx(s: SqliteStatements, request: StartInputRunReque
 
 export function claimBatchTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
   const { threadId, runId, batchId } = request
+  const decisionJson = JSON.stringify(request.decision)
   // First admitted wins: the first claim of the open batch.
-  if (s.claimBatch.run({ ...request, decisionJson: JSON.stringify(request.decision) }).changes === 0) {
+  if (s.claimBatch.run({ ...request, decisionJson }).changes === 0) {
     return claimRefusal(s.getBatch.get(batchId, threadId))
   }
   // The same order of refusals as PostgreSQL's one statement: a busy thread, then a taken run id.
@@ -43,5 +46,8 @@ export function claimBatchTx(s: SqliteStatements, request: ClaimBatchRequest): C
     throw new RollbackWith<ClaimBatchResult>({ ok: false, reason: 'busy' })
   if (s.getRun.get(threadId, runId)) throw new RollbackWith<ClaimBatchResult>({ ok: false, reason: 'run_exists' })
   s.insertRun.run({ ...request, kind: 'resume', parentRunId: null })
+  // Who decided commits with the claim or not at all, and is never rewritten (docs/approvals.md#decision-records).
+  s.insertDecision.run({ ...request, entries: decisionJson })
+  insertOutboxTx(s, request.outbox, request.now)
   return { ok: true, thread: toThread(s.getThread.get(threadId)!) }
 }

@@ -112,6 +112,43 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN cancel_requested_at INTEGER;
   CREATE INDEX runs_by_executor ON runs (executor_id) WHERE status = 'running';
   `,
+  // 3: approvals from anywhere (docs/approvals.md). The thread's title, stored once at creation; each
+  // batch's expiry policy (a batch from before this migration keeps today's behaviour, 'keep':
+  // nothing is decided automatically that nobody configured); the deadline index of the expiry
+  // sweep and the age index of the cross-owner inbox, both over open batches only; decision records,
+  // written by the claim and never rewritten; the webhook outbox, written with the change it reports.
+  `
+  ALTER TABLE threads ADD COLUMN title TEXT;
+  ALTER TABLE interrupt_batches ADD COLUMN on_expiry TEXT NOT NULL DEFAULT 'keep'
+    CHECK (on_expiry IN ('deny', 'cancel', 'keep'));
+  CREATE INDEX pending_batches_by_deadline ON interrupt_batches (expires_at) WHERE status = 'pending';
+  CREATE INDEX pending_batches_by_age ON interrupt_batches (created_at, batch_id) WHERE status = 'pending';
+  CREATE TABLE decisions (
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    batch_id TEXT NOT NULL,
+    interrupt_ids TEXT NOT NULL,
+    entries TEXT NOT NULL,
+    decided_by TEXT NOT NULL,
+    via TEXT NOT NULL CHECK (via IN ('run', 'api', 'expiry')),
+    decided_at INTEGER NOT NULL,
+    PRIMARY KEY (thread_id, run_id)
+  );
+  CREATE TABLE webhook_outbox (
+    delivery_id TEXT PRIMARY KEY,
+    endpoint TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    next_attempt_at INTEGER NOT NULL,
+    last_error TEXT,
+    locked_by TEXT,
+    locked_until INTEGER
+  );
+  CREATE INDEX webhook_outbox_due ON webhook_outbox (status, next_attempt_at);
+  `,
 ]
 
 export function migrate(db: Database.Database): number {

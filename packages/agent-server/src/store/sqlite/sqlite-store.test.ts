@@ -6,7 +6,8 @@ import { storeConformance } from '../../test-utils/store-conformance.ts'
 import { firstRunRequest } from '../conformance/kit.ts'
 import { tempDir } from '../../test-utils/harness.ts'
 import { MIGRATIONS } from './migrations.ts'
-import { createSqliteStore } from './sqlite-store.ts'
+import { createSqliteStore, SqliteStore } from './sqlite-store.ts'
+import { prepareStatements } from './statements.ts'
 import type { Store } from '../store.ts'
 
 const tmp = tempDir()
@@ -56,6 +57,40 @@ describe('SQLite store', () => {
     expect((await store.getThread('t'))!.updatedAt).toBe(1)
     await store.appendMessages('t', 'r', [{ id: 'm', role: 'user', content: 'x' }])
     expect((await store.getThread('t'))!.updatedAt).toBe(1_234)
+    await store.close()
+  })
+
+  it('migration 3 gives batches that existed before it the keep policy, and threads no title', async () => {
+    const file = path.join(tmp.dir, 'version-2.db')
+    const db = new Database(file)
+    for (const sql of MIGRATIONS.slice(0, 2)) db.exec(sql)
+    db.pragma('user_version = 2')
+    db.exec(`INSERT INTO threads (thread_id, owner_id, revision, status, state_json, last_seq, created_at, updated_at)
+             VALUES ('t', 'alice', 3, 'interrupted', '{}', 0, 1, 1)`)
+    db.exec(`INSERT INTO interrupt_batches (batch_id, thread_id, run_id, status, created_at, expires_at)
+             VALUES ('b', 't', 'r', 'pending', 1, 2)`)
+    db.close()
+    const store = createSqliteStore(file)
+    expect(await store.getThread('t')).toMatchObject({ title: undefined, revision: 3 })
+    expect(await store.getOpenBatch('t')).toMatchObject({ batchId: 'b', onExpiry: 'keep' })
+    // Kept batches are never due, however late it is.
+    expect(await store.listDueBatches({ now: 10, limit: 10 })).toEqual([])
+    await store.close()
+  })
+
+  it('serves the expiry sweep and the inbox from the partial indexes on open batches, not a scan', async () => {
+    const store = new SqliteStore(path.join(tmp.dir, 'plans.db'))
+    const db = store.database
+    const s = prepareStatements(db) as unknown as Record<string, Database.Statement>
+    const plan = (name: string, params: object) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${s[name]!.source}`).all(params) as { detail: string }[])
+        .map((row) => row.detail)
+        .join('\n')
+    const due = plan('listDueBatches', { now: 1, limit: 10 })
+    expect(due).toMatch(/SEARCH b USING INDEX pending_batches_by_deadline \(expires_at<\?\)/)
+    expect(due).not.toMatch(/SCAN b\b/)
+    const page = { beforeCreated: 1, beforeBatch: 'b', limit: 10 }
+    expect(plan('listPendingBatches', page)).toMatch(/(SCAN|SEARCH) b USING INDEX pending_batches_by_age/)
     await store.close()
   })
 

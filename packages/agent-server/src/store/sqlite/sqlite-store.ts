@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
-import type { Message } from '@interlude/protocol'
+import type { DecisionRecord, Message } from '@interlude/protocol'
 import type { Clock } from '../../clock.ts'
 import { systemClock } from '../../clock.ts'
 import type {
@@ -11,11 +11,18 @@ import type {
   BeginEffectResult,
   ClaimBatchRequest,
   ClaimBatchResult,
+  ClaimOutboxRequest,
+  DueBatchQuery,
   EventQuery,
   FinishRunRequest,
   NewBatch,
   NewEvent,
   NewToolCall,
+  OutboxDelivery,
+  OutboxFilter,
+  OutboxSettlement,
+  PendingBatchQuery,
+  PendingBatchRecord,
   RunHeartbeat,
   RunKey,
   RunRecord,
@@ -37,7 +44,9 @@ import { effectRefusal } from '../refusals.ts'
 import { rolledBack } from '../rollback-with.ts'
 import { claimBatchTx, startInputRunTx } from './admission.ts'
 import { appendEventsTx, appendMessagesTx, fenceTx } from './appends.ts'
+import { getDecision, listDecisions, listDueBatches, listPendingBatches } from './approval-reads.ts'
 import { migrate } from './migrations.ts'
+import { claimOutboxTx, insertOutboxTx, listOutbox, settleOutboxTx } from './outbox.ts'
 import { prepareStatements } from './statements.ts'
 import type { SqliteStatements } from './statements.ts'
 
@@ -269,6 +278,7 @@ export class SqliteStore implements Store {
         s.insertInterrupt.run({ ...item, interruptId: item.interrupt.id, batchId, threadId, position, json })
       })
       s.markInterrupted.run({ threadId, now: batch.createdAt })
+      insertOutboxTx(s, batch.outbox, batch.createdAt)
     })
   }
 
@@ -289,6 +299,7 @@ export class SqliteStore implements Store {
       if (request.closeBatch) s.closeBatch.run({ ...request.closeBatch, now })
       const status = s.getOpenBatch.get(threadId) ? 'interrupted' : 'idle'
       s.releaseThread.run({ threadId, runId, status, now })
+      insertOutboxTx(s, request.outbox, now)
       return stored
     })
   }
@@ -319,6 +330,34 @@ export class SqliteStore implements Store {
       if (this.#s.takeOverRun.run({ ...request, force: request.force ? 1 : 0 }).changes === 0) return undefined
       return toRun(this.#s.getRun.get(request.threadId, request.runId)!)
     })
+  }
+
+  async listDecisions(threadId: string): Promise<DecisionRecord[]> {
+    return listDecisions(this.#s, threadId)
+  }
+
+  async getDecision(threadId: string, runId: string): Promise<DecisionRecord | undefined> {
+    return getDecision(this.#s, threadId, runId)
+  }
+
+  async listPendingBatches(query: PendingBatchQuery): Promise<PendingBatchRecord[]> {
+    return listPendingBatches(this.#s, query)
+  }
+
+  async listDueBatches(query: DueBatchQuery): Promise<BatchRecord[]> {
+    return listDueBatches(this.#s, query)
+  }
+
+  async claimOutbox(request: ClaimOutboxRequest): Promise<OutboxDelivery[]> {
+    return this.#write(() => claimOutboxTx(this.#s, request))
+  }
+
+  async settleOutbox(settlement: OutboxSettlement): Promise<boolean> {
+    return this.#write(() => settleOutboxTx(this.#s, settlement))
+  }
+
+  async listOutbox(filter: OutboxFilter = {}): Promise<OutboxDelivery[]> {
+    return listOutbox(this.#s, filter)
   }
 
   #messages(threadId: string): Message[] {

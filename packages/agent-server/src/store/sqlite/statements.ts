@@ -1,8 +1,12 @@
 import type Database from 'better-sqlite3'
+import type { DecisionVia } from '@interlude/protocol'
 import type {
   BatchRow,
+  DecisionRow,
   EventRow,
   InterruptRow,
+  OutboxRow,
+  PendingBatchRow,
   RunKeyRow,
   RunLeaseRow,
   RunRow,
@@ -10,8 +14,13 @@ import type {
   ThreadRow,
   ToolCallRow,
 } from '../rows.ts'
-import type { BatchStatus, RunStatus, ToolCallKind, ToolCallStatus } from '../store.ts'
-import { NOT_STARTED_CALL_STATUSES, OPEN_BATCH_STATUS } from '../statuses.ts'
+import type { BatchStatus, OutboxStatus, RunStatus, ToolCallKind, ToolCallStatus } from '../store.ts'
+import {
+  NOT_STARTED_CALL_STATUSES,
+  OPEN_BATCH_STATUS,
+  OPEN_DELIVERY_STATUS,
+  UNDECIDED_EXPIRY_POLICY,
+} from '../statuses.ts'
 import { sqlList, sqlString } from '../sql-literals.ts'
 
 /** Every SQL statement of the SQLite store, prepared once per connection; the store is control flow over these. */
@@ -19,6 +28,14 @@ export type SqliteStatements = ReturnType<typeof prepareStatements>
 
 const OPEN_BATCH = sqlString(OPEN_BATCH_STATUS)
 const NOT_STARTED = sqlList(NOT_STARTED_CALL_STATUSES)
+const UNDECIDED = sqlString(UNDECIDED_EXPIRY_POLICY)
+const OPEN_DELIVERY = sqlString(OPEN_DELIVERY_STATUS)
+
+/** A batch row `b` with its interrupts as one JSON array of `InterruptRow`s: a list of batches in one query. */
+export type WithInterruptsJson<Row> = Row & { interrupts_json: string }
+const INTERRUPTS_JSON = `(
+  SELECT json_group_array(json_object('kind', i.kind, 'tool_call_id', i.tool_call_id, 'tool_name', i.tool_name, 'json', i.json) ORDER BY i.position)
+  FROM interrupts i WHERE i.batch_id = b.batch_id) AS interrupts_json`
 
 interface ThreadKey {
   threadId: string
@@ -65,9 +82,16 @@ export function prepareStatements(db: Database.Database) {
        LIMIT @limit`,
     ),
     /** A new thread, running its first run, at revision 1. */
-    insertThread: prepare<{ threadId: string; ownerId: string; stateJson: string; runId: string; now: number }>(
-      `INSERT INTO threads (thread_id, owner_id, revision, status, state_json, active_run_id, last_seq, created_at, updated_at)
-       VALUES (@threadId, @ownerId, 1, 'running', @stateJson, @runId, 0, @now, @now)`,
+    insertThread: prepare<{
+      threadId: string
+      ownerId: string
+      stateJson: string
+      runId: string
+      now: number
+      title: string | null
+    }>(
+      `INSERT INTO threads (thread_id, owner_id, revision, status, state_json, active_run_id, last_seq, created_at, updated_at, title)
+       VALUES (@threadId, @ownerId, 1, 'running', @stateJson, @runId, 0, @now, @now, @title)`,
     ),
     /** The admission decision for input: same revision, no active run, no open batch. */
     claimThreadForInput: prepare<RunKeyParams & { now: number; expectedRevision: number }>(
@@ -190,9 +214,9 @@ export function prepareStatements(db: Database.Database) {
     listInterrupts: prepare<[string], InterruptRow>(
       'SELECT interrupt_id, kind, tool_call_id, tool_name, json FROM interrupts WHERE batch_id = ? ORDER BY position',
     ),
-    insertBatch: prepare<RunKeyParams & { batchId: string; createdAt: number; expiresAt: number }>(
-      `INSERT INTO interrupt_batches (batch_id, thread_id, run_id, status, created_at, expires_at)
-       VALUES (@batchId, @threadId, @runId, ${OPEN_BATCH}, @createdAt, @expiresAt)`,
+    insertBatch: prepare<RunKeyParams & { batchId: string; createdAt: number; expiresAt: number; onExpiry: string }>(
+      `INSERT INTO interrupt_batches (batch_id, thread_id, run_id, status, created_at, expires_at, on_expiry)
+       VALUES (@batchId, @threadId, @runId, ${OPEN_BATCH}, @createdAt, @expiresAt, @onExpiry)`,
     ),
     insertInterrupt: prepare<
       ThreadKey & {
@@ -216,6 +240,77 @@ export function prepareStatements(db: Database.Database) {
     ),
     closeBatch: prepare<{ batchId: string; status: BatchStatus; now: number }>(
       `UPDATE interrupt_batches SET status = @status, closed_at = @now WHERE batch_id = @batchId AND status = 'claimed'`,
+    ),
+    /** The cross-owner inbox: open batches of every owner, newest first (keyset), with owner and title. */
+    listPendingBatches: prepare<
+      { beforeCreated: number | null; beforeBatch: string | null; limit: number },
+      WithInterruptsJson<PendingBatchRow>
+    >(
+      `SELECT b.*, t.owner_id, t.title, ${INTERRUPTS_JSON}
+       FROM interrupt_batches b JOIN threads t ON t.thread_id = b.thread_id
+       WHERE b.status = ${OPEN_BATCH}
+         AND (@beforeCreated IS NULL OR (b.created_at, b.batch_id) < (@beforeCreated, @beforeBatch))
+       ORDER BY b.created_at DESC, b.batch_id DESC
+       LIMIT @limit`,
+    ),
+    /** The expiry sweep: open batches past their deadline whose policy decides something (the deadline index). */
+    listDueBatches: prepare<{ now: number; limit: number }, WithInterruptsJson<BatchRow>>(
+      `SELECT b.*, ${INTERRUPTS_JSON}
+       FROM interrupt_batches b
+       WHERE b.status = ${OPEN_BATCH} AND b.expires_at <= @now AND b.on_expiry <> ${UNDECIDED}
+       ORDER BY b.expires_at, b.batch_id
+       LIMIT @limit`,
+    ),
+
+    // ---- decision records (written by the claim, never updated)
+    /** The batch's interrupt ids are read here, in batch order, inside the claim's transaction. */
+    insertDecision: prepare<
+      RunKeyParams & { batchId: string; entries: string; decidedBy: string; via: DecisionVia; now: number }
+    >(
+      `INSERT INTO decisions (thread_id, run_id, batch_id, interrupt_ids, entries, decided_by, via, decided_at)
+       VALUES (@threadId, @runId, @batchId,
+         (SELECT json_group_array(interrupt_id ORDER BY position) FROM interrupts WHERE batch_id = @batchId),
+         @entries, @decidedBy, @via, @now)`,
+    ),
+    listDecisions: prepare<[string], DecisionRow>(
+      'SELECT * FROM decisions WHERE thread_id = ? ORDER BY decided_at, rowid',
+    ),
+    getDecision: prepare<[string, string], DecisionRow>('SELECT * FROM decisions WHERE thread_id = ? AND run_id = ?'),
+
+    // ---- webhook outbox
+    /** Due at once: `next_attempt_at` is the time of the change it reports. */
+    insertDelivery: prepare<{ deliveryId: string; endpoint: string; eventType: string; payload: string; now: number }>(
+      `INSERT INTO webhook_outbox (delivery_id, endpoint, event_type, payload, status, attempts, created_at, next_attempt_at)
+       VALUES (@deliveryId, @endpoint, @eventType, @payload, ${OPEN_DELIVERY}, 0, @now, @now)`,
+    ),
+    /** Locks due rows whose lock is free or over, oldest first (RETURNING has no order: `ordinal` sorts them). */
+    claimOutbox: prepare<
+      { executorId: string; now: number; lockUntil: number; limit: number },
+      OutboxRow & { ordinal: number }
+    >(
+      `UPDATE webhook_outbox SET locked_by = @executorId, locked_until = @lockUntil
+       WHERE delivery_id IN (
+         SELECT delivery_id FROM webhook_outbox
+         WHERE status = ${OPEN_DELIVERY} AND next_attempt_at <= @now AND (locked_until IS NULL OR locked_until < @now)
+         ORDER BY created_at, rowid
+         LIMIT @limit)
+       RETURNING *, rowid AS ordinal`,
+    ),
+    /** Only by the lock holder; `null` keeps a column (see `settledColumns`). */
+    settleOutbox: prepare<{
+      deliveryId: string
+      executorId: string
+      status: OutboxStatus
+      nextAttemptAt: number | null
+      lastError: string | null
+    }>(
+      `UPDATE webhook_outbox SET status = @status, attempts = attempts + 1,
+         next_attempt_at = COALESCE(@nextAttemptAt, next_attempt_at), last_error = COALESCE(@lastError, last_error),
+         locked_by = NULL, locked_until = NULL
+       WHERE delivery_id = @deliveryId AND locked_by = @executorId AND status = ${OPEN_DELIVERY}`,
+    ),
+    listOutbox: prepare<{ status: OutboxStatus | null; limit: number }, OutboxRow>(
+      'SELECT * FROM webhook_outbox WHERE (@status IS NULL OR status = @status) ORDER BY created_at, rowid LIMIT @limit',
     ),
 
     // ---- tool calls
