@@ -1,0 +1,149 @@
+import type { Interrupt } from '@interlude/protocol'
+import { Field, type Schema } from './schema-field.tsx'
+import { editedArgsSchema, type UseInterruptFormResult } from './use-interrupt-form.ts'
+
+/** A tool approval: approve, deny (with a reason when the schema has one), edit the arguments, or cancel. */
+export function ApprovalQuestion({
+  interrupt,
+  form,
+  id,
+  disabled,
+}: {
+  interrupt: Interrupt
+  form: UseInterruptFormResult
+  id: string
+  disabled: boolean
+}) {
+  const draft = form.drafts[interrupt.id]
+  const payload = (draft?.status === 'resolved' ? draft.payload : undefined) as
+    { approved?: boolean; editedArgs?: unknown; reason?: string } | undefined
+  const choice =
+    draft?.status === 'cancelled'
+      ? 'cancel'
+      : payload?.approved === true
+        ? 'approve'
+        : payload?.approved === false
+          ? 'deny'
+          : ''
+  const edits = editedArgsSchema(interrupt) as Schema | undefined
+  const reasonSchema = (interrupt.responseSchema as Schema | undefined)?.properties?.reason
+  const errors = form.errors[interrupt.id]
+  const radio = (value: string, text: string) => (
+    <label>
+      <input
+        type="radio"
+        name={`${id}-choice`}
+        value={value}
+        checked={choice === value}
+        disabled={disabled}
+        onChange={() =>
+          value === 'approve'
+            ? form.approve(interrupt.id)
+            : value === 'deny'
+              ? form.deny(interrupt.id)
+              : form.cancel(interrupt.id)
+        }
+      />
+      {text}
+    </label>
+  )
+  return (
+    <>
+      <div role="radiogroup" aria-label="Decision">
+        {radio('approve', 'Approve')}
+        {radio('deny', 'Deny')}
+        {radio('cancel', 'Cancel')}
+      </div>
+      {edits && choice === 'approve' && (
+        <div className="interlude-edits">
+          <input
+            id={`${id}-edit`}
+            type="checkbox"
+            checked={payload?.editedArgs !== undefined}
+            disabled={disabled}
+            onChange={(e) =>
+              form.setField(
+                interrupt.id,
+                ['editedArgs'],
+                e.target.checked ? (form.toolArgs(interrupt) ?? {}) : undefined,
+              )
+            }
+          />
+          <label htmlFor={`${id}-edit`}>Edit arguments</label>
+          {payload?.editedArgs !== undefined && (
+            <Field
+              id={`${id}-args`}
+              name="editedArgs"
+              schema={{ ...edits, title: edits.title ?? 'Arguments' }}
+              value={payload.editedArgs}
+              required
+              path={['editedArgs']}
+              errors={errors}
+              disabled={disabled}
+              onChange={(p, v) => form.setField(interrupt.id, p, v)}
+            />
+          )}
+        </div>
+      )}
+      {reasonSchema && choice === 'deny' && (
+        <Field
+          id={`${id}-reason`}
+          name="reason"
+          schema={reasonSchema}
+          value={payload?.reason}
+          required={false}
+          path={['reason']}
+          errors={errors}
+          disabled={disabled}
+          onChange={(p, v) => form.setField(interrupt.id, p, v)}
+        />
+      )}
+    </>
+  )
+}
+
+/** An `input_required` (or other) interrupt: a schema-driven form over its `responseSchema`, or cancel. */
+export function InputQuestion({
+  interrupt,
+  form,
+  id,
+  disabled,
+}: {
+  interrupt: Interrupt
+  form: UseInterruptFormResult
+  id: string
+  disabled: boolean
+}) {
+  const draft = form.drafts[interrupt.id]
+  const schema = (interrupt.responseSchema ?? {}) as Schema
+  const cancelled = draft?.status === 'cancelled'
+  return (
+    <>
+      {!cancelled && (
+        <Field
+          id={`${id}-answer`}
+          name="Answer"
+          schema={{ ...schema, title: schema.title ?? 'Answer' }}
+          value={draft?.status === 'resolved' ? draft.payload : undefined}
+          required
+          path={[]}
+          errors={form.errors[interrupt.id]}
+          disabled={disabled}
+          onChange={(p, v) =>
+            p.length === 0 && v === undefined ? form.clear(interrupt.id) : form.setField(interrupt.id, p, v)
+          }
+        />
+      )}
+      <div className="interlude-field">
+        <input
+          id={`${id}-skip`}
+          type="checkbox"
+          checked={cancelled}
+          disabled={disabled}
+          onChange={(e) => (e.target.checked ? form.cancel(interrupt.id) : form.clear(interrupt.id))}
+        />
+        <label htmlFor={`${id}-skip`}>Cancel this question</label>
+      </div>
+    </>
+  )
+}
