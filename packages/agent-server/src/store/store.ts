@@ -157,7 +157,7 @@ export interface Store {
    */
   finishRun(request: FinishRunRequest): Promise<StoredEvent[] | undefined>
 
-  /** Sets the run's cancel flag if it is running (executors check it at checkpoints). Returns the run. Revision: 0. */
+  /** Sets the run's cancel flag if it is running (executors check it at their stop points). Returns the run. Revision: 0. */
   requestCancel(threadId: string, runId: string, now: number): Promise<RunRecord | undefined>
   /**
    * The executor's lease renewal: extends `leaseUntil` of every run this executor is running and
