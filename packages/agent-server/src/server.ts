@@ -93,10 +93,12 @@ async function openStore(options: StartServerOptions): Promise<Store> {
     return createPostgresStore({
       connectionString: url,
       ...(options.dbSchema !== undefined ? { schema: options.dbSchema } : {}),
+      // One clock for the server and the timestamps the store writes itself.
+      ...(options.now !== undefined ? { now: options.now } : {}),
     })
   }
   if (options.dbPath === undefined) throw new RangeError('startServer needs dbPath (SQLite) or dbUrl (PostgreSQL).')
-  return createSqliteStore(options.dbPath)
+  return createSqliteStore(options.dbPath, options.now !== undefined ? { now: options.now } : {})
 }
 
 /**
