@@ -67,7 +67,18 @@ describe('interruptProblems', () => {
     ).toEqual([])
   })
 
-  it('flags duplicates, missing toolCallId, loose timestamps and non-object schemas', () => {
+  it('accepts loose or unreadable expiresAt (read leniently; unreadable means no expiry)', () => {
+    expect(
+      interruptProblems([
+        { id: 'a', reason: 'confirmation', expiresAt: '2026-12-31T23:59:59' },
+        { id: 'b', reason: 'confirmation', expiresAt: '2026-12-31T23:59:59+0000' },
+        { id: 'c', reason: 'confirmation', expiresAt: '2026-12-31 23:59:59Z' },
+        { id: 'd', reason: 'confirmation', expiresAt: 'whenever' },
+      ]),
+    ).toEqual([])
+  })
+
+  it('flags duplicates, missing toolCallId and non-object schemas', () => {
     const problems = interruptProblems([
       { id: 'a', reason: 'tool_call' },
       { id: 'a', reason: 'confirmation', expiresAt: '2026-11-30 10:00' },
@@ -76,7 +87,6 @@ describe('interruptProblems', () => {
     expect(problems.map((p) => p.path)).toEqual([
       'interrupts[0].toolCallId',
       'interrupts[1].id',
-      'interrupts[1].expiresAt',
       'interrupts[2].reason',
       'interrupts[2].message',
       'interrupts[2].responseSchema',

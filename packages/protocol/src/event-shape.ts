@@ -1,6 +1,5 @@
 import type { Event as AgUiEvent, Interrupt } from '@ag-ui/core'
 import { EventType } from '@ag-ui/core'
-import { isRfc3339 } from './expires-at.ts'
 
 /**
  * Light structural checks for incoming AG-UI events, without zod, so that a browser bundle stays
@@ -56,9 +55,8 @@ export function interruptProblems(value: unknown, path = 'interrupts'): EventSha
     if (item.reason === 'tool_call' && typeof item.toolCallId !== 'string') {
       problems.push({ path: `${at}.toolCallId`, problem: 'is required for reason "tool_call"' })
     }
-    if (item.expiresAt !== undefined && !isRfc3339(item.expiresAt)) {
-      problems.push({ path: `${at}.expiresAt`, problem: 'must be an RFC 3339 timestamp with Z or an offset' })
-    }
+    // `expiresAt` is read leniently and an unreadable one means no expiry: never a problem
+    // (docs/decisions.md#lenient-expiresat).
     for (const key of ['responseSchema', 'metadata'] as const) {
       if (item[key] !== undefined && !isRecord(item[key]))
         problems.push({ path: `${at}.${key}`, problem: 'must be an object' })

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { isExpiredAt, isRfc3339, parseRfc3339 } from './expires-at.ts'
+import { isExpiredAt, isRfc3339, parseExpiresAt, parseRfc3339 } from './expires-at.ts'
 
 describe('parseRfc3339', () => {
   it.each([
@@ -60,8 +60,42 @@ describe('isExpiredAt', () => {
     expect(isExpiredAt(at, ms)).toBe(true)
     expect(isExpiredAt(at, ms + 1)).toBe(true)
   })
-  it('never expires without expiresAt and treats an unparsable one as expired', () => {
+  it('never expires without expiresAt or with an unreadable one', () => {
     expect(isExpiredAt(undefined, Number.MAX_SAFE_INTEGER)).toBe(false)
-    expect(isExpiredAt('soon', 0)).toBe(true)
+    expect(isExpiredAt('soon', Number.MAX_SAFE_INTEGER)).toBe(false)
+  })
+  it('expires at a loose timestamp read as UTC', () => {
+    const loose = Date.UTC(2026, 11, 31, 23, 59, 59)
+    expect(isExpiredAt('2026-12-31T23:59:59', loose - 1)).toBe(false)
+    expect(isExpiredAt('2026-12-31T23:59:59', loose)).toBe(true)
+  })
+})
+
+describe('parseExpiresAt', () => {
+  const instant = Date.UTC(2026, 11, 31, 23, 59, 59)
+  it.each([
+    ['2026-12-31T23:59:59Z', instant],
+    ['2026-12-31T23:59:59', instant], // no zone: UTC, not the local zone
+    ['2026-12-31 23:59:59', instant],
+    ['2026-12-31T23:59:59+0000', instant],
+    ['2026-12-31T23:59:59+00', instant],
+    ['2026-12-31 23:59:59Z', instant],
+    ['2027-01-01T01:59:59+0200', instant],
+    ['2026-12-31T23:59', instant - 59_000],
+    ['2026-12-31T23:59:59.250', instant + 250],
+    ['2026-12-31', Date.UTC(2026, 11, 31)],
+    ['Thu, 31 Dec 2026 23:59:59 GMT', instant],
+  ])('reads %s', (text, expected) => {
+    expect(parseExpiresAt(text)).toBe(expected)
+  })
+  it.each(['soon', '', '2026-13-45T99:99:99', 1798761599000, null, {}])('has no expiry for %s', (text) => {
+    expect(parseExpiresAt(text)).toBeUndefined()
+  })
+  it('agrees with parseRfc3339 on every strict timestamp', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 253402300799999 }), (ms) => {
+        expect(parseExpiresAt(new Date(ms).toISOString())).toBe(ms)
+      }),
+    )
   })
 })

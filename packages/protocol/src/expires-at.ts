@@ -47,11 +47,36 @@ export function isRfc3339(text: unknown): text is string {
 }
 
 /**
- * True when `expiresAt` is present and `now >= expiresAt`. An unparsable `expiresAt` counts as
- * expired: a client cannot prove it is still valid, and the server never emits one.
+ * ISO-like text without the strictness of RFC 3339: a space or `T` separator, optional seconds and
+ * fraction, an offset as `Z`, `±hh`, `±hhmm` or `±hh:mm`, or none at all.
+ */
+const ISO_LIKE = /^(\d{4}-\d{2}-\d{2})(?:[Tt ](\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?)?\s*(?:([Zz])|([+-]\d{2}):?(\d{2})?)?$/
+
+/**
+ * Reads an interrupt's `expiresAt` leniently (docs/decisions.md#lenient-expiresat): AG-UI leaves the
+ * field unconstrained, so any date `Date.parse` reads counts. Strict RFC 3339 is read exactly; an
+ * ISO-like text without a zone is read as **UTC** (never the reader's local zone, so every client and
+ * the server agree on one instant); other texts go to `Date.parse` as they are. Anything unreadable
+ * (not a string, `NaN`) is `undefined`: no expiry.
+ */
+export function parseExpiresAt(text: unknown): number | undefined {
+  if (typeof text !== 'string') return undefined
+  const strict = parseRfc3339(text)
+  if (strict !== undefined) return strict
+  const trimmed = text.trim()
+  const m = ISO_LIKE.exec(trimmed)
+  const normalized = m
+    ? `${m[1]}T${m[2] ?? '00:00'}${m[3] ?? ':00'}${m[4] !== undefined ? 'Z' : m[5] !== undefined ? `${m[5]}:${m[6] ?? '00'}` : 'Z'}`
+    : trimmed
+  const at = Date.parse(normalized)
+  return Number.isNaN(at) ? undefined : at
+}
+
+/**
+ * True when `expiresAt` is readable and `now >= expiresAt`. Absent or unreadable means no expiry:
+ * a foreign server's odd timestamp must not lose the pause (the server still refuses a late answer).
  */
 export function isExpiredAt(expiresAt: string | undefined, now: number): boolean {
-  if (expiresAt === undefined) return false
-  const at = parseRfc3339(expiresAt)
-  return at === undefined || now >= at
+  const at = parseExpiresAt(expiresAt)
+  return at !== undefined && now >= at
 }

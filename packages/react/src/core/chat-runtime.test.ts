@@ -339,6 +339,29 @@ describe('ChatRuntime: synchronous rejections of resume', () => {
     ).toBe('INTERRUPT_EXPIRED')
   })
 
+  it('reads a loose expiresAt leniently: the pause is published, expiry uses UTC, unreadable means none', async () => {
+    const ctx = setup()
+    const { batch } = await pause(ctx, [
+      approvalInterrupt('i-1', 'c1', { expiresAt: '2030-01-01T00:01:00' }), // no zone: read as UTC
+      approvalInterrupt('i-2', 'c2', { expiresAt: '2030-01-01 00:02:00+0000' }),
+      approvalInterrupt('i-3', 'c3', { expiresAt: 'when the cows come home' }),
+    ])
+    expect(ctx.rt.getSnapshot()).toMatchObject({ error: undefined, pendingInterrupts: batch })
+    expect(batch.interrupts.map((i) => i.expiresAt)).toEqual([
+      '2030-01-01T00:01:00',
+      '2030-01-01 00:02:00+0000',
+      'when the cows come home',
+    ])
+    ctx.clock.now = Date.UTC(2030, 0, 1, 0, 1) - 1
+    const before = ctx.rt.getSnapshot()
+    ctx.clock.now = Date.UTC(2030, 0, 1, 0, 1)
+    expect(codeOf(() => ctx.rt.resume(approveAll(batch)))).toBe('INTERRUPT_EXPIRED')
+    expect(ctx.rt.getSnapshot()).toBe(before)
+    ctx.clock.now = Date.UTC(2030, 0, 1, 0, 1) - 1
+    ctx.rt.resume(approveAll(batch))
+    expect(ctx.rt.getSnapshot().isResuming).toBe(true)
+  })
+
   it('claims in the same tick: a second call throws, locks apply, the batch stays visible', async () => {
     const ctx = setup()
     const { rt, transport } = ctx
