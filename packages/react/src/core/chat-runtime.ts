@@ -304,6 +304,10 @@ export class ChatRuntime<TState = unknown> {
     // Read options at request time so header/credential changes apply to the next request.
     return createHttpTransport({
       baseUrl: () => this.#resolved.api,
+      endpoints: () => {
+        const { runUrl, endpoints } = this.#resolved
+        return runUrl === undefined ? endpoints : { run: runUrl, ...endpoints }
+      },
       headers: () => {
         const h = this.#resolved.headers
         return typeof h === 'function' ? h() : (h ?? {})

@@ -195,7 +195,7 @@ async function runOnce(
       source = host.transport().run(post, options)
     } else {
       progress.skipUntil = target
-      source = host.transport().connect(plan.threadId, { ...options, lastEventId: joinFrom })
+      source = host.transport().connect(plan.threadId, { ...options, lastEventId: joinFrom, follow: true })
     }
     const before = progress.received
     try {

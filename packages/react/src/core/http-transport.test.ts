@@ -1,5 +1,6 @@
 import type { RunAgentInput } from '@interlude/protocol'
 import { describe, expect, it } from 'vitest'
+import { ChatRuntime } from './chat-runtime.ts'
 import { createHttpTransport } from './http-transport.ts'
 
 const input: RunAgentInput = {
@@ -135,5 +136,70 @@ describe('createHttpTransport', () => {
     expect(pings).toBe(2)
     await collect(transport.connect('t', { lastEventId: undefined, signal: new AbortController().signal, onActivity }))
     expect(pings).toBe(4)
+  })
+})
+
+describe('createHttpTransport: endpoints', () => {
+  const finished = () =>
+    sse(
+      'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\ndata: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n',
+    )
+  const signal = new AbortController().signal
+
+  it('posts to runUrl and keeps the other defaults under baseUrl', async () => {
+    const r = recorder((url) =>
+      url.endsWith('/cancel') ? new Response('{}', { status: 200 }) : url.includes('/events') ? finished() : finished(),
+    )
+    const transport = createHttpTransport({ baseUrl: 'http://x/api', runUrl: 'http://x/awp', fetch: r.fetch })
+    await collect(transport.run(input, { signal }))
+    await collect(transport.connect('t 1', { lastEventId: '3', signal }))
+    await transport.cancel!('t 1', 'r/1')
+    expect(r.calls.map((c) => c.url)).toEqual([
+      'http://x/awp',
+      'http://x/api/threads/t%201/events?after=3',
+      'http://x/api/threads/t%201/runs/r%2F1/cancel',
+    ])
+  })
+
+  it('takes templates and functions for every endpoint; follow defaults to events', async () => {
+    const r = recorder((url) =>
+      url.includes('snap')
+        ? new Response(JSON.stringify({ threadId: 't', messages: [], revision: 0, status: 'idle', lastEventId: 0 }), {
+            status: 200,
+            headers: { 'Content-Type': 'application/json' },
+          })
+        : finished(),
+    )
+    const endpoints = {
+      run: ({ threadId, runId }: { threadId: string; runId: string | undefined }) => `/agents/${threadId}/${runId}`,
+      events: '/log/{threadId}?x=1',
+      snapshot: '/snap/{threadId}',
+    }
+    const transport = createHttpTransport({ runUrl: '/ignored', endpoints: () => endpoints, fetch: r.fetch })
+    await collect(transport.run(input, { signal }))
+    await collect(transport.connect('t', { lastEventId: '0', signal, follow: true }))
+    await transport.getThread('t')
+    expect(r.calls.map((c) => c.url)).toEqual(['/agents/t/r', '/log/t?x=1&after=0', '/snap/t'])
+  })
+})
+
+describe('ChatRuntime: runUrl and endpoints options', () => {
+  it('posts a send to runUrl with state always present (`{}` when none)', async () => {
+    const r = recorder((_url, init) => {
+      const body = JSON.parse(init.body as string) as RunAgentInput
+      return sse(
+        `data: {"type":"RUN_STARTED","threadId":"${body.threadId}","runId":"${body.runId}"}\n\n` +
+          `data: {"type":"RUN_FINISHED","threadId":"${body.threadId}","runId":"${body.runId}"}\n\n`,
+      )
+    })
+    const rt = new ChatRuntime({ threadId: 't', runUrl: 'http://x/awp', fetch: r.fetch })
+    await rt.sendMessage('hi')
+    expect(rt.getSnapshot().error).toBeUndefined()
+    expect(r.calls.map((c) => c.url)).toEqual(['http://x/awp'])
+    expect(JSON.parse(r.calls[0]!.init.body as string)).toMatchObject({ state: {} })
+    rt.updateOptions({ endpoints: { run: '/v2/{threadId}/runs' } })
+    await rt.sendMessage('again')
+    expect(r.calls[1]!.url).toBe('/v2/t/runs')
+    rt.dispose()
   })
 })

@@ -1,5 +1,7 @@
 import type { ErrorCode, RunAgentInput, ThreadSnapshot } from '@interlude/protocol'
 import { decodeEventBatches, InterludeError } from '@interlude/protocol'
+import type { Endpoint, EndpointName, Endpoints } from './endpoints.ts'
+import { endpointUrl } from './endpoints.ts'
 import { DEFAULTS } from './options.ts'
 import type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } from './transport.ts'
 
@@ -9,6 +11,10 @@ type Lazy<T> = T | (() => T)
 export interface HttpTransportOptions {
   /** Base path of the endpoint. @default '/api/agent' */
   readonly baseUrl?: Lazy<string>
+  /** Where each request goes; every endpoint defaults to Interlude's route under `baseUrl`. */
+  readonly endpoints?: Endpoints | (() => Endpoints | undefined)
+  /** Shorthand for `endpoints.run` (e.g. `'/awp'` for a server that takes POST there); `endpoints.run` wins. */
+  readonly runUrl?: Endpoint
   /** Extra headers, e.g. `{ Authorization: 'Bearer …' }`. */
   readonly headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>)
   /** @default 'same-origin' */
@@ -55,6 +61,11 @@ function failure(error: unknown, signal: AbortSignal | undefined): InterludeErro
 /** Creates the default transport: `fetch` + the protocol SSE codec, typed admission errors. */
 export function createHttpTransport(options: HttpTransportOptions = {}): Transport {
   const base = () => read(options.baseUrl, DEFAULTS.api).replace(/\/+$/, '')
+  const url = (name: EndpointName, threadId: string, runId?: string): string => {
+    const endpoints = typeof options.endpoints === 'function' ? options.endpoints() : options.endpoints
+    const merged = options.runUrl === undefined ? endpoints : { run: options.runUrl, ...endpoints }
+    return endpointUrl(merged, name, base(), { threadId, runId })
+  }
   const doFetch: typeof fetch = (...args) => (options.fetch ?? globalThis.fetch)(...args)
 
   async function headers(extra: Record<string, string>): Promise<Headers> {
@@ -64,10 +75,10 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
     return resolved
   }
 
-  async function request(path: string, init: RequestInit, extraHeaders: Record<string, string>): Promise<Response> {
+  async function request(target: string, init: RequestInit, extraHeaders: Record<string, string>): Promise<Response> {
     let res: Response
     try {
-      res = await doFetch(`${base()}${path}`, {
+      res = await doFetch(target, {
         ...init,
         headers: await headers(extraHeaders),
         credentials: read(options.credentials, DEFAULTS.credentials),
@@ -106,29 +117,27 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
   return {
     async *run(input: RunAgentInput, { signal, onActivity }: RunRequestOptions) {
       const res = await request(
-        '/runs',
+        url('run', input.threadId, input.runId),
         { method: 'POST', body: JSON.stringify(input), signal },
         { ...sse, 'Content-Type': 'application/json' },
       )
       yield* events(res, signal, onActivity)
     },
 
-    async *connect(threadId: string, { lastEventId, signal, onActivity }: ConnectOptions) {
+    async *connect(threadId: string, { lastEventId, signal, onActivity, follow }: ConnectOptions) {
       const extra: Record<string, string> = { ...sse }
       if (lastEventId !== undefined) extra['Last-Event-ID'] = lastEventId
-      const query = lastEventId === undefined ? '' : `?after=${encodeURIComponent(lastEventId)}`
-      const res = await request(
-        `/threads/${encodeURIComponent(threadId)}/events${query}`,
-        { method: 'GET', signal },
-        extra,
-      )
+      const target = url(follow ? 'follow' : 'events', threadId)
+      const query =
+        lastEventId === undefined ? '' : `${target.includes('?') ? '&' : '?'}after=${encodeURIComponent(lastEventId)}`
+      const res = await request(`${target}${query}`, { method: 'GET', signal }, extra)
       yield* events(res, signal, onActivity)
     },
 
     async getThread(threadId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ThreadSnapshot> {
       const init: RequestInit = { method: 'GET' }
       if (opts.signal) init.signal = opts.signal
-      const res = await request(`/threads/${encodeURIComponent(threadId)}`, init, { Accept: 'application/json' })
+      const res = await request(url('snapshot', threadId), init, { Accept: 'application/json' })
       let body: unknown
       try {
         body = await res.json()
@@ -148,7 +157,7 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
 
     async cancel(threadId: string, runId: string): Promise<void> {
       const res = await request(
-        `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/cancel`,
+        url('cancel', threadId, runId),
         { method: 'POST', body: '{}' },
         { Accept: 'application/json', 'Content-Type': 'application/json' },
       )

@@ -65,7 +65,8 @@ export function buildInput(
     threadId,
     runId,
     protocolVersion: '1.0',
-    state,
+    // Always present: JSON drops `undefined`, and AG-UI servers may require the field.
+    state: state === undefined ? {} : state,
     // Activity messages are UI-only (as in HttpAgent); the server owns the rest of history.
     messages: messages.filter((m) => (m.role as string) !== 'activity') as Message[],
     tools: config.tools,

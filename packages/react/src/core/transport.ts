@@ -18,6 +18,8 @@ export interface ConnectOptions {
   readonly signal: AbortSignal
   /** Called when bytes other than events arrive (SSE comments such as `: ping`): the stream is alive. */
   readonly onActivity?: () => void
+  /** True when joining a live run (attach, `ALREADY_RESUMED`) rather than healing a drop: the `follow` endpoint. */
+  readonly follow?: boolean
 }
 
 /**

@@ -8,6 +8,7 @@ import type {
   ThreadSnapshot,
   Tool,
 } from '@interlude/protocol'
+import type { Endpoint, Endpoints } from './endpoints.ts'
 import type { Transport } from './transport.ts'
 
 /**
@@ -142,6 +143,10 @@ export interface ChatRuntimeOptions<TState = unknown> {
   readonly threadId?: string
   /** Base path of the Interlude endpoint for the default HTTP transport. @default '/api/agent' */
   readonly api?: string
+  /** Where the run is posted (shorthand for `endpoints.run`), e.g. `'/awp'`. @default `{api}/runs` */
+  readonly runUrl?: Endpoint
+  /** Every endpoint of the default HTTP transport (strings with `{threadId}`/`{runId}`, or functions). */
+  readonly endpoints?: Endpoints
   /** Extra request headers (e.g. a bearer token); a function is read before every request. */
   readonly headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>)
   /** fetch credentials (the anonymous-session cookie needs `same-origin` or `include`). @default 'same-origin' */
