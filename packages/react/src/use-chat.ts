@@ -16,6 +16,7 @@ const COMMANDS = [
   'resume',
   'restoreConversation',
   'recover',
+  'acceptLocalHistory',
   'getRecoveryConfiguration',
   'setThreadId',
   'newThread',

@@ -21,6 +21,7 @@ import { SharedRecovery } from './shared-recovery.ts'
 import { refCount } from './ref-count.ts'
 import { applyEvents } from './assemble.ts'
 import { createHttpTransport } from './http-transport.ts'
+import { noServerSnapshots, ServerFeatures } from './server-features.ts'
 import type { Transport } from './transport.ts'
 import type {
   ChatRuntimeOptions,
@@ -64,6 +65,7 @@ export class ChatRuntime<TState = unknown> {
   readonly #serverSnapshot: ChatSnapshot<TState>
   readonly #interactions: Interactions<TState>
   readonly #recovery = new SharedRecovery()
+  readonly #features = new ServerFeatures(() => this.#resolved.mode)
   #options: ChatRuntimeOptions<TState>
   #resolved: ResolvedOptions<TState>
   #transport: Transport
@@ -83,6 +85,7 @@ export class ChatRuntime<TState = unknown> {
       store: this.#store,
       options: () => this.#resolved,
       transport: () => this.#transport,
+      features: this.#features,
     })
   }
 
@@ -103,6 +106,11 @@ export class ChatRuntime<TState = unknown> {
   readonly updateOptions = (options: Partial<ChatRuntimeOptions<TState>>): void => {
     const { threadId, ...rest } = options
     const transportChanged = 'transport' in options && options.transport !== this.#options.transport
+    // Another server may answer now: detect its features again.
+    const serverChanged = (['api', 'runUrl', 'endpoints', 'mode'] as const).some(
+      (key) => key in options && options[key] !== this.#options[key],
+    )
+    if (transportChanged || serverChanged) this.#features.reset()
     this.#options = { ...this.#options, ...rest }
     this.#resolved = resolveOptions(this.#options)
     if (transportChanged) this.#transport = this.#options.transport ?? this.#defaultTransport()
@@ -261,12 +269,15 @@ export class ChatRuntime<TState = unknown> {
     this.#assertAlive()
     const s = this.#state
     checkNoActiveRun(s, 'recover')
+    if (!this.#features.available) throw noServerSnapshots()
     const key: RecoveryKey = { threadId: s.threadId, revision: s.recovery.revision }
     return this.#recovery.join(key, (signal) => this.#recoverOnce(key, signal), options.signal)
   }
 
   async #recoverOnce({ threadId, revision }: RecoveryKey, signal: AbortSignal): Promise<RecoverResult> {
-    const snapshot = await this.#transport.getThread(threadId, { signal })
+    const snapshot = await this.#transport.getThread(threadId, { signal }).catch((error: unknown) => {
+      throw this.#features.observe(error) ? noServerSnapshots() : error
+    })
     if (this.#state.threadId !== threadId)
       throw clientError('STALE_BATCH', 'The thread changed during recovery.', { reason: 'thread_changed' })
     this.restoreConversation(snapshot, { expectedRevision: revision })
@@ -277,6 +288,20 @@ export class ChatRuntime<TState = unknown> {
       return { snapshot, attached: true }
     }
     return { snapshot, attached: false }
+  }
+
+  /**
+   * Takes the local history (messages, state, any pending batch) as the conversation: the way out
+   * of `recovery.required` when the server cannot be asked (a plain AG-UI server). A person's
+   * choice: the server may have gone on after the cut. Same rules as `restoreConversation`.
+   */
+  readonly acceptLocalHistory = (): void => {
+    const s = this.#state
+    const snapshot: ConversationSnapshot = { threadId: s.threadId, messages: s.messages, state: s.state }
+    const interrupts = s.pending?.interrupts
+    this.restoreConversation(interrupts ? { ...snapshot, interrupts } : snapshot, {
+      expectedRevision: s.recovery.revision,
+    })
   }
 
   // ---------------------------------------------------------------- lifecycle

@@ -15,6 +15,8 @@ import type { InteractionPlan } from './interaction-plan.ts'
 import { buildInput } from './interaction-plan.ts'
 import type { ResolvedOptions } from './options.ts'
 import type { CoreState } from './reducer.ts'
+import type { ServerFeatures } from './server-features.ts'
+import { streamCut } from './server-features.ts'
 import type { Transport, TransportEvent } from './transport.ts'
 import type { ConnectionStatus } from './types.ts'
 
@@ -42,6 +44,8 @@ export interface DriverHost {
   settings(): DriverSettings
   /** Read live: `updateOptions` may swap the transport. */
   transport(): Transport
+  /** Whether the server has Interlude's routes (reconnect needs its thread log). */
+  features(): ServerFeatures
   isCurrent(gen: number): boolean
   /** The committed state. No side effects: buffered deltas are not in it until `flush()`. */
   read(): CoreState
@@ -178,6 +182,8 @@ async function runOnce(
   }
   let attempts = 0
   let reconnects = 0
+  // The failure that cut the acknowledged stream (reported if the server turns out unable to replay).
+  let cut: InterludeError | undefined
   for (;;) {
     if (!host.isCurrent(gen)) return RETIRED
     const settings = host.settings()
@@ -189,7 +195,8 @@ async function runOnce(
     const options = { signal: watchdog.signal, onActivity: watchdog.alive }
     host.connection(gen, progress.acked ? 'reconnecting' : 'connecting')
     let source: AsyncIterable<readonly TransportEvent[]>
-    if (progress.acked) {
+    const reconnecting = progress.acked
+    if (reconnecting) {
       source = host.transport().connect(plan.threadId, { ...options, lastEventId: progress.lastId })
     } else if (post !== undefined) {
       source = host.transport().run(post, options)
@@ -238,9 +245,14 @@ async function runOnce(
         throw error
       }
       // After acknowledgement the request is never re-sent: heal by reconnecting from the last id.
+      // A server without the thread log (no event ids, plain AG-UI) cannot heal it: a typed, final cut.
+      const features = host.features()
+      if (reconnecting && features.observe(error)) throw streamCut(cut ?? error)
       if (progress.received > before) reconnects = 0
-      if (progress.lastId === undefined || !error.retryable || reconnects >= host.settings().reconnect.attempts)
-        throw error
+      if (!error.retryable) throw error
+      if (progress.lastId === undefined || !features.available) throw streamCut(error)
+      if (reconnects >= host.settings().reconnect.attempts) throw error
+      cut = error
       reconnects += 1
       await sleep(host.settings().reconnect.delayMs(reconnects), signal)
     } finally {

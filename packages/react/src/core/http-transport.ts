@@ -36,6 +36,8 @@ function statusCode(status: number): ErrorCode {
   return 'INVALID_INPUT'
 }
 
+const MISSING_ROUTE = new Set([404, 405, 501])
+
 /** The typed error for a non-2xx answer: the server envelope when there is one. */
 async function responseError(res: Response): Promise<InterludeError> {
   let body: unknown
@@ -47,7 +49,8 @@ async function responseError(res: Response): Promise<InterludeError> {
   return (
     InterludeError.fromEnvelope(body) ??
     new InterludeError(statusCode(res.status), `The server answered HTTP ${res.status}.`, {
-      details: { status: res.status },
+      // No envelope on "no such route" answers: a server without Interlude's routes (server-features.ts).
+      details: MISSING_ROUTE.has(res.status) ? { status: res.status, route: 'missing' } : { status: res.status },
     })
   )
 }

@@ -7,6 +7,7 @@ export { ChatRuntime } from './chat-runtime.ts'
 export { createHttpTransport } from './http-transport.ts'
 export type { HttpTransportOptions } from './http-transport.ts'
 export type { Endpoint, EndpointParams, Endpoints } from './endpoints.ts'
+export type { ServerMode } from './server-features.ts'
 export type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } from './transport.ts'
 export type {
   BrowserTool,

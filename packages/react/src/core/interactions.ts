@@ -11,6 +11,7 @@ import { planInteraction, requestConfig } from './interaction-plan.ts'
 import { ListenerSet } from './listener-set.ts'
 import type { ResolvedOptions } from './options.ts'
 import type { CoreState, Interaction, Settled } from './reducer.ts'
+import type { ServerFeatures } from './server-features.ts'
 import type { Transport } from './transport.ts'
 import type { ConnectionStatus, FinishInfo, InteractionOutcome } from './types.ts'
 
@@ -22,6 +23,7 @@ export interface InteractionsEnv<TState> {
   readonly store: ChatStore<TState>
   readonly options: () => ResolvedOptions<TState>
   readonly transport: () => Transport
+  readonly features: ServerFeatures
 }
 
 /**
@@ -96,8 +98,10 @@ export class Interactions<TState> implements DriverHost {
     if (!run || this.#disposed) return
     this.#controllers.get(run.gen)?.abort()
     const transport = this.#env.transport()
-    if (run.acknowledged && transport.cancel) {
-      transport.cancel(this.#store.state.threadId, run.runId).catch(() => undefined)
+    const features = this.#env.features
+    // A plain AG-UI server has no cancel route: closing the stream is all it gets.
+    if (run.acknowledged && transport.cancel && features.available) {
+      transport.cancel(this.#store.state.threadId, run.runId).catch((error: unknown) => features.observe(error))
     }
     this.settle(run.gen, { outcome: 'stopped' })
   }
@@ -199,6 +203,10 @@ export class Interactions<TState> implements DriverHost {
 
   transport(): Transport {
     return this.#env.transport()
+  }
+
+  features(): ServerFeatures {
+    return this.#env.features
   }
 
   read(): CoreState {

@@ -7,6 +7,7 @@ const backoff = (attempt: number): number => Math.min(4000, 250 * 2 ** (attempt 
 /** Every default of `ChatRuntimeOptions` (and of the HTTP transport), written once. */
 export const DEFAULTS = {
   api: '/api/agent',
+  mode: 'auto',
   credentials: 'same-origin',
   tools: [],
   context: [],
@@ -20,7 +21,8 @@ export const DEFAULTS = {
   reconnect: { attempts: 3, delayMs: backoff, idleTimeoutMs: 45_000 },
 } as const
 
-type Defaulted = 'api' | 'credentials' | 'tools' | 'context' | 'forwardedProps' | 'throttleMs' | 'maxToolRoundtrips'
+type Defaulted =
+  'api' | 'mode' | 'credentials' | 'tools' | 'context' | 'forwardedProps' | 'throttleMs' | 'maxToolRoundtrips'
 
 /** The options with every default applied; the runtime re-resolves them on each `updateOptions`. */
 export type ResolvedOptions<TState = unknown> = Omit<ChatRuntimeOptions<TState>, Defaulted | 'retry' | 'reconnect'> &

@@ -9,6 +9,7 @@ import type {
   Tool,
 } from '@interlude/protocol'
 import type { Endpoint, Endpoints } from './endpoints.ts'
+import type { ServerMode } from './server-features.ts'
 import type { Transport } from './transport.ts'
 
 /**
@@ -153,6 +154,12 @@ export interface ChatRuntimeOptions<TState = unknown> {
   readonly credentials?: RequestCredentials
   /** Injectable fetch. @default globalThis.fetch (read at call time) */
   readonly fetch?: typeof fetch
+  /**
+   * Which server this is: `interlude` (reconnect, `recover()`, explicit cancel), `plain` (any AG-UI
+   * server: only the run endpoint is called) or `auto` (Interlude until one of its routes is
+   * missing, then plain; remembered per runtime). @default 'auto'
+   */
+  readonly mode?: ServerMode
   /** Replaces the HTTP transport entirely (tests, custom bindings). */
   readonly transport?: Transport
   readonly initialMessages?: readonly Message[]
