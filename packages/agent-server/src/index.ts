@@ -28,15 +28,16 @@ export type { ModelChunk, ModelProvider, ModelRequest, ModelTool } from './model
 export { scriptedModel } from './models/scripted.ts'
 export type { Script, ScriptedModelOptions, ScriptedResponse } from './models/scripted.ts'
 export { openaiModel } from './models/openai.ts'
-export type { OpenAIModelOptions } from './models/openai.ts'
+export type { OpenAIChatClient, OpenAIModelOptions } from './models/openai.ts'
 
 export { DEFAULT_LIMITS } from './core/limits.ts'
 export type { Limits } from './core/limits.ts'
 
 export { createSqliteStore } from './store/sqlite/sqlite-store.ts'
 export type { SqliteStoreOptions } from './store/sqlite/sqlite-store.ts'
+export type { SqliteDatabase } from './store/sqlite/sqlite-database.ts'
 export { createPostgresStore } from './store/postgres/postgres-store.ts'
-export type { PostgresStoreOptions } from './store/postgres/postgres-store.ts'
+export type { PostgresPool, PostgresPoolSettings, PostgresStoreOptions } from './store/postgres/postgres-store.ts'
 // The Store contract: the interface, the error its fenced writes throw, and every type its methods use.
 export { RunNotActiveError } from './store/store.ts'
 export type {

@@ -1,3 +1,4 @@
+'use client'
 /**
  * `@interlude/react`: `useChat` over the framework-free `ChatRuntime`, plus the form helpers.
  * The core is also available alone as `@interlude/react/core`.

@@ -1,12 +1,21 @@
-import OpenAI from 'openai'
-import type {
-  ChatCompletionFunctionTool,
-  ChatCompletionMessageParam,
-  ChatCompletionContentPartText,
-} from 'openai/resources/chat/completions'
+import type OpenAI from 'openai'
+import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions'
 import { InterludeError } from '@interlude/protocol'
-import type { Message } from '@interlude/protocol'
 import type { ModelChunk, ModelProvider, ModelRequest } from './model.ts'
+import { isModuleNotFound, missingPeer } from '../store/optional-peer.ts'
+import { toOpenAIMessages } from './openai-messages.ts'
+
+/**
+ * A chat-completions client: an `OpenAI` instance from the `openai` package fits. Typed here so that
+ * the public types need no `openai` install (it is an optional peer dependency).
+ */
+export interface OpenAIChatClient {
+  readonly chat: {
+    readonly completions: {
+      create(body: never, options: { signal: AbortSignal }): PromiseLike<AsyncIterable<unknown>>
+    }
+  }
+}
 
 export interface OpenAIModelOptions {
   /** @default process.env.OPENAI_API_KEY */
@@ -20,67 +29,8 @@ export interface OpenAIModelOptions {
   /** Request timeout in ms. @default 120000 */
   readonly timeoutMs?: number
   readonly temperature?: number
-  /** A preconfigured client (overrides apiKey/baseURL/maxRetries/timeoutMs). */
-  readonly client?: OpenAI
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content
-  if (!Array.isArray(content)) return ''
-  return content
-    .map((part: unknown) =>
-      typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text'
-        ? String((part as { text?: unknown }).text ?? '')
-        : '',
-    )
-    .join('')
-}
-
-/** AG-UI history → chat-completions messages (text only; activity and reasoning are not sent). */
-export function toOpenAIMessages(
-  request: Pick<ModelRequest, 'systemPrompt' | 'messages' | 'context'>,
-): ChatCompletionMessageParam[] {
-  const out: ChatCompletionMessageParam[] = []
-  let system = request.systemPrompt ?? ''
-  if (request.context.length > 0) {
-    system += `${system ? '\n\n' : ''}Context:\n${request.context.map((c) => `- ${c.description}: ${c.value}`).join('\n')}`
-  }
-  if (system) out.push({ role: 'system', content: system })
-  for (const m of request.messages as readonly Message[]) {
-    switch (m.role) {
-      case 'system':
-      case 'developer':
-        out.push({ role: m.role, content: textOf(m.content) })
-        break
-      case 'user': {
-        if (typeof m.content === 'string') out.push({ role: 'user', content: m.content })
-        else {
-          const parts: ChatCompletionContentPartText[] = [{ type: 'text', text: textOf(m.content) }]
-          out.push({ role: 'user', content: parts })
-        }
-        break
-      }
-      case 'assistant': {
-        const toolCalls = (m.toolCalls ?? []).map((c) => ({
-          id: c.id,
-          type: 'function' as const,
-          function: { name: c.function.name, arguments: c.function.arguments },
-        }))
-        out.push({
-          role: 'assistant',
-          content: m.content ?? null,
-          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-        })
-        break
-      }
-      case 'tool':
-        out.push({ role: 'tool', tool_call_id: m.toolCallId, content: textOf(m.content) })
-        break
-      default:
-        break
-    }
-  }
-  return out
+  /** A preconfigured client, e.g. `new OpenAI({...})` (overrides apiKey/baseURL/maxRetries/timeoutMs). */
+  readonly client?: OpenAIChatClient
 }
 
 /**
@@ -90,9 +40,16 @@ export function toOpenAIMessages(
  */
 export function openaiModel(options: OpenAIModelOptions = {}): ModelProvider {
   const model = options.model ?? process.env.OPENAI_MODEL ?? 'gpt-4o-mini'
-  let client = options.client
-  const getClient = () => {
-    client ??= new OpenAI({
+  let client = options.client as OpenAI | undefined
+  const getClient = async (): Promise<OpenAI> => {
+    // Loaded on first use: `openai` is an optional peer dependency.
+    const OpenAIClient = await import('openai').then(
+      (mod) => mod.default,
+      (error: unknown) => {
+        throw isModuleNotFound(error) ? missingPeer('openai', 'openaiModel()', error) : error
+      },
+    )
+    client ??= new OpenAIClient({
       apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? '',
       ...((options.baseURL ?? process.env.OPENAI_BASE_URL)
         ? { baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL }
@@ -111,7 +68,7 @@ export function openaiModel(options: OpenAIModelOptions = {}): ModelProvider {
       }))
       let stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>
       try {
-        stream = await getClient().chat.completions.create(
+        stream = await (client ?? (await getClient())).chat.completions.create(
           {
             model,
             messages: toOpenAIMessages(request),

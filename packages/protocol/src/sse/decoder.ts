@@ -2,7 +2,7 @@ import { createParser } from 'eventsource-parser'
 import { InterludeError } from '../errors.ts'
 
 /**
- * Streaming SSE decoder over `ReadableStream<Uint8Array>` built on eventsource-parser@4 (a small,
+ * Streaming SSE decoder over `ReadableStream<Uint8Array>` built on eventsource-parser@3 (a small,
  * spec-complete parser: CR, LF and CRLF line ends, multi-line `data:`, comments, BOM).
  * This layer adds what a client needs on top: UTF-8 decoding across arbitrary byte splits
  * (fatal on invalid bytes), last-event-id tracking, a frame size cap and typed errors instead of
@@ -78,10 +78,10 @@ export async function* decodeSseBatches(
   let failure: InterludeError | undefined
   const parser = createParser({
     maxBufferSize: maxFrameSize,
-    onId: (id) => {
-      lastEventId = id
-    },
     onEvent: (message) => {
+      // The SSE last-event-ID persists across frames without their own `id:` (eventsource-parser 3
+      // has no `onId`; an id-only frame without data is not dispatched by it).
+      if (message.id !== undefined) lastEventId = message.id
       if (message.data.length > maxFrameSize) {
         failure ??= protocolError('frame_too_large', `SSE frame exceeds ${maxFrameSize} characters.`)
         return

@@ -1,7 +1,8 @@
-import pg from 'pg'
+import type pg from 'pg'
 import type { PoolConfig } from 'pg'
 import type { StoreChange } from '../store.ts'
 import { quoteIdent } from './migrations.ts'
+import { pgModule } from './pg-module.ts'
 
 /**
  * LISTEN on the schema's channel with one dedicated connection, reconnecting with backoff after
@@ -49,7 +50,7 @@ export class PgChangeFeed {
   #connect(): Promise<void> {
     if (this.#closed || this.#client) return Promise.resolve()
     this.#connecting ??= (async () => {
-      const client = new pg.Client(this.#config)
+      const client = new (pgModule().Client)(this.#config)
       client.on('error', () => this.#lost(client))
       client.on('end', () => this.#lost(client))
       client.on('notification', (message) => {

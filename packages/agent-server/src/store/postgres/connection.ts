@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import os from 'node:os'
-import pg from 'pg'
+import { pgModule } from './pg-module.ts'
 
 /** How the PostgreSQL store reaches its database: user defaulting, value parsing, NOTIFY channel. */
 
@@ -31,5 +31,5 @@ export const bigintAsNumber = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === 20 && format !== 'binary'
       ? (value: string) => Number(value)
-      : pg.types.getTypeParser(oid, format as 'text')) as never,
+      : pgModule().types.getTypeParser(oid, format as 'text')) as never,
 }

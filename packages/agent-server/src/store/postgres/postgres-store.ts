@@ -1,4 +1,4 @@
-import pg from 'pg'
+import type pg from 'pg'
 import type { PoolClient, PoolConfig } from 'pg'
 import type { DecisionRecord, Message } from '@interlude/protocol'
 import type { Clock } from '../../clock.ts'
@@ -51,6 +51,31 @@ import { migratePostgres } from './migrations.ts'
 import { claimOutbox, insertOutboxTx, listOutbox, settleOutbox } from './outbox.ts'
 import { fenced, rows } from './query.ts'
 import * as sql from './statements.ts'
+import { loadPg, pgModule } from './pg-module.ts'
+
+/**
+ * Extra settings of the `pg` pools (passed through as they are). Typed here, not with `pg`'s own
+ * `PoolConfig`, so that the public types need neither `pg` nor `@types/pg` (docs/decisions.md).
+ */
+export interface PostgresPoolSettings {
+  readonly ssl?: boolean | Readonly<Record<string, unknown>>
+  readonly idleTimeoutMillis?: number
+  readonly connectionTimeoutMillis?: number
+  readonly statement_timeout?: number
+  readonly query_timeout?: number
+  readonly application_name?: string
+  readonly keepAlive?: boolean
+  readonly [setting: string]: unknown
+}
+
+/** What `PostgresStore.pool` exposes (tests and tooling): `pg`'s `Pool`, typed without `@types/pg`. */
+export interface PostgresPool {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows are whatever the SQL selects, as in pg
+  query<R extends Record<string, any> = Record<string, any>>(
+    text: string,
+    values?: readonly unknown[],
+  ): Promise<{ readonly rows: R[] }>
+}
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database`; a URL without a user connects as the OS user. */
@@ -64,8 +89,8 @@ export interface PostgresStoreOptions {
    * `getBatchOfInterrupt`), so admissions never queue behind the writes of running runs. @default 10
    */
   readonly admissionMax?: number
-  /** Extra pg pool settings (ssl, timeouts…). */
-  readonly pool?: Omit<PoolConfig, 'connectionString' | 'max' | 'options'>
+  /** Extra pg pool settings (ssl, timeouts…); `connectionString`, `max` and `options` are set by the store. */
+  readonly pool?: PostgresPoolSettings
   /** Clock of the timestamps the store writes itself (methods given a `now` use that). @default systemClock */
   readonly now?: Clock
 }
@@ -95,7 +120,7 @@ export class PostgresStore implements Store {
     this.channel = channelFor(options.schema)
     this.#now = options.now ?? systemClock
     this.#config = {
-      ...options.pool,
+      ...(options.pool as PoolConfig | undefined),
       connectionString: withDefaultUser(options.connectionString),
       max: options.max ?? 20,
       types: bigintAsNumber,
@@ -104,9 +129,10 @@ export class PostgresStore implements Store {
     if (options.schema !== undefined && !/^[A-Za-z_][\w$]{0,62}$/.test(options.schema)) {
       throw new RangeError('The PostgreSQL schema name must be a plain identifier (letters, digits, _ and $).')
     }
-    this.#pool = new pg.Pool(this.#config)
+    const { Pool } = pgModule()
+    this.#pool = new Pool(this.#config)
     // Kept warm: a burst of admissions must not pay for new connections (a backend fork each).
-    this.#admission = new pg.Pool({ ...this.#config, max: options.admissionMax ?? 10, idleTimeoutMillis: 0 })
+    this.#admission = new Pool({ ...this.#config, max: options.admissionMax ?? 10, idleTimeoutMillis: 0 })
     // An idle client that loses its connection must not crash the process; the next query reconnects.
     this.#pool.on('error', () => undefined)
     this.#admission.on('error', () => undefined)
@@ -114,6 +140,7 @@ export class PostgresStore implements Store {
 
   /** Connects, creates the schema on first start and applies migrations. */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    await loadPg()
     const store = new PostgresStore(options)
     try {
       const client = await store.#pool.connect()
@@ -131,8 +158,8 @@ export class PostgresStore implements Store {
   }
 
   /** The pool, for tests and tooling. */
-  get pool(): pg.Pool {
-    return this.#pool
+  get pool(): PostgresPool {
+    return this.#pool as unknown as PostgresPool
   }
 
   async ping(): Promise<void> {

@@ -81,7 +81,7 @@ describe('SQLite store', () => {
   it('serves the expiry sweep and the inbox from the partial indexes on open batches, not a scan', async () => {
     const store = new SqliteStore(path.join(tmp.dir, 'plans.db'))
     const db = store.database
-    const s = prepareStatements(db) as unknown as Record<string, Database.Statement>
+    const s = prepareStatements(db as unknown as Database.Database) as unknown as Record<string, Database.Statement>
     const plan = (name: string, params: object) =>
       (db.prepare(`EXPLAIN QUERY PLAN ${s[name]!.source}`).all(params) as { detail: string }[])
         .map((row) => row.detail)

@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import type { DecisionRecord, Message } from '@interlude/protocol'
 import type { Clock } from '../../clock.ts'
 import { systemClock } from '../../clock.ts'
@@ -49,6 +49,8 @@ import { migrate } from './migrations.ts'
 import { claimOutboxTx, insertOutboxTx, listOutbox, settleOutboxTx } from './outbox.ts'
 import { prepareStatements } from './statements.ts'
 import type { SqliteStatements } from './statements.ts'
+import type { SqliteDatabase } from './sqlite-database.ts'
+import { loadSqlite } from './sqlite-module.ts'
 
 export interface SqliteStoreOptions {
   /** Milliseconds a writer waits for another process's lock. @default 5000 */
@@ -75,7 +77,8 @@ export class SqliteStore implements Store {
     this.path = file
     this.#now = options.now ?? systemClock
     if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
-    this.#db = new Database(file)
+    const Driver = loadSqlite()
+    this.#db = new Driver(file)
     this.#db.pragma('journal_mode = WAL')
     // NORMAL is durable across process crashes in WAL mode (only an OS crash can lose the tail).
     this.#db.pragma('synchronous = NORMAL')
@@ -86,7 +89,7 @@ export class SqliteStore implements Store {
   }
 
   /** Direct access for tests and tooling (e.g. a before/after dump). */
-  get database(): Database.Database {
+  get database(): SqliteDatabase {
     return this.#db
   }
 
