@@ -39,6 +39,44 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     for (const drop of drops) await drop()
   })
 
+  it("uses its own schema 'interlude' by default, beside an app's own public.messages table", async () => {
+    // A fresh database (the default schema is fixed, so it must not be shared with other test runs).
+    const database = `interlude_test_db_${process.pid}_${Date.now()}`
+    const admin = new pg.Client({ connectionString: withDefaultUser(PG_URL) })
+    await admin.connect()
+    await admin.query(`CREATE DATABASE "${database}"`)
+    const url = new URL(withDefaultUser(PG_URL))
+    url.pathname = `/${database}`
+    try {
+      const app = new pg.Client({ connectionString: url.toString() })
+      await app.connect()
+      await app.query('CREATE TABLE public.messages (id SERIAL PRIMARY KEY, body TEXT NOT NULL)')
+      await app.query("INSERT INTO public.messages (body) VALUES ('the app''s own row')")
+      const store = await PostgresStore.open({ connectionString: url.toString(), max: 2 })
+      expect(store.schema).toBe('interlude')
+      const threadId = 'thread-in-own-schema'
+      await store.startInputRun(firstRunRequest(threadId, 'run-1', Date.now()))
+      expect((await store.getThread(threadId))?.threadId).toBe(threadId)
+      await store.close()
+      const tables = await app.query<{ table_schema: string }>(
+        "SELECT table_schema FROM information_schema.tables WHERE table_name = 'messages' ORDER BY table_schema",
+      )
+      expect(tables.rows.map((r) => r.table_schema)).toEqual(['interlude', 'public'])
+      expect((await app.query('SELECT body FROM public.messages')).rows).toEqual([{ body: "the app's own row" }])
+      // Reopening finds the schema it created; an explicit schema still overrides the default.
+      const again = await PostgresStore.open({ connectionString: url.toString(), max: 1 })
+      expect((await again.getThread(threadId))?.threadId).toBe(threadId)
+      await again.close()
+      const other = await PostgresStore.open({ connectionString: url.toString(), schema: 'elsewhere', max: 1 })
+      expect(await other.getThread(threadId)).toBeUndefined()
+      await other.close()
+      await app.end()
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
+      await admin.end()
+    }
+  })
+
   it('creates its schema and tables on first start, versioned in schema_migrations; reopening migrates nothing', async () => {
     const { schema, drop } = await createTestSchema()
     drops.push(drop)

@@ -77,10 +77,16 @@ export interface PostgresPool {
   ): Promise<{ readonly rows: R[] }>
 }
 
+/** Where the tables live unless `schema` says otherwise (docs/decisions.md#postgresql-schema). */
+export const DEFAULT_SCHEMA = 'interlude'
+
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database`; a URL without a user connects as the OS user. */
   readonly connectionString: string
-  /** Tables live in this schema (created on first start); default: the connection's search_path. */
+  /**
+   * Tables live in this schema, created on first start. Its own schema by default, so that a
+   * database that already has tables such as `messages` in `public` is left alone. @default 'interlude'
+   */
   readonly schema?: string
   /** Size of the pool for run work (events, tool calls, messages, reads). @default 20 */
   readonly max?: number
@@ -105,7 +111,7 @@ export interface PostgresStoreOptions {
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
-  readonly schema: string | undefined
+  readonly schema: string
   readonly channel: string
   readonly #pool: pg.Pool
   /** Admission only: latency-critical, never behind run traffic. */
@@ -116,17 +122,18 @@ export class PostgresStore implements Store {
   #closed = false
 
   private constructor(options: PostgresStoreOptions) {
-    this.schema = options.schema
-    this.channel = channelFor(options.schema)
+    const schema = options.schema ?? DEFAULT_SCHEMA
+    this.schema = schema
+    this.channel = channelFor(schema)
     this.#now = options.now ?? systemClock
     this.#config = {
       ...(options.pool as PoolConfig | undefined),
       connectionString: withDefaultUser(options.connectionString),
       max: options.max ?? 20,
       types: bigintAsNumber,
-      ...(options.schema !== undefined ? { options: `-c search_path=${options.schema.replace(/[^\w$]/g, '')}` } : {}),
+      options: `-c search_path=${schema.replace(/[^\w$]/g, '')}`,
     }
-    if (options.schema !== undefined && !/^[A-Za-z_][\w$]{0,62}$/.test(options.schema)) {
+    if (!/^[A-Za-z_][\w$]{0,62}$/.test(schema)) {
       throw new RangeError('The PostgreSQL schema name must be a plain identifier (letters, digits, _ and $).')
     }
     const { Pool } = pgModule()
@@ -145,7 +152,7 @@ export class PostgresStore implements Store {
     try {
       const client = await store.#pool.connect()
       try {
-        await migratePostgres(client, options.schema, store.#now)
+        await migratePostgres(client, store.schema, store.#now)
       } finally {
         client.release()
       }
