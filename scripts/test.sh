@@ -29,5 +29,10 @@ if [ -f e2e/playwright.config.ts ]; then
   set -e
 fi
 
+# The packed packages in a fresh app: publint, attw, npm install --engine-strict, tsc, vite build, CLI.
+echo "› consumer test (scripts/consumer-test.sh)"
+consumer_status=0
+bash scripts/consumer-test.sh || consumer_status=$?
+
 node scripts/summarize-tests.mjs
-if [ "$vitest_status" -ne 0 ] || [ "$e2e_status" -ne 0 ]; then exit 1; fi
+if [ "$vitest_status" -ne 0 ] || [ "$e2e_status" -ne 0 ] || [ "$consumer_status" -ne 0 ]; then exit 1; fi
