@@ -14,7 +14,8 @@ export type {
   UseInterruptFormResult,
 } from './forms/use-interrupt-form.ts'
 export { InterruptForm } from './forms/interrupt-form.tsx'
-export type { InterruptFormProps } from './forms/interrupt-form.tsx'
+export type { InterruptFormClassNames, InterruptFormProps } from './forms/interrupt-form.tsx'
+export { interruptTitle } from './forms/interrupt-title.ts'
 export { validatePayload } from './forms/validate-payload.ts'
 export type { FieldError } from './forms/validate-payload.ts'
 export { useCompletion } from './use-completion.ts'

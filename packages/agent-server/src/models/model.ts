@@ -15,6 +15,7 @@ export interface ModelRequest {
   readonly tools: readonly ModelTool[]
   readonly context: readonly Context[]
   readonly state: unknown
+  /** Aborted when the run is cancelled or the server shuts down: stop streaming (later chunks are dropped). */
   readonly signal: AbortSignal
 }
 

@@ -3,6 +3,7 @@ import { InterludeError } from '@interlude/protocol'
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react'
 import type { PendingInterruptBatch, ResumeOptions } from '../core/types.ts'
 import { ApprovalQuestion, InputQuestion } from './interrupt-questions.tsx'
+import { interruptTitle } from './interrupt-title.ts'
 import {
   isApproval,
   useInterruptForm,
@@ -20,6 +21,10 @@ export interface InterruptFormProps {
   /** History, for the original arguments of tool calls offered for editing. */
   readonly messages?: readonly Message[]
   readonly title?: ReactNode
+  /** Added to the form's own class `interlude-interrupt-form`. */
+  readonly className?: string
+  /** Classes added to the form's parts, beside their own `interlude-*` classes (README "Styling"). */
+  readonly classNames?: InterruptFormClassNames
   /**
    * Controlled mode: the form state from `useInterruptForm(batch, …)` owned by the caller, who can
    * then read or change the drafts. Without it the form keeps its own state.
@@ -31,6 +36,22 @@ export interface InterruptFormProps {
    */
   readonly onDraftsChange?: (drafts: InterruptDrafts, form: UseInterruptFormResult) => void
 }
+
+/** Extra classes for the parts of `<InterruptForm>`; each part always keeps its `interlude-*` class. */
+export interface InterruptFormClassNames {
+  /** The heading (`interlude-interrupt-form-title`). */
+  readonly title?: string
+  /** Each interrupt's fieldset (`interlude-interrupt`, with `data-reason`). */
+  readonly interrupt?: string
+  /** Each interrupt's legend (`interlude-interrupt-title`). */
+  readonly legend?: string
+  /** The button row (`interlude-actions`). */
+  readonly actions?: string
+  /** The form-level alerts (`interlude-form-alert`). */
+  readonly alert?: string
+}
+
+const cx = (own: string, extra: string | undefined) => (extra ? `${own} ${extra}` : own)
 
 /**
  * The default accessible form for a batch: one fieldset per interrupt (legend = the server's
@@ -46,6 +67,8 @@ export function InterruptForm({
   disabled = false,
   messages,
   title,
+  className,
+  classNames = {},
   form: controlled,
   onDraftsChange,
 }: InterruptFormProps) {
@@ -77,8 +100,15 @@ export function InterruptForm({
   }
 
   return (
-    <form className="interlude-interrupt-form" aria-labelledby={`${baseId}-title`} onSubmit={submit} noValidate>
-      <h2 id={`${baseId}-title`}>{title ?? 'The agent needs your answer'}</h2>
+    <form
+      className={cx('interlude-interrupt-form', className)}
+      aria-labelledby={`${baseId}-title`}
+      onSubmit={submit}
+      noValidate
+    >
+      <h2 id={`${baseId}-title`} className={cx('interlude-interrupt-form-title', classNames.title)}>
+        {title ?? 'The agent needs your answer'}
+      </h2>
       {form.interrupts.map((interrupt, index) => {
         const id = `${baseId}-${index}`
         const missing = showMissing && form.drafts[interrupt.id] === undefined
@@ -86,10 +116,13 @@ export function InterruptForm({
           // Keyed by batch and interrupt: a new batch reusing interrupt ids starts with fresh field state.
           <fieldset
             key={`${form.batchId}:${interrupt.id}`}
-            className="interlude-interrupt"
+            className={cx('interlude-interrupt', classNames.interrupt)}
+            data-reason={interrupt.reason}
             aria-describedby={missing ? `${id}-missing` : undefined}
           >
-            <legend>{interrupt.message ?? interrupt.reason}</legend>
+            <legend className={cx('interlude-interrupt-title', classNames.legend)}>
+              {interruptTitle(interrupt, messages)}
+            </legend>
             {isApproval(interrupt) ? (
               <ApprovalQuestion interrupt={interrupt} form={form} id={id} disabled={disabled} />
             ) : (
@@ -103,7 +136,7 @@ export function InterruptForm({
           </fieldset>
         )
       })}
-      <div className="interlude-actions">
+      <div className={cx('interlude-actions', classNames.actions)}>
         {hasApprovals && (
           <>
             <button type="button" disabled={disabled} onClick={form.approveAll}>
@@ -121,8 +154,16 @@ export function InterruptForm({
           Submit answers
         </button>
       </div>
-      {showMissing && !form.isValid && <p role="alert">Some answers are missing or invalid.</p>}
-      {problem && <p role="alert">{problem}</p>}
+      {showMissing && !form.isValid && (
+        <p role="alert" className={cx('interlude-form-alert', classNames.alert)}>
+          Some answers are missing or invalid.
+        </p>
+      )}
+      {problem && (
+        <p role="alert" className={cx('interlude-form-alert', classNames.alert)}>
+          {problem}
+        </p>
+      )}
     </form>
   )
 }

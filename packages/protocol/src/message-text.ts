@@ -1,4 +1,4 @@
-import type { Message } from '@interlude/protocol'
+import type { Message } from '@ag-ui/core'
 
 /**
  * The text of a message, for display. AG-UI content is a string, an array of parts (text, images,

@@ -1,0 +1,47 @@
+import type { Interrupt, Message } from '@interlude/protocol'
+
+const MAX_ARGS = 120
+
+/** The tool call an interrupt is about: from the history (`toolCallId`), else from its metadata. */
+function toolCallOf(
+  interrupt: Interrupt,
+  messages: readonly Message[] | undefined,
+): { name: string | undefined; args: string | undefined } {
+  if (interrupt.toolCallId !== undefined) {
+    for (const m of messages ?? []) {
+      if (m.role !== 'assistant' || !m.toolCalls) continue
+      const call = m.toolCalls.find((c) => c.id === interrupt.toolCallId)
+      if (call) return { name: call.function.name, args: call.function.arguments }
+    }
+  }
+  // Servers that do not send the call in history often name it in metadata (`toolName`, `toolCallName`).
+  const meta = (interrupt.metadata ?? {}) as Record<string, unknown>
+  const name = [meta.toolName, meta.toolCallName, meta.name].find((v): v is string => typeof v === 'string')
+  const args = meta.arguments ?? meta.args
+  return { name, args: args === undefined ? undefined : typeof args === 'string' ? args : JSON.stringify(args) }
+}
+
+/** Compact, single-line arguments (`{"env":"prod"}`), cut at 120 characters. */
+function summarize(args: string | undefined): string | undefined {
+  if (args === undefined || args.trim() === '' || args.trim() === '{}') return undefined
+  let text = args
+  try {
+    text = JSON.stringify(JSON.parse(args))
+  } catch {
+    // Not JSON: shown as it is.
+  }
+  return text.length > MAX_ARGS ? `${text.slice(0, MAX_ARGS - 1)}…` : text
+}
+
+/**
+ * The heading of one interrupt in a form: the server's `message`; for a tool call without one, the
+ * tool's name and arguments (`Run deploy with {"env":"prod"}?`), never the raw reason `tool_call`.
+ */
+export function interruptTitle(interrupt: Interrupt, messages?: readonly Message[]): string {
+  if (typeof interrupt.message === 'string' && interrupt.message !== '') return interrupt.message
+  const { name, args } = toolCallOf(interrupt, messages)
+  const summary = summarize(args)
+  if (name !== undefined) return summary === undefined ? `Run ${name}?` : `Run ${name} with ${summary}?`
+  if (interrupt.reason === 'tool_call') return 'Run a tool call?'
+  return interrupt.reason
+}
