@@ -16,7 +16,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step "build the packages"
+step "build the packages from a clean dist (a stale file would be packed)"
+rm -rf packages/protocol/dist packages/react/dist packages/agent-server/dist
 pnpm -r --filter "./packages/**" run build >/dev/null
 
 step "pack each package (pnpm pack turns workspace:* into versions)"
