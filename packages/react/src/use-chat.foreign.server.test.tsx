@@ -7,7 +7,7 @@
 import type { Message } from '@interlude/protocol'
 import { act, cleanup, renderHook, waitFor } from '@testing-library/react'
 import { StrictMode, type ReactNode } from 'react'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ChatRuntime } from './core/chat-runtime.ts'
 import { LOOSE_EXPIRES_AT, startForeignServer, type ForeignServer } from './test-utils/foreign-agui-server.ts'
 import { useChat, type UseChatOptions, type UseChatResult } from './use-chat.ts'
@@ -148,6 +148,20 @@ describe('ChatRuntime in auto mode against a foreign server', () => {
     await expect(rt.recover()).rejects.toMatchObject({ details: { reason: 'plain_server' } })
     await rt.sendMessage('again')
     expect(withIds.requests).toHaveLength(3)
+    rt.dispose()
+  })
+
+  it('stop() after acknowledgement tries the cancel route once; its bare 404 switches to plain mode', async () => {
+    const rt = new ChatRuntime({ threadId: thread(), api: server.baseUrl, runUrl: `${server.baseUrl}/awp` })
+    const threadId = rt.getSnapshot().threadId
+    const first = rt.sendMessage('hang on')
+    await vi.waitFor(() => expect(rt.getSnapshot().status).toBe('streaming'))
+    rt.stop()
+    await first
+    await vi.waitFor(() => expect(server.requests).toHaveLength(2))
+    expect(server.requests[1]).toMatch(new RegExp(`^POST /threads/${threadId}/runs/.+/cancel$`))
+    await vi.waitFor(() => expect(rt.recover()).rejects.toMatchObject({ details: { reason: 'plain_server' } }))
+    expect(server.requests).toHaveLength(2) // detected: recover() asked nothing
     rt.dispose()
   })
 
