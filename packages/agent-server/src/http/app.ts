@@ -167,7 +167,17 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     rights,
   }
   registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse })
-  registerThreadRoutes(app, basePath, authenticate, { store, hub, runs, recovery, rights, now, sse })
+  const closing = new AbortController()
+  registerThreadRoutes(app, basePath, authenticate, {
+    store,
+    hub,
+    runs,
+    recovery,
+    rights,
+    now,
+    sse,
+    closing: closing.signal,
+  })
   registerDecisionRoutes(app, basePath, authenticate, {
     admission,
     access: { store, rights, recovery },
@@ -176,21 +186,22 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   })
   registerInterruptRoutes(app, basePath, authenticate, { store, rights, now })
 
-  let closing: Promise<void> | undefined
+  let closingDone: Promise<void> | undefined
   return Object.assign(app, {
     runs,
     store,
     basePath,
     ready,
     close: () => {
-      closing ??= (async () => {
+      closingDone ??= (async () => {
+        closing.abort()
         watcher.stop()
         recovery.stop()
         unwatch?.()
         await runs.shutdown()
         await store.close()
       })()
-      return closing
+      return closingDone
     },
   })
 }
