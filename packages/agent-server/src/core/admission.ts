@@ -9,6 +9,7 @@ import type { ResumeRequest } from './admit-resume.ts'
 import { admitResume } from './admit-resume.ts'
 import type { DecisionRights } from './decision-rights.ts'
 import type { Limits } from './limits.ts'
+import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import type { RunPlan } from './run-plan.ts'
 import { threadTitle } from './thread-title.ts'
 
@@ -30,6 +31,8 @@ export interface AdmissionDeps {
   readonly recoverThread: (thread: ThreadRecord) => Promise<ThreadRecord>
   /** Who may decide a batch (docs/approvals.md): resumes are admitted only for deciders. */
   readonly rights: DecisionRights
+  /** `interrupt.decided` rows written with the claim (docs/approvals.md, "Webhooks"). */
+  readonly webhooks?: WebhookOutbox
 }
 
 /** Admission answers with a run to start, or with an already admitted run whose events to send. */
