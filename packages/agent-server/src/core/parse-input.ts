@@ -1,6 +1,7 @@
 import { InterludeError } from '@interlude/protocol'
-import type { Message, RunAgentInput } from '@interlude/protocol'
+import type { Message, ResumeEntry, RunAgentInput } from '@interlude/protocol'
 import { RunAgentInputSchema, summarizeIssues } from '@interlude/protocol/schemas'
+import type { ZodType } from 'zod'
 import type { Limits } from './limits.ts'
 
 /** Printable ASCII without spaces: safe in logs, SSE ids and URLs; long enough for any UUID scheme. */
@@ -64,49 +65,63 @@ export function sanitizeMessage(message: Message): Message {
  * checked at admission, where the thread's history is known).
  */
 export function parseRunInput(body: unknown, limits: Limits): RunAgentInput {
+  const input = { ...parseBody<RunAgentInput>(RunAgentInputSchema, body, 'RunAgentInput') }
+  for (const field of ['threadId', 'runId'] as const) checkIdentifier(field, input[field])
+  input.messages = input.messages.map(sanitizeMessage)
+  if (input.resume !== undefined) checkResumeLimits(input.resume, limits)
+  return input
+}
+
+/** A JSON object body checked against a zod schema; `INVALID_INPUT` with the issues otherwise. */
+export function parseBody<T>(schema: ZodType, body: unknown, name: string): T {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new InterludeError('INVALID_INPUT', 'The body must be a RunAgentInput JSON object.')
+    throw new InterludeError('INVALID_INPUT', `The body must be a ${name} JSON object.`)
   }
-  const parsed = RunAgentInputSchema.safeParse(body)
+  const parsed = schema.safeParse(body)
   if (!parsed.success) {
-    throw new InterludeError('INVALID_INPUT', 'The body is not a valid RunAgentInput.', {
+    throw new InterludeError('INVALID_INPUT', `The body is not a valid ${name}.`, {
       details: { issues: summarizeIssues(parsed.error) },
     })
   }
-  const input = { ...(parsed.data as RunAgentInput) }
-  for (const field of ['threadId', 'runId'] as const) {
-    if (!IDENTIFIER.test(input[field])) {
-      throw new InterludeError('INVALID_INPUT', `${field} must be 1-200 printable ASCII characters without spaces.`, {
-        details: { field },
-      })
-    }
+  return parsed.data as T
+}
+
+/** `threadId` / `runId` (body fields or path parameters): 1-200 printable ASCII characters without spaces. */
+export function checkIdentifier(field: string, value: string): string {
+  if (!IDENTIFIER.test(value)) {
+    throw new InterludeError('INVALID_INPUT', `${field} must be 1-200 printable ASCII characters without spaces.`, {
+      details: { field },
+    })
   }
-  input.messages = input.messages.map(sanitizeMessage)
-  const resume = input.resume
-  if (resume !== undefined) {
-    if (resume.length > limits.maxInterruptsPerBatch) {
-      throw new InterludeError('INVALID_INPUT', `A resume has at most ${limits.maxInterruptsPerBatch} entries.`, {
-        details: { limit: 'maxInterruptsPerBatch', max: limits.maxInterruptsPerBatch, actual: resume.length },
-      })
-    }
-    for (const entry of resume) {
-      if (entry.payload === undefined) continue
-      const bytes = Buffer.byteLength(JSON.stringify(entry.payload) ?? '', 'utf8')
-      if (bytes > limits.maxPayloadBytes) {
-        throw new InterludeError(
-          'PAYLOAD_TOO_LARGE',
-          `A resume payload is larger than ${limits.maxPayloadBytes} bytes.`,
-          {
-            details: {
-              limit: 'maxPayloadBytes',
-              max: limits.maxPayloadBytes,
-              actual: bytes,
-              interruptId: entry.interruptId,
-            },
+  return value
+}
+
+/** The limits of a decision that do not depend on the batch: the number of entries and each payload's size. */
+export function checkResumeLimits(
+  resume: readonly ResumeEntry[],
+  limits: Pick<Limits, 'maxInterruptsPerBatch' | 'maxPayloadBytes'>,
+): void {
+  if (resume.length > limits.maxInterruptsPerBatch) {
+    throw new InterludeError('INVALID_INPUT', `A resume has at most ${limits.maxInterruptsPerBatch} entries.`, {
+      details: { limit: 'maxInterruptsPerBatch', max: limits.maxInterruptsPerBatch, actual: resume.length },
+    })
+  }
+  for (const entry of resume) {
+    if (entry.payload === undefined) continue
+    const bytes = Buffer.byteLength(JSON.stringify(entry.payload) ?? '', 'utf8')
+    if (bytes > limits.maxPayloadBytes) {
+      throw new InterludeError(
+        'PAYLOAD_TOO_LARGE',
+        `A resume payload is larger than ${limits.maxPayloadBytes} bytes.`,
+        {
+          details: {
+            limit: 'maxPayloadBytes',
+            max: limits.maxPayloadBytes,
+            actual: bytes,
+            interruptId: entry.interruptId,
           },
-        )
-      }
+        },
+      )
     }
   }
-  return input
 }

@@ -1,10 +1,12 @@
 import { Hono } from 'hono'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { resolveAgent } from '../agent/agent.ts'
+import type { CanDecide } from '../agent/decider.ts'
 import type { Authenticate } from '../auth/authenticate.ts'
 import type { Clock } from '../clock.ts'
 import type { AdmissionDeps } from '../core/admission.ts'
 import { systemClock } from '../clock.ts'
+import { DecisionRights } from '../core/decision-rights.ts'
 import { EventHub } from '../core/event-hub.ts'
 import { LogWatcher } from '../core/log-watcher.ts'
 import { RunRecovery } from '../core/recovery.ts'
@@ -13,11 +15,18 @@ import { DEFAULT_LIMITS } from '../core/limits.ts'
 import { RunManager } from '../core/run-manager.ts'
 import { ValidatorCache } from '../schema/validator-cache.ts'
 import type { Store, ThreadRecord } from '../store/store.ts'
+import type { WebhookEndpoint } from '../webhooks/webhook-config.ts'
+import { resolveWebhookEndpoints } from '../webhooks/webhook-config.ts'
+import { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
+import { WebhookSender } from '../webhooks/webhook-sender.ts'
+import type { WebhookSenderOptions } from '../webhooks/webhook-sender.ts'
 import type { ServerEnv } from './env.ts'
 import { auth } from './middleware/auth.ts'
 import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
 import { awaitReady } from './middleware/ready.ts'
+import { registerDecisionRoutes } from './routes/decisions.ts'
 import { registerHealthRoute } from './routes/health.ts'
+import { registerInterruptRoutes } from './routes/interrupts.ts'
 import { registerRunRoutes } from './routes/runs.ts'
 import { registerThreadRoutes } from './routes/threads.ts'
 import type { SseBodyOptions } from './sse-response.ts'
@@ -52,7 +61,30 @@ export interface AgentServerOptions {
   readonly heartbeatMs?: number
   /** Where unexpected errors are reported (never to clients). @default console.error */
   readonly logError?: (message: string, error: unknown) => void
+  /**
+   * Who may decide an interrupt (docs/approvals.md); a tool's `approvers` narrows it further.
+   * @default the thread's owner, or a principal named in `approvers`
+   */
+  readonly canDecide?: CanDecide
+  /** Principals who may decide every batch on the server (read by the default `canDecide` only). @default [] */
+  readonly approvers?: readonly string[]
+  /**
+   * Endpoints that receive `interrupt.opened`, `interrupt.decided`, `interrupt.expired` and `run.failed`, signed per
+   * the Standard Webhooks spec, at least once, from a durable outbox (docs/approvals.md, "Webhooks"). Checked here:
+   * a bad URL or secret throws a `RangeError`. @default []
+   */
+  readonly webhooks?: readonly WebhookEndpoint[]
+  /** Tuning of the webhook sender (poll, lock, concurrency, timeout, retries); the defaults suit most hosts. */
+  readonly webhookDelivery?: WebhookDeliveryOptions
 }
+
+/** The sender settings a host may change (see `WebhookSenderOptions` for each default). */
+export type WebhookDeliveryOptions = Partial<
+  Pick<
+    WebhookSenderOptions,
+    'pollMs' | 'lockMs' | 'concurrency' | 'timeoutMs' | 'maxAttempts' | 'retryBaseMs' | 'retryMaxMs' | 'stopTimeoutMs'
+  >
+>
 
 /** The Hono app plus the handles a host needs. */
 export type AgentServer = Hono<ServerEnv> & {
@@ -87,6 +119,19 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const validators = new ValidatorCache()
   const agent = resolveAgent(options.agent, validators)
   const { store } = options
+  const endpoints = resolveWebhookEndpoints(options.webhooks ?? [])
+  // The server clock: outbox rows are stamped with it, so their due times and locks are read with it too.
+  // Built even without endpoints, so bad `webhookDelivery` settings are refused here; it runs only with endpoints.
+  const built = new WebhookSender({ ...options.webhookDelivery, store, endpoints, logError, now })
+  const sender = endpoints.length > 0 ? built : undefined
+  const webhooks = new WebhookOutbox(endpoints, () => sender?.wake())
+  const rights = new DecisionRights({
+    store,
+    tools: agent.tools,
+    logError,
+    ...(options.canDecide !== undefined ? { canDecide: options.canDecide } : {}),
+    ...(options.approvers !== undefined ? { approvers: options.approvers } : {}),
+  })
   const hub = new EventHub()
   const runs = new RunManager({
     store,
@@ -97,6 +142,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     interruptTtlMs: ttlSeconds * 1000,
     maxInterruptsPerBatch: limits.maxInterruptsPerBatch,
     logError,
+    webhooks,
     ...(options.runLeaseMs !== undefined ? { leaseMs: options.runLeaseMs } : {}),
   })
   const recovery = new RunRecovery({
@@ -107,6 +153,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     exclusive: options.exclusive ?? store.kind === 'sqlite',
     now,
     logError,
+    webhooks,
   })
   const pollMs = options.pollMs ?? (store.watch ? 1000 : 250)
   const watcher = new LogWatcher({ store, hub, pollMs, logError })
@@ -122,6 +169,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
       })
       watcher.start()
       await recovery.startup()
+      // After startup recovery, whose `run.failed` rows it then sends with everything the outbox still holds.
+      sender?.start()
       recovery.startSweeping(Math.max(pollMs * 4, Math.floor(runs.leaseMs / 2)))
     })()
     return readyPromise
@@ -146,25 +195,47 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     limits,
     lease: () => runs.lease(),
     recoverThread: (thread: ThreadRecord) => recovery.touch(thread),
+    rights,
+    webhooks,
   }
   registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse })
-  registerThreadRoutes(app, basePath, authenticate, { store, hub, runs, recovery, now, sse })
+  const closing = new AbortController()
+  registerThreadRoutes(app, basePath, authenticate, {
+    store,
+    hub,
+    runs,
+    recovery,
+    rights,
+    now,
+    sse,
+    closing: closing.signal,
+  })
+  registerDecisionRoutes(app, basePath, authenticate, {
+    admission,
+    access: { store, rights, recovery },
+    runs,
+    limits,
+  })
+  registerInterruptRoutes(app, basePath, authenticate, { store, rights, now })
 
-  let closing: Promise<void> | undefined
+  let closingDone: Promise<void> | undefined
   return Object.assign(app, {
     runs,
     store,
     basePath,
     ready,
     close: () => {
-      closing ??= (async () => {
+      closingDone ??= (async () => {
+        closing.abort()
         watcher.stop()
         recovery.stop()
         unwatch?.()
         await runs.shutdown()
+        // Before the store closes: in-flight deliveries finish (or stay locked, to be sent again after a restart).
+        await sender?.stop()
         await store.close()
       })()
-      return closing
+      return closingDone
     },
   })
 }

@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest'
 import { decodeEvents } from '@interlude/protocol'
 import type { AgUiEvent, ErrorEnvelope } from '@interlude/protocol'
 import { bearerTokens } from '../auth/authenticate.ts'
@@ -14,6 +15,8 @@ type Principal = keyof typeof TOKENS
 export interface InProcessOptions extends Partial<Omit<AgentServerOptions, 'store' | 'authenticate'>> {
   /** An existing SQLite file (a restart); by default a fresh one in a temp directory. */
   readonly dbPath?: string
+  /** Another store (e.g. PostgreSQL) instead of a SQLite file; `dbPath` is then empty. Closed with the server. */
+  readonly store?: Store
 }
 
 export interface RequestOptions extends RequestInit {
@@ -73,20 +76,28 @@ export async function readRunResponse(response: Response): Promise<RunResponse> 
 
 /** The agent server in this process over a SQLite file, with bearer tokens for alice and bob. */
 export async function startInProcess(options: InProcessOptions = {}): Promise<InProcessServer> {
-  const { dbPath: existing, ...serverOptions } = options
-  const tmp = existing === undefined ? tempDir() : undefined
-  const dbPath = existing ?? tmp!.dbPath
+  const { dbPath: existing, store: given, ...serverOptions } = options
+  const tmp = existing === undefined && given === undefined ? tempDir() : undefined
+  const dbPath = given !== undefined ? '' : (existing ?? tmp!.dbPath)
   const logged: { message: string; error: unknown }[] = []
-  const store = createSqliteStore(dbPath)
-  const app = createAgentServer({
-    agent: releaseAssistant({ pacingMs: 0 }),
-    logError: (message, error) => {
-      logged.push({ message, error })
-    },
-    ...serverOptions,
-    store,
-    authenticate: bearerTokens(TOKENS),
-  })
+  const store = given ?? createSqliteStore(dbPath)
+  let app: AgentServer
+  try {
+    app = createAgentServer({
+      agent: releaseAssistant({ pacingMs: 0 }),
+      logError: (message, error) => {
+        logged.push({ message, error })
+      },
+      ...serverOptions,
+      store,
+      authenticate: bearerTokens(TOKENS),
+    })
+  } catch (error) {
+    // A refused option: nothing is left open or behind.
+    await store.close()
+    tmp?.cleanup()
+    throw error
+  }
   await app.ready()
   const request = async (path: string, { principal = 'alice', headers, ...init }: RequestOptions = {}) =>
     app.request(`http://localhost${app.basePath}${path}`, {
@@ -119,5 +130,23 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
       await app.close()
       tmp?.cleanup()
     },
+  }
+}
+
+/**
+ * `server(options)` for a test file: an in-process server with `defaults` under `options`, disposed after each test.
+ * Call it at the top level of the file (it registers the `afterEach`).
+ */
+export function serversPerTest(
+  defaults: InProcessOptions = {},
+): (options?: InProcessOptions) => Promise<InProcessServer> {
+  const started: InProcessServer[] = []
+  afterEach(async () => {
+    for (const s of started.splice(0)) await s.dispose()
+  })
+  return async (options = {}) => {
+    const s = await startInProcess({ ...defaults, ...options })
+    started.push(s)
+    return s
   }
 }
