@@ -1,4 +1,6 @@
 import { parseArgs } from 'node:util'
+import type { ExpiryPolicy } from '@interlude/protocol'
+import { EXPIRY_POLICIES, isExpiryPolicy } from './agent/expiry-options.ts'
 export const USAGE = `Usage: interlude-server [options]
 
   --port <n>            port to listen on (default 8787; 0 = any free port)
@@ -14,6 +16,8 @@ export const USAGE = `Usage: interlude-server [options]
   --model <name>        scripted | openai (default scripted; openai reads OPENAI_API_KEY,
                         OPENAI_BASE_URL, OPENAI_MODEL)
   --interrupt-ttl <s>   seconds before an interrupt batch expires (default 3600)
+  --on-expiry <policy>  deny | cancel | keep: what an expired batch gets, for tools that set no
+                        onExpiry (default: deny for approvals, cancel for questions)
   --token <name=secret> bearer token for principal <name>; repeatable. Without tokens,
                         signed anonymous-session cookies are used.
   --static <dir>        serve a built workbench from <dir> at /
@@ -33,6 +37,8 @@ export interface CliOptions {
   readonly pollMs: number | undefined
   readonly model: 'scripted' | 'openai'
   readonly interruptTtlSeconds: number
+  /** `undefined`: by kind (docs/approvals.md#deadlines). */
+  readonly onExpiry: ExpiryPolicy | undefined
   readonly tokens: Record<string, string> | undefined
   readonly staticDir: string | undefined
   readonly pacingMs: number
@@ -62,6 +68,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions | 'help' {
       'poll-ms': { type: 'string' },
       model: { type: 'string' },
       'interrupt-ttl': { type: 'string' },
+      'on-expiry': { type: 'string' },
       token: { type: 'string', multiple: true },
       static: { type: 'string' },
       'pacing-ms': { type: 'string' },
@@ -72,6 +79,9 @@ export function parseCliArgs(argv: readonly string[]): CliOptions | 'help' {
   if (values.help) return 'help'
   const model = values.model ?? 'scripted'
   if (model !== 'scripted' && model !== 'openai') throw new Error('--model must be scripted or openai')
+  const onExpiry = values['on-expiry']
+  if (onExpiry !== undefined && !isExpiryPolicy(onExpiry))
+    throw new Error(`--on-expiry must be ${EXPIRY_POLICIES.join(', ').replace(/, (\w+)$/, ' or $1')}`)
   const db = values.db ?? '.data/interlude.db'
   const postgres = /^postgres(ql)?:\/\//i.test(db)
   if (values['db-schema'] !== undefined && !postgres) throw new Error('--db-schema needs a postgres:// --db URL')
@@ -99,6 +109,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions | 'help' {
     pollMs: values['poll-ms'] === undefined ? undefined : positiveNumber('--poll-ms', values['poll-ms'], false),
     model,
     interruptTtlSeconds: positiveNumber('--interrupt-ttl', values['interrupt-ttl'] ?? '3600', false),
+    onExpiry,
     tokens,
     staticDir: values.static,
     pacingMs: positiveNumber('--pacing-ms', values['pacing-ms'] ?? '25', true),

@@ -6,6 +6,8 @@ import type { Clock } from '../clock.ts'
 import type { SchemaIssue, ValidatorCache } from '../schema/validator-cache.ts'
 import type { Store, ThreadRecord } from '../store/store.ts'
 import { decisionHashSync } from './decision-hash.ts'
+import { expiredBatchBusy } from './expiry-first-touch.ts'
+import type { ExpireBatch } from './expiry-first-touch.ts'
 import type { Limits } from './limits.ts'
 import type { RunPlan } from './run-plan.ts'
 
@@ -23,6 +25,8 @@ export interface AdmissionDeps {
    * more (its lease ended); answers the thread as it is afterwards (the same object if untouched).
    */
   readonly recoverThread: (thread: ThreadRecord) => Promise<ThreadRecord>
+  /** First touch of a batch past its deadline (`ExpirySweeper.expire`); without it new input waits for the sweep. */
+  readonly expireBatch?: ExpireBatch
 }
 
 /** Admission answers with a run to start, or with an already admitted run whose events to send. */
@@ -131,6 +135,8 @@ async function admitInput(
       })
     }
     if (view.openBatch) {
+      const expiring = await expiredBatchBusy(view.openBatch, deps.now(), deps.expireBatch)
+      if (expiring) throw expiring
       throw new InterludeError(
         'INTERRUPTS_PENDING',
         'The thread has pending interrupts; answer them with resume first.',

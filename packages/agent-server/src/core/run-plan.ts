@@ -22,7 +22,10 @@ export interface ResumeRunPlan extends RunPlanBase {
   readonly batch: BatchRecord
   readonly decision: readonly ResumeEntry[]
   readonly allCancelled: boolean
-  /** The batch had expired (only an all-cancelled resume gets here): it closes as `expired`. */
+  /**
+   * The batch had expired: an all-cancelled resume after the deadline, or the expiry sweep's decision
+   * (docs/approvals.md#deadlines). It closes as `expired`.
+   */
   readonly expired: boolean
 }
 

@@ -1,4 +1,5 @@
 import { Hono } from 'hono'
+import type { ExpiryPolicy } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { resolveAgent } from '../agent/agent.ts'
 import type { Authenticate } from '../auth/authenticate.ts'
@@ -6,6 +7,8 @@ import type { Clock } from '../clock.ts'
 import type { AdmissionDeps } from '../core/admission.ts'
 import { systemClock } from '../clock.ts'
 import { EventHub } from '../core/event-hub.ts'
+import { ExpirySweeper } from '../core/expiry-sweeper.ts'
+import { expiryOptionProblem } from '../agent/expiry-options.ts'
 import { LogWatcher } from '../core/log-watcher.ts'
 import { RunRecovery } from '../core/recovery.ts'
 import type { Limits } from '../core/limits.ts'
@@ -33,6 +36,13 @@ export interface AgentServerOptions {
   readonly now?: Clock
   /** Lifetime of an interrupt batch. @default 3600 (1 hour) */
   readonly interruptTtlSeconds?: number
+  /**
+   * What happens to a batch when its deadline passes, for tools that set no `onExpiry` (docs/approvals.md#deadlines).
+   * @default 'deny' for tool approvals, 'cancel' for `askUser`
+   */
+  readonly onExpiry?: ExpiryPolicy
+  /** Interval of the expiry sweep of due batches; `0`: only on first touch and `expirySweeper.sweepOnce()`. @default 1000 */
+  readonly expirySweepMs?: number
   readonly limits?: Partial<Limits>
   /**
    * This process is the only one using the store. At startup every run a previous process left
@@ -59,6 +69,8 @@ export type AgentServer = Hono<ServerEnv> & {
   readonly runs: RunManager
   readonly store: Store
   readonly basePath: string
+  /** The sweep that decides expired batches (`sweepOnce()` runs one round now). */
+  readonly expirySweeper: ExpirySweeper
   /** Resolves once startup recovery has run. */
   ready(): Promise<void>
   /** Cancels active runs, waits for their terminal events, then closes the store. */
@@ -84,6 +96,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits }
   const ttlSeconds = options.interruptTtlSeconds ?? 3600
   if (!(ttlSeconds > 0)) throw new RangeError('interruptTtlSeconds must be positive.')
+  const expiryProblem = expiryOptionProblem(options.onExpiry)
+  if (expiryProblem !== undefined) throw new RangeError(expiryProblem)
   const validators = new ValidatorCache()
   const agent = resolveAgent(options.agent, validators)
   const { store } = options
@@ -95,6 +109,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     validators,
     now,
     interruptTtlMs: ttlSeconds * 1000,
+    onExpiry: options.onExpiry,
     maxInterruptsPerBatch: limits.maxInterruptsPerBatch,
     logError,
     ...(options.runLeaseMs !== undefined ? { leaseMs: options.runLeaseMs } : {}),
@@ -107,6 +122,14 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     exclusive: options.exclusive ?? store.kind === 'sqlite',
     now,
     logError,
+  })
+  const expirySweeper = new ExpirySweeper({
+    store,
+    runs,
+    validators,
+    now,
+    logError,
+    ...(options.expirySweepMs !== undefined ? { sweepMs: options.expirySweepMs } : {}),
   })
   const pollMs = options.pollMs ?? (store.watch ? 1000 : 250)
   const watcher = new LogWatcher({ store, hub, pollMs, logError })
@@ -123,6 +146,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
       watcher.start()
       await recovery.startup()
       recovery.startSweeping(Math.max(pollMs * 4, Math.floor(runs.leaseMs / 2)))
+      expirySweeper.start()
     })()
     return readyPromise
   }
@@ -146,6 +170,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     limits,
     lease: () => runs.lease(),
     recoverThread: (thread: ThreadRecord) => recovery.touch(thread),
+    expireBatch: (batch) => expirySweeper.expire(batch),
   }
   registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse })
   registerThreadRoutes(app, basePath, authenticate, { store, hub, runs, recovery, now, sse })
@@ -155,11 +180,13 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     runs,
     store,
     basePath,
+    expirySweeper,
     ready,
     close: () => {
       closing ??= (async () => {
         watcher.stop()
         recovery.stop()
+        await expirySweeper.stop()
         unwatch?.()
         await runs.shutdown()
         await store.close()

@@ -77,7 +77,7 @@ export function prepareStatements(db: Database.Database) {
          AND (@afterUpdated IS NULL OR updated_at < @afterUpdated OR (updated_at = @afterUpdated AND thread_id > @afterThread))
          AND (@pendingAt IS NULL OR EXISTS (
            SELECT 1 FROM interrupt_batches b
-           WHERE b.thread_id = threads.thread_id AND b.status = ${OPEN_BATCH} AND b.expires_at > @pendingAt))
+           WHERE b.thread_id = threads.thread_id AND b.status = ${OPEN_BATCH} AND (b.expires_at > @pendingAt OR b.on_expiry = ${UNDECIDED})))
        ORDER BY updated_at DESC, thread_id ASC
        LIMIT @limit`,
     ),

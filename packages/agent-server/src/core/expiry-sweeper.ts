@@ -1,0 +1,180 @@
+import { SYSTEM_EXPIRY_PRINCIPAL } from '@interlude/protocol'
+import type { Clock } from '../clock.ts'
+import type { ValidatorCache } from '../schema/validator-cache.ts'
+import type { BatchRecord, NewOutboxDelivery, Store, ThreadRecord } from '../store/store.ts'
+import { sharedSlice } from './cpu-slice.ts'
+import { decisionHashSync } from './decision-hash.ts'
+import type { ExpiryDecision } from './expiry-policy.ts'
+import { expiryDecision, expiryRunId, isDue } from './expiry-policy.ts'
+import type { RunManager } from './run-manager.ts'
+import type { ResumeRunPlan } from './run-plan.ts'
+
+/** What the expiry of one batch writes besides the claim: the `interrupt.expired` webhook rows. */
+export interface ExpiredBatch {
+  readonly thread: ThreadRecord
+  readonly batch: BatchRecord
+  readonly runId: string
+  readonly decision: ExpiryDecision
+  readonly now: number
+}
+
+export interface ExpirySweeperOptions {
+  readonly store: Store
+  readonly runs: Pick<RunManager, 'start' | 'lease'>
+  readonly validators: ValidatorCache
+  readonly now: Clock
+  readonly logError: (message: string, error: unknown) => void
+  /** Interval of the periodic sweep; `0` sweeps only on demand (`sweepOnce`, first touch). @default 1000 */
+  readonly sweepMs?: number
+  /** Due batches read per query. @default 100 */
+  readonly pageSize?: number
+  /** Outbox rows committed with the claim (webhooks, docs/approvals.md#webhooks). @default none */
+  readonly outbox?: (expired: ExpiredBatch) => readonly NewOutboxDelivery[]
+}
+
+/** How the expiry of one batch ended. Only `decided` started a run here. */
+export type ExpiryOutcome =
+  | { readonly kind: 'decided'; readonly runId: string }
+  /** Somebody else decided first (a person, or another replica's sweep): nothing to do. */
+  | { readonly kind: 'lost'; readonly runId: string | undefined }
+  /** A run is active on the thread (the one that raised the batch is still finishing): next round. */
+  | { readonly kind: 'busy'; readonly activeRunId: string | undefined }
+  /** Not due (kept, not yet expired, no longer open) or its thread is gone. */
+  | { readonly kind: 'skipped' }
+
+export const DEFAULT_EXPIRY_SWEEP_MS = 1000
+
+/**
+ * The expiry sweep (docs/approvals.md#deadlines), on every replica: due batches come from the store's deadline
+ * index, and each is decided through the same atomic claim a person's resume goes through, as
+ * `system:expiry` via `expiry`, under a run id derived from the batch. Replicas racing each other and a person
+ * racing the deadline therefore end with exactly one decision; a lost claim is skipped without a word. The winner
+ * starts the continuation like any resume run. Store errors are logged, never thrown out of a round.
+ */
+export class ExpirySweeper {
+  readonly #o: ExpirySweeperOptions
+  readonly #pageSize: number
+  #timer: ReturnType<typeof setInterval> | undefined
+  /** The periodic round in progress (rounds never overlap on one replica; replicas overlap freely). */
+  #round: Promise<void> | undefined
+
+  constructor(options: ExpirySweeperOptions) {
+    const sweepMs = options.sweepMs ?? DEFAULT_EXPIRY_SWEEP_MS
+    if (!Number.isFinite(sweepMs) || sweepMs < 0) throw new RangeError('expirySweepMs must be 0 or a positive number.')
+    const pageSize = options.pageSize ?? 100
+    if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError('pageSize must be a positive integer.')
+    this.#o = { ...options, sweepMs }
+    this.#pageSize = pageSize
+  }
+
+  start(): void {
+    const every = this.#o.sweepMs ?? DEFAULT_EXPIRY_SWEEP_MS
+    if (this.#timer !== undefined || every === 0) return
+    this.#timer = setInterval(() => this.#tick(), every)
+    this.#timer.unref?.()
+  }
+
+  /** Stops the periodic sweep and waits for a round in progress (so no run starts after the server closed). */
+  async stop(): Promise<void> {
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+    this.#timer = undefined
+    await this.#round
+  }
+
+  /**
+   * One round: every batch due at the start of the round, page by page, earliest deadline first. Answers how many
+   * this replica decided. Busy threads stay due for the next round; a page of nothing new ends the round.
+   */
+  async sweepOnce(): Promise<number> {
+    const { store, now, logError } = this.#o
+    const at = now()
+    const seen = new Set<string>()
+    let decided = 0
+    for (;;) {
+      let page: BatchRecord[]
+      try {
+        page = await store.listDueBatches({ now: at, limit: this.#pageSize })
+      } catch (error) {
+        logError('expiry sweep: could not list due batches', error)
+        return decided
+      }
+      let fresh = 0
+      for (const batch of page) {
+        if (seen.has(batch.batchId)) continue
+        seen.add(batch.batchId)
+        fresh++
+        if ((await this.expire(batch)).kind === 'decided') decided++
+        // The sweep shares the runs' CPU budget, so a round of thousands keeps admissions answered.
+        await sharedSlice.yieldIfSpent()
+      }
+      if (page.length < this.#pageSize || fresh === 0) return decided
+    }
+  }
+
+  /**
+   * Applies a due batch's policy now (the sweep, and first touch by new input): the claim, then the continuation.
+   * Never throws; a store error is logged and the batch stays due.
+   */
+  async expire(batch: BatchRecord): Promise<ExpiryOutcome> {
+    const { store, runs, validators, now, logError } = this.#o
+    try {
+      const decision = expiryDecision(batch, validators)
+      if (decision === undefined || !isDue(batch, now())) return { kind: 'skipped' }
+      const thread = await store.getThread(batch.threadId)
+      if (!thread) return { kind: 'skipped' }
+      if (thread.activeRunId !== undefined) return { kind: 'busy', activeRunId: thread.activeRunId }
+      const runId = expiryRunId(batch.batchId)
+      const at = now()
+      const outbox = this.#o.outbox?.({ thread, batch, runId, decision, now: at }) ?? []
+      const claim = await store.claimBatch({
+        threadId: batch.threadId,
+        batchId: batch.batchId,
+        runId,
+        decisionHash: decisionHashSync(decision.entries),
+        decision: decision.entries,
+        now: at,
+        ...runs.lease(),
+        decidedBy: SYSTEM_EXPIRY_PRINCIPAL,
+        via: 'expiry',
+        ...(outbox.length > 0 ? { outbox } : {}),
+      })
+      if (claim.ok) {
+        runs.start(expiryPlan(thread, batch, runId, decision))
+        return { kind: 'decided', runId }
+      }
+      if (claim.reason === 'busy') return { kind: 'busy', activeRunId: undefined }
+      return { kind: 'lost', runId: claim.reason === 'already_claimed' ? claim.claimedByRunId : undefined }
+    } catch (error) {
+      logError(`expiry of batch ${batch.batchId} on thread ${batch.threadId} failed`, error)
+      return { kind: 'skipped' }
+    }
+  }
+
+  #tick(): void {
+    this.#round ??= this.sweepOnce().then(
+      () => {
+        this.#round = undefined
+      },
+      (error: unknown) => {
+        this.#round = undefined
+        this.#o.logError('expiry sweep failed', error)
+      },
+    )
+  }
+}
+
+/** The continuation of an expired batch: a resume run in the owner's name, with no browser tools. */
+function expiryPlan(thread: ThreadRecord, batch: BatchRecord, runId: string, decision: ExpiryDecision): ResumeRunPlan {
+  return {
+    kind: 'resume',
+    threadId: thread.threadId,
+    runId,
+    principal: thread.ownerId,
+    clientTools: [],
+    context: [],
+    batch,
+    decision: decision.entries,
+    allCancelled: decision.allCancelled,
+    expired: true,
+  }
+}
