@@ -18,6 +18,7 @@ export type {
   ToolContext,
   ToolDefinition,
 } from './agent/tool.ts'
+export type { CanDecide, DecideContext } from './agent/decider.ts'
 export { askUser } from './agent/ask-user.ts'
 export type { AskUserOptions } from './agent/ask-user.ts'
 

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import type { ExpiryPolicy } from '@interlude/protocol'
 import { remoteRefs, SchemaDefinitionError } from '../schema/validator-cache.ts'
+import type { DecideContext } from './decider.ts'
 import { expiryOptionProblem, secondsToMs, timeoutProblem } from './expiry-options.ts'
 
 /** A JSON Schema object (draft-07 vocabulary, local `$ref`s only). */
@@ -77,6 +78,12 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
    * resource may have changed while a person decided). `false` yields a denied result.
    */
   authorize?(args: TArgs, ctx: PolicyContext<TState>): boolean | Promise<boolean>
+  /**
+   * Narrows who may decide this tool's interrupts (docs/approvals.md): only a listed principal (or one the function
+   * accepts), and only if the server's `canDecide` allows it too — the owner included.
+   */
+  readonly approvers?:
+    readonly string[] | Bivariant<[principal: string, ctx: DecideContext], boolean | Promise<boolean>>
   /**
    * Performs the call; the return value (string, or JSON-serialised) is the tool result. For an
    * `external` tool it only starts the operation; its result arrives later by toolCallId.

@@ -1,15 +1,19 @@
 import { randomUUID } from 'node:crypto'
-import { checkResume, InterludeError, resumeCheckError } from '@interlude/protocol'
-import type { Message, ResumeEntry, RunAgentInput, ToolMessage } from '@interlude/protocol'
+import { InterludeError } from '@interlude/protocol'
+import type { DecisionVia, Message, RunAgentInput, ToolMessage } from '@interlude/protocol'
 import type { ResolvedAgent } from '../agent/agent.ts'
 import type { Clock } from '../clock.ts'
-import type { SchemaIssue, ValidatorCache } from '../schema/validator-cache.ts'
+import type { ValidatorCache } from '../schema/validator-cache.ts'
 import type { Store, ThreadRecord } from '../store/store.ts'
-import { decisionHashSync } from './decision-hash.ts'
+import type { ResumeRequest } from './admit-resume.ts'
+import { admitResume } from './admit-resume.ts'
+import type { DecisionRights } from './decision-rights.ts'
 import { expiredBatchBusy } from './expiry-first-touch.ts'
 import type { ExpireBatch } from './expiry-first-touch.ts'
 import type { Limits } from './limits.ts'
 import type { RunPlan } from './run-plan.ts'
+
+export type { ResumeRequest } from './admit-resume.ts'
 
 export interface AdmissionDeps {
   readonly store: Store
@@ -25,6 +29,8 @@ export interface AdmissionDeps {
    * more (its lease ended); answers the thread as it is afterwards (the same object if untouched).
    */
   readonly recoverThread: (thread: ThreadRecord) => Promise<ThreadRecord>
+  /** Who may decide a batch (docs/approvals.md): resumes are admitted only for deciders. */
+  readonly rights: DecisionRights
   /** First touch of a batch past its deadline (`ExpirySweeper.expire`); without it new input waits for the sweep. */
   readonly expireBatch?: ExpireBatch
 }
@@ -37,12 +43,8 @@ export type Admission =
 const RETRY = Symbol('retry')
 const MAX_ATTEMPTS = 4
 
+// Another principal's thread is indistinguishable from a missing one.
 const notFound = () => new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
-
-function ownedThread(thread: ThreadRecord | undefined, principal: string): ThreadRecord | undefined {
-  // Another principal's thread is indistinguishable from a missing one.
-  return thread !== undefined && thread.ownerId === principal ? thread : undefined
-}
 
 function textContent(message: ToolMessage): string {
   const content = message.content as unknown
@@ -88,25 +90,62 @@ function checkNewMessages(
  * Everything decidable without running is decided here, before any stream byte (docs/protocol.md), and a
  * refusal changes nothing: the only writes are the two atomic admission transactions of the store.
  * A thread held by a run whose process died is released on first touch and admission is tried again.
+ * New input is the owner's alone; a resume goes through `admitDecision`'s path with `via: 'run'`.
  */
 export async function admitRun(deps: AdmissionDeps, principal: string, input: RunAgentInput): Promise<Admission> {
+  const { resume } = input
+  if (resume === undefined) {
+    return withFirstTouch(
+      deps,
+      input.threadId,
+      async (thread) => thread.ownerId === principal,
+      () => attempts(() => admitInput(deps, principal, input)),
+    )
+  }
+  return admitDecision(deps, principal, { ...input, resume }, 'run')
+}
+
+/**
+ * Admits a decision for the thread's open batch (docs/approvals.md): the one admission path of every resume,
+ * whichever channel brought it — `run` (a resume run) or `api` (the decisions route). Only a principal who may decide
+ * the batch gets past the first check; everybody else gets `THREAD_NOT_FOUND` and nothing changes.
+ */
+export async function admitDecision(
+  deps: AdmissionDeps,
+  principal: string,
+  request: ResumeRequest,
+  via: Exclude<DecisionVia, 'expiry'>,
+): Promise<Admission> {
+  return withFirstTouch(
+    deps,
+    request.threadId,
+    // THREAD_BUSY comes only after the rights check passed; a reader may not touch a thread it cannot read.
+    (thread) => deps.rights.mayRead(principal, thread),
+    () => attempts(async () => (await admitResume(deps, principal, request, via)) ?? RETRY),
+  )
+}
+
+/** On THREAD_BUSY, closes a run whose process died (if the caller may touch the thread), then admits once more. */
+async function withFirstTouch(
+  deps: AdmissionDeps,
+  threadId: string,
+  mayTouch: (thread: ThreadRecord) => Promise<boolean>,
+  admit: () => Promise<Admission>,
+): Promise<Admission> {
   try {
-    return await admitOnce(deps, principal, input)
+    return await admit()
   } catch (error) {
     if (!(InterludeError.isInstance(error) && error.code === 'THREAD_BUSY')) throw error
-    const thread = await deps.store.getThread(input.threadId)
-    if (!thread || thread.ownerId !== principal || (await deps.recoverThread(thread)) === thread) throw error
-    return admitOnce(deps, principal, input)
+    const thread = await deps.store.getThread(threadId)
+    if (!thread || !(await mayTouch(thread)) || (await deps.recoverThread(thread)) === thread) throw error
+    return admit()
   }
 }
 
 /** One admission. Lost races (revision changed between read and write) are re-evaluated from scratch. */
-async function admitOnce(deps: AdmissionDeps, principal: string, input: RunAgentInput): Promise<Admission> {
+async function attempts(once: () => Promise<Admission | typeof RETRY>): Promise<Admission> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const result =
-      input.resume !== undefined
-        ? await admitResume(deps, principal, input, input.resume)
-        : await admitInput(deps, principal, input)
+    const result = await once()
     if (result !== RETRY) return result
   }
   throw new InterludeError('THREAD_BUSY', 'The thread changed concurrently; retry.')
@@ -214,113 +253,5 @@ async function admitInput(
   return {
     kind: 'start',
     plan: { kind: 'input', threadId, runId, principal, clientTools: input.tools ?? [], context: input.context ?? [] },
-  }
-}
-
-async function admitResume(
-  deps: AdmissionDeps,
-  principal: string,
-  input: RunAgentInput,
-  entries: readonly ResumeEntry[],
-): Promise<Admission | typeof RETRY> {
-  const { store, validators } = deps
-  const { threadId, runId } = input
-  const view = await store.getAdmissionView(threadId, runId, { history: false })
-  if (!view || !ownedThread(view.thread, principal)) throw notFound()
-
-  // Shape problems first (they do not depend on the batch), so the decision can be hashed.
-  const shape = checkResume([], entries, { now: deps.now() })
-  if (!shape.ok && shape.code === 'INVALID_INPUT') throw resumeCheckError(shape)
-  const hash = decisionHashSync(entries)
-
-  if (view.run) {
-    // The runId is the idempotency key: same decision → the first run's events again.
-    if (view.run.kind === 'resume' && view.run.decisionHash === hash) return { kind: 'replay', threadId, runId }
-    throw new InterludeError('DECISION_CONFLICT', 'This runId was already admitted with a different request.', {
-      details: { runId },
-    })
-  }
-
-  const open = view.openBatch
-  const ids = entries.map((e) => e.interruptId)
-  const targetsOpen = open !== undefined && ids.some((id) => open.interrupts.some((i) => i.interrupt.id === id))
-  if (!targetsOpen) {
-    // Answers to a batch that was already decided: tell the client who won.
-    for (const id of ids) {
-      const decided = await store.getBatchOfInterrupt(threadId, id)
-      if (!decided || decided.status === 'pending' || decided.claimedByRunId === undefined) continue
-      if (decided.decisionHash === hash) {
-        throw new InterludeError('ALREADY_RESUMED', 'This decision was already admitted under another runId.', {
-          details: { runId: decided.claimedByRunId },
-        })
-      }
-      throw new InterludeError('DECISION_CONFLICT', 'This batch was already decided differently.', {
-        details: { runId: decided.claimedByRunId },
-      })
-    }
-  }
-
-  const pending = open ? open.interrupts.map((i) => i.interrupt) : []
-  const check = checkResume(pending, entries, { now: deps.now(), expiry: 'refuse-resolved' })
-  if (!check.ok) throw resumeCheckError(check)
-  const batch = open!
-
-  const errors: Record<string, readonly SchemaIssue[]> = {}
-  for (const entry of check.entries) {
-    if (entry.status !== 'resolved') continue
-    const schema = batch.interrupts.find((i) => i.interrupt.id === entry.interruptId)?.interrupt.responseSchema
-    if (!schema) continue
-    const result = validators.validate(schema, entry.payload)
-    if (!result.ok) errors[entry.interruptId] = result.issues
-  }
-  if (Object.keys(errors).length > 0) {
-    throw new InterludeError('RESUME_PAYLOAD_INVALID', 'A resume payload does not match its responseSchema.', {
-      details: { errors },
-    })
-  }
-
-  const claim = await store.claimBatch({
-    threadId,
-    batchId: batch.batchId,
-    runId,
-    decisionHash: hash,
-    decision: check.entries,
-    now: deps.now(),
-    ...deps.lease(),
-    decidedBy: principal,
-    via: 'run',
-  })
-  if (claim.ok) {
-    return {
-      kind: 'start',
-      plan: {
-        kind: 'resume',
-        threadId,
-        runId,
-        principal,
-        clientTools: input.tools ?? [],
-        context: input.context ?? [],
-        batch,
-        decision: check.entries,
-        allCancelled: check.allCancelled,
-        expired: check.expired,
-      },
-    }
-  }
-  switch (claim.reason) {
-    case 'already_claimed':
-      if (claim.decisionHash !== hash) {
-        throw new InterludeError('DECISION_CONFLICT', 'This batch was already decided differently.', {
-          details: { runId: claim.claimedByRunId },
-        })
-      }
-      if (claim.claimedByRunId === runId) return { kind: 'replay', threadId, runId }
-      throw new InterludeError('ALREADY_RESUMED', 'This decision was already admitted under another runId.', {
-        details: { runId: claim.claimedByRunId },
-      })
-    case 'busy':
-      throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.')
-    default:
-      return RETRY
   }
 }

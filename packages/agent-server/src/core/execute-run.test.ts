@@ -19,6 +19,7 @@ import {
 } from '../test-utils/harness.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
 import { admitRun } from './admission.ts'
+import { DecisionRights } from './decision-rights.ts'
 import { isTerminal, toNewEvent } from './events.ts'
 import { executeRun } from './execute-run.ts'
 import { DEFAULT_LIMITS } from './limits.ts'
@@ -69,6 +70,7 @@ async function drive(
       limits: DEFAULT_LIMITS,
       lease: () => ({ executorId: 'exec-test', leaseUntil: now() + 60_000 }),
       recoverThread: async (thread) => thread,
+      rights: new DecisionRights({ store, tools: agent.tools, logError: () => undefined }),
     },
     'alice',
     input,

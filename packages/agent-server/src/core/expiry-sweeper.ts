@@ -7,7 +7,7 @@ import { decisionHashSync } from './decision-hash.ts'
 import type { ExpiryDecision } from './expiry-policy.ts'
 import { expiryDecision, expiryRunId, isDue } from './expiry-policy.ts'
 import type { RunManager } from './run-manager.ts'
-import type { ResumeRunPlan } from './run-plan.ts'
+import { resumePlan } from './run-plan.ts'
 
 /** What the expiry of one batch writes besides the claim: the `interrupt.expired` webhook rows. */
 export interface ExpiredBatch {
@@ -139,7 +139,9 @@ export class ExpirySweeper {
         ...(outbox.length > 0 ? { outbox } : {}),
       })
       if (claim.ok) {
-        runs.start(expiryPlan(thread, batch, runId, decision))
+        // The continuation of an expired batch: a resume run in the owner's name, with no browser tools.
+        const { threadId, ownerId: owner } = thread
+        runs.start(resumePlan({ threadId, runId, owner, batch, ...decision, expired: true }))
         return { kind: 'decided', runId }
       }
       if (claim.reason === 'busy') return { kind: 'busy', activeRunId: undefined }
@@ -160,21 +162,5 @@ export class ExpirySweeper {
         this.#o.logError('expiry sweep failed', error)
       },
     )
-  }
-}
-
-/** The continuation of an expired batch: a resume run in the owner's name, with no browser tools. */
-function expiryPlan(thread: ThreadRecord, batch: BatchRecord, runId: string, decision: ExpiryDecision): ResumeRunPlan {
-  return {
-    kind: 'resume',
-    threadId: thread.threadId,
-    runId,
-    principal: thread.ownerId,
-    clientTools: [],
-    context: [],
-    batch,
-    decision: decision.entries,
-    allCancelled: decision.allCancelled,
-    expired: true,
   }
 }

@@ -31,3 +31,34 @@ export interface ResumeRunPlan extends RunPlanBase {
 
 /** What admission hands to the execution core. */
 export type RunPlan = InputRunPlan | ResumeRunPlan
+
+/** What an admitted decision carries into its run (`resumePlan`). */
+export interface AdmittedDecision {
+  readonly threadId: string
+  readonly runId: string
+  /** The thread's owner: tools act for the owner, whoever decided (the decision record names the decider). */
+  readonly owner: string
+  readonly batch: BatchRecord
+  readonly entries: readonly ResumeEntry[]
+  readonly allCancelled: boolean
+  readonly expired: boolean
+  /** Browser tools and context of a resume run; the decisions API and the expiry sweep have none. */
+  readonly tools?: readonly Tool[] | undefined
+  readonly context?: readonly Context[] | undefined
+}
+
+/** The plan of a claimed batch's continuation: one builder for a person's resume and the expiry sweep's decision. */
+export function resumePlan(decision: AdmittedDecision): ResumeRunPlan {
+  return {
+    kind: 'resume',
+    threadId: decision.threadId,
+    runId: decision.runId,
+    principal: decision.owner,
+    clientTools: decision.tools ?? [],
+    context: decision.context ?? [],
+    batch: decision.batch,
+    decision: decision.entries,
+    allCancelled: decision.allCancelled,
+    expired: decision.expired,
+  }
+}

@@ -2,10 +2,12 @@ import { Hono } from 'hono'
 import type { ExpiryPolicy } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { resolveAgent } from '../agent/agent.ts'
+import type { CanDecide } from '../agent/decider.ts'
 import type { Authenticate } from '../auth/authenticate.ts'
 import type { Clock } from '../clock.ts'
 import type { AdmissionDeps } from '../core/admission.ts'
 import { systemClock } from '../clock.ts'
+import { DecisionRights } from '../core/decision-rights.ts'
 import { EventHub } from '../core/event-hub.ts'
 import { ExpirySweeper } from '../core/expiry-sweeper.ts'
 import { expiryOptionProblem } from '../agent/expiry-options.ts'
@@ -62,6 +64,13 @@ export interface AgentServerOptions {
   readonly heartbeatMs?: number
   /** Where unexpected errors are reported (never to clients). @default console.error */
   readonly logError?: (message: string, error: unknown) => void
+  /**
+   * Who may decide an interrupt (docs/approvals.md); a tool's `approvers` narrows it further.
+   * @default the thread's owner, or a principal named in `approvers`
+   */
+  readonly canDecide?: CanDecide
+  /** Principals who may decide every batch on the server (read by the default `canDecide` only). @default [] */
+  readonly approvers?: readonly string[]
 }
 
 /** The Hono app plus the handles a host needs. */
@@ -101,6 +110,13 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const validators = new ValidatorCache()
   const agent = resolveAgent(options.agent, validators)
   const { store } = options
+  const rights = new DecisionRights({
+    store,
+    tools: agent.tools,
+    logError,
+    ...(options.canDecide !== undefined ? { canDecide: options.canDecide } : {}),
+    ...(options.approvers !== undefined ? { approvers: options.approvers } : {}),
+  })
   const hub = new EventHub()
   const runs = new RunManager({
     store,
@@ -170,6 +186,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     limits,
     lease: () => runs.lease(),
     recoverThread: (thread: ThreadRecord) => recovery.touch(thread),
+    rights,
     expireBatch: (batch) => expirySweeper.expire(batch),
   }
   registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse })

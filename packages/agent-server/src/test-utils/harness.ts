@@ -16,7 +16,13 @@ import type {
 import type { RunningServer, StartServerOptions } from '../server.ts'
 import { startServer } from '../server.ts'
 
-export const TOKENS = { alice: 'alice-secret-token', bob: 'bob-secret-token' } as const
+/** Bearer tokens of the test principals: `eng` owns threads a manager `mgr` approves in the approvals tests. */
+export const TOKENS = {
+  alice: 'alice-secret-token',
+  bob: 'bob-secret-token',
+  eng: 'eng-secret-token',
+  mgr: 'mgr-secret-token',
+} as const
 
 /** A fresh directory for SQLite files, removed by `cleanup()`. */
 export function tempDir(): { dir: string; dbPath: string; cleanup(): void } {

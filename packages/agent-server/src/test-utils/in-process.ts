@@ -78,15 +78,23 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
   const dbPath = existing ?? tmp!.dbPath
   const logged: { message: string; error: unknown }[] = []
   const store = createSqliteStore(dbPath)
-  const app = createAgentServer({
-    agent: releaseAssistant({ pacingMs: 0 }),
-    logError: (message, error) => {
-      logged.push({ message, error })
-    },
-    ...serverOptions,
-    store,
-    authenticate: bearerTokens(TOKENS),
-  })
+  let app: AgentServer
+  try {
+    app = createAgentServer({
+      agent: releaseAssistant({ pacingMs: 0 }),
+      logError: (message, error) => {
+        logged.push({ message, error })
+      },
+      ...serverOptions,
+      store,
+      authenticate: bearerTokens(TOKENS),
+    })
+  } catch (error) {
+    // A refused option: nothing is left open or behind.
+    await store.close()
+    tmp?.cleanup()
+    throw error
+  }
   await app.ready()
   const request = async (path: string, { principal = 'alice', headers, ...init }: RequestOptions = {}) =>
     app.request(`http://localhost${app.basePath}${path}`, {

@@ -1,0 +1,140 @@
+import { checkResume, InterludeError, resumeCheckError } from '@interlude/protocol'
+import type { Context, DecisionVia, ResumeEntry, Tool } from '@interlude/protocol'
+import type { SchemaIssue } from '../schema/validator-cache.ts'
+import type { BatchRecord, Store } from '../store/store.ts'
+import type { Admission, AdmissionDeps } from './admission.ts'
+import { decisionHashSync } from './decision-hash.ts'
+import { resumePlan } from './run-plan.ts'
+
+/** A decision for the open batch, from a resume run (`POST /runs`) or the decisions API. */
+export interface ResumeRequest {
+  readonly threadId: string
+  readonly runId: string
+  readonly resume: readonly ResumeEntry[]
+  /** Browser tools and context of a resume run; the decisions API has none. */
+  readonly tools?: readonly Tool[]
+  readonly context?: readonly Context[]
+}
+
+const notFound = () => new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
+
+/** The first batch of this thread that one of the entries names (any status). */
+async function batchOfEntries(
+  store: Store,
+  threadId: string,
+  ids: readonly string[],
+): Promise<BatchRecord | undefined> {
+  for (const id of new Set(ids)) {
+    const batch = await store.getBatchOfInterrupt(threadId, id)
+    if (batch) return batch
+  }
+  return undefined
+}
+
+/**
+ * One attempt at admitting a decision (docs/protocol.md, admission step 6; docs/approvals.md): the same checks and
+ * codes for every channel — decider rights, shape, idempotency by runId, an already decided batch, coverage,
+ * expiry, Ajv — then the atomic claim, which records who decided and through which channel. `undefined`: the claim
+ * lost a race that is worth evaluating again from the start.
+ */
+export async function admitResume(
+  deps: AdmissionDeps,
+  principal: string,
+  request: ResumeRequest,
+  via: Exclude<DecisionVia, 'expiry'>,
+): Promise<Admission | undefined> {
+  const { store, validators } = deps
+  const { threadId, runId, resume: entries } = request
+  const view = await store.getAdmissionView(threadId, runId, { history: false })
+  if (!view) throw notFound()
+
+  const open = view.openBatch
+  const ids = entries.map((e) => e.interruptId)
+  const targetsOpen = open !== undefined && ids.some((id) => open.interrupts.some((i) => i.interrupt.id === id))
+  const targeted = targetsOpen ? open : await batchOfEntries(store, threadId, ids)
+  // Rights come first and are judged on the batch the entries name (else the open one): a principal who may not
+  // decide it learns nothing, not even that the thread exists.
+  const governing = targeted ?? open
+  const owner = view.thread.ownerId
+  if (governing ? !(await deps.rights.mayDecide(principal, owner, governing)) : principal !== owner) throw notFound()
+
+  // Shape problems first (they do not depend on the batch), so the decision can be hashed.
+  const shape = checkResume([], entries, { now: deps.now() })
+  if (!shape.ok && shape.code === 'INVALID_INPUT') throw resumeCheckError(shape)
+  const hash = decisionHashSync(entries)
+
+  if (view.run) {
+    // The runId is the idempotency key: same decision → the first run's events again.
+    if (view.run.kind === 'resume' && view.run.decisionHash === hash) return { kind: 'replay', threadId, runId }
+    throw new InterludeError('DECISION_CONFLICT', 'This runId was already admitted with a different request.', {
+      details: { runId },
+    })
+  }
+
+  // Answers to a batch that was already decided: tell the client who won.
+  if (!targetsOpen && targeted && targeted.status !== 'pending' && targeted.claimedByRunId !== undefined) {
+    if (targeted.decisionHash === hash) {
+      throw new InterludeError('ALREADY_RESUMED', 'This decision was already admitted under another runId.', {
+        details: { runId: targeted.claimedByRunId },
+      })
+    }
+    throw new InterludeError('DECISION_CONFLICT', 'This batch was already decided differently.', {
+      details: { runId: targeted.claimedByRunId },
+    })
+  }
+
+  const pending = open ? open.interrupts.map((i) => i.interrupt) : []
+  const check = checkResume(pending, entries, { now: deps.now(), expiry: 'refuse-resolved' })
+  if (!check.ok) throw resumeCheckError(check)
+  const batch = open!
+
+  const errors: Record<string, readonly SchemaIssue[]> = {}
+  for (const entry of check.entries) {
+    if (entry.status !== 'resolved') continue
+    const schema = batch.interrupts.find((i) => i.interrupt.id === entry.interruptId)?.interrupt.responseSchema
+    if (!schema) continue
+    const result = validators.validate(schema, entry.payload)
+    if (!result.ok) errors[entry.interruptId] = result.issues
+  }
+  if (Object.keys(errors).length > 0) {
+    throw new InterludeError('RESUME_PAYLOAD_INVALID', 'A resume payload does not match its responseSchema.', {
+      details: { errors },
+    })
+  }
+
+  const claim = await store.claimBatch({
+    threadId,
+    batchId: batch.batchId,
+    runId,
+    decisionHash: hash,
+    decision: check.entries,
+    now: deps.now(),
+    ...deps.lease(),
+    decidedBy: principal,
+    via,
+  })
+  if (claim.ok) {
+    const { tools, context } = request
+    const { entries: admitted, allCancelled, expired } = check
+    return {
+      kind: 'start',
+      plan: resumePlan({ threadId, runId, owner, batch, entries: admitted, allCancelled, expired, tools, context }),
+    }
+  }
+  switch (claim.reason) {
+    case 'already_claimed':
+      if (claim.decisionHash !== hash) {
+        throw new InterludeError('DECISION_CONFLICT', 'This batch was already decided differently.', {
+          details: { runId: claim.claimedByRunId },
+        })
+      }
+      if (claim.claimedByRunId === runId) return { kind: 'replay', threadId, runId }
+      throw new InterludeError('ALREADY_RESUMED', 'This decision was already admitted under another runId.', {
+        details: { runId: claim.claimedByRunId },
+      })
+    case 'busy':
+      throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.')
+    default:
+      return undefined
+  }
+}
