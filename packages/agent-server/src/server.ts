@@ -4,6 +4,7 @@ import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
 import { serveStatic } from '@hono/node-server/serve-static'
 import type { AgentDefinition } from './agent/agent.ts'
+import type { CanDecide } from './agent/decider.ts'
 import type { Authenticate } from './auth/authenticate.ts'
 import { anonymousSessionCookie, bearerTokens, generateSessionSecret } from './auth/authenticate.ts'
 import type { Clock } from './clock.ts'
@@ -62,6 +63,10 @@ export interface StartServerOptions {
   /** See `AgentServerOptions.pollMs`. */
   readonly pollMs?: number
   readonly logError?: (message: string, error: unknown) => void
+  /** See `AgentServerOptions.canDecide`. */
+  readonly canDecide?: CanDecide
+  /** See `AgentServerOptions.approvers`. */
+  readonly approvers?: readonly string[]
 }
 
 export interface RunningServer {
@@ -134,6 +139,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       ...(options.exclusive !== undefined ? { exclusive: options.exclusive } : {}),
       ...(options.runLeaseMs !== undefined ? { runLeaseMs: options.runLeaseMs } : {}),
       ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+      ...(options.canDecide !== undefined ? { canDecide: options.canDecide } : {}),
+      ...(options.approvers !== undefined ? { approvers: options.approvers } : {}),
     })
     await app.ready()
     if (options.staticDir !== undefined) app.use('*', serveStatic({ root: options.staticDir }))

@@ -12,6 +12,7 @@ import { expiredBatchBusy } from './expiry-first-touch.ts'
 import type { ExpireBatch } from './expiry-first-touch.ts'
 import type { Limits } from './limits.ts'
 import type { RunPlan } from './run-plan.ts'
+import { threadTitle } from './thread-title.ts'
 
 export type { ResumeRequest } from './admit-resume.ts'
 
@@ -234,6 +235,8 @@ async function admitInput(
     }
   }
 
+  // Stored only by the run that creates the thread.
+  const title = thread ? undefined : threadTitle(userMessages)
   const started = await store.startInputRun({
     threadId,
     ownerId: principal,
@@ -245,6 +248,7 @@ async function admitInput(
     toolResults,
     now: deps.now(),
     ...deps.lease(),
+    ...(title !== undefined ? { title } : {}),
   })
   if (!started.ok) {
     if (started.reason === 'busy') throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.')

@@ -45,6 +45,11 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
   yield ev.runStarted(threadId, runId)
   const turn = new Turn(plan, deps)
   try {
+    if (plan.kind === 'resume') {
+      // Who decided, right after RUN_STARTED: in the log, so every replay and follower sees it.
+      const record = await deps.store.getDecision(threadId, runId)
+      if (record) yield ev.decision(record)
+    }
     await turn.load()
     if (plan.kind === 'resume') {
       yield* turn.applyDecisions(plan)

@@ -22,7 +22,9 @@ import type { ServerEnv } from './env.ts'
 import { auth } from './middleware/auth.ts'
 import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
 import { awaitReady } from './middleware/ready.ts'
+import { registerDecisionRoutes } from './routes/decisions.ts'
 import { registerHealthRoute } from './routes/health.ts'
+import { registerInterruptRoutes } from './routes/interrupts.ts'
 import { registerRunRoutes } from './routes/runs.ts'
 import { registerThreadRoutes } from './routes/threads.ts'
 import type { SseBodyOptions } from './sse-response.ts'
@@ -190,7 +192,14 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     expireBatch: (batch) => expirySweeper.expire(batch),
   }
   registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse })
-  registerThreadRoutes(app, basePath, authenticate, { store, hub, runs, recovery, now, sse })
+  registerThreadRoutes(app, basePath, authenticate, { store, hub, runs, recovery, rights, now, sse })
+  registerDecisionRoutes(app, basePath, authenticate, {
+    admission,
+    access: { store, rights, recovery },
+    runs,
+    limits,
+  })
+  registerInterruptRoutes(app, basePath, authenticate, { store, rights, now })
 
   let closing: Promise<void> | undefined
   return Object.assign(app, {
