@@ -192,7 +192,17 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     expireBatch: (batch) => expirySweeper.expire(batch),
   }
   registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse })
-  registerThreadRoutes(app, basePath, authenticate, { store, hub, runs, recovery, rights, now, sse })
+  const closing = new AbortController()
+  registerThreadRoutes(app, basePath, authenticate, {
+    store,
+    hub,
+    runs,
+    recovery,
+    rights,
+    now,
+    sse,
+    closing: closing.signal,
+  })
   registerDecisionRoutes(app, basePath, authenticate, {
     admission,
     access: { store, rights, recovery },
@@ -201,7 +211,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   })
   registerInterruptRoutes(app, basePath, authenticate, { store, rights, now })
 
-  let closing: Promise<void> | undefined
+  let closingDone: Promise<void> | undefined
   return Object.assign(app, {
     runs,
     store,
@@ -209,7 +219,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     expirySweeper,
     ready,
     close: () => {
-      closing ??= (async () => {
+      closingDone ??= (async () => {
+        closing.abort()
         watcher.stop()
         recovery.stop()
         await expirySweeper.stop()
@@ -217,7 +228,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
         await runs.shutdown()
         await store.close()
       })()
-      return closing
+      return closingDone
     },
   })
 }

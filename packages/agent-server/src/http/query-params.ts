@@ -15,3 +15,10 @@ export function parseAfter(value: string | undefined): number {
     throw new InterludeError('INVALID_INPUT', 'Last-Event-ID / after must be a non-negative integer.')
   return Number(value)
 }
+
+/** `?follow=` of the events route: `1`/`true` keeps the stream open across runs; absent, `0` or `false` does not. */
+export function parseFollow(value: string | undefined): boolean {
+  if (value === undefined || value === '0' || value === 'false') return false
+  if (value === '1' || value === 'true') return true
+  throw new InterludeError('INVALID_INPUT', 'follow must be 1, true, 0 or false.')
+}

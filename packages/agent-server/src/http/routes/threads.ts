@@ -13,7 +13,7 @@ import { threadSnapshot, threadSummary } from '../../core/thread-view.ts'
 import type { Store, ThreadRecord } from '../../store/store.ts'
 import type { ServerEnv } from '../env.ts'
 import { requireJsonContentType } from '../middleware/json-body.ts'
-import { parseAfter, parseLimit } from '../query-params.ts'
+import { parseAfter, parseFollow, parseLimit } from '../query-params.ts'
 import type { SseBodyOptions } from '../sse-response.ts'
 import { sseBody } from '../sse-response.ts'
 
@@ -25,6 +25,8 @@ export interface ThreadRoutesDeps {
   readonly rights: DecisionRights
   readonly now: Clock
   readonly sse: SseBodyOptions
+  /** Aborted when the server closes: ends followed event streams. */
+  readonly closing: AbortSignal
 }
 
 const STATUSES: readonly ThreadStatus[] = ['idle', 'running', 'interrupted']
@@ -87,17 +89,30 @@ export function registerThreadRoutes(
   })
 
   app.get(`${basePath}/threads/:threadId/events`, auth, async (c) => {
-    const found = await thread(c.req.param('threadId'), c.get('principal'), 'readers')
+    const principal = c.get('principal')
+    const found = await thread(c.req.param('threadId'), principal, 'readers')
     const afterSeq = parseAfter(c.req.header('last-event-id') ?? c.req.query('after'))
+    const follow = parseFollow(c.req.query('follow'))
     const active = found.activeRunId
+    // A reader who is not the owner keeps its right only while it may decide on the thread (docs/approvals.md).
+    const mayContinue = async () => {
+      const current = await store.getThread(found.threadId)
+      return current !== undefined && (await deps.rights.mayRead(principal, current))
+    }
     const body = sseBody(
       (signal) =>
         logFrames(found.threadId, {
           store,
           hub,
-          signal,
           afterSeq,
-          ...(active !== undefined ? { untilRunEnds: active } : {}),
+          ...(follow
+            ? {
+                follow,
+                // Followed streams also end when the server closes.
+                signal: AbortSignal.any([signal, deps.closing]),
+                ...(found.ownerId !== principal ? { mayContinue } : {}),
+              }
+            : { signal, ...(active !== undefined ? { untilRunEnds: active } : {}) }),
         }),
       deps.sse,
     )
