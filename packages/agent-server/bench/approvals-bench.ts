@@ -38,6 +38,8 @@ const ADMISSION_ROUNDS = Number(process.env.BENCH_ADMISSION_ROUNDS ?? 5)
 const FOLLOWERS = Number(process.env.BENCH_FOLLOWERS ?? 1000)
 const FOLLOW_ROUNDS = Number(process.env.BENCH_FOLLOW_ROUNDS ?? 20)
 const DUE = Number(process.env.BENCH_DUE ?? 10_000)
+/** BENCH_FOLLOW_DECODE=1: followers decode with the protocol's SSE decoder instead of only splitting frames. */
+const DECODE = process.env.BENCH_FOLLOW_DECODE === '1'
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const ENG = { Authorization: 'Bearer eng-secret' }
 const MGR = { Authorization: 'Bearer mgr-secret' }
@@ -145,7 +147,11 @@ async function followers() {
   const fixture = path.join(ROOT, 'bench/fixtures/follow-server.ts')
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', '--conditions', '@interlude/source', fixture, path.join(tmp, 'follow.db')],
+    [
+      // BENCH_PROFILE_DIR: a CPU profile of the server process, for finding where the fan-out spends its time.
+      ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []),
+      ...['--import', 'tsx', '--conditions', '@interlude/source', fixture, path.join(tmp, 'follow.db')],
+    ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
   )
   // When each event was committed, by seq (from the server's `appended <first> <last> <epoch ms>` lines).
@@ -196,20 +202,38 @@ async function followers() {
             if (res.statusCode !== 200) return reject(new Error(`follow answered ${res.statusCode}`))
             connected += 1
             if (connected === FOLLOWERS) resolve()
-            void (async () => {
-              try {
-                for await (const batch of decodeEventBatches(res)) {
-                  const at = epochNow()
-                  for (const e of batch) {
-                    if (e.event.type === 'RUN_STARTED') runStarts.add(Number(e.id))
-                    receipts[f]!.push([Number(e.id), at])
-                    lastSeen[f] = Number(e.id)
+            const receive = (id: number, type: string | undefined, at: number) => {
+              if (type === 'RUN_STARTED') runStarts.add(id)
+              receipts[f]!.push([id, at])
+              lastSeen[f] = id
+            }
+            if (DECODE) {
+              void (async () => {
+                try {
+                  for await (const batch of decodeEventBatches(res)) {
+                    const at = epochNow()
+                    for (const e of batch) receive(Number(e.id), e.event.type, at)
                   }
+                } catch {
+                  // destroyed at the end
                 }
-              } catch {
-                // destroyed at the end
-              }
-            })()
+              })()
+            } else {
+              // Receipt = the frame's bytes arrived: split frames and read `id:` and the type, nothing more, so one
+              // process can stand in for 1,000 followers without its parsing becoming the figure.
+              let carry = ''
+              res.setEncoding('utf8')
+              res.on('data', (chunk: string) => {
+                const at = epochNow()
+                const frames = (carry + chunk).split('\n\n')
+                carry = frames.pop()!
+                for (const frame of frames) {
+                  const id = /^id: (\d+)$/m.exec(frame)
+                  if (id) receive(Number(id[1]), /"type":"([A-Z_]+)"/.exec(frame)?.[1], at)
+                }
+              })
+              res.on('error', () => undefined)
+            }
           },
         )
         req.on('error', () => undefined)
