@@ -24,7 +24,7 @@ import { decodeEventBatches } from '@interlude/protocol'
 import type { PostRun } from './bench-utils.ts'
 import { admissionRound, admissionTiming, fmt, pauseThreads, percentile } from './bench-utils.ts'
 import type { ServerProcess } from './cli-process.ts'
-import { launched, spawnCli } from './cli-process.ts'
+import { cliHasFlag, launched, spawnCli } from './cli-process.ts'
 import { bearerTokens } from '../src/auth/authenticate.ts'
 import { releaseAssistant } from '../src/demo/release-assistant.ts'
 import { ExpirySweeper } from '../src/core/expiry-sweeper.ts'
@@ -68,13 +68,10 @@ interface Samples {
 /** The CLI with an engineer who owns the threads and a manager allowed to decide every batch. */
 async function approvalsServer(db: string): Promise<{ server: ServerProcess; decider: Record<string, string> }> {
   const tokens = ['--db', db, '--token', 'eng=eng-secret', '--token', 'mgr=mgr-secret']
-  try {
-    return { server: await spawnCli([...tokens, '--approver', 'mgr']), decider: MGR }
-  } catch {
-    // A CLI without --approver: the owner decides through the decisions API instead (same admission).
-    console.log('   (the CLI has no --approver: the owner decides through the decisions API)')
-    return { server: await spawnCli(['--db', `${db}-owner`, ...tokens.slice(2)]), decider: ENG }
-  }
+  if (cliHasFlag('--approver')) return { server: await spawnCli([...tokens, '--approver', 'mgr']), decider: MGR }
+  // A CLI without --approver: the owner decides through the decisions API instead (the same admission).
+  console.log('   (the CLI has no --approver: the owner decides through the decisions API)')
+  return { server: await spawnCli(tokens), decider: ENG }
 }
 
 /** Polls a run until it is no longer running (the continuation a decision started in the background). */
@@ -248,16 +245,22 @@ async function followers() {
     }
     const all: number[] = []
     const first: number[] = []
+    // Per event, the first and the last follower to receive it: the spread is the cost of the fan-out itself.
+    const earliest = new Map<number, number>()
+    const latest = new Map<number, number>()
     for (const r of receipts) {
       for (const [seq, at] of r) {
         const committed = appendedAt.get(seq)
         if (committed === undefined) throw new Error(`no commit time for seq ${seq}`)
-        all.push(at - committed)
+        const latency = at - committed
+        all.push(latency)
         // The first event of a run (its RUN_STARTED): what a follower waits for after silence.
-        if (runStarts.has(seq)) first.push(at - committed)
+        if (runStarts.has(seq)) first.push(latency)
+        earliest.set(seq, Math.min(earliest.get(seq) ?? Infinity, latency))
+        latest.set(seq, Math.max(latest.get(seq) ?? 0, latency))
       }
     }
-    return { all, first, events: receipts[0]!.length }
+    return { all, first, earliest: [...earliest.values()], latest: [...latest.values()], events: receipts[0]!.length }
   } finally {
     for (const req of requests) req.destroy()
     agent.destroy()
@@ -371,11 +374,14 @@ try {
   }
   if (PARTS.has('2')) {
     console.log(
-      `\n2) ${fmt(FOLLOWERS)} followers of one thread on one server process, ${FOLLOW_ROUNDS} runs after a warm-up`,
+      `\n2) ${fmt(FOLLOWERS)} followers of one thread on one server process (followers in this process, ${DECODE ? 'decoding every event' : 'splitting frames'}), ${FOLLOW_ROUNDS} runs after a warm-up`,
     )
-    const { all, first, events } = await followers()
+    const { all, first, earliest, latest, events } = await followers()
     console.log(`   commit → receipt, every event (${fmt(all.length)} samples, ${events} events each): ${stats(all)}`)
     console.log(`   commit → receipt, first event of each run (${fmt(first.length)} samples)    : ${stats(first)}`)
+    console.log(
+      `   per event, first follower to receive it: p50 ${ms(percentile(earliest, 50))}; last: p50 ${ms(percentile(latest, 50))}, p99 ${ms(percentile(latest, 99))}`,
+    )
     console.log('   (target p99 ≤ 100 ms)')
   }
   if (PARTS.has('3')) {

@@ -1,6 +1,6 @@
 /** Server processes for the benchmarks: the real CLI (or a fixture) in a child, so the server has its own core. */
 import type { ChildProcess } from 'node:child_process'
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 export interface ServerProcess {
@@ -35,13 +35,19 @@ export function launched(child: ChildProcess, kill: () => void, basePath = '/api
   })
 }
 
+const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
+const tsx = ['--import', 'tsx', '--conditions', '@interlude/source']
+
+/** Whether the CLI's `--help` lists `flag` (benchmarks that use a newer flag fall back without it). */
+export function cliHasFlag(flag: string): boolean {
+  const help = spawnSync(process.execPath, [...tsx, cli, '--help'], { encoding: 'utf8' })
+  return help.stdout.includes(flag)
+}
+
 /** `src/cli.ts` through tsx on a free port with 0 ms pacing, plus `args` (tokens, `--db`, …). */
 export function spawnCli(args: readonly string[]): Promise<ServerProcess> {
-  const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', '--conditions', '@interlude/source', cli, '--port', '0', '--pacing-ms', '0', ...args],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  )
+  const child = spawn(process.execPath, [...tsx, cli, '--port', '0', '--pacing-ms', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   return launched(child, () => child.kill('SIGTERM'))
 }
