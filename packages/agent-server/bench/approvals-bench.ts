@@ -140,14 +140,14 @@ async function admission() {
 
 const epochNow = () => performance.timeOrigin + performance.now()
 
-async function followers() {
-  const fixture = path.join(ROOT, 'bench/fixtures/follow-server.ts')
+/** `fixture`: `follow-server.ts` (the real server) or `broadcast-server.ts` (the bare broadcast it is compared with). */
+async function followers(fixture: string) {
   const child = spawn(
     process.execPath,
     [
       // BENCH_PROFILE_DIR: a CPU profile of the server process, for finding where the fan-out spends its time.
       ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []),
-      ...['--import', 'tsx', '--conditions', '@interlude/source', fixture, path.join(tmp, 'follow.db')],
+      ...['--import', 'tsx', '--conditions', '@interlude/source', fixture, path.join(tmp, `follow-${randomUUID()}.db`)],
     ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
   )
@@ -376,12 +376,18 @@ try {
     console.log(
       `\n2) ${fmt(FOLLOWERS)} followers of one thread on one server process (followers in this process, ${DECODE ? 'decoding every event' : 'splitting frames'}), ${FOLLOW_ROUNDS} runs after a warm-up`,
     )
-    const { all, first, earliest, latest, events } = await followers()
-    console.log(`   commit → receipt, every event (${fmt(all.length)} samples, ${events} events each): ${stats(all)}`)
-    console.log(`   commit → receipt, first event of each run (${fmt(first.length)} samples)    : ${stats(first)}`)
-    console.log(
-      `   per event, first follower to receive it: p50 ${ms(percentile(earliest, 50))}; last: p50 ${ms(percentile(latest, 50))}, p99 ${ms(percentile(latest, 99))}`,
-    )
+    for (const [name, file] of [
+      ['Interlude, GET …/events?follow=1', 'follow-server.ts'],
+      ['bare Hono streamSSE broadcast', 'broadcast-server.ts'],
+    ] as const) {
+      const { all, first, earliest, latest, events } = await followers(path.join(ROOT, 'bench/fixtures', file))
+      console.log(`   ${name}: commit → receipt (${fmt(all.length)} samples, ${events} events per follower)`)
+      console.log(`     every event                    : ${stats(all)}`)
+      console.log(`     the first event of each run    : ${stats(first)}`)
+      console.log(
+        `     per event, the first follower  : p50 ${ms(percentile(earliest, 50))}; the last: p50 ${ms(percentile(latest, 50))}, p99 ${ms(percentile(latest, 99))}`,
+      )
+    }
     console.log('   (target p99 ≤ 100 ms)')
   }
   if (PARTS.has('3')) {
