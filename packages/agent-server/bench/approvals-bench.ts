@@ -6,12 +6,15 @@
  *    through `POST /runs` by the owner, and a decision through `POST /threads/:id/decisions` by an approver. Server
  *    time from `Server-Timing: admission;dur=` where the route sends it, and the client's time to the answer.
  * 2. 1,000 followers (`GET …/events?follow=1`) of one thread on one server process: latency from the commit of
- *    each new event to its receipt by every follower.
- * 3. The expiry sweeper settling 10,000 due batches on SQLite (`sweepOnce`).
+ *    each new event to its receipt by every follower, next to a bare Hono `streamSSE` broadcast of the same frames.
+ *    Both servers are fixtures in a child process (`fixtures/`); the followers are this process.
+ * 3. The expiry sweeper settling 10,000 due batches on SQLite (`sweepOnce`): alone (claims and decision records),
+ *    and in the whole server with every continuation run to its end.
  * 4. Webhook delivery latency: `webhook-bench.ts`, run as it is.
  *
  * Env: BENCH_PARTS (1,2,3,4), BENCH_THREADS (100), BENCH_ADMISSION_ROUNDS (5), BENCH_FOLLOWERS (1000),
- * BENCH_FOLLOW_ROUNDS (20), BENCH_DUE (10000); part 4 reads webhook-bench.ts's own variables.
+ * BENCH_FOLLOW_ROUNDS (20), BENCH_FOLLOW_DECODE (0), BENCH_PROFILE_DIR, BENCH_DUE (10000); part 4 reads
+ * webhook-bench.ts's own variables.
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
