@@ -9,12 +9,13 @@ import { interruptsOf, newThreadId, postRun, runInput, startTestServer, TOKENS }
 import type { TestServer } from '@interlude/agent-server/testing'
 import { userMessage } from '@interlude/agent-server/testing'
 import type { AgUiEvent, Interrupt } from '@interlude/protocol'
-import { EventType, InterludeError } from '@interlude/protocol'
+import { EventType } from '@interlude/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { approveAll, denyAll } from './decision-entries.ts'
 import { decisionOf } from './decision-event.ts'
 import { createDecisionsClient } from './decisions-client.ts'
 import type { FollowedEvent } from './follow.ts'
+import { failure } from './test-utils/failure.ts'
 
 let server: TestServer
 
@@ -44,16 +45,6 @@ async function engineersDeploy(): Promise<{ threadId: string; interrupts: Interr
   const interrupts = interruptsOf(answer.events)
   expect(interrupts.map((i) => i.reason)).toEqual(['tool_call', 'tool_call'])
   return { threadId, interrupts }
-}
-
-async function failure(promise: Promise<unknown>): Promise<InterludeError> {
-  try {
-    await promise
-  } catch (error) {
-    expect(InterludeError.isInstance(error)).toBe(true)
-    return error as InterludeError
-  }
-  throw new Error('did not fail')
 }
 
 const deployments = async (threadId: string) => ((await as('mgr').snapshot(threadId)).state as ReleaseState).deployments

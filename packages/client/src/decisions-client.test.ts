@@ -3,32 +3,12 @@
  * server never would: bodies without the envelope, HTML error pages, lost answers. The client against
  * the real agent server is in `decisions-client.server.test.ts`.
  */
-import type { InterludeError } from '@interlude/protocol'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createDecisionsClient } from './decisions-client.ts'
-import { scriptedServer, sendJson } from './test-utils/scripted-server.ts'
-import type { Handler } from './test-utils/scripted-server.ts'
+import { failure } from './test-utils/failure.ts'
+import { scriptedServers, sendJson } from './test-utils/scripted-server.ts'
 
-let close: (() => Promise<void>) | undefined
-afterEach(async () => {
-  await close?.()
-  close = undefined
-})
-
-async function serve(handler: Handler) {
-  const server = await scriptedServer(handler)
-  close = server.close
-  return server
-}
-
-async function failure(promise: Promise<unknown>): Promise<InterludeError> {
-  try {
-    await promise
-  } catch (error) {
-    return error as InterludeError
-  }
-  throw new Error('did not fail')
-}
+const serve = scriptedServers()
 
 const page = { items: [], nextCursor: undefined }
 

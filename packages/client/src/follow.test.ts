@@ -3,23 +3,12 @@
  * on purpose. The real agent server's follow is exercised in `decisions-client.server.test.ts`.
  */
 import type { InterludeError } from '@interlude/protocol'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createDecisionsClient } from './decisions-client.ts'
 import type { FollowedEvent, FollowOptions } from './follow.ts'
-import type { Handler } from './test-utils/scripted-server.ts'
-import { frame, scriptedServer, sendJson, sseHead } from './test-utils/scripted-server.ts'
+import { frame, scriptedServers, sendJson, sseHead } from './test-utils/scripted-server.ts'
 
-let close: (() => Promise<void>) | undefined
-afterEach(async () => {
-  await close?.()
-  close = undefined
-})
-
-async function serve(handler: Handler) {
-  const server = await scriptedServer(handler)
-  close = server.close
-  return server
-}
+const serve = scriptedServers()
 
 const text = (n: number) => ({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: `δ${n} 🚀` })
 const fast: FollowOptions = { backoff: { initialMs: 1, maxMs: 4 } }

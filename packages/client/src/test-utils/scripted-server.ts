@@ -1,5 +1,6 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { afterEach } from 'vitest'
 
 export interface RecordedRequest {
   readonly method: string
@@ -62,4 +63,17 @@ export function sseHead(res: http.ServerResponse): void {
 /** One frame as the server writes it (docs/protocol.md, "SSE framing"). */
 export function frame(id: number | undefined, event: object): string {
   return `${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(event)}\n\n`
+}
+
+/** For a test file: starts scripted servers, each closed after the test that started it. */
+export function scriptedServers(): (handler: Handler) => ReturnType<typeof scriptedServer> {
+  const open: (() => Promise<void>)[] = []
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((close) => close()))
+  })
+  return async (handler) => {
+    const server = await scriptedServer(handler)
+    open.push(server.close)
+    return server
+  }
 }
