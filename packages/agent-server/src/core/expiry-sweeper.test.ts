@@ -33,6 +33,7 @@ function sweeper(store: Store, extra: Partial<ExpirySweeperOptions> = {}) {
     runs: {
       start: (plan) => void started.push(plan),
       lease: () => ({ executorId: 'exec-t', leaseUntil: due + 60_000 }),
+      whenDone: () => Promise.resolve(),
     },
     validators: new ValidatorCache(),
     now: () => due,

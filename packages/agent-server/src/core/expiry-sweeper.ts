@@ -2,7 +2,8 @@ import { SYSTEM_EXPIRY_PRINCIPAL } from '@interlude/protocol'
 import type { Clock } from '../clock.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
 import type { BatchRecord, NewOutboxDelivery, Store, ThreadRecord } from '../store/store.ts'
-import { sharedSlice } from './cpu-slice.ts'
+import { yieldToEventLoop } from './cpu-slice.ts'
+import { ContinuationQueue } from './expiry-continuations.ts'
 import { decisionHashSync } from './decision-hash.ts'
 import type { ExpiryDecision } from './expiry-policy.ts'
 import { expiryDecision, expiryRunId, isDue } from './expiry-policy.ts'
@@ -20,7 +21,7 @@ export interface ExpiredBatch {
 
 export interface ExpirySweeperOptions {
   readonly store: Store
-  readonly runs: Pick<RunManager, 'start' | 'lease'>
+  readonly runs: Pick<RunManager, 'start' | 'lease' | 'whenDone'>
   readonly validators: ValidatorCache
   readonly now: Clock
   readonly logError: (message: string, error: unknown) => void
@@ -28,6 +29,8 @@ export interface ExpirySweeperOptions {
   readonly sweepMs?: number
   /** Due batches read per query. @default 100 */
   readonly pageSize?: number
+  /** Continuations of a round running at once; the rest wait, claimed (`ContinuationQueue`). @default 8 */
+  readonly maxContinuations?: number
   /** Outbox rows committed with the claim (webhooks, docs/approvals.md#webhooks). @default none */
   readonly outbox?: (expired: ExpiredBatch) => readonly NewOutboxDelivery[]
 }
@@ -45,6 +48,13 @@ export type ExpiryOutcome =
 export const DEFAULT_EXPIRY_SWEEP_MS = 1000
 
 /**
+ * Work a round does between two turns of the event loop. Longer than the runs' shared 4 ms slice on purpose: every
+ * decision starts a continuation, and with the runs' share the sweep would get one slice per turn among thousands of
+ * its own continuations — a mass expiry would then take as long as all of them. Requests wait at most this long.
+ */
+const SWEEP_SLICE_MS = 50
+
+/**
  * The expiry sweep (docs/approvals.md#deadlines), on every replica: due batches come from the store's deadline
  * index, and each is decided through the same atomic claim a person's resume goes through, as
  * `system:expiry` via `expiry`, under a run id derived from the batch. Replicas racing each other and a person
@@ -54,6 +64,7 @@ export const DEFAULT_EXPIRY_SWEEP_MS = 1000
 export class ExpirySweeper {
   readonly #o: ExpirySweeperOptions
   readonly #pageSize: number
+  readonly #continuations: ContinuationQueue
   #timer: ReturnType<typeof setInterval> | undefined
   /** The periodic round in progress (rounds never overlap on one replica; replicas overlap freely). */
   #round: Promise<void> | undefined
@@ -65,6 +76,7 @@ export class ExpirySweeper {
     if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError('pageSize must be a positive integer.')
     this.#o = { ...options, sweepMs }
     this.#pageSize = pageSize
+    this.#continuations = new ContinuationQueue(options.runs, options.maxContinuations ?? 8)
   }
 
   start(): void {
@@ -74,11 +86,20 @@ export class ExpirySweeper {
     this.#timer.unref?.()
   }
 
-  /** Stops the periodic sweep and waits for a round in progress (so no run starts after the server closed). */
+  /**
+   * Stops the periodic sweep, waits for a round in progress and starts the continuations still queued, so the run
+   * manager's shutdown that follows ends them like every other run.
+   */
   async stop(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer)
     this.#timer = undefined
     await this.#round
+    this.#continuations.flush()
+  }
+
+  /** Continuations decided by a round and not started yet. */
+  get waitingContinuations(): number {
+    return this.#continuations.waiting
   }
 
   /**
@@ -90,6 +111,7 @@ export class ExpirySweeper {
     const at = now()
     const seen = new Set<string>()
     let decided = 0
+    let sliceStart = performance.now()
     for (;;) {
       let page: BatchRecord[]
       try {
@@ -103,19 +125,25 @@ export class ExpirySweeper {
         if (seen.has(batch.batchId)) continue
         seen.add(batch.batchId)
         fresh++
-        if ((await this.expire(batch)).kind === 'decided') decided++
-        // The sweep shares the runs' CPU budget, so a round of thousands keeps admissions answered.
-        await sharedSlice.yieldIfSpent()
+        if ((await this.#expire(batch, 'queued')).kind === 'decided') decided++
+        if (performance.now() - sliceStart > SWEEP_SLICE_MS) {
+          await yieldToEventLoop()
+          sliceStart = performance.now()
+        }
       }
       if (page.length < this.#pageSize || fresh === 0) return decided
     }
   }
 
   /**
-   * Applies a due batch's policy now (the sweep, and first touch by new input): the claim, then the continuation.
-   * Never throws; a store error is logged and the batch stays due.
+   * Applies a due batch's policy now (first touch by new input): the claim, then the continuation, started at once
+   * (somebody is waiting for the thread). Never throws; a store error is logged and the batch stays due.
    */
-  async expire(batch: BatchRecord): Promise<ExpiryOutcome> {
+  expire(batch: BatchRecord): Promise<ExpiryOutcome> {
+    return this.#expire(batch, 'now')
+  }
+
+  async #expire(batch: BatchRecord, start: 'now' | 'queued'): Promise<ExpiryOutcome> {
     const { store, runs, validators, now, logError } = this.#o
     try {
       const decision = expiryDecision(batch, validators)
@@ -141,7 +169,9 @@ export class ExpirySweeper {
       if (claim.ok) {
         // The continuation of an expired batch: a resume run in the owner's name, with no browser tools.
         const { threadId, ownerId: owner } = thread
-        runs.start(resumePlan({ threadId, runId, owner, batch, ...decision, expired: true }))
+        const plan = resumePlan({ threadId, runId, owner, batch, ...decision, expired: true })
+        if (start === 'now') this.#continuations.startNow(plan)
+        else this.#continuations.push(plan)
         return { kind: 'decided', runId }
       }
       if (claim.reason === 'busy') return { kind: 'busy', activeRunId: undefined }

@@ -89,6 +89,11 @@ export class RunManager {
     return this.#active.has(key(threadId, runId))
   }
 
+  /** Resolves when the run ends here (at once if it is not executing in this process). */
+  whenDone(threadId: string, runId: string): Promise<void> {
+    return this.#active.get(key(threadId, runId))?.done ?? Promise.resolve()
+  }
+
   /** Stops a local run at its next stop point (outcome `cancelled`). `false` if it is not here. */
   cancel(threadId: string, runId: string): boolean {
     return this.#abort(threadId, runId, 'cancel')
