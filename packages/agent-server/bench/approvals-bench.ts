@@ -319,7 +319,11 @@ async function sweepAlone(file: string) {
   const store = createSqliteStore(file)
   const sweeper = new ExpirySweeper({
     store,
-    runs: { start: () => undefined, lease: () => ({ executorId: 'bench-sweeper', leaseUntil: Date.now() + 60_000 }) },
+    runs: {
+      start: () => undefined,
+      whenDone: () => Promise.resolve(),
+      lease: () => ({ executorId: 'bench-sweeper', leaseUntil: Date.now() + 60_000 }),
+    },
     validators: new ValidatorCache(),
     now: afterDeadlines,
     logError,
@@ -333,7 +337,10 @@ async function sweepAlone(file: string) {
   return { decided, swept, left }
 }
 
-/** The whole server: one `sweepOnce()`, and every continuation (the model is told, the turn ends) to its end. */
+/**
+ * The whole server: one `sweepOnce()` (it decides every batch and queues the continuations), then every continuation
+ * (the model is told, the turn ends) to its end.
+ */
 async function sweepWithContinuations(file: string) {
   const store = createSqliteStore(file)
   const app = createAgentServer({
@@ -349,7 +356,11 @@ async function sweepWithContinuations(file: string) {
     const started = performance.now()
     const decided = await app.expirySweeper.sweepOnce()
     const swept = performance.now() - started
-    await app.runs.idle()
+    // The sweep queues continuations and starts a few at a time: wait for the queue and the runs to drain.
+    while (app.expirySweeper.waitingContinuations > 0 || app.runs.activeCount > 0) {
+      await app.runs.idle()
+      await sleep(5)
+    }
     const settled = performance.now() - started
     const left = (await store.listDueBatches({ now: afterDeadlines(), limit: 10 })).length
     return { decided, swept, settled, left }
