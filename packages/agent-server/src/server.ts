@@ -4,18 +4,20 @@ import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
 import { serveStatic } from '@hono/node-server/serve-static'
 import type { AgentDefinition } from './agent/agent.ts'
+import type { CanDecide } from './agent/decider.ts'
 import type { Authenticate } from './auth/authenticate.ts'
 import { anonymousSessionCookie, bearerTokens, generateSessionSecret } from './auth/authenticate.ts'
 import type { Clock } from './clock.ts'
 import type { Limits } from './core/limits.ts'
 import { releaseAssistant } from './demo/release-assistant.ts'
-import type { AgentServer } from './http/app.ts'
+import type { AgentServer, WebhookDeliveryOptions } from './http/app.ts'
 import { createAgentServer } from './http/app.ts'
 import type { OpenAIModelOptions } from './models/openai.ts'
 import { openaiModel } from './models/openai.ts'
 import { createPostgresStore } from './store/postgres/postgres-store.ts'
 import { createSqliteStore } from './store/sqlite/sqlite-store.ts'
 import type { Store } from './store/store.ts'
+import type { WebhookEndpoint } from './webhooks/webhook-config.ts'
 
 export interface StartServerOptions {
   /** @default 0 (an ephemeral port) */
@@ -62,6 +64,14 @@ export interface StartServerOptions {
   /** See `AgentServerOptions.pollMs`. */
   readonly pollMs?: number
   readonly logError?: (message: string, error: unknown) => void
+  /** See `AgentServerOptions.canDecide`. */
+  readonly canDecide?: CanDecide
+  /** See `AgentServerOptions.approvers`. */
+  readonly approvers?: readonly string[]
+  /** See `AgentServerOptions.webhooks`. */
+  readonly webhooks?: readonly WebhookEndpoint[]
+  /** See `AgentServerOptions.webhookDelivery`. */
+  readonly webhookDelivery?: WebhookDeliveryOptions
 }
 
 export interface RunningServer {
@@ -134,6 +144,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       ...(options.exclusive !== undefined ? { exclusive: options.exclusive } : {}),
       ...(options.runLeaseMs !== undefined ? { runLeaseMs: options.runLeaseMs } : {}),
       ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+      ...(options.canDecide !== undefined ? { canDecide: options.canDecide } : {}),
+      ...(options.approvers !== undefined ? { approvers: options.approvers } : {}),
+      ...(options.webhooks !== undefined ? { webhooks: options.webhooks } : {}),
+      ...(options.webhookDelivery !== undefined ? { webhookDelivery: options.webhookDelivery } : {}),
     })
     await app.ready()
     if (options.staticDir !== undefined) app.use('*', serveStatic({ root: options.staticDir }))

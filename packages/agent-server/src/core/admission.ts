@@ -11,7 +11,9 @@ import type { DecisionRights } from './decision-rights.ts'
 import { expiredBatchBusy } from './expiry-first-touch.ts'
 import type { ExpireBatch } from './expiry-first-touch.ts'
 import type { Limits } from './limits.ts'
+import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import type { RunPlan } from './run-plan.ts'
+import { threadTitle } from './thread-title.ts'
 
 export type { ResumeRequest } from './admit-resume.ts'
 
@@ -31,6 +33,8 @@ export interface AdmissionDeps {
   readonly recoverThread: (thread: ThreadRecord) => Promise<ThreadRecord>
   /** Who may decide a batch (docs/approvals.md): resumes are admitted only for deciders. */
   readonly rights: DecisionRights
+  /** `interrupt.decided` rows written with the claim (docs/approvals.md, "Webhooks"). */
+  readonly webhooks?: WebhookOutbox
   /** First touch of a batch past its deadline (`ExpirySweeper.expire`); without it new input waits for the sweep. */
   readonly expireBatch?: ExpireBatch
 }
@@ -234,6 +238,8 @@ async function admitInput(
     }
   }
 
+  // Stored only by the run that creates the thread.
+  const title = thread ? undefined : threadTitle(userMessages)
   const started = await store.startInputRun({
     threadId,
     ownerId: principal,
@@ -245,6 +251,7 @@ async function admitInput(
     toolResults,
     now: deps.now(),
     ...deps.lease(),
+    ...(title !== undefined ? { title } : {}),
   })
   if (!started.ok) {
     if (started.reason === 'busy') throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.')

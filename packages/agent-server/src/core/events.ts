@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import { EventType, InterludeError } from '@interlude/protocol'
-import type { AgUiEvent, ErrorCode, Interrupt, Message, RunFinishedOutcome, ToolMessage } from '@interlude/protocol'
+import { DECISION_EVENT_NAME, EventType, InterludeError } from '@interlude/protocol'
+import type {
+  AgUiEvent,
+  DecisionRecord,
+  ErrorCode,
+  Interrupt,
+  Message,
+  RunFinishedOutcome,
+  ToolMessage,
+} from '@interlude/protocol'
 import type { NewEvent } from '../store/store.ts'
 import { resultText } from './strict-json.ts'
 
@@ -40,6 +48,12 @@ export const ev = {
   messagesSnapshot: (messages: readonly Message[]): AgUiEvent => ({
     type: EventType.MESSAGES_SNAPSHOT,
     messages: [...messages],
+  }),
+  /** Who decided the batch a resumed run carries out (docs/approvals.md#decision-records). */
+  decision: (record: DecisionRecord): AgUiEvent => ({
+    type: EventType.CUSTOM,
+    name: DECISION_EVENT_NAME,
+    value: record,
   }),
 }
 

@@ -1,5 +1,5 @@
 import { InterludeError } from '@interlude/protocol'
-import type { Message, RunAgentInput } from '@interlude/protocol'
+import type { Message, ResumeEntry, RunAgentInput } from '@interlude/protocol'
 import { RunAgentInputSchema, summarizeIssues } from '@interlude/protocol/schemas'
 import type { Limits } from './limits.ts'
 
@@ -74,39 +74,48 @@ export function parseRunInput(body: unknown, limits: Limits): RunAgentInput {
     })
   }
   const input = { ...(parsed.data as RunAgentInput) }
-  for (const field of ['threadId', 'runId'] as const) {
-    if (!IDENTIFIER.test(input[field])) {
-      throw new InterludeError('INVALID_INPUT', `${field} must be 1-200 printable ASCII characters without spaces.`, {
-        details: { field },
-      })
-    }
-  }
+  for (const field of ['threadId', 'runId'] as const) checkIdentifier(field, input[field])
   input.messages = input.messages.map(sanitizeMessage)
-  const resume = input.resume
-  if (resume !== undefined) {
-    if (resume.length > limits.maxInterruptsPerBatch) {
-      throw new InterludeError('INVALID_INPUT', `A resume has at most ${limits.maxInterruptsPerBatch} entries.`, {
-        details: { limit: 'maxInterruptsPerBatch', max: limits.maxInterruptsPerBatch, actual: resume.length },
-      })
-    }
-    for (const entry of resume) {
-      if (entry.payload === undefined) continue
-      const bytes = Buffer.byteLength(JSON.stringify(entry.payload) ?? '', 'utf8')
-      if (bytes > limits.maxPayloadBytes) {
-        throw new InterludeError(
-          'PAYLOAD_TOO_LARGE',
-          `A resume payload is larger than ${limits.maxPayloadBytes} bytes.`,
-          {
-            details: {
-              limit: 'maxPayloadBytes',
-              max: limits.maxPayloadBytes,
-              actual: bytes,
-              interruptId: entry.interruptId,
-            },
+  if (input.resume !== undefined) checkResumeLimits(input.resume, limits)
+  return input
+}
+
+/** `threadId` / `runId` (body fields or path parameters): 1-200 printable ASCII characters without spaces. */
+export function checkIdentifier(field: string, value: string): string {
+  if (!IDENTIFIER.test(value)) {
+    throw new InterludeError('INVALID_INPUT', `${field} must be 1-200 printable ASCII characters without spaces.`, {
+      details: { field },
+    })
+  }
+  return value
+}
+
+/** The limits of a decision that do not depend on the batch: the number of entries and each payload's size. */
+export function checkResumeLimits(
+  resume: readonly ResumeEntry[],
+  limits: Pick<Limits, 'maxInterruptsPerBatch' | 'maxPayloadBytes'>,
+): void {
+  if (resume.length > limits.maxInterruptsPerBatch) {
+    throw new InterludeError('INVALID_INPUT', `A resume has at most ${limits.maxInterruptsPerBatch} entries.`, {
+      details: { limit: 'maxInterruptsPerBatch', max: limits.maxInterruptsPerBatch, actual: resume.length },
+    })
+  }
+  for (const entry of resume) {
+    if (entry.payload === undefined) continue
+    const bytes = Buffer.byteLength(JSON.stringify(entry.payload) ?? '', 'utf8')
+    if (bytes > limits.maxPayloadBytes) {
+      throw new InterludeError(
+        'PAYLOAD_TOO_LARGE',
+        `A resume payload is larger than ${limits.maxPayloadBytes} bytes.`,
+        {
+          details: {
+            limit: 'maxPayloadBytes',
+            max: limits.maxPayloadBytes,
+            actual: bytes,
+            interruptId: entry.interruptId,
           },
-        )
-      }
+        },
+      )
     }
   }
-  return input
 }

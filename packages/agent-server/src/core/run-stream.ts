@@ -1,4 +1,4 @@
-import { encodeEventFrame } from '@interlude/protocol'
+import { encodeEventFrame, EventType } from '@interlude/protocol'
 import type { Store, StoredEvent } from '../store/store.ts'
 import type { EventHub } from './event-hub.ts'
 import { isTerminal } from './events.ts'
@@ -15,6 +15,16 @@ export interface LogStreamOptions {
   readonly untilRunEnds?: string
   /** Only events with `seq > afterSeq`. @default 0 */
   readonly afterSeq?: number
+  /**
+   * Stay open across runs after the replay (docs/approvals.md, `?follow=1`): the stream ends only when `signal`
+   * aborts (the client left, or the server closes). `untilRunEnds` is ignored.
+   */
+  readonly follow?: boolean
+  /**
+   * Asked before a live `RUN_STARTED` is sent on a followed stream: `false` ends the stream there (the reader's
+   * right to the thread is judged again at each new run).
+   */
+  readonly mayContinue?: () => Promise<boolean>
   readonly signal: AbortSignal
 }
 
@@ -33,7 +43,8 @@ export function framesOf(events: readonly StoredEvent[]): string {
  * the hub, events of runs in other processes arrive as hub wake-ups (NOTIFY or the log poll).
  */
 export async function* logFrames(threadId: string, options: LogStreamOptions): AsyncGenerator<string, void, undefined> {
-  const { store, hub, signal, runId, untilRunEnds } = options
+  const { store, hub, signal, runId, follow = false, mayContinue } = options
+  const untilRunEnds = follow ? undefined : options.untilRunEnds
   const queue: StoredEvent[] = []
   let mustRead = false
   let wake: (() => void) | undefined
@@ -67,13 +78,16 @@ export async function* logFrames(threadId: string, options: LogStreamOptions): A
   try {
     const first = take(await read())
     if (first.frames.length > 0) yield first.frames
-    if (first.done || untilRunEnds === undefined) return
-    // The run may have ended before we subscribed and the cursor may already be past its end.
-    const run = await store.getRun(threadId, untilRunEnds)
-    if (!run || run.status !== 'running') {
-      const rest = take(await read())
-      if (rest.frames.length > 0) yield rest.frames
-      return
+    if (first.done) return
+    if (!follow) {
+      if (untilRunEnds === undefined) return
+      // The run may have ended before we subscribed and the cursor may already be past its end.
+      const run = await store.getRun(threadId, untilRunEnds)
+      if (!run || run.status !== 'running') {
+        const rest = take(await read())
+        if (rest.frames.length > 0) yield rest.frames
+        return
+      }
     }
     while (!signal.aborted) {
       if (queue.length === 0 && !mustRead) {
@@ -89,6 +103,14 @@ export async function* logFrames(threadId: string, options: LogStreamOptions): A
         batch = queue.splice(0, queue.length)
         // A gap (events published before this reader caught up) is filled from the log.
         if (batch.length > 0 && batch[0]!.seq > last + 1 && runId === undefined) batch = await read()
+      }
+      if (mayContinue !== undefined) {
+        const start = batch.findIndex((e) => e.seq > last && e.type === EventType.RUN_STARTED)
+        if (start >= 0 && !(await mayContinue())) {
+          const before = take(batch.slice(0, start))
+          if (before.frames.length > 0) yield before.frames
+          return
+        }
       }
       const next = take(batch)
       if (next.frames.length > 0) yield next.frames

@@ -138,8 +138,10 @@ describe('release assistant: one batch of two tool_call interrupts', () => {
         { interruptId: deploy.id, status: 'cancelled' },
       ]),
     )
+    // The decision record follows RUN_STARTED (docs/approvals.md#decision-records).
     expect(types(resumed.events)).toEqual([
       EventType.RUN_STARTED,
+      EventType.CUSTOM,
       EventType.TOOL_CALL_RESULT,
       EventType.TOOL_CALL_RESULT,
       EventType.RUN_FINISHED,
@@ -148,7 +150,7 @@ describe('release assistant: one batch of two tool_call interrupts', () => {
       'cancelled',
       'cancelled',
     ])
-    expect(resumed.events[3]).toMatchObject({ outcome: { type: 'success' } })
+    expect(resumed.events[4]).toMatchObject({ outcome: { type: 'success' } })
     expect(parsedState(server.dbPath, threadId)).toEqual({ releases: [], deployments: [] })
     // The thread continues afterwards.
     const next = await server.postRun(runInput(threadId, [userMessage('hello there')]))

@@ -14,6 +14,8 @@ type Principal = keyof typeof TOKENS
 export interface InProcessOptions extends Partial<Omit<AgentServerOptions, 'store' | 'authenticate'>> {
   /** An existing SQLite file (a restart); by default a fresh one in a temp directory. */
   readonly dbPath?: string
+  /** Another store (e.g. PostgreSQL) instead of a SQLite file; `dbPath` is then empty. Closed with the server. */
+  readonly store?: Store
 }
 
 export interface RequestOptions extends RequestInit {
@@ -73,11 +75,11 @@ export async function readRunResponse(response: Response): Promise<RunResponse> 
 
 /** The agent server in this process over a SQLite file, with bearer tokens for alice and bob. */
 export async function startInProcess(options: InProcessOptions = {}): Promise<InProcessServer> {
-  const { dbPath: existing, ...serverOptions } = options
-  const tmp = existing === undefined ? tempDir() : undefined
-  const dbPath = existing ?? tmp!.dbPath
+  const { dbPath: existing, store: given, ...serverOptions } = options
+  const tmp = existing === undefined && given === undefined ? tempDir() : undefined
+  const dbPath = given !== undefined ? '' : (existing ?? tmp!.dbPath)
   const logged: { message: string; error: unknown }[] = []
-  const store = createSqliteStore(dbPath)
+  const store = given ?? createSqliteStore(dbPath)
   let app: AgentServer
   try {
     app = createAgentServer({

@@ -3,13 +3,17 @@ import { InterludeError, SSE_HEADERS } from '@interlude/protocol'
 import type { ThreadListPage, ThreadStatus } from '@interlude/protocol'
 import type { Clock } from '../../clock.ts'
 import type { EventHub } from '../../core/event-hub.ts'
+import type { DecisionRights } from '../../core/decision-rights.ts'
 import type { RunRecovery } from '../../core/recovery.ts'
 import type { RunManager } from '../../core/run-manager.ts'
 import { logFrames } from '../../core/run-stream.ts'
+import { accessibleThread } from '../../core/thread-access.ts'
+import type { Audience } from '../../core/thread-access.ts'
 import { threadSnapshot, threadSummary } from '../../core/thread-view.ts'
 import type { Store, ThreadRecord } from '../../store/store.ts'
 import type { ServerEnv } from '../env.ts'
 import { requireJsonContentType } from '../middleware/json-body.ts'
+import { parseAfter, parseFollow, parseLimit } from '../query-params.ts'
 import type { SseBodyOptions } from '../sse-response.ts'
 import { sseBody } from '../sse-response.ts'
 
@@ -18,8 +22,11 @@ export interface ThreadRoutesDeps {
   readonly hub: EventHub
   readonly runs: RunManager
   readonly recovery: RunRecovery
+  readonly rights: DecisionRights
   readonly now: Clock
   readonly sse: SseBodyOptions
+  /** Aborted when the server closes: ends followed event streams. */
+  readonly closing: AbortSignal
 }
 
 const STATUSES: readonly ThreadStatus[] = ['idle', 'running', 'interrupted']
@@ -38,17 +45,10 @@ function decodeCursor(cursor: string): { updatedAt: number; threadId: string } {
   throw new InterludeError('INVALID_INPUT', 'Invalid cursor.')
 }
 
-/** A non-negative integer event id from `Last-Event-ID` or `?after=`. */
-function parseAfter(value: string | undefined): number {
-  if (value === undefined || value === '') return 0
-  if (!/^\d{1,15}$/.test(value))
-    throw new InterludeError('INVALID_INPUT', 'Last-Event-ID / after must be a non-negative integer.')
-  return Number(value)
-}
-
 /**
- * Thread routes (docs/protocol.md): snapshot, event replay + live tail, explicit cancel, and the
- * approval inbox. All are owner-only: another principal's thread does not exist.
+ * Thread routes (docs/protocol.md): snapshot, event replay + live tail, explicit cancel, and the owner's
+ * inbox. The snapshot and the events are also served to a principal who may decide on the thread
+ * (docs/approvals.md); cancel and the thread list are the owner's. For anybody else the thread does not exist.
  */
 export function registerThreadRoutes(
   app: Hono<ServerEnv>,
@@ -56,23 +56,17 @@ export function registerThreadRoutes(
   auth: MiddlewareHandler<ServerEnv>,
   deps: ThreadRoutesDeps,
 ): void {
-  const { store, hub, runs, recovery, now } = deps
-  /** The caller's thread, after first-touch recovery of a run whose process died. */
-  const owned = async (threadId: string, principal: string): Promise<ThreadRecord> => {
-    const thread = await store.getThread(threadId)
-    if (!thread || thread.ownerId !== principal) throw new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
-    return recovery.touch(thread)
-  }
+  const { store, hub, runs, now } = deps
+  /** The thread, if the caller may use it, after first-touch recovery of a run whose process died. */
+  const thread = (threadId: string, principal: string, audience: Audience): Promise<ThreadRecord> =>
+    accessibleThread(deps, threadId, principal, audience)
 
   app.get(`${basePath}/threads`, auth, async (c) => {
     const status = c.req.query('status')
     if (status !== undefined && !STATUSES.includes(status as ThreadStatus)) {
       throw new InterludeError('INVALID_INPUT', 'status must be idle, running or interrupted.')
     }
-    const limitText = c.req.query('limit') ?? '20'
-    const limit = Number(limitText)
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
-      throw new InterludeError('INVALID_INPUT', 'limit must be an integer from 1 to 100.')
+    const limit = parseLimit(c.req.query('limit'))
     const cursor = c.req.query('cursor')
     const threads = await store.listThreads(c.get('principal'), {
       limit: limit + 1,
@@ -90,22 +84,35 @@ export function registerThreadRoutes(
   })
 
   app.get(`${basePath}/threads/:threadId`, auth, async (c) => {
-    const thread = await owned(c.req.param('threadId'), c.get('principal'))
-    return c.json(await threadSnapshot(store, thread, now()))
+    const found = await thread(c.req.param('threadId'), c.get('principal'), 'readers')
+    return c.json(await threadSnapshot(store, found, now()))
   })
 
   app.get(`${basePath}/threads/:threadId/events`, auth, async (c) => {
-    const thread = await owned(c.req.param('threadId'), c.get('principal'))
+    const principal = c.get('principal')
+    const found = await thread(c.req.param('threadId'), principal, 'readers')
     const afterSeq = parseAfter(c.req.header('last-event-id') ?? c.req.query('after'))
-    const active = thread.activeRunId
+    const follow = parseFollow(c.req.query('follow'))
+    const active = found.activeRunId
+    // A reader who is not the owner keeps its right only while it may decide on the thread (docs/approvals.md).
+    const mayContinue = async () => {
+      const current = await store.getThread(found.threadId)
+      return current !== undefined && (await deps.rights.mayRead(principal, current))
+    }
     const body = sseBody(
       (signal) =>
-        logFrames(thread.threadId, {
+        logFrames(found.threadId, {
           store,
           hub,
-          signal,
           afterSeq,
-          ...(active !== undefined ? { untilRunEnds: active } : {}),
+          ...(follow
+            ? {
+                follow,
+                // Followed streams also end when the server closes.
+                signal: AbortSignal.any([signal, deps.closing]),
+                ...(found.ownerId !== principal ? { mayContinue } : {}),
+              }
+            : { signal, ...(active !== undefined ? { untilRunEnds: active } : {}) }),
         }),
       deps.sse,
     )
@@ -113,15 +120,15 @@ export function registerThreadRoutes(
   })
 
   app.post(`${basePath}/threads/:threadId/runs/:runId/cancel`, auth, requireJsonContentType, async (c) => {
-    const thread = await owned(c.req.param('threadId'), c.get('principal'))
+    const owned = await thread(c.req.param('threadId'), c.get('principal'), 'owner')
     const runId = c.req.param('runId')
-    const run = await store.getRun(thread.threadId, runId)
+    const run = await store.getRun(owned.threadId, runId)
     if (!run) throw new InterludeError('RUN_NOT_FOUND', 'Run not found.')
     if (run.status !== 'running') return c.json({ runId, status: run.status })
     // The flag in the store reaches the executing process wherever it is (its next lease renewal
     // or, with PostgreSQL, at once by NOTIFY); a local run is stopped directly as well.
-    const flagged = await store.requestCancel(thread.threadId, runId, now())
-    runs.cancel(thread.threadId, runId)
+    const flagged = await store.requestCancel(owned.threadId, runId, now())
+    runs.cancel(owned.threadId, runId)
     if (flagged && flagged.status !== 'running') return c.json({ runId, status: flagged.status })
     return c.json({ runId, status: 'cancelling' }, 202)
   })

@@ -1,0 +1,57 @@
+import type { Hono, MiddlewareHandler } from 'hono'
+import { InterludeError } from '@interlude/protocol'
+import type { DecisionAccepted } from '@interlude/protocol'
+import type { AdmissionDeps } from '../../core/admission.ts'
+import { admitDecision } from '../../core/admission.ts'
+import type { Limits } from '../../core/limits.ts'
+import { parseDecisionRequest } from '../../core/parse-decision.ts'
+import { checkIdentifier } from '../../core/parse-input.ts'
+import type { RunManager } from '../../core/run-manager.ts'
+import { runView } from '../../core/run-view.ts'
+import type { ThreadAccessDeps } from '../../core/thread-access.ts'
+import { accessibleThread } from '../../core/thread-access.ts'
+import type { ServerEnv } from '../env.ts'
+import { jsonBody } from '../middleware/json-body.ts'
+
+export interface DecisionRoutesDeps {
+  readonly admission: AdmissionDeps
+  readonly access: ThreadAccessDeps
+  readonly runs: RunManager
+  readonly limits: Limits
+}
+
+/**
+ * Deciding without a chat stream (docs/approvals.md): `POST {base}/threads/:threadId/decisions` admits a decision
+ * through the one resume admission (`via: 'api'`) and answers `202` while the turn continues in the background;
+ * `GET {base}/threads/:threadId/runs/:runId` says where a run stands and which decision it carries out.
+ */
+export function registerDecisionRoutes(
+  app: Hono<ServerEnv>,
+  basePath: string,
+  auth: MiddlewareHandler<ServerEnv>,
+  deps: DecisionRoutesDeps,
+): void {
+  const { admission, access, runs, limits } = deps
+  const { store } = admission
+
+  app.post(`${basePath}/threads/:threadId/decisions`, auth, jsonBody(limits), async (c) => {
+    const threadId = checkIdentifier('threadId', c.req.param('threadId'))
+    const { runId, resume } = parseDecisionRequest(c.get('body'), limits)
+    const admitted = await admitDecision(admission, c.get('principal'), { threadId, runId, resume }, 'api')
+    // A retry of an admitted decision (same runId, same entries) answers the same; the run executes once.
+    if (admitted.kind === 'start') runs.start(admitted.plan)
+    return c.json({ threadId, runId } satisfies DecisionAccepted, 202)
+  })
+
+  app.get(`${basePath}/threads/:threadId/runs/:runId`, auth, async (c) => {
+    const threadId = checkIdentifier('threadId', c.req.param('threadId'))
+    const runId = checkIdentifier('runId', c.req.param('runId'))
+    const thread = await accessibleThread(access, threadId, c.get('principal'), 'readers')
+    const [run, decision] = await Promise.all([
+      store.getRun(thread.threadId, runId),
+      store.getDecision(thread.threadId, runId),
+    ])
+    if (!run) throw new InterludeError('RUN_NOT_FOUND', 'Run not found.')
+    return c.json(runView(run, decision))
+  })
+}

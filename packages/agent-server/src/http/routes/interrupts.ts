@@ -1,0 +1,31 @@
+import type { Hono, MiddlewareHandler } from 'hono'
+import { InterludeError } from '@interlude/protocol'
+import type { Clock } from '../../clock.ts'
+import type { PendingInboxDeps } from '../../core/pending-inbox.ts'
+import { decodePendingCursor, pendingInbox } from '../../core/pending-inbox.ts'
+import type { ServerEnv } from '../env.ts'
+import { parseLimit } from '../query-params.ts'
+
+/**
+ * `GET {base}/interrupts?status=pending&limit=&cursor=` (docs/approvals.md): the open batches the caller may decide,
+ * whoever owns their threads, newest first, in keyset pages (`PendingBatchPage`).
+ */
+export function registerInterruptRoutes(
+  app: Hono<ServerEnv>,
+  basePath: string,
+  auth: MiddlewareHandler<ServerEnv>,
+  deps: PendingInboxDeps & { readonly now: Clock },
+): void {
+  app.get(`${basePath}/interrupts`, auth, async (c) => {
+    const status = c.req.query('status') ?? 'pending'
+    if (status !== 'pending') throw new InterludeError('INVALID_INPUT', 'status must be pending.')
+    const limit = parseLimit(c.req.query('limit'))
+    const cursor = c.req.query('cursor')
+    const page = await pendingInbox(deps, c.get('principal'), {
+      limit,
+      now: deps.now(),
+      ...(cursor !== undefined ? { before: decodePendingCursor(cursor) } : {}),
+    })
+    return c.json(page)
+  })
+}
