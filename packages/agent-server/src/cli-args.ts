@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import type { ExpiryPolicy } from '@interlude/protocol'
 import { EXPIRY_POLICIES, isExpiryPolicy } from './agent/expiry-options.ts'
+import { resolveWebhookEndpoints, WEBHOOK_SECRET_ENV } from './webhooks/webhook-config.ts'
 export const USAGE = `Usage: interlude-server [options]
 
   --port <n>            port to listen on (default 8787; 0 = any free port)
@@ -20,6 +21,10 @@ export const USAGE = `Usage: interlude-server [options]
                         onExpiry (default: deny for approvals, cancel for questions)
   --token <name=secret> bearer token for principal <name>; repeatable. Without tokens,
                         signed anonymous-session cookies are used.
+  --approver <name>     principal who may decide every interrupt batch (besides each
+                        thread's owner); repeatable
+  --webhook <url>       POST interrupt.opened / .decided / .expired and run.failed here,
+                        signed with INTERLUDE_WEBHOOK_SECRET (whsec_<base64>); repeatable
   --static <dir>        serve a built workbench from <dir> at /
   --pacing-ms <ms>      scripted model: delay between streamed tokens (default 25)
   --base-path <path>    mount point of the API (default /api/agent)
@@ -43,6 +48,10 @@ export interface CliOptions {
   readonly staticDir: string | undefined
   readonly pacingMs: number
   readonly basePath: string
+  /** `--approver`, in order, without repeats. */
+  readonly approvers: readonly string[]
+  /** `--webhook` URLs (signed with `INTERLUDE_WEBHOOK_SECRET`). */
+  readonly webhooks: readonly string[]
 }
 
 function positiveNumber(flag: string, text: string, allowZero: boolean): number {
@@ -52,8 +61,28 @@ function positiveNumber(flag: string, text: string, allowZero: boolean): number 
   return n
 }
 
+/**
+ * `--webhook` URLs, checked like the server checks them (absolute http(s), each once, a usable secret in `env`),
+ * so a misconfiguration is a bad flag (exit 2) rather than a failed start.
+ */
+function webhookUrls(urls: readonly string[], env: Readonly<Record<string, string | undefined>>): string[] {
+  try {
+    resolveWebhookEndpoints(
+      urls.map((url) => ({ url })),
+      env,
+    )
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.replace(/^webhooks\[(\d+)\]/, '--webhook #$1') : ''
+    throw new Error(`${reason} (--webhook signs with ${WEBHOOK_SECRET_ENV})`)
+  }
+  return [...urls]
+}
+
 /** Parses argv (without node and script) into options; throws with a message on bad flags. */
-export function parseCliArgs(argv: readonly string[]): CliOptions | 'help' {
+export function parseCliArgs(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): CliOptions | 'help' {
   const { values } = parseArgs({
     args: [...argv],
     strict: true,
@@ -70,6 +99,8 @@ export function parseCliArgs(argv: readonly string[]): CliOptions | 'help' {
       'interrupt-ttl': { type: 'string' },
       'on-expiry': { type: 'string' },
       token: { type: 'string', multiple: true },
+      approver: { type: 'string', multiple: true },
+      webhook: { type: 'string', multiple: true },
       static: { type: 'string' },
       'pacing-ms': { type: 'string' },
       'base-path': { type: 'string' },
@@ -94,6 +125,9 @@ export function parseCliArgs(argv: readonly string[]): CliOptions | 'help' {
     tokens ??= {}
     tokens[spec.slice(0, eq)] = spec.slice(eq + 1)
   }
+  const approvers = [...new Set(values.approver ?? [])]
+  if (approvers.some((name) => name.trim() === '' || name !== name.trim()))
+    throw new Error('--approver must be a principal name without surrounding spaces')
   const port = positiveNumber('--port', values.port ?? '8787', true)
   if (!Number.isInteger(port) || port > 65535) throw new Error('--port must be an integer between 0 and 65535')
   return {
@@ -114,5 +148,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions | 'help' {
     staticDir: values.static,
     pacingMs: positiveNumber('--pacing-ms', values['pacing-ms'] ?? '25', true),
     basePath: values['base-path'] ?? '/api/agent',
+    approvers,
+    webhooks: webhookUrls(values.webhook ?? [], env),
   }
 }

@@ -1,10 +1,14 @@
+import { randomBytes, randomUUID } from 'node:crypto'
 import { spawn } from 'node:child_process'
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import type { WebhookPayload } from '@interlude/protocol'
 import { parseCliArgs } from './cli-args.ts'
+import { until } from './test-utils/child-server.ts'
+import { overHttp, postDecision } from './test-utils/decisions.ts'
 import {
   interruptsOf,
   newThreadId,
@@ -16,6 +20,7 @@ import {
   userMessage,
 } from './test-utils/harness.ts'
 import { createTestSchema, PG_URL, pgAvailable } from './test-utils/pg.ts'
+import { startWebhookReceiver } from './test-utils/webhook-receiver.ts'
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/interlude-server.js')
 const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/cli.js')
@@ -28,10 +33,16 @@ afterEach(() => {
 afterAll(() => tmp.cleanup())
 
 /** Starts the real CLI as a child process and resolves with its URL once it prints the ready line. */
-function launch(args: string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string; baseUrl: string }> {
+function launch(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcessWithoutNullStreams; url: string; baseUrl: string }> {
   if (!fs.existsSync(DIST))
     throw new Error(`${DIST} is missing: run "pnpm --filter @interlude/agent-server build" first`)
-  const child = spawn(process.execPath, [BIN, '--port', '0', '--pacing-ms', '0', ...args], { stdio: 'pipe' })
+  const child = spawn(process.execPath, [BIN, '--port', '0', '--pacing-ms', '0', ...args], {
+    stdio: 'pipe',
+    env: { ...process.env, ...env },
+  })
   children.push(child)
   return new Promise((resolve, reject) => {
     let out = ''
@@ -160,6 +171,71 @@ describe('interlude-server CLI', () => {
     expect((await postRun(server, runInput(newThreadId(), [userMessage('hi')]), { principal: 'alice' })).status).toBe(
       200,
     )
+  })
+
+  it('parses --approver and --webhook (signed with INTERLUDE_WEBHOOK_SECRET), refusing bad values', () => {
+    const env = { INTERLUDE_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}` }
+    expect(parseCliArgs([], env)).toMatchObject({ approvers: [], webhooks: [] })
+    expect(
+      parseCliArgs(
+        ['--approver', 'mgr', '--approver', 'ops', '--approver', 'mgr', '--webhook', 'https://hooks.example/a'],
+        env,
+      ),
+    ).toMatchObject({ approvers: ['mgr', 'ops'], webhooks: ['https://hooks.example/a'] })
+    expect(() => parseCliArgs(['--approver', ''], env)).toThrow(/--approver/)
+    expect(() => parseCliArgs(['--approver', ' mgr'], env)).toThrow(/--approver/)
+    expect(() => parseCliArgs(['--webhook', 'https://hooks.example/a'], {})).toThrow(
+      /--webhook #0 has no signing secret.*INTERLUDE_WEBHOOK_SECRET/,
+    )
+    expect(() =>
+      parseCliArgs(['--webhook', 'https://hooks.example/a'], { INTERLUDE_WEBHOOK_SECRET: 'whsec_c2hvcnQ=' }),
+    ).toThrow(/at least 24 bytes/)
+    expect(() => parseCliArgs(['--webhook', 'ftp://hooks.example/a'], env)).toThrow(/absolute http\(s\) URL/)
+    expect(() =>
+      parseCliArgs(['--webhook', 'https://hooks.example/a', '--webhook', 'https://HOOKS.example/a'], env),
+    ).toThrow(/repeats/)
+  })
+
+  it('--approver and --webhook: a manager decides through the API and the receiver gets verified deliveries', async () => {
+    const secret = `whsec_${randomBytes(32).toString('base64')}`
+    const receiver = await startWebhookReceiver(secret)
+    try {
+      const server = await launch(
+        [
+          '--db',
+          path.join(tmp.dir, 'approvals.db'),
+          '--token',
+          'eng=eng-secret-token',
+          '--token',
+          'mgr=mgr-secret-token',
+          '--approver',
+          'mgr',
+          '--webhook',
+          receiver.url,
+        ],
+        { INTERLUDE_WEBHOOK_SECRET: secret },
+      )
+      const threadId = newThreadId()
+      const paused = await postRun(server, runInput(threadId, [userMessage('deploy v2')]), { principal: 'eng' })
+      const resume = interruptsOf(paused.events).map((i) => ({
+        interruptId: i.id,
+        status: 'resolved' as const,
+        payload: { approved: true },
+      }))
+      const runId = `run_${randomUUID()}`
+      const accepted = await postDecision(overHttp(server), threadId, { runId, resume }, 'mgr')
+      expect(accepted).toMatchObject({ status: 202, body: { threadId, runId } })
+      await until(() => receiver.received.length >= 2, 'two deliveries')
+      expect(receiver.received.map((r) => (r.payload as WebhookPayload).type)).toEqual([
+        'interrupt.opened',
+        'interrupt.decided',
+      ])
+      expect(receiver.received.every((r) => r.verifyError === undefined)).toBe(true)
+      server.child.kill('SIGTERM')
+      expect(await exited(server.child)).toBe(0)
+    } finally {
+      await receiver.close()
+    }
   })
 
   it('exits with status 2 and the usage on bad flags', async () => {

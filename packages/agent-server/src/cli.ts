@@ -31,6 +31,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     basePath: options.basePath,
     ...(options.tokens ? { tokens: options.tokens } : {}),
     ...(options.staticDir !== undefined ? { staticDir: options.staticDir } : {}),
+    approvers: options.approvers,
+    // Each URL is signed with INTERLUDE_WEBHOOK_SECRET (checked by parseCliArgs).
+    webhooks: options.webhooks.map((url) => ({ url })),
   })
   process.stdout.write(`listening on ${server.url}\n`)
   let stopping = false

@@ -2,7 +2,8 @@
 // must implement. The demo agent is `@interlude/agent-server/demo`; the store conformance suite and the
 // test harness are `@interlude/agent-server/testing`. Everything else is internal (docs/architecture.md).
 export { createAgentServer } from './http/app.ts'
-export type { AgentServer, AgentServerOptions } from './http/app.ts'
+export type { AgentServer, AgentServerOptions, WebhookDeliveryOptions } from './http/app.ts'
+export type { WebhookEndpoint } from './webhooks/webhook-config.ts'
 export { startServer } from './server.ts'
 export type { RunningServer, StartServerOptions } from './server.ts'
 export type { Clock } from './clock.ts'

@@ -10,13 +10,14 @@ import { anonymousSessionCookie, bearerTokens, generateSessionSecret } from './a
 import type { Clock } from './clock.ts'
 import type { Limits } from './core/limits.ts'
 import { releaseAssistant } from './demo/release-assistant.ts'
-import type { AgentServer } from './http/app.ts'
+import type { AgentServer, WebhookDeliveryOptions } from './http/app.ts'
 import { createAgentServer } from './http/app.ts'
 import type { OpenAIModelOptions } from './models/openai.ts'
 import { openaiModel } from './models/openai.ts'
 import { createPostgresStore } from './store/postgres/postgres-store.ts'
 import { createSqliteStore } from './store/sqlite/sqlite-store.ts'
 import type { Store } from './store/store.ts'
+import type { WebhookEndpoint } from './webhooks/webhook-config.ts'
 
 export interface StartServerOptions {
   /** @default 0 (an ephemeral port) */
@@ -67,6 +68,10 @@ export interface StartServerOptions {
   readonly canDecide?: CanDecide
   /** See `AgentServerOptions.approvers`. */
   readonly approvers?: readonly string[]
+  /** See `AgentServerOptions.webhooks`. */
+  readonly webhooks?: readonly WebhookEndpoint[]
+  /** See `AgentServerOptions.webhookDelivery`. */
+  readonly webhookDelivery?: WebhookDeliveryOptions
 }
 
 export interface RunningServer {
@@ -141,6 +146,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
       ...(options.canDecide !== undefined ? { canDecide: options.canDecide } : {}),
       ...(options.approvers !== undefined ? { approvers: options.approvers } : {}),
+      ...(options.webhooks !== undefined ? { webhooks: options.webhooks } : {}),
+      ...(options.webhookDelivery !== undefined ? { webhookDelivery: options.webhookDelivery } : {}),
     })
     await app.ready()
     if (options.staticDir !== undefined) app.use('*', serveStatic({ root: options.staticDir }))

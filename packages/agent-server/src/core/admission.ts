@@ -11,6 +11,7 @@ import type { DecisionRights } from './decision-rights.ts'
 import { expiredBatchBusy } from './expiry-first-touch.ts'
 import type { ExpireBatch } from './expiry-first-touch.ts'
 import type { Limits } from './limits.ts'
+import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import type { RunPlan } from './run-plan.ts'
 import { threadTitle } from './thread-title.ts'
 
@@ -32,6 +33,8 @@ export interface AdmissionDeps {
   readonly recoverThread: (thread: ThreadRecord) => Promise<ThreadRecord>
   /** Who may decide a batch (docs/approvals.md): resumes are admitted only for deciders. */
   readonly rights: DecisionRights
+  /** `interrupt.decided` rows written with the claim (docs/approvals.md, "Webhooks"). */
+  readonly webhooks?: WebhookOutbox
   /** First touch of a batch past its deadline (`ExpirySweeper.expire`); without it new input waits for the sweep. */
   readonly expireBatch?: ExpireBatch
 }

@@ -1,5 +1,5 @@
 import { checkResume, InterludeError, resumeCheckError } from '@interlude/protocol'
-import type { Context, DecisionVia, ResumeEntry, Tool } from '@interlude/protocol'
+import type { Context, DecisionRecord, DecisionVia, ResumeEntry, Tool } from '@interlude/protocol'
 import type { SchemaIssue } from '../schema/validator-cache.ts'
 import type { BatchRecord, Store } from '../store/store.ts'
 import type { Admission, AdmissionDeps } from './admission.ts'
@@ -102,18 +102,33 @@ export async function admitResume(
     })
   }
 
+  const now = deps.now()
+  // The record the claim stores, as the webhook reports it (docs/approvals.md#decision-records).
+  const record: DecisionRecord = {
+    threadId,
+    runId,
+    interruptIds: batch.interrupts.map((i) => i.interrupt.id),
+    entries: check.entries,
+    decidedBy: principal,
+    via,
+    at: new Date(now).toISOString(),
+  }
+  const interrupts = batch.interrupts.map((i) => i.interrupt)
+  const outbox = deps.webhooks?.decided({ threadId, owner, runId, interrupts }, record, now) ?? []
   const claim = await store.claimBatch({
     threadId,
     batchId: batch.batchId,
     runId,
     decisionHash: hash,
     decision: check.entries,
-    now: deps.now(),
+    now,
     ...deps.lease(),
     decidedBy: principal,
     via,
+    ...(outbox.length > 0 ? { outbox } : {}),
   })
   if (claim.ok) {
+    deps.webhooks?.committed(outbox)
     const { tools, context } = request
     const { entries: admitted, allCancelled, expired } = check
     return {

@@ -5,6 +5,7 @@ import type { Clock } from '../clock.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
 import { RunNotActiveError } from '../store/store.ts'
 import type { Store } from '../store/store.ts'
+import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import { ev } from './events.ts'
 import { modelEvents } from './model-events.ts'
 import { RunCancelled } from './run-cancelled.ts'
@@ -31,6 +32,8 @@ export interface ExecutionDeps {
   /** Makes every event yielded so far durable; awaited before each row the run writes (see `RunWrites`). */
   readonly persistEmitted: () => Promise<void>
   readonly logError: (message: string, error: unknown) => void
+  /** Webhook rows for the batches the run opens (docs/approvals.md, "Webhooks"). */
+  readonly webhooks?: WebhookOutbox
 }
 
 /**

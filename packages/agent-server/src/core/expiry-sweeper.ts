@@ -1,23 +1,15 @@
 import { SYSTEM_EXPIRY_PRINCIPAL } from '@interlude/protocol'
+import type { DecisionRecord } from '@interlude/protocol'
 import type { Clock } from '../clock.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
-import type { BatchRecord, NewOutboxDelivery, Store, ThreadRecord } from '../store/store.ts'
+import type { BatchRecord, Store } from '../store/store.ts'
+import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import { yieldToEventLoop } from './cpu-slice.ts'
 import { ContinuationQueue } from './expiry-continuations.ts'
 import { decisionHashSync } from './decision-hash.ts'
-import type { ExpiryDecision } from './expiry-policy.ts'
 import { expiryDecision, expiryRunId, isDue } from './expiry-policy.ts'
 import type { RunManager } from './run-manager.ts'
 import { resumePlan } from './run-plan.ts'
-
-/** What the expiry of one batch writes besides the claim: the `interrupt.expired` webhook rows. */
-export interface ExpiredBatch {
-  readonly thread: ThreadRecord
-  readonly batch: BatchRecord
-  readonly runId: string
-  readonly decision: ExpiryDecision
-  readonly now: number
-}
 
 export interface ExpirySweeperOptions {
   readonly store: Store
@@ -31,8 +23,8 @@ export interface ExpirySweeperOptions {
   readonly pageSize?: number
   /** Continuations of a round running at once; the rest wait, claimed (`ContinuationQueue`). @default 8 */
   readonly maxContinuations?: number
-  /** Outbox rows committed with the claim (webhooks, docs/approvals.md#webhooks). @default none */
-  readonly outbox?: (expired: ExpiredBatch) => readonly NewOutboxDelivery[]
+  /** `interrupt.expired` rows committed with the claim (docs/approvals.md#webhooks). @default none */
+  readonly webhooks?: WebhookOutbox | undefined
 }
 
 /** How the expiry of one batch ended. Only `decided` started a run here. */
@@ -151,9 +143,21 @@ export class ExpirySweeper {
       const thread = await store.getThread(batch.threadId)
       if (!thread) return { kind: 'skipped' }
       if (thread.activeRunId !== undefined) return { kind: 'busy', activeRunId: thread.activeRunId }
+      const { threadId, ownerId: owner } = thread
       const runId = expiryRunId(batch.batchId)
       const at = now()
-      const outbox = this.#o.outbox?.({ thread, batch, runId, decision, now: at }) ?? []
+      // The record the claim stores, as the webhook reports it (docs/approvals.md#decision-records).
+      const record: DecisionRecord = {
+        threadId,
+        runId,
+        interruptIds: batch.interrupts.map((i) => i.interrupt.id),
+        entries: decision.entries,
+        decidedBy: SYSTEM_EXPIRY_PRINCIPAL,
+        via: 'expiry',
+        at: new Date(at).toISOString(),
+      }
+      const interrupts = batch.interrupts.map((i) => i.interrupt)
+      const outbox = this.#o.webhooks?.expired({ threadId, owner, runId, interrupts }, record, at) ?? []
       const claim = await store.claimBatch({
         threadId: batch.threadId,
         batchId: batch.batchId,
@@ -167,8 +171,8 @@ export class ExpirySweeper {
         ...(outbox.length > 0 ? { outbox } : {}),
       })
       if (claim.ok) {
+        this.#o.webhooks?.committed(outbox)
         // The continuation of an expired batch: a resume run in the owner's name, with no browser tools.
-        const { threadId, ownerId: owner } = thread
         const plan = resumePlan({ threadId, runId, owner, batch, ...decision, expired: true })
         if (start === 'now') this.#continuations.startNow(plan)
         else this.#continuations.push(plan)

@@ -4,6 +4,7 @@ import type { ResolvedAgent } from '../agent/agent.ts'
 import type { Clock } from '../clock.ts'
 import { UNFINISHED_CALL_STATUSES } from '../store/statuses.ts'
 import type { CloseCall, RunRecord, Store, ThreadRecord, ToolCallRecord } from '../store/store.ts'
+import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import type { EventHub } from './event-hub.ts'
 import { ev, toNewEvent, toolResult } from './events.ts'
 import type { RunManager } from './run-manager.ts'
@@ -21,6 +22,8 @@ export interface RecoveryOptions {
   /** The server clock: leases are compared with it. */
   readonly now: Clock
   readonly logError: (message: string, error: unknown) => void
+  /** `run.failed` rows for the runs it closes (docs/approvals.md, "Webhooks"). */
+  readonly webhooks?: WebhookOutbox
 }
 
 export const ABANDONED_MESSAGE = 'The server stopped while this run was executing.'
@@ -121,6 +124,8 @@ export class RunRecovery {
       const thread = await store.getThread(threadId)
       if (!thread) return false
       const closing = await this.#closing(thread, run)
+      const at = now()
+      const outbox = this.#o.webhooks?.failed({ threadId, owner: thread.ownerId, runId }, 'RUN_FAILED', at) ?? []
       const stored = await store.finishRun({
         threadId,
         runId,
@@ -131,10 +136,12 @@ export class RunRecovery {
         closeBatch: run.batchId !== undefined ? { batchId: run.batchId, status: 'resolved' } : undefined,
         closeCalls: closing.calls,
         ...(closing.state !== undefined ? { state: closing.state } : {}),
-        now: now(),
+        now: at,
+        ...(outbox.length > 0 ? { outbox } : {}),
       })
       if (!stored) return false
       hub.publish(threadId, stored)
+      this.#o.webhooks?.committed(outbox)
       return true
     } catch (error) {
       this.#o.logError(`could not close abandoned run ${threadId}/${runId}`, error)

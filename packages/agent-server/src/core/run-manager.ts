@@ -6,6 +6,7 @@ import type { Clock } from '../clock.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
 import { RunNotActiveError } from '../store/store.ts'
 import type { FinishRunRequest, Store } from '../store/store.ts'
+import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import { sharedSlice, yieldToEventLoop } from './cpu-slice.ts'
 import type { EventHub } from './event-hub.ts'
 import { ev, isTerminal, toNewEvent } from './events.ts'
@@ -31,6 +32,8 @@ export interface RunManagerOptions {
   readonly leaseMs?: number
   /** Lease renewal + cancel-flag check interval. @default min(500, leaseMs / 3) */
   readonly heartbeatMs?: number
+  /** Webhook rows of opened batches and failed runs (docs/approvals.md, "Webhooks"). */
+  readonly webhooks?: WebhookOutbox
 }
 
 interface ActiveRun {
@@ -184,6 +187,7 @@ export class RunManager {
         toolSignal: this.#shutdown.signal,
         persistEmitted: () => writer.flush(),
         logError,
+        ...(this.#o.webhooks !== undefined ? { webhooks: this.#o.webhooks } : {}),
       })
       for await (const event of events) {
         if (isTerminal(event.type)) {
@@ -204,8 +208,12 @@ export class RunManager {
     terminal ??= ev.runError('INTERNAL', 'Internal error')
     try {
       await writer.flush()
-      const stored = await store.finishRun(finishRequest(plan, terminal, this.#o.now()))
-      if (stored) hub.publish(plan.threadId, stored)
+      const request = finishRequest(plan, terminal, this.#o.now(), this.#o.webhooks)
+      const stored = await store.finishRun(request)
+      if (stored) {
+        hub.publish(plan.threadId, stored)
+        this.#o.webhooks?.committed(request.outbox)
+      }
     } catch (error) {
       // A fenced run was closed by another process; otherwise the run stays `running` until its
       // lease ends and recovery closes it.
@@ -215,7 +223,12 @@ export class RunManager {
   }
 }
 
-function finishRequest(plan: RunPlan, terminal: AgUiEvent, now: number): FinishRunRequest {
+function finishRequest(
+  plan: RunPlan,
+  terminal: AgUiEvent,
+  now: number,
+  webhooks: WebhookOutbox | undefined,
+): FinishRunRequest {
   const outcome: RunFinishedOutcome | undefined =
     terminal.type === EventType.RUN_FINISHED
       ? ((terminal as { outcome?: RunFinishedOutcome }).outcome ?? { type: 'success' })
@@ -236,14 +249,21 @@ function finishRequest(plan: RunPlan, terminal: AgUiEvent, now: number): FinishR
           status: plan.expired ? 'expired' : plan.allCancelled ? 'cancelled' : 'resolved',
         }
       : undefined
+  const errorCode = outcome === undefined ? String((terminal as { code?: unknown }).code ?? 'INTERNAL') : undefined
+  // A failed run is reported with its end, in the same write (docs/approvals.md, "Webhooks").
+  const outbox =
+    errorCode !== undefined
+      ? (webhooks?.failed({ threadId: plan.threadId, owner: plan.principal, runId: plan.runId }, errorCode, now) ?? [])
+      : []
   return {
     threadId: plan.threadId,
     runId: plan.runId,
     status,
     outcome,
-    errorCode: outcome === undefined ? String((terminal as { code?: unknown }).code ?? 'INTERNAL') : undefined,
+    errorCode,
     events: [toNewEvent(terminal)],
     closeBatch,
     now,
+    ...(outbox.length > 0 ? { outbox } : {}),
   }
 }

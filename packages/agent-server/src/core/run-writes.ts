@@ -1,6 +1,7 @@
 import type { Message } from '@interlude/protocol'
 import type { Clock } from '../clock.ts'
 import type { BeginEffectResult, NewBatch, NewToolCall, SettleToolCallRequest, Store } from '../store/store.ts'
+import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 
 /** A settlement as the turn states it; the run, the thread and the time are added here. */
 export type Settlement = Omit<SettleToolCallRequest, 'threadId' | 'runId' | 'now'>
@@ -19,18 +20,23 @@ export class RunWrites {
   readonly #runId: string
   readonly #persistEmitted: () => Promise<void>
   readonly #now: Clock
+  readonly #owner: string
+  readonly #webhooks: WebhookOutbox | undefined
 
   constructor(
     store: Store,
-    run: { readonly threadId: string; readonly runId: string },
+    run: { readonly threadId: string; readonly runId: string; readonly principal: string },
     persistEmitted: () => Promise<void>,
     now: Clock,
+    webhooks?: WebhookOutbox,
   ) {
     this.#store = store
     this.#threadId = run.threadId
     this.#runId = run.runId
+    this.#owner = run.principal
     this.#persistEmitted = persistEmitted
     this.#now = now
+    this.#webhooks = webhooks
   }
 
   appendMessage(message: Message): Promise<void> {
@@ -55,8 +61,13 @@ export class RunWrites {
     )
   }
 
-  createBatch(batch: NewBatch): Promise<void> {
-    return this.#afterEvents(() => this.#store.createBatch(batch))
+  /** Stores the batch with its `interrupt.opened` webhook rows (docs/approvals.md, "Webhooks"), in one write. */
+  async createBatch(batch: NewBatch): Promise<void> {
+    const subject = { threadId: this.#threadId, owner: this.#owner, runId: this.#runId }
+    const interrupts = batch.interrupts.map((i) => i.interrupt)
+    const outbox = this.#webhooks?.opened({ ...subject, interrupts }, this.#now()) ?? []
+    await this.#afterEvents(() => this.#store.createBatch(outbox.length > 0 ? { ...batch, outbox } : batch))
+    this.#webhooks?.committed(outbox)
   }
 
   async #afterEvents<T>(write: () => Promise<T>): Promise<T> {

@@ -4,8 +4,8 @@ import { isShown } from './expiry-policy.ts'
 
 /**
  * The owner's view of a thread for cold recovery (docs/protocol.md, ThreadSnapshot): the complete pending
- * batch while open and unexpired (or kept past its deadline, docs/approvals.md#deadlines), and unknown effects — calls whose run died after they
- * started and that `reconcile` could not settle (never re-executed blindly).
+ * batch while open and unexpired (or kept past its deadline, docs/approvals.md#deadlines), and unknown effects —
+ * calls whose run died after they started and that `reconcile` could not settle (never re-executed blindly).
  */
 export async function threadSnapshot(store: Store, thread: ThreadRecord, now: number): Promise<ThreadSnapshot> {
   const [messages, open, started, decisions] = await Promise.all([

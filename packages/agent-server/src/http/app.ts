@@ -18,6 +18,11 @@ import { DEFAULT_LIMITS } from '../core/limits.ts'
 import { RunManager } from '../core/run-manager.ts'
 import { ValidatorCache } from '../schema/validator-cache.ts'
 import type { Store, ThreadRecord } from '../store/store.ts'
+import type { WebhookEndpoint } from '../webhooks/webhook-config.ts'
+import { resolveWebhookEndpoints } from '../webhooks/webhook-config.ts'
+import { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
+import { WebhookSender } from '../webhooks/webhook-sender.ts'
+import type { WebhookSenderOptions } from '../webhooks/webhook-sender.ts'
 import type { ServerEnv } from './env.ts'
 import { auth } from './middleware/auth.ts'
 import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
@@ -73,7 +78,23 @@ export interface AgentServerOptions {
   readonly canDecide?: CanDecide
   /** Principals who may decide every batch on the server (read by the default `canDecide` only). @default [] */
   readonly approvers?: readonly string[]
+  /**
+   * Endpoints that receive `interrupt.opened`, `interrupt.decided`, `interrupt.expired` and `run.failed`, signed per
+   * the Standard Webhooks spec, at least once, from a durable outbox (docs/approvals.md, "Webhooks"). Checked here:
+   * a bad URL or secret throws a `RangeError`. @default []
+   */
+  readonly webhooks?: readonly WebhookEndpoint[]
+  /** Tuning of the webhook sender (poll, lock, concurrency, timeout, retries); the defaults suit most hosts. */
+  readonly webhookDelivery?: WebhookDeliveryOptions
 }
+
+/** The sender settings a host may change (see `WebhookSenderOptions` for each default). */
+export type WebhookDeliveryOptions = Partial<
+  Pick<
+    WebhookSenderOptions,
+    'pollMs' | 'lockMs' | 'concurrency' | 'timeoutMs' | 'maxAttempts' | 'retryBaseMs' | 'retryMaxMs' | 'stopTimeoutMs'
+  >
+>
 
 /** The Hono app plus the handles a host needs. */
 export type AgentServer = Hono<ServerEnv> & {
@@ -112,6 +133,13 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const validators = new ValidatorCache()
   const agent = resolveAgent(options.agent, validators)
   const { store } = options
+  const endpoints = resolveWebhookEndpoints(options.webhooks ?? [])
+  // The server clock: outbox rows are stamped with it, so their due times and locks are read with it too.
+  const sender =
+    endpoints.length > 0
+      ? new WebhookSender({ ...options.webhookDelivery, store, endpoints, logError, now })
+      : undefined
+  const webhooks = new WebhookOutbox(endpoints, () => sender?.wake())
   const rights = new DecisionRights({
     store,
     tools: agent.tools,
@@ -130,6 +158,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     onExpiry: options.onExpiry,
     maxInterruptsPerBatch: limits.maxInterruptsPerBatch,
     logError,
+    webhooks,
     ...(options.runLeaseMs !== undefined ? { leaseMs: options.runLeaseMs } : {}),
   })
   const recovery = new RunRecovery({
@@ -140,6 +169,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     exclusive: options.exclusive ?? store.kind === 'sqlite',
     now,
     logError,
+    webhooks,
   })
   const expirySweeper = new ExpirySweeper({
     store,
@@ -147,6 +177,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     validators,
     now,
     logError,
+    webhooks,
     ...(options.expirySweepMs !== undefined ? { sweepMs: options.expirySweepMs } : {}),
   })
   const pollMs = options.pollMs ?? (store.watch ? 1000 : 250)
@@ -163,6 +194,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
       })
       watcher.start()
       await recovery.startup()
+      // After startup recovery, whose `run.failed` rows it then sends with everything the outbox still holds.
+      sender?.start()
       recovery.startSweeping(Math.max(pollMs * 4, Math.floor(runs.leaseMs / 2)))
       expirySweeper.start()
     })()
@@ -189,6 +222,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     lease: () => runs.lease(),
     recoverThread: (thread: ThreadRecord) => recovery.touch(thread),
     rights,
+    webhooks,
     expireBatch: (batch) => expirySweeper.expire(batch),
   }
   registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse })
@@ -226,6 +260,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
         await expirySweeper.stop()
         unwatch?.()
         await runs.shutdown()
+        // Before the store closes: in-flight deliveries finish (or stay locked, to be sent again after a restart).
+        await sender?.stop()
         await store.close()
       })()
       return closingDone

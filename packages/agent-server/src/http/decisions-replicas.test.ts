@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DECISION_EVENT_NAME, EventType } from '@interlude/protocol'
-import type { Interrupt, ResumeEntry, RunView, ThreadSnapshot } from '@interlude/protocol'
+import type { Interrupt, ResumeEntry, RunView, ThreadSnapshot, WebhookPayload } from '@interlude/protocol'
 import type { ReleaseState } from '../demo/release-assistant.ts'
 import { createPostgresStore } from '../store/postgres/postgres-store.ts'
 import { until } from '../test-utils/child-server.ts'
@@ -13,6 +13,8 @@ import { startInProcess } from '../test-utils/in-process.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 import { tailSse } from '../test-utils/sse-tail.ts'
+import type { WebhookReceiver } from '../test-utils/webhook-receiver.ts'
+import { startWebhookReceiver } from '../test-utils/webhook-receiver.ts'
 
 /**
  * Approvals across replicas (docs/approvals.md): two servers, each with its own PostgreSQL store (pools, change
@@ -23,16 +25,22 @@ const available = await pgAvailable('approvals across PostgreSQL replicas')
 let a: InProcessServer
 let b: InProcessServer
 let dropSchema: (() => Promise<void>) | undefined
+let receiver: WebhookReceiver | undefined
+const secret = `whsec_${randomBytes(32).toString('base64')}`
 
 beforeAll(async () => {
   if (!available) return
   const { schema, drop } = await createTestSchema()
   dropSchema = drop
+  receiver = await startWebhookReceiver(secret)
+  const url = receiver.url
   const replica = async () =>
     startInProcess({
       store: await createPostgresStore({ connectionString: PG_URL, schema }),
       approvers: ['mgr'],
       heartbeatMs: 50,
+      webhooks: [{ url, secret }],
+      webhookDelivery: { pollMs: 50 },
     })
   // One first, so the migration is not part of anything measured.
   a = await replica()
@@ -41,6 +49,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await a?.close()
   await b?.close()
+  await receiver?.close()
   await dropSchema?.()
 })
 
@@ -118,6 +127,14 @@ describe.skipIf(!available)('approvals across two PostgreSQL replicas', () => {
       { operationId: deploy.toolCallId, version: winner.group, environment: 'staging' },
     ])
     expect(snapshot.decisions).toEqual([record])
+    // One claim, one interrupt.decided, written with it on whichever replica won; each replica's sender may send it.
+    const forThread = () =>
+      receiver!.received.map((x) => x.payload as WebhookPayload).filter((p) => p.data.threadId === threadId)
+    await until(() => forThread().length >= 2, 'the two deliveries of the thread')
+    expect(receiver!.received.every((x) => x.verifyError === undefined)).toBe(true)
+    const decided = forThread().filter((p) => p.type === 'interrupt.decided')
+    expect(decided.map((p) => p.data.decision)).toEqual([record])
+    expect(forThread().filter((p) => p.type === 'interrupt.opened')).toHaveLength(1)
   })
 
   it('a follower on B sees a decision admitted on A, the whole continuation and the next run, in order', async () => {

@@ -1,12 +1,16 @@
+import { randomBytes } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
-import { EventType, SYSTEM_EXPIRY_PRINCIPAL } from '@interlude/protocol'
-import type { AgUiEvent, Interrupt, ThreadListPage, ThreadSnapshot } from '@interlude/protocol'
+import { DECISION_EVENT_NAME, EventType, SYSTEM_EXPIRY_PRINCIPAL } from '@interlude/protocol'
+import type { AgUiEvent, Interrupt, ThreadListPage, ThreadSnapshot, WebhookPayload } from '@interlude/protocol'
 import { releaseAssistant, releaseAssistantScript } from '../demo/release-assistant.ts'
 import { scriptedModel } from '../models/scripted.ts'
 import type { InProcessOptions, InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, textOf, userMessage } from '../test-utils/harness.ts'
 import { recordingModel } from '../test-utils/recording-model.ts'
+import { until } from '../test-utils/child-server.ts'
+import type { WebhookReceiver } from '../test-utils/webhook-receiver.ts'
+import { startWebhookReceiver } from '../test-utils/webhook-receiver.ts'
 
 /**
  * Deadlines (docs/approvals.md#deadlines) over `app.request` on SQLite, with an injected clock and the sweep run by
@@ -15,14 +19,18 @@ import { recordingModel } from '../test-utils/recording-model.ts'
 const T0 = Date.parse('2032-03-01T09:00:00.000Z')
 let clock = { now: T0 }
 let server: InProcessServer | undefined
+let receiver: WebhookReceiver | undefined
 
 afterEach(async () => {
   await server?.dispose()
   server = undefined
+  await receiver?.close()
+  receiver = undefined
 })
 
-async function serve(extra: InProcessOptions = {}) {
-  clock = { now: T0 }
+/** `start`: the clock's first reading (near the real time where a signature's timestamp is checked). */
+async function serve(extra: InProcessOptions = {}, start = T0) {
+  clock = { now: start }
   const model = recordingModel(scriptedModel(releaseAssistantScript))
   server = await startInProcess({
     agent: releaseAssistant({ model }),
@@ -99,6 +107,12 @@ describe('onExpiry deny (the default for tool approvals)', () => {
     ])
     const events = await runEvents(s, threadId, runId)
     expect(events[0]).toMatchObject({ type: EventType.RUN_STARTED, runId })
+    // Every follower and replay sees who decided (docs/approvals.md#decision-records).
+    expect(events[1]).toMatchObject({
+      type: EventType.CUSTOM,
+      name: DECISION_EVENT_NAME,
+      value: { decidedBy: SYSTEM_EXPIRY_PRINCIPAL, via: 'expiry', runId },
+    })
     expect(textOf(events)).toBe(
       'Nothing ran. Summary: publish_release v2 was denied (expired); deploy v2 to staging was denied (expired).',
     )
@@ -209,5 +223,31 @@ describe('first touch', () => {
     expect(closed.status).toBe(200)
     expect(await s.app.expirySweeper.sweepOnce()).toBe(0)
     expect(await s.store.listDecisions(threadId)).toMatchObject([{ decidedBy: 'alice', via: 'run' }])
+  })
+})
+
+describe('webhooks', () => {
+  it('the expiry claim writes interrupt.expired with the decision record; it is delivered signed', async () => {
+    const secret = `whsec_${randomBytes(32).toString('base64')}`
+    receiver = await startWebhookReceiver(secret)
+    const { s } = await serve(
+      {
+        webhooks: [{ url: receiver.url, secret, events: ['interrupt.expired'] }],
+        webhookDelivery: { pollMs: 20 },
+      },
+      Date.now(),
+    )
+    const { threadId, interrupts } = await paused(s)
+    clock.now += 2000
+    expect(await s.app.expirySweeper.sweepOnce()).toBe(1)
+    const [decision] = await s.store.listDecisions(threadId)
+    const delivered = await until(() => receiver!.received[0], 'the interrupt.expired delivery')
+    expect(delivered.verifyError).toBeUndefined()
+    expect(delivered.payload as WebhookPayload).toEqual({
+      type: 'interrupt.expired',
+      timestamp: new Date(clock.now).toISOString(),
+      data: { threadId, owner: 'alice', runId: decision!.runId, interrupts, decision },
+    })
+    await s.app.runs.idle()
   })
 })

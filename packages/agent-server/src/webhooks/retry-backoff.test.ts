@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { retryDelayMs } from './retry-backoff.ts'
+import { WEBHOOK_RETRY_DEFAULTS } from './webhook-sender.ts'
 
 describe('retryDelayMs', () => {
   it('doubles from the base with ±25% jitter, capped', () => {
@@ -18,5 +19,17 @@ describe('retryDelayMs', () => {
         retryDelayMs(attempt + 1, 1000, 300_000, () => 0),
       )
     }
+  })
+
+  it("with the sender's defaults, retries outlast a 30-minute receiver outage whatever the jitter", () => {
+    const { maxAttempts, retryBaseMs, retryMaxMs } = WEBHOOK_RETRY_DEFAULTS
+    const span = (random: () => number) => {
+      let total = 0
+      for (let attempt = 1; attempt < maxAttempts; attempt++)
+        total += retryDelayMs(attempt, retryBaseMs, retryMaxMs, random)
+      return total
+    }
+    expect(span(() => 0)).toBeGreaterThan(30 * 60_000)
+    expect(span(() => 1)).toBeLessThan(50 * 60_000)
   })
 })

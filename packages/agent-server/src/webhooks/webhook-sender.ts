@@ -48,7 +48,10 @@ export interface WebhookSenderOptions {
   readonly concurrency?: number
   /** Per-request timeout. @default 10000 */
   readonly timeoutMs?: number
-  /** Attempts before a delivery is `failed`. @default 8 */
+  /**
+   * Attempts before a delivery is `failed`. With the default back-off the last attempt comes at least 32 minutes
+   * (typically 43) after the first, so a receiver outage of 30 minutes loses nothing. @default 17
+   */
   readonly maxAttempts?: number
   /** Wait after the first failed attempt; doubles per attempt (±25% jitter). @default 1000 */
   readonly retryBaseMs?: number
@@ -57,6 +60,9 @@ export interface WebhookSenderOptions {
   /** How long `stop()` waits for in-flight requests before aborting them. @default 5000 */
   readonly stopTimeoutMs?: number
 }
+
+/** The retry defaults (docs/decisions.md, "Webhooks"): 1 s doubling to 5 min, 17 attempts (≥ 32 min of retries). */
+export const WEBHOOK_RETRY_DEFAULTS = { maxAttempts: 17, retryBaseMs: 1000, retryMaxMs: 300_000 } as const
 
 type Settings = Required<Omit<WebhookSenderOptions, 'store' | 'endpoints' | 'logError'>>
 
@@ -91,9 +97,9 @@ export class WebhookSender {
       lockMs: positive('lockMs', options.lockMs ?? 30_000),
       concurrency: count('concurrency', options.concurrency ?? 16),
       timeoutMs: positive('timeoutMs', options.timeoutMs ?? 10_000),
-      maxAttempts: count('maxAttempts', options.maxAttempts ?? 8),
-      retryBaseMs: positive('retryBaseMs', options.retryBaseMs ?? 1000),
-      retryMaxMs: positive('retryMaxMs', options.retryMaxMs ?? 300_000),
+      maxAttempts: count('maxAttempts', options.maxAttempts ?? WEBHOOK_RETRY_DEFAULTS.maxAttempts),
+      retryBaseMs: positive('retryBaseMs', options.retryBaseMs ?? WEBHOOK_RETRY_DEFAULTS.retryBaseMs),
+      retryMaxMs: positive('retryMaxMs', options.retryMaxMs ?? WEBHOOK_RETRY_DEFAULTS.retryMaxMs),
       stopTimeoutMs: positive('stopTimeoutMs', options.stopTimeoutMs ?? 5000),
     }
     // The lock must outlive the request and its settle, or another sender could send the row concurrently.
