@@ -9,6 +9,7 @@ import type {
   RunView,
   ThreadSnapshot,
 } from '@interlude/protocol'
+import { DecisionRecordSchema, ThreadSnapshotSchema } from '@interlude/protocol/schemas'
 import type { ReleaseState } from '../demo/release-assistant.ts'
 import { releaseAssistant } from '../demo/release-assistant.ts'
 import { until } from '../test-utils/child-server.ts'
@@ -76,6 +77,8 @@ describe('POST {base}/threads/:threadId/decisions', () => {
 
     const snapshot = (await getJson<ThreadSnapshot>(s, `/threads/${threadId}`, 'mgr')).body
     expect(snapshot.decisions).toEqual([record])
+    expect(ThreadSnapshotSchema.safeParse(snapshot).success).toBe(true)
+    expect(DecisionRecordSchema.safeParse(record).success).toBe(true)
     expect((snapshot.state as ReleaseState).deployments).toEqual([
       { operationId: interrupts[1]!.toolCallId, version: 'v3', environment: 'production' },
     ])
