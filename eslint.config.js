@@ -47,4 +47,15 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { patterns: ['react', 'react-dom', 'react/*', 'react-dom/*'] }],
     },
   },
+  {
+    // @interlude/client runs in browsers, Deno and Workers too: no Node built-ins outside its tests.
+    files: ['packages/client/src/**/*.ts'],
+    ignores: ['packages/client/src/**/*.test.ts', 'packages/client/src/test-utils/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['node:*'], message: '@interlude/client uses fetch and web APIs only.' }] },
+      ],
+    },
+  },
 )

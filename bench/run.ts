@@ -1,7 +1,7 @@
 /**
  * `pnpm bench`: every Interlude benchmark, one after the other, each printing its side-by-side
  * table (docs/quality.md). Benchmarks are never part of the test gate.
- *   BENCH=client,server pnpm bench   — run a subset (sse, client, bundle, server, durability)
+ *   BENCH=client,server pnpm bench   — run a subset (sse, client, bundle, server, durability, approvals)
  */
 import { spawnSync } from 'node:child_process'
 import { dirname, join } from 'node:path'
@@ -36,6 +36,12 @@ const all: { name: string; title: string; cwd: string; args: string[] }[] = [
     title: 'Event log, claims on SQLite vs PostgreSQL, idle SSE connections (agent-server)',
     cwd: join(root, 'packages/agent-server'),
     args: ['--import', 'tsx', 'bench/durability-bench.ts'],
+  },
+  {
+    name: 'approvals',
+    title: 'Approvals: decisions vs resume admission, 1,000 followers, expiry sweep, webhooks (agent-server)',
+    cwd: join(root, 'packages/agent-server'),
+    args: ['--import', 'tsx', 'bench/approvals-bench.ts'],
   },
 ]
 

@@ -29,13 +29,14 @@ export async function countFrames(response: Response): Promise<number> {
 
 export type PostRun = (body: unknown) => Promise<Response>
 
-/**
- * One admission round: pauses `threads` release-assistant threads (a batch of two interrupts each),
- * then resumes all of them at once. Per resume: the client's time to response headers and the
- * server's own admission time (its `Server-Timing: admission;dur=…`).
- */
-export async function admissionRound(post: PostRun, threads: number): Promise<{ elapsed: number; server: number }[]> {
-  const paused = await Promise.all(
+export interface PausedThread {
+  readonly threadId: string
+  readonly interrupts: Interrupt[]
+}
+
+/** Pauses `threads` release-assistant threads at once (a batch of two interrupts each), posting as `post` does. */
+export async function pauseThreads(post: PostRun, threads: number): Promise<PausedThread[]> {
+  return Promise.all(
     Array.from({ length: threads }, async () => {
       const threadId = `adm-${randomUUID()}`
       const response = await post({
@@ -50,6 +51,21 @@ export async function admissionRound(post: PostRun, threads: number): Promise<{ 
       return { threadId, interrupts: last.outcome.interrupts }
     }),
   )
+}
+
+/** The server's own admission time, `Server-Timing: admission;dur=<ms>`; `undefined` when the header is absent. */
+export function admissionTiming(response: Response): number | undefined {
+  const timing = /admission;dur=([\d.]+)/.exec(response.headers.get('server-timing') ?? '')
+  return timing ? Number(timing[1]) : undefined
+}
+
+/**
+ * One admission round: pauses `threads` release-assistant threads (a batch of two interrupts each),
+ * then resumes all of them at once. Per resume: the client's time to response headers and the
+ * server's own admission time (its `Server-Timing: admission;dur=…`).
+ */
+export async function admissionRound(post: PostRun, threads: number): Promise<{ elapsed: number; server: number }[]> {
+  const paused = await pauseThreads(post, threads)
   return Promise.all(
     paused.map(async ({ threadId, interrupts }) => {
       const started = performance.now()
@@ -61,9 +77,9 @@ export async function admissionRound(post: PostRun, threads: number): Promise<{ 
       })
       const elapsed = performance.now() - started
       if (response.status !== 200) throw new Error(`resume refused: ${response.status} ${await response.text()}`)
-      const timing = /admission;dur=([\d.]+)/.exec(response.headers.get('server-timing') ?? '')
+      const server = admissionTiming(response)
       await response.arrayBuffer()
-      return { elapsed, server: Number(timing?.[1]) }
+      return { elapsed, server: Number(server) }
     }),
   )
 }

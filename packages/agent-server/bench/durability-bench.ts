@@ -14,7 +14,6 @@
  * Every PostgreSQL part uses its own schema (interlude_bench_<random>), dropped at the end.
  */
 import { spawn } from 'node:child_process'
-import type { ChildProcess } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
@@ -29,6 +28,7 @@ import pg from 'pg'
 import { EventType } from '@interlude/protocol'
 import { scriptedModel } from '../src/models/scripted.ts'
 import { admissionRound, countFrames, fmt, median, percentile } from './bench-utils.ts'
+import { launched, spawnCli } from './cli-process.ts'
 import { startServer } from '../src/server.ts'
 import { withDefaultUser } from '../src/store/postgres/connection.ts'
 import { createPostgresStore } from '../src/store/postgres/postgres-store.ts'
@@ -277,59 +277,11 @@ async function runThroughput(): Promise<{ bare: number; durable: Record<string, 
 
 // ---- 4. admission through the CLI ----------------------------------------------------------------
 
-async function spawnCli(args: string[]): Promise<{ baseUrl: string; child: ChildProcess; stop(): Promise<void> }> {
-  const cli = path.join(ROOT, 'src/cli.ts')
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      '--conditions',
-      '@interlude/source',
-      cli,
-      '--port',
-      '0',
-      '--pacing-ms',
-      '0',
-      '--token',
-      'bench=bench-secret',
-      ...args,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  )
-  return launched(child, () => {
-    child.kill('SIGTERM')
-  })
-}
-
-function launched(
-  child: ChildProcess,
-  kill: () => void,
-): Promise<{ baseUrl: string; child: ChildProcess; stop(): Promise<void> }> {
-  return new Promise((resolve, reject) => {
-    let out = ''
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8')
-      const match = /listening on (\S+)\n/.exec(out)
-      if (match) {
-        resolve({
-          baseUrl: `${match[1]!}/api/agent`,
-          child,
-          stop: () =>
-            new Promise<void>((done) => {
-              if (child.exitCode !== null) return done()
-              child.once('exit', () => done())
-              kill()
-            }),
-        })
-      }
-    })
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)))
-  })
-}
+/** The CLI with the benchmarks' bearer token. */
+const spawnBenchCli = (args: string[]) => spawnCli(['--token', 'bench=bench-secret', ...args])
 
 async function admissionLatency(cliArgs: string[]): Promise<number[]> {
-  const server = await spawnCli(cliArgs)
+  const server = await spawnBenchCli(cliArgs)
   const post = (body: unknown) =>
     fetch(`${server.baseUrl}/runs`, {
       method: 'POST',

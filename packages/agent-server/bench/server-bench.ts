@@ -9,13 +9,11 @@
  * process, so client-side parsing costs the same on both sides of the comparison. For (2) the
  * server is the real CLI in a child process and this process is the 100 concurrent clients.
  */
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { streamSSE } from 'hono/streaming'
@@ -23,6 +21,7 @@ import { EventType } from '@interlude/protocol'
 import { scriptedModel } from '../src/models/scripted.ts'
 import { startServer } from '../src/server.ts'
 import { admissionRound, countFrames, fmt, median, percentile } from './bench-utils.ts'
+import { spawnCli } from './cli-process.ts'
 
 const TOKENS = Number(process.env.BENCH_TOKENS ?? 100_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
@@ -107,50 +106,10 @@ async function eventsPerSecond() {
   return { oursCount, theirsCount, ours: median(ours), bare: median(theirs), oursAll: ours, bareAll: theirs }
 }
 
-/** Starts the real CLI in a child process (the server gets its own core; clients are remote). */
-async function spawnServer(dbPath: string): Promise<{ baseUrl: string; stop(): Promise<void> }> {
-  const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      '--conditions',
-      '@interlude/source',
-      cli,
-      '--port',
-      '0',
-      '--db',
-      dbPath,
-      '--pacing-ms',
-      '0',
-      '--token',
-      'bench=bench-secret',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  )
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8')
-      const match = /listening on (\S+)\n/.exec(out)
-      if (match) resolve(match[1]!)
-    })
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)))
-  })
-  return {
-    baseUrl: `${url}/api/agent`,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once('exit', () => resolve())
-        child.kill('SIGTERM')
-      }),
-  }
-}
-
 async function admissionLatency() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'interlude-bench-'))
-  const server = await spawnServer(path.join(dir, 'admission.db'))
+  // The real CLI in a child process: the server gets its own core; clients are remote.
+  const server = await spawnCli(['--db', path.join(dir, 'admission.db'), '--token', 'bench=bench-secret'])
   const client: number[] = []
   const serverSide: number[] = []
   const post = (body: unknown) =>

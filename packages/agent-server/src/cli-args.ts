@@ -1,4 +1,6 @@
 import { parseArgs } from 'node:util'
+import type { ExpiryPolicy } from '@interlude/protocol'
+import { EXPIRY_POLICIES, isExpiryPolicy } from './agent/expiry-options.ts'
 import { resolveWebhookEndpoints, WEBHOOK_SECRET_ENV } from './webhooks/webhook-config.ts'
 export const USAGE = `Usage: interlude-server [options]
 
@@ -15,6 +17,8 @@ export const USAGE = `Usage: interlude-server [options]
   --model <name>        scripted | openai (default scripted; openai reads OPENAI_API_KEY,
                         OPENAI_BASE_URL, OPENAI_MODEL)
   --interrupt-ttl <s>   seconds before an interrupt batch expires (default 3600)
+  --on-expiry <policy>  deny | cancel | keep: what an expired batch gets, for tools that set no
+                        onExpiry (default: deny for approvals, cancel for questions)
   --token <name=secret> bearer token for principal <name>; repeatable. Without tokens,
                         signed anonymous-session cookies are used.
   --approver <name>     principal who may decide every interrupt batch (besides each
@@ -38,6 +42,8 @@ export interface CliOptions {
   readonly pollMs: number | undefined
   readonly model: 'scripted' | 'openai'
   readonly interruptTtlSeconds: number
+  /** `undefined`: by kind (docs/approvals.md#deadlines). */
+  readonly onExpiry: ExpiryPolicy | undefined
   readonly tokens: Record<string, string> | undefined
   readonly staticDir: string | undefined
   readonly pacingMs: number
@@ -91,6 +97,7 @@ export function parseCliArgs(
       'poll-ms': { type: 'string' },
       model: { type: 'string' },
       'interrupt-ttl': { type: 'string' },
+      'on-expiry': { type: 'string' },
       token: { type: 'string', multiple: true },
       approver: { type: 'string', multiple: true },
       webhook: { type: 'string', multiple: true },
@@ -103,6 +110,9 @@ export function parseCliArgs(
   if (values.help) return 'help'
   const model = values.model ?? 'scripted'
   if (model !== 'scripted' && model !== 'openai') throw new Error('--model must be scripted or openai')
+  const onExpiry = values['on-expiry']
+  if (onExpiry !== undefined && !isExpiryPolicy(onExpiry))
+    throw new Error(`--on-expiry must be ${EXPIRY_POLICIES.join(', ').replace(/, (\w+)$/, ' or $1')}`)
   const db = values.db ?? '.data/interlude.db'
   const postgres = /^postgres(ql)?:\/\//i.test(db)
   if (values['db-schema'] !== undefined && !postgres) throw new Error('--db-schema needs a postgres:// --db URL')
@@ -133,6 +143,7 @@ export function parseCliArgs(
     pollMs: values['poll-ms'] === undefined ? undefined : positiveNumber('--poll-ms', values['poll-ms'], false),
     model,
     interruptTtlSeconds: positiveNumber('--interrupt-ttl', values['interrupt-ttl'] ?? '3600', false),
+    onExpiry,
     tokens,
     staticDir: values.static,
     pacingMs: positiveNumber('--pacing-ms', values['pacing-ms'] ?? '25', true),

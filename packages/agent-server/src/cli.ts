@@ -26,6 +26,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
     model: options.model,
     interruptTtlSeconds: options.interruptTtlSeconds,
+    ...(options.onExpiry !== undefined ? { onExpiry: options.onExpiry } : {}),
     pacingMs: options.pacingMs,
     basePath: options.basePath,
     ...(options.tokens ? { tokens: options.tokens } : {}),

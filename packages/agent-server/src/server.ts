@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net'
+import type { ExpiryPolicy } from '@interlude/protocol'
 import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
 import { serveStatic } from '@hono/node-server/serve-static'
@@ -37,6 +38,10 @@ export interface StartServerOptions {
   readonly agent?: AgentDefinition
   /** @default 3600 */
   readonly interruptTtlSeconds?: number
+  /** See `AgentServerOptions.onExpiry`. @default by kind: 'deny' for approvals, 'cancel' for `askUser` */
+  readonly onExpiry?: ExpiryPolicy
+  /** See `AgentServerOptions.expirySweepMs`. @default 1000 */
+  readonly expirySweepMs?: number
   /** See `AgentServerOptions.now`. @default systemClock */
   readonly now?: Clock
   /** Bearer tokens by principal name; without them, signed anonymous-session cookies are used. */
@@ -133,6 +138,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       ...(options.basePath !== undefined ? { basePath: options.basePath } : {}),
       ...(options.now !== undefined ? { now: options.now } : {}),
       ...(options.interruptTtlSeconds !== undefined ? { interruptTtlSeconds: options.interruptTtlSeconds } : {}),
+      ...(options.onExpiry !== undefined ? { onExpiry: options.onExpiry } : {}),
+      ...(options.expirySweepMs !== undefined ? { expirySweepMs: options.expirySweepMs } : {}),
       ...(options.limits !== undefined ? { limits: options.limits } : {}),
       ...(options.logError !== undefined ? { logError: options.logError } : {}),
       ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),

@@ -1,3 +1,4 @@
+import type { ExpiryPolicy } from '@interlude/protocol'
 import type { JsonSchema, ToolDefinition } from './tool.ts'
 
 export interface AskUserOptions {
@@ -7,6 +8,13 @@ export interface AskUserOptions {
   readonly description?: string
   /** JSON Schema of the answer the person gives (the interrupt's `responseSchema`). */
   readonly responseSchema: JsonSchema
+  /** Seconds the person has to answer (docs/approvals.md#deadlines). @default the server's `interruptTtlSeconds` */
+  readonly timeout?: number
+  /**
+   * What happens when nobody answered in time. `deny` and `cancel` both cancel a question (there is no "no" to it);
+   * `keep` leaves it open until an all-cancelled resume closes it. @default the server's `onExpiry`, else `cancel`
+   */
+  readonly onExpiry?: ExpiryPolicy
 }
 
 interface AskUserArgs {
@@ -33,5 +41,7 @@ export function askUser(options: AskUserOptions): ToolDefinition<AskUserArgs> {
       responseSchema: options.responseSchema,
       message: (args) => args.question,
     },
+    ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+    ...(options.onExpiry !== undefined ? { onExpiry: options.onExpiry } : {}),
   }
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod'
+import type { ExpiryPolicy } from '@interlude/protocol'
 import { remoteRefs, SchemaDefinitionError } from '../schema/validator-cache.ts'
 import type { DecideContext } from './decider.ts'
+import { expiryOptionProblem, secondsToMs, timeoutProblem } from './expiry-options.ts'
 
 /** A JSON Schema object (draft-07 vocabulary, local `$ref`s only). */
 export type JsonSchema = Record<string, unknown>
@@ -102,6 +104,18 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
   readonly external?: true
   /** Set by `askUser`: the call is answered by a person through an `input_required` interrupt. */
   readonly human?: HumanToolSpec<TArgs>
+  /**
+   * Seconds a decision on this tool's interrupt may take; a batch expires at the smallest timeout of its
+   * interrupts (docs/approvals.md#deadlines). @default the server's `interruptTtlSeconds`
+   */
+  readonly timeout?: number
+  /**
+   * What happens when the deadline passes: `deny` (an approval is denied with reason `expired`, the model is told),
+   * `cancel` (cancelled; a batch all cancelled ends the turn without a model call) or `keep` (the batch stays open
+   * until an all-cancelled resume closes it). @default the server's `onExpiry`, else `deny` for approvals and
+   * `cancel` for `askUser`
+   */
+  readonly onExpiry?: ExpiryPolicy
 }
 
 export interface HumanToolSpec<TArgs> {
@@ -130,6 +144,8 @@ export interface ResolvedTool {
   readonly parameters: JsonSchema
   /** The responseSchema of its approval interrupt (docs/protocol.md). */
   readonly approvalSchema: JsonSchema
+  /** `timeout` in ms (docs/approvals.md#deadlines); `undefined`: the server's TTL. */
+  readonly timeoutMs: number | undefined
 }
 
 function isZodSchema(value: unknown): value is z.ZodType {
@@ -239,11 +255,14 @@ export function resolveTool(definition: ToolDefinition): ResolvedTool {
     throw new SchemaDefinitionError(`Tool "${definition.name}" needs execute().`)
   }
   const kind: ToolKind = definition.human ? 'human' : definition.external ? 'external' : 'server'
+  const expiryProblem = timeoutProblem(definition.timeout) ?? expiryOptionProblem(definition.onExpiry)
+  if (expiryProblem !== undefined) throw new RangeError(`Tool "${definition.name}": ${expiryProblem}`)
   return {
     definition,
     name: definition.name,
     kind,
     parameters,
     approvalSchema: approvalSchemaOf(definition.name, parameters, definition.allowEdits === true),
+    timeoutMs: definition.timeout === undefined ? undefined : secondsToMs(definition.timeout),
   }
 }

@@ -9,6 +9,8 @@ import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import type { ResumeRequest } from './admit-resume.ts'
 import { admitResume } from './admit-resume.ts'
 import type { DecisionRights } from './decision-rights.ts'
+import { expiredBatchBusy } from './expiry-first-touch.ts'
+import type { ExpireBatch } from './expiry-first-touch.ts'
 import type { Limits } from './limits.ts'
 import type { RunPlan } from './run-plan.ts'
 import { threadTitle } from './thread-title.ts'
@@ -33,6 +35,8 @@ export interface AdmissionDeps {
   readonly rights: DecisionRights
   /** `interrupt.decided` rows written with the claim (docs/approvals.md, "Webhooks"). */
   readonly webhooks?: WebhookOutbox
+  /** First touch of a batch past its deadline (`ExpirySweeper.expire`); without it new input waits for the sweep. */
+  readonly expireBatch?: ExpireBatch
 }
 
 /** Admission answers with a run to start, or with an already admitted run whose events to send. */
@@ -174,6 +178,8 @@ async function admitInput(
       })
     }
     if (view.openBatch) {
+      const expiring = await expiredBatchBusy(view.openBatch, deps.now(), deps.expireBatch)
+      if (expiring) throw expiring
       throw new InterludeError(
         'INTERRUPTS_PENDING',
         'The thread has pending interrupts; answer them with resume first.',

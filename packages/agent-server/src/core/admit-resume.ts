@@ -4,6 +4,7 @@ import type { SchemaIssue } from '../schema/validator-cache.ts'
 import type { BatchRecord, Store } from '../store/store.ts'
 import type { Admission, AdmissionDeps } from './admission.ts'
 import { decisionHashSync } from './decision-hash.ts'
+import { resumePlan } from './run-plan.ts'
 
 /** A decision for the open batch, from a resume run (`POST /runs`) or the decisions API. */
 export interface ResumeRequest {
@@ -128,21 +129,11 @@ export async function admitResume(
   })
   if (claim.ok) {
     deps.webhooks?.committed(outbox)
+    const { tools, context } = request
+    const { entries: admitted, allCancelled, expired } = check
     return {
       kind: 'start',
-      plan: {
-        kind: 'resume',
-        threadId,
-        runId,
-        // Tools act for the thread's owner, whoever decided (the decision record names the decider).
-        principal: owner,
-        clientTools: request.tools ?? [],
-        context: request.context ?? [],
-        batch,
-        decision: check.entries,
-        allCancelled: check.allCancelled,
-        expired: check.expired,
-      },
+      plan: resumePlan({ threadId, runId, owner, batch, entries: admitted, allCancelled, expired, tools, context }),
     }
   }
   switch (claim.reason) {

@@ -1,5 +1,5 @@
 import { InterludeError, STREAM_ERROR_CODES } from '@interlude/protocol'
-import type { AgUiEvent } from '@interlude/protocol'
+import type { AgUiEvent, ExpiryPolicy } from '@interlude/protocol'
 import type { ResolvedAgent } from '../agent/agent.ts'
 import type { Clock } from '../clock.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
@@ -19,6 +19,8 @@ export interface ExecutionDeps {
   readonly validators: ValidatorCache
   readonly now: Clock
   readonly interruptTtlMs: number
+  /** The server-wide expiry policy (docs/approvals.md#deadlines); `undefined`: by kind. */
+  readonly onExpiry?: ExpiryPolicy | undefined
   readonly maxInterruptsPerBatch: number
   /**
    * Aborted by an explicit cancel or a server shutdown — never by a dropped connection. Checked at

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { EventType } from '@interlude/protocol'
-import type { AgUiEvent, RunFinishedOutcome } from '@interlude/protocol'
+import type { AgUiEvent, ExpiryPolicy, RunFinishedOutcome } from '@interlude/protocol'
 import type { ResolvedAgent } from '../agent/agent.ts'
 import type { Clock } from '../clock.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
@@ -22,6 +22,8 @@ export interface RunManagerOptions {
   /** The server clock: leases, timestamps and interrupt expiry read it. */
   readonly now: Clock
   readonly interruptTtlMs: number
+  /** The server-wide expiry policy of new batches; `undefined`: by kind. */
+  readonly onExpiry?: ExpiryPolicy | undefined
   readonly maxInterruptsPerBatch: number
   readonly logError: (message: string, error: unknown) => void
   /** Events buffered before a write to the log. @default 256 */
@@ -88,6 +90,11 @@ export class RunManager {
 
   isActive(threadId: string, runId: string): boolean {
     return this.#active.has(key(threadId, runId))
+  }
+
+  /** Resolves when the run ends here (at once if it is not executing in this process). */
+  whenDone(threadId: string, runId: string): Promise<void> {
+    return this.#active.get(key(threadId, runId))?.done ?? Promise.resolve()
   }
 
   /** Stops a local run at its next stop point (outcome `cancelled`). `false` if it is not here. */
@@ -174,6 +181,7 @@ export class RunManager {
         validators: this.#o.validators,
         now: this.#o.now,
         interruptTtlMs: this.#o.interruptTtlMs,
+        onExpiry: this.#o.onExpiry,
         maxInterruptsPerBatch: this.#o.maxInterruptsPerBatch,
         signal,
         toolSignal: this.#shutdown.signal,
@@ -237,7 +245,8 @@ function finishRequest(
     plan.kind === 'resume'
       ? {
           batchId: plan.batch.batchId,
-          status: plan.allCancelled ? (plan.expired ? 'expired' : 'cancelled') : 'resolved',
+          // An expired batch closes as such, whether a cancellation or the expiry sweep decided it.
+          status: plan.expired ? 'expired' : plan.allCancelled ? 'cancelled' : 'resolved',
         }
       : undefined
   const errorCode = outcome === undefined ? String((terminal as { code?: unknown }).code ?? 'INTERNAL') : undefined

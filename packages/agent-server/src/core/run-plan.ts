@@ -22,9 +22,43 @@ export interface ResumeRunPlan extends RunPlanBase {
   readonly batch: BatchRecord
   readonly decision: readonly ResumeEntry[]
   readonly allCancelled: boolean
-  /** The batch had expired (only an all-cancelled resume gets here): it closes as `expired`. */
+  /**
+   * The batch had expired: an all-cancelled resume after the deadline, or the expiry sweep's decision
+   * (docs/approvals.md#deadlines). It closes as `expired`.
+   */
   readonly expired: boolean
 }
 
 /** What admission hands to the execution core. */
 export type RunPlan = InputRunPlan | ResumeRunPlan
+
+/** What an admitted decision carries into its run (`resumePlan`). */
+export interface AdmittedDecision {
+  readonly threadId: string
+  readonly runId: string
+  /** The thread's owner: tools act for the owner, whoever decided (the decision record names the decider). */
+  readonly owner: string
+  readonly batch: BatchRecord
+  readonly entries: readonly ResumeEntry[]
+  readonly allCancelled: boolean
+  readonly expired: boolean
+  /** Browser tools and context of a resume run; the decisions API and the expiry sweep have none. */
+  readonly tools?: readonly Tool[] | undefined
+  readonly context?: readonly Context[] | undefined
+}
+
+/** The plan of a claimed batch's continuation: one builder for a person's resume and the expiry sweep's decision. */
+export function resumePlan(decision: AdmittedDecision): ResumeRunPlan {
+  return {
+    kind: 'resume',
+    threadId: decision.threadId,
+    runId: decision.runId,
+    principal: decision.owner,
+    clientTools: decision.tools ?? [],
+    context: decision.context ?? [],
+    batch: decision.batch,
+    decision: decision.entries,
+    allCancelled: decision.allCancelled,
+    expired: decision.expired,
+  }
+}

@@ -1,10 +1,11 @@
 import type { ThreadSnapshot, ThreadSummary, UnsettledEffect } from '@interlude/protocol'
 import type { Store, ThreadRecord } from '../store/store.ts'
+import { isShown } from './expiry-policy.ts'
 
 /**
  * The owner's view of a thread for cold recovery (docs/protocol.md, ThreadSnapshot): the complete pending
- * batch only while open and unexpired, and unknown effects — calls whose run died after they
- * started and that `reconcile` could not settle (never re-executed blindly).
+ * batch while open and unexpired (or kept past its deadline, docs/approvals.md#deadlines), and unknown effects —
+ * calls whose run died after they started and that `reconcile` could not settle (never re-executed blindly).
  */
 export async function threadSnapshot(store: Store, thread: ThreadRecord, now: number): Promise<ThreadSnapshot> {
   const [messages, open, started, decisions] = await Promise.all([
@@ -23,7 +24,7 @@ export async function threadSnapshot(store: Store, thread: ThreadRecord, now: nu
     status: thread.status,
     messages,
     state: thread.state,
-    ...(open && now < open.expiresAt ? { interrupts: open.interrupts.map((i) => i.interrupt) } : {}),
+    ...(open && isShown(open, now) ? { interrupts: open.interrupts.map((i) => i.interrupt) } : {}),
     ...(thread.activeRunId !== undefined ? { activeRunId: thread.activeRunId } : {}),
     lastEventId: thread.lastSeq,
     ...(unsettled.length > 0 ? { unsettledEffects: unsettled } : {}),
@@ -41,7 +42,7 @@ export async function threadSummary(store: Store, thread: ThreadRecord, now: num
     status: thread.status,
     revision: thread.revision,
     updatedAt: new Date(thread.updatedAt).toISOString(),
-    ...(open && now < open.expiresAt ? { interrupts: open.interrupts.map((i) => i.interrupt) } : {}),
+    ...(open && isShown(open, now) ? { interrupts: open.interrupts.map((i) => i.interrupt) } : {}),
     ...(title !== undefined ? { title } : {}),
   }
 }

@@ -10,6 +10,7 @@ import type { EffectOutcome } from './effects-ledger.ts'
 import { toolResult } from './events.ts'
 import type { ExecutionDeps } from './execute-run.ts'
 import { interruptBatch, interruptFor } from './interrupts.ts'
+import type { PendingInterrupt } from './interrupts.ts'
 import { modelTools } from './model-events.ts'
 import type { ModelEventsOptions, ModelResponse } from './model-events.ts'
 import type { ResumeRunPlan, RunPlan } from './run-plan.ts'
@@ -246,7 +247,8 @@ export class Turn {
     }
 
     // Everything that needs no decision is settled before the pause, so denied calls never look pending.
-    const interrupts: StoredInterrupt[] = []
+    const interrupts: PendingInterrupt[] = []
+    const expiry = { ttlMs: this.#deps.interruptTtlMs, onExpiry: this.#deps.onExpiry }
     for (let i = 0; i < response.calls.length; i++) {
       const verdict = verdicts[i]!
       const record = this.#calls.get(response.calls[i]!.id)!
@@ -266,7 +268,7 @@ export class Turn {
           yield* this.#runEffect(verdict.tool, record, verdict.args)
           break
         case 'interrupt':
-          interrupts.push(interruptFor(verdict.tool, record.toolCallId, verdict.args))
+          interrupts.push(interruptFor(verdict.tool, record.toolCallId, verdict.args, expiry))
           break
         case 'client':
           break
@@ -274,7 +276,7 @@ export class Turn {
     }
 
     if (interrupts.length > 0) {
-      const batch = interruptBatch(this.#plan, interrupts, now(), this.#deps.interruptTtlMs)
+      const batch = interruptBatch(this.#plan, interrupts, now())
       // Durably stored before the RUN_FINISHED frame exists.
       await this.#writes.createBatch(batch)
       for (const i of batch.interrupts) this.#batched.add(i.toolCallId)

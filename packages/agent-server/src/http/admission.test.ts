@@ -20,6 +20,8 @@ beforeAll(async () => {
   server = await startTestServer({
     now: () => clock.now,
     interruptTtlSeconds: 600,
+    // Expiry is examined before the sweep reaches a batch (docs/approvals.md#deadlines); the sweep has its own tests.
+    expirySweepMs: 0,
     limits: { maxBodyBytes: 64 * 1024, maxMessagesPerInput: 20, maxPayloadBytes: 1024, maxInterruptsPerBatch: 4 },
   })
 })

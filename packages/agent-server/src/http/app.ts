@@ -1,4 +1,5 @@
 import { Hono } from 'hono'
+import type { ExpiryPolicy } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { resolveAgent } from '../agent/agent.ts'
 import type { CanDecide } from '../agent/decider.ts'
@@ -8,6 +9,8 @@ import type { AdmissionDeps } from '../core/admission.ts'
 import { systemClock } from '../clock.ts'
 import { DecisionRights } from '../core/decision-rights.ts'
 import { EventHub } from '../core/event-hub.ts'
+import { ExpirySweeper } from '../core/expiry-sweeper.ts'
+import { expiryOptionProblem } from '../agent/expiry-options.ts'
 import { LogWatcher } from '../core/log-watcher.ts'
 import { RunRecovery } from '../core/recovery.ts'
 import type { Limits } from '../core/limits.ts'
@@ -42,6 +45,13 @@ export interface AgentServerOptions {
   readonly now?: Clock
   /** Lifetime of an interrupt batch. @default 3600 (1 hour) */
   readonly interruptTtlSeconds?: number
+  /**
+   * What happens to a batch when its deadline passes, for tools that set no `onExpiry` (docs/approvals.md#deadlines).
+   * @default 'deny' for tool approvals, 'cancel' for `askUser`
+   */
+  readonly onExpiry?: ExpiryPolicy
+  /** Interval of the expiry sweep of due batches; `0`: only on first touch and `expirySweeper.sweepOnce()`. @default 1000 */
+  readonly expirySweepMs?: number
   readonly limits?: Partial<Limits>
   /**
    * This process is the only one using the store. At startup every run a previous process left
@@ -91,6 +101,8 @@ export type AgentServer = Hono<ServerEnv> & {
   readonly runs: RunManager
   readonly store: Store
   readonly basePath: string
+  /** The sweep that decides expired batches (`sweepOnce()` runs one round now). */
+  readonly expirySweeper: ExpirySweeper
   /** Resolves once startup recovery has run. */
   ready(): Promise<void>
   /** Cancels active runs, waits for their terminal events, then closes the store. */
@@ -116,6 +128,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits }
   const ttlSeconds = options.interruptTtlSeconds ?? 3600
   if (!(ttlSeconds > 0)) throw new RangeError('interruptTtlSeconds must be positive.')
+  const expiryProblem = expiryOptionProblem(options.onExpiry)
+  if (expiryProblem !== undefined) throw new RangeError(expiryProblem)
   const validators = new ValidatorCache()
   const agent = resolveAgent(options.agent, validators)
   const { store } = options
@@ -140,6 +154,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     validators,
     now,
     interruptTtlMs: ttlSeconds * 1000,
+    onExpiry: options.onExpiry,
     maxInterruptsPerBatch: limits.maxInterruptsPerBatch,
     logError,
     webhooks,
@@ -154,6 +169,15 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     now,
     logError,
     webhooks,
+  })
+  const expirySweeper = new ExpirySweeper({
+    store,
+    runs,
+    validators,
+    now,
+    logError,
+    webhooks,
+    ...(options.expirySweepMs !== undefined ? { sweepMs: options.expirySweepMs } : {}),
   })
   const pollMs = options.pollMs ?? (store.watch ? 1000 : 250)
   const watcher = new LogWatcher({ store, hub, pollMs, logError })
@@ -172,6 +196,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
       // After startup recovery, whose `run.failed` rows it then sends with everything the outbox still holds.
       sender?.start()
       recovery.startSweeping(Math.max(pollMs * 4, Math.floor(runs.leaseMs / 2)))
+      expirySweeper.start()
     })()
     return readyPromise
   }
@@ -197,6 +222,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     recoverThread: (thread: ThreadRecord) => recovery.touch(thread),
     rights,
     webhooks,
+    expireBatch: (batch) => expirySweeper.expire(batch),
   }
   registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse })
   const closing = new AbortController()
@@ -223,12 +249,14 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     runs,
     store,
     basePath,
+    expirySweeper,
     ready,
     close: () => {
       closingDone ??= (async () => {
         closing.abort()
         watcher.stop()
         recovery.stop()
+        await expirySweeper.stop()
         unwatch?.()
         await runs.shutdown()
         // Before the store closes: in-flight deliveries finish (or stay locked, to be sent again after a restart).

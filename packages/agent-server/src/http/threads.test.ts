@@ -30,7 +30,8 @@ const get = (
 describe('GET {base}/threads/:threadId (snapshot)', () => {
   it('returns the owner a valid snapshot with the pending batch, and hides it from others', async () => {
     const clock = { now: Date.parse('2031-05-01T10:00:00Z') }
-    const s = await serve(releaseAssistant(), { now: () => clock.now, interruptTtlSeconds: 60 })
+    // No periodic sweep: the expired batch stays pending (hidden, not yet decided) for the last assertions.
+    const s = await serve(releaseAssistant(), { now: () => clock.now, interruptTtlSeconds: 60, expirySweepMs: 0 })
     const threadId = newThreadId()
     const paused = await s.postRun(runInput(threadId, [userMessage('deploy v2 to production')]))
     const res = await get(s, `/threads/${threadId}`)

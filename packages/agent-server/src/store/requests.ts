@@ -26,7 +26,7 @@ export interface ThreadQuery {
   readonly limit: number
   /** Continue after this (updatedAt, threadId) position of the previous page. */
   readonly after?: { readonly updatedAt: number; readonly threadId: string }
-  /** Only threads with an open batch that expires after this time (the approval inbox). */
+  /** Only threads with an open batch that expires after this time or is kept past it (the approval inbox). */
   readonly pendingInterruptsAt?: number
 }
 

@@ -82,7 +82,8 @@ export interface Store {
   listMessages(threadId: string): Promise<Message[]>
   /**
    * The owner's threads, most recently updated first (keyset pagination). With
-   * `pendingInterruptsAt`, only threads whose open batch has not expired at that time.
+   * `pendingInterruptsAt`, only threads whose open batch has not expired at that time or is kept past its
+   * deadline (`onExpiry: 'keep'`, docs/approvals.md#deadlines).
    */
   listThreads(ownerId: string, query: ThreadQuery): Promise<ThreadRecord[]>
   getRun(threadId: string, runId: string): Promise<RunRecord | undefined>

@@ -53,6 +53,25 @@ export function readCases(kit: ConformanceKit): void {
       expect(await store.listThreads('carol', { limit: 10 })).toEqual([])
     }))
 
+  it('the inbox filter keeps a batch kept past its deadline (onExpiry keep), not a deny/cancel one', () =>
+    withDb(async (store) => {
+      const made: string[] = []
+      for (const onExpiry of ['keep', 'deny', 'cancel'] as const) {
+        const { threadId, runId } = ids()
+        await start(store, threadId, runId)
+        await store.insertToolCalls([call(threadId, runId, 'c1', 'awaiting_decision')])
+        await store.createBatch({ ...batchFor(threadId, runId, `b-${threadId}`), onExpiry })
+        await finish(store, threadId, runId, { status: 'interrupted', outcome: { type: 'interrupt', interrupts: [] } })
+        made.push(threadId)
+      }
+      const late = await store.listThreads('alice', {
+        status: 'interrupted',
+        limit: 10,
+        pendingInterruptsAt: now + 5000,
+      })
+      expect(late.map((t) => t.threadId)).toEqual([made[0]])
+    }))
+
   it('polls log heads of many threads in one call', () =>
     withDb(async (store) => {
       const a = ids()

@@ -22,7 +22,7 @@ import type {
   ThreadQuery,
   ToolCallStatus,
 } from '../store.ts'
-import { NOT_STARTED_CALL_STATUSES, OPEN_BATCH_STATUS } from '../statuses.ts'
+import { NOT_STARTED_CALL_STATUSES, OPEN_BATCH_STATUS, UNDECIDED_EXPIRY_POLICY } from '../statuses.ts'
 import { sqlList, sqlString } from '../sql-literals.ts'
 import { statement } from './query.ts'
 
@@ -33,6 +33,7 @@ import { statement } from './query.ts'
 
 const OPEN_BATCH = sqlString(OPEN_BATCH_STATUS)
 const NOT_STARTED = sqlList(NOT_STARTED_CALL_STATUSES)
+const UNDECIDED = sqlString(UNDECIDED_EXPIRY_POLICY)
 
 export type BatchWithInterrupts = BatchRow & { interrupts: InterruptRow[] }
 /** The interrupts of batch `b` as one JSON array (`InterruptRow`s), for a select list. */
@@ -64,7 +65,7 @@ export const listThreads = (ownerId: string, query: ThreadQuery) =>
        AND ($3::bigint IS NULL OR updated_at < $3 OR (updated_at = $3 AND thread_id > $4))
        AND ($5::bigint IS NULL OR EXISTS (
          SELECT 1 FROM interrupt_batches b
-         WHERE b.thread_id = threads.thread_id AND b.status = ${OPEN_BATCH} AND b.expires_at > $5))
+         WHERE b.thread_id = threads.thread_id AND b.status = ${OPEN_BATCH} AND (b.expires_at > $5 OR b.on_expiry = ${UNDECIDED})))
      ORDER BY updated_at DESC, thread_id ASC
      LIMIT $6`,
     [

@@ -77,7 +77,7 @@ export function prepareStatements(db: Database.Database) {
          AND (@afterUpdated IS NULL OR updated_at < @afterUpdated OR (updated_at = @afterUpdated AND thread_id > @afterThread))
          AND (@pendingAt IS NULL OR EXISTS (
            SELECT 1 FROM interrupt_batches b
-           WHERE b.thread_id = threads.thread_id AND b.status = ${OPEN_BATCH} AND b.expires_at > @pendingAt))
+           WHERE b.thread_id = threads.thread_id AND b.status = ${OPEN_BATCH} AND (b.expires_at > @pendingAt OR b.on_expiry = ${UNDECIDED})))
        ORDER BY updated_at DESC, thread_id ASC
        LIMIT @limit`,
     ),
@@ -253,13 +253,20 @@ export function prepareStatements(db: Database.Database) {
        ORDER BY b.created_at DESC, b.batch_id DESC
        LIMIT @limit`,
     ),
-    /** The expiry sweep: open batches past their deadline whose policy decides something (the deadline index). */
+    /**
+     * The expiry sweep: open batches past their deadline whose policy decides something (the deadline index). The page
+     * is chosen first and only its rows get their interrupts: SQLite would otherwise build the JSON of every due row
+     * before sorting ties on the deadline (thousands of batches created at once share one).
+     */
     listDueBatches: prepare<{ now: number; limit: number }, WithInterruptsJson<BatchRow>>(
-      `SELECT b.*, ${INTERRUPTS_JSON}
-       FROM interrupt_batches b
-       WHERE b.status = ${OPEN_BATCH} AND b.expires_at <= @now AND b.on_expiry <> ${UNDECIDED}
-       ORDER BY b.expires_at, b.batch_id
-       LIMIT @limit`,
+      `WITH due AS (
+         SELECT b.batch_id FROM interrupt_batches b
+         WHERE b.status = ${OPEN_BATCH} AND b.expires_at <= @now AND b.on_expiry <> ${UNDECIDED}
+         ORDER BY b.expires_at, b.batch_id
+         LIMIT @limit)
+       SELECT b.*, ${INTERRUPTS_JSON}
+       FROM due JOIN interrupt_batches b ON b.batch_id = due.batch_id
+       ORDER BY b.expires_at, b.batch_id`,
     ),
 
     // ---- decision records (written by the claim, never updated)

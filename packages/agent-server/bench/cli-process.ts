@@ -1,0 +1,53 @@
+/** Server processes for the benchmarks: the real CLI (or a fixture) in a child, so the server has its own core. */
+import type { ChildProcess } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export interface ServerProcess {
+  /** `http://HOST:PORT/api/agent` */
+  readonly baseUrl: string
+  readonly child: ChildProcess
+  stop(): Promise<void>
+}
+
+/** Resolves once the child prints `listening on <url>` (what the CLI and the fixtures print). */
+export function launched(child: ChildProcess, kill: () => void, basePath = '/api/agent'): Promise<ServerProcess> {
+  return new Promise((resolve, reject) => {
+    let out = ''
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString('utf8')
+      const match = /listening on (\S+)\n/.exec(out)
+      if (!match) return
+      child.stdout!.off('data', onData)
+      resolve({
+        baseUrl: `${match[1]!}${basePath}`,
+        child,
+        stop: () =>
+          new Promise<void>((done) => {
+            if (child.exitCode !== null) return done()
+            child.once('exit', () => done())
+            kill()
+          }),
+      })
+    }
+    child.stdout!.on('data', onData)
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)))
+  })
+}
+
+const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
+const tsx = ['--import', 'tsx', '--conditions', '@interlude/source']
+
+/** Whether the CLI's `--help` lists `flag` (benchmarks that use a newer flag fall back without it). */
+export function cliHasFlag(flag: string): boolean {
+  const help = spawnSync(process.execPath, [...tsx, cli, '--help'], { encoding: 'utf8' })
+  return help.stdout.includes(flag)
+}
+
+/** `src/cli.ts` through tsx on a free port with 0 ms pacing, plus `args` (tokens, `--db`, …). */
+export function spawnCli(args: readonly string[]): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...tsx, cli, '--port', '0', '--pacing-ms', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  return launched(child, () => child.kill('SIGTERM'))
+}

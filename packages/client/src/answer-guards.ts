@@ -1,0 +1,41 @@
+import type { DecisionAccepted, PendingBatchPage, RunView, ThreadSnapshot } from '@interlude/protocol'
+
+/**
+ * Light structural checks of the JSON answers (docs/approvals.md): enough to fail with a typed
+ * `PROTOCOL_ERROR` on something that is not an Interlude server, without shipping a schema library.
+ */
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
+
+const RUN_STATUSES: readonly string[] = ['running', 'finished', 'failed', 'cancelled', 'interrupted']
+
+export function isPendingBatchPage(value: unknown): value is PendingBatchPage {
+  if (!isObject(value) || !Array.isArray(value.items)) return false
+  if (value.nextCursor !== undefined && typeof value.nextCursor !== 'string') return false
+  return value.items.every(
+    (item: unknown) => isObject(item) && typeof item.threadId === 'string' && Array.isArray(item.interrupts),
+  )
+}
+
+export function isDecisionAccepted(value: unknown): value is DecisionAccepted {
+  return isObject(value) && typeof value.threadId === 'string' && typeof value.runId === 'string'
+}
+
+export function isRunView(value: unknown): value is RunView {
+  return (
+    isObject(value) &&
+    typeof value.threadId === 'string' &&
+    typeof value.runId === 'string' &&
+    typeof value.status === 'string' &&
+    RUN_STATUSES.includes(value.status)
+  )
+}
+
+export function isThreadSnapshot(value: unknown): value is ThreadSnapshot {
+  return (
+    isObject(value) &&
+    typeof value.threadId === 'string' &&
+    typeof value.revision === 'number' &&
+    Array.isArray(value.messages)
+  )
+}

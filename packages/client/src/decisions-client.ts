@@ -1,0 +1,144 @@
+import type {
+  DecisionAccepted,
+  DecisionRequest,
+  PendingBatch,
+  PendingBatchPage,
+  ResumeEntry,
+  RunView,
+  ThreadSnapshot,
+} from '@interlude/protocol'
+import { InterludeError } from '@interlude/protocol'
+import { isDecisionAccepted, isPendingBatchPage, isRunView, isThreadSnapshot } from './answer-guards.ts'
+import type { BackoffOptions } from './backoff.ts'
+import { backoffDelay, sleep } from './backoff.ts'
+import type { DecisionsClientOptions } from './client-options.ts'
+import type { FollowedEvent, FollowOptions } from './follow.ts'
+import { followThread } from './follow.ts'
+import { createHttpClient } from './http-client.ts'
+import { newRunId } from './run-id.ts'
+
+export interface PendingOptions {
+  /** 1–100 (the server's default is 20). */
+  readonly limit?: number
+  /** `nextCursor` of the previous page. */
+  readonly cursor?: string
+  readonly signal?: AbortSignal
+}
+
+export interface DecideOptions {
+  /**
+   * The idempotency key (docs/protocol.md, "Idempotency"). Sending the same `runId` with the same entries
+   * again answers `202` with the same run, so a caller that does not know whether a decision arrived sends
+   * it again unchanged. @default `run_<uuid>`, generated per `decide` call and reused by its retries
+   */
+  readonly runId?: string
+  /** One entry per interrupt of the open batch; see `approveAll`, `denyAll`, `cancelAll`. */
+  readonly resume: readonly ResumeEntry[]
+  readonly signal?: AbortSignal
+  /**
+   * Sends again, with the same `runId`, after a `NETWORK_ERROR` or `STORE_UNAVAILABLE` (the answer was
+   * lost or the store was away). @default 2 retries, backoff 250 ms … 5 s
+   */
+  readonly retries?: number
+  readonly backoff?: BackoffOptions
+}
+
+export interface WaitForRunOptions {
+  readonly signal?: AbortSignal
+  /** Delay between two polls of the run status. @default 500 */
+  readonly pollMs?: number
+}
+
+export interface DecisionsClient {
+  /** One page of the open batches the caller may decide, newest first (`GET {base}/interrupts?status=pending`). */
+  pending(options?: PendingOptions): Promise<PendingBatchPage>
+  /** Every page, following `nextCursor` until the last one. */
+  pendingPages(options?: Omit<PendingOptions, 'cursor'>): AsyncIterable<PendingBatchPage>
+  /** Every open batch, page after page. */
+  pendingBatches(options?: Omit<PendingOptions, 'cursor'>): AsyncIterable<PendingBatch>
+  /** Answers the thread's open batch (`POST {base}/threads/:threadId/decisions`); the turn continues in background. */
+  decide(threadId: string, options: DecideOptions): Promise<DecisionAccepted>
+  /** The status of a run (`GET {base}/threads/:threadId/runs/:runId`), with its decision record for a resume run. */
+  run(threadId: string, runId: string, options?: { readonly signal?: AbortSignal }): Promise<RunView>
+  /** Polls `run` until the run is no longer `running`. Throws `ABORTED` when the signal aborts. */
+  waitForRun(threadId: string, runId: string, options?: WaitForRunOptions): Promise<RunView>
+  /** The thread's snapshot (`GET {base}/threads/:threadId`): messages, state, open batch, decision records. */
+  snapshot(threadId: string, options?: { readonly signal?: AbortSignal }): Promise<ThreadSnapshot>
+  /** The thread's events across runs, reconnecting after a dropped connection (see `FollowOptions`). */
+  follow(threadId: string, options?: FollowOptions): AsyncIterable<FollowedEvent>
+}
+
+const aborted = () => new InterludeError('ABORTED', 'The request was aborted.')
+const thread = (threadId: string) => `/threads/${encodeURIComponent(threadId)}`
+
+/**
+ * A typed client of the decisions API for bots and scripts (docs/approvals.md). Fetch only: it runs in
+ * browsers, Deno, Workers and Node ≥ 20. Every non-2xx answer is an `InterludeError` with the server's
+ * `code`, `message` and `details`; transport failures are `NETWORK_ERROR`, aborts `ABORTED`.
+ * @example
+ * const client = createDecisionsClient({ baseUrl: 'https://agents.example.com/api/agent', token })
+ * for await (const batch of client.pendingBatches()) await client.decide(batch.threadId, { resume: approveAll(batch) })
+ */
+export function createDecisionsClient(options: DecisionsClientOptions): DecisionsClient {
+  const http = createHttpClient(options)
+
+  const client: DecisionsClient = {
+    pending({ limit, cursor, signal } = {}) {
+      const query = new URLSearchParams({ status: 'pending' })
+      if (limit !== undefined) query.set('limit', String(limit))
+      if (cursor !== undefined) query.set('cursor', cursor)
+      return http.json({ method: 'GET', path: `/interrupts?${query}`, signal }, isPendingBatchPage, 'inbox page')
+    },
+
+    async *pendingPages(options = {}) {
+      let cursor: string | undefined
+      do {
+        const page = await client.pending(cursor === undefined ? options : { ...options, cursor })
+        yield page
+        cursor = page.nextCursor
+      } while (cursor !== undefined)
+    },
+
+    async *pendingBatches(options = {}) {
+      for await (const page of client.pendingPages(options)) yield* page.items
+    },
+
+    async decide(threadId, { runId = newRunId(), resume, signal, retries = 2, backoff }) {
+      const body: DecisionRequest = { runId, resume }
+      const request = { method: 'POST', path: `${thread(threadId)}/decisions`, body, signal } as const
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await http.json(request, isDecisionAccepted, 'decision answer')
+        } catch (error) {
+          const code = InterludeError.isInstance(error) ? error.code : undefined
+          // Safe because the runId is the same: the server admits a decision once (docs/protocol.md).
+          const again = code === 'NETWORK_ERROR' || code === 'STORE_UNAVAILABLE'
+          if (!again || attempt >= retries) throw error
+          if (!(await sleep(backoffDelay(attempt, backoff), signal))) throw aborted()
+        }
+      }
+    },
+
+    run(threadId, runId, { signal } = {}) {
+      const path = `${thread(threadId)}/runs/${encodeURIComponent(runId)}`
+      return http.json({ method: 'GET', path, signal }, isRunView, 'run view')
+    },
+
+    async waitForRun(threadId, runId, { signal, pollMs = 500 } = {}) {
+      for (;;) {
+        const view = await client.run(threadId, runId, signal ? { signal } : {})
+        if (view.status !== 'running') return view
+        if (!(await sleep(pollMs, signal))) throw aborted()
+      }
+    },
+
+    snapshot(threadId, { signal } = {}) {
+      return http.json({ method: 'GET', path: thread(threadId), signal }, isThreadSnapshot, 'thread snapshot')
+    },
+
+    follow(threadId, followOptions = {}) {
+      return followThread(http, threadId, followOptions)
+    },
+  }
+  return client
+}
