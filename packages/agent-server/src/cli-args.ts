@@ -8,7 +8,7 @@ export const USAGE = `Usage: interlude-server [options]
   --host <host>         interface to bind (default 127.0.0.1)
   --db <path | url>     SQLite file, created on first start (default .data/interlude.db), or a
                         postgres://user:pass@host:port/db URL (PostgreSQL, several replicas)
-  --db-schema <name>    PostgreSQL schema of the tables (default: the search_path, usually public)
+  --db-schema <name>    PostgreSQL schema of the tables (default: interlude)
   --shared              several server processes share this SQLite file (default for PostgreSQL):
                         runs left running are closed once their lease ends, not all at startup
   --run-lease-ms <ms>   lease of a running run, renewed by its process (default 15000)

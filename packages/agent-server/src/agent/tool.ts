@@ -21,7 +21,7 @@ export interface ToolContext<TState = unknown> {
   readonly state: TState
   /** Replaces the thread state; committed together with the tool's result in the effects ledger. */
   updateState(update: (state: TState) => TState): void
-  /** Aborted when the run is cancelled or the server shuts down. */
+  /** Aborted only when the server shuts down; a cancel waits for a running tool to finish (it is checked before a tool starts). */
   readonly signal: AbortSignal
 }
 
