@@ -35,11 +35,14 @@ export function registerDecisionRoutes(
   const { store } = admission
 
   app.post(`${basePath}/threads/:threadId/decisions`, auth, jsonBody(limits), async (c) => {
+    const startedAt = performance.now()
     const threadId = checkIdentifier('threadId', c.req.param('threadId'))
     const { runId, resume } = parseDecisionRequest(c.get('body'), limits)
     const admitted = await admitDecision(admission, c.get('principal'), { threadId, runId, resume }, 'api')
     // A retry of an admitted decision (same runId, same entries) answers the same; the run executes once.
     if (admitted.kind === 'start') runs.start(admitted.plan)
+    // Admission time, as `POST /runs` reports it (the approvals benchmark reads it).
+    c.header('Server-Timing', `admission;dur=${(performance.now() - startedAt).toFixed(3)}`)
     return c.json({ threadId, runId } satisfies DecisionAccepted, 202)
   })
 
