@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import type { ExpiryPolicy } from '@interlude/protocol'
 import { EXPIRY_POLICIES, isExpiryPolicy } from './agent/expiry-options.ts'
 import { resolveWebhookEndpoints, WEBHOOK_SECRET_ENV } from './webhooks/webhook-config.ts'
+import { checkCorsOptions } from './http/middleware/cors.ts'
 export const USAGE = `Usage: interlude-server [options]
 
   --port <n>            port to listen on (default 8787; 0 = any free port)
@@ -25,6 +26,10 @@ export const USAGE = `Usage: interlude-server [options]
                         thread's owner); repeatable
   --webhook <url>       POST interrupt.opened / .decided / .expired and run.failed here,
                         signed with INTERLUDE_WEBHOOK_SECRET (whsec_<base64>); repeatable
+  --cors-origin <url>   allow browser apps on this origin (e.g. https://app.example.com) to call the
+                        API; repeatable; '*' for any origin
+  --agent <module>      serve the agent a module default-exports (an AgentDefinition, or a function
+                        returning one) instead of the demo release assistant
   --static <dir>        serve a built workbench from <dir> at /
   --pacing-ms <ms>      scripted model: delay between streamed tokens (default 25)
   --base-path <path>    mount point of the API (default /api/agent)
@@ -52,6 +57,10 @@ export interface CliOptions {
   readonly approvers: readonly string[]
   /** `--webhook` URLs (signed with `INTERLUDE_WEBHOOK_SECRET`). */
   readonly webhooks: readonly string[]
+  /** `--cors-origin`, checked like `AgentServerOptions.cors`. */
+  readonly corsOrigins: readonly string[]
+  /** `--agent`: a module whose default export is the agent (loaded by the CLI). */
+  readonly agentModule: string | undefined
 }
 
 function positiveNumber(flag: string, text: string, allowZero: boolean): number {
@@ -101,6 +110,8 @@ export function parseCliArgs(
       token: { type: 'string', multiple: true },
       approver: { type: 'string', multiple: true },
       webhook: { type: 'string', multiple: true },
+      'cors-origin': { type: 'string', multiple: true },
+      agent: { type: 'string' },
       static: { type: 'string' },
       'pacing-ms': { type: 'string' },
       'base-path': { type: 'string' },
@@ -128,6 +139,17 @@ export function parseCliArgs(
   const approvers = [...new Set(values.approver ?? [])]
   if (approvers.some((name) => name.trim() === '' || name !== name.trim()))
     throw new Error('--approver must be a principal name without surrounding spaces')
+  const corsOrigins = [...new Set(values['cors-origin'] ?? [])]
+  if (corsOrigins.length > 0) {
+    try {
+      checkCorsOptions({ origins: corsOrigins })
+    } catch (error) {
+      throw new Error(error instanceof Error ? error.message.replace(/^cors\.origins/, '--cors-origin') : String(error))
+    }
+  }
+  if (values.agent !== undefined && values.model !== undefined)
+    throw new Error('--agent brings its own model: leave out --model')
+  if (values.agent !== undefined && values.agent.trim() === '') throw new Error('--agent needs a module path')
   const port = positiveNumber('--port', values.port ?? '8787', true)
   if (!Number.isInteger(port) || port > 65535) throw new Error('--port must be an integer between 0 and 65535')
   return {
@@ -150,5 +172,7 @@ export function parseCliArgs(
     basePath: values['base-path'] ?? '/api/agent',
     approvers,
     webhooks: webhookUrls(values.webhook ?? [], env),
+    corsOrigins,
+    agentModule: values.agent,
   }
 }

@@ -245,4 +245,73 @@ describe('interlude-server CLI', () => {
     expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(2)
     expect(err).toMatch(/Usage: interlude-server/)
   })
+
+  it('parses --cors-origin and --agent, refusing bad values', () => {
+    const ok = parseCliArgs(['--cors-origin', 'https://app.example.com', '--cors-origin', 'http://localhost:5173'], {})
+    expect(ok).toMatchObject({
+      corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
+      agentModule: undefined,
+    })
+    expect(parseCliArgs(['--agent', './my-agent.mjs'], {})).toMatchObject({ agentModule: './my-agent.mjs' })
+    expect(() => parseCliArgs(['--cors-origin', 'https://app.example.com/'], {})).toThrow(
+      /--cors-origin: .*\(no path\)/,
+    )
+    expect(() => parseCliArgs(['--cors-origin', 'app.example.com'], {})).toThrow(/--cors-origin/)
+    expect(() => parseCliArgs(['--cors-origin', '*', '--cors-origin', 'https://a.example'], {})).toThrow(/alone/)
+    expect(() => parseCliArgs(['--agent', 'a.mjs', '--model', 'openai'], {})).toThrow(/leave out --model/)
+  })
+
+  it('--agent serves the agent a module default-exports; a module without one exits with status 2', async () => {
+    const module = path.join(tmp.dir, 'echo-agent.mjs')
+    // A plain ES module with no imports: the default export is a function returning the agent.
+    fs.writeFileSync(
+      module,
+      `export default async () => ({
+        systemPrompt: 'Echo.',
+        model: { name: 'echo', async *stream() { yield { type: 'text', delta: 'echo from a custom agent' } } },
+      })\n`,
+    )
+    const server = await launch([
+      '--db',
+      path.join(tmp.dir, 'agent.db'),
+      '--agent',
+      module,
+      '--token',
+      'alice=alice-secret-token',
+    ])
+    const run = await postRun(server, runInput(newThreadId(), [userMessage('hi')]))
+    expect(run.status).toBe(200)
+    expect(textOf(run.events)).toBe('echo from a custom agent')
+
+    const broken = path.join(tmp.dir, 'not-an-agent.mjs')
+    fs.writeFileSync(broken, 'export default { tools: [] }\n')
+    const child = spawn(
+      process.execPath,
+      [BIN, '--port', '0', '--db', path.join(tmp.dir, 'broken.db'), '--agent', broken],
+      {
+        stdio: 'pipe',
+      },
+    )
+    let err = ''
+    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')))
+    expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(2)
+    expect(err).toMatch(/the default export must be an agent/)
+  })
+
+  it('--cors-origin answers preflights for that origin only', async () => {
+    const server = await launch(['--db', path.join(tmp.dir, 'cors.db'), '--cors-origin', 'https://app.example.com'])
+    const preflight = (origin: string) =>
+      fetch(`${server.baseUrl}/runs`, {
+        method: 'OPTIONS',
+        headers: {
+          Origin: origin,
+          'Access-Control-Request-Method': 'POST',
+          'Access-Control-Request-Headers': 'content-type',
+        },
+      })
+    const allowed = await preflight('https://app.example.com')
+    expect(allowed.status).toBe(204)
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.com')
+    expect((await preflight('https://evil.example')).headers.get('access-control-allow-origin')).toBeNull()
+  })
 })

@@ -1,3 +1,5 @@
+import type { AgentDefinition } from './agent/agent.ts'
+import { loadAgentModule } from './agent/load-agent-module.ts'
 import type { CliOptions } from './cli-args.ts'
 import { parseCliArgs, USAGE } from './cli-args.ts'
 import { isPostgresUrl, startServer } from './server.ts'
@@ -16,7 +18,18 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.stdout.write(USAGE)
     return
   }
+  let agent: AgentDefinition | undefined
+  if (options.agentModule !== undefined) {
+    try {
+      agent = await loadAgentModule(options.agentModule)
+    } catch (error) {
+      process.stderr.write(`interlude-server: ${error instanceof Error ? error.message : String(error)}\n`)
+      process.exitCode = 2
+      return
+    }
+  }
   const server = await startServer({
+    ...(agent !== undefined ? { agent } : {}),
     port: options.port,
     host: options.host,
     ...(isPostgresUrl(options.db) ? { dbUrl: options.db } : { dbPath: options.db }),
@@ -34,6 +47,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     approvers: options.approvers,
     // Each URL is signed with INTERLUDE_WEBHOOK_SECRET (checked by parseCliArgs).
     webhooks: options.webhooks.map((url) => ({ url })),
+    ...(options.corsOrigins.length > 0 ? { cors: { origins: options.corsOrigins } } : {}),
   })
   process.stdout.write(`listening on ${server.url}\n`)
   let stopping = false

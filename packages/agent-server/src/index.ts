@@ -3,6 +3,7 @@
 // test harness are `@interlude/agent-server/testing`. Everything else is internal (docs/architecture.md).
 export { createAgentServer } from './http/app.ts'
 export type { AgentServer, AgentServerOptions, WebhookDeliveryOptions } from './http/app.ts'
+export type { CorsOptions } from './http/middleware/cors.ts'
 export type { WebhookEndpoint } from './webhooks/webhook-config.ts'
 export { startServer } from './server.ts'
 export type { RunningServer, StartServerOptions } from './server.ts'

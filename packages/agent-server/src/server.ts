@@ -18,6 +18,7 @@ import { createPostgresStore } from './store/postgres/postgres-store.ts'
 import { createSqliteStore } from './store/sqlite/sqlite-store.ts'
 import type { Store } from './store/store.ts'
 import type { WebhookEndpoint } from './webhooks/webhook-config.ts'
+import type { CorsOptions } from './http/middleware/cors.ts'
 
 export interface StartServerOptions {
   /** @default 0 (an ephemeral port) */
@@ -70,6 +71,8 @@ export interface StartServerOptions {
   readonly approvers?: readonly string[]
   /** See `AgentServerOptions.webhooks`. */
   readonly webhooks?: readonly WebhookEndpoint[]
+  /** See `AgentServerOptions.cors`. */
+  readonly cors?: CorsOptions
   /** See `AgentServerOptions.webhookDelivery`. */
   readonly webhookDelivery?: WebhookDeliveryOptions
 }
@@ -149,6 +152,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       ...(options.canDecide !== undefined ? { canDecide: options.canDecide } : {}),
       ...(options.approvers !== undefined ? { approvers: options.approvers } : {}),
       ...(options.webhooks !== undefined ? { webhooks: options.webhooks } : {}),
+      ...(options.cors !== undefined ? { cors: options.cors } : {}),
       ...(options.webhookDelivery !== undefined ? { webhookDelivery: options.webhookDelivery } : {}),
     })
     await app.ready()

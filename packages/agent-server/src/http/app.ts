@@ -27,6 +27,8 @@ import type { ServerEnv } from './env.ts'
 import { auth } from './middleware/auth.ts'
 import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
 import { awaitReady } from './middleware/ready.ts'
+import type { CorsOptions } from './middleware/cors.ts'
+import { checkCorsOptions, corsMiddleware } from './middleware/cors.ts'
 import { registerDecisionRoutes } from './routes/decisions.ts'
 import { registerHealthRoute } from './routes/health.ts'
 import { registerInterruptRoutes } from './routes/interrupts.ts'
@@ -86,6 +88,8 @@ export interface AgentServerOptions {
   readonly webhooks?: readonly WebhookEndpoint[]
   /** Tuning of the webhook sender (poll, lock, concurrency, timeout, retries); the defaults suit most hosts. */
   readonly webhookDelivery?: WebhookDeliveryOptions
+  /** Cross-origin access for browser apps on other origins (preflights, allowed headers). @default none: same origin only */
+  readonly cors?: CorsOptions
 }
 
 /** The sender settings a host may change (see `WebhookSenderOptions` for each default). */
@@ -128,6 +132,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits }
   const ttlSeconds = options.interruptTtlSeconds ?? 3600
   if (!(ttlSeconds > 0)) throw new RangeError('interruptTtlSeconds must be positive.')
+  if (options.cors) checkCorsOptions(options.cors)
   const expiryProblem = expiryOptionProblem(options.onExpiry)
   if (expiryProblem !== undefined) throw new RangeError(expiryProblem)
   const validators = new ValidatorCache()
@@ -204,6 +209,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const app = new Hono<ServerEnv>()
   app.onError(errorHandler(logError))
   app.notFound(notFoundHandler)
+  // Preflights are answered before the ready gate and authentication (a browser sends no credentials with them).
+  if (options.cors) app.use(`${basePath}/*`, corsMiddleware(options.cors))
   app.use('*', awaitReady(ready))
 
   registerHealthRoute(app, basePath, { store, runs, logError })
