@@ -1,11 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Interrupt } from '@interlude/protocol'
 import type { DecideContext } from '../agent/decider.ts'
 import { defineTool } from '../agent/tool.ts'
 import { releaseAssistant } from '../demo/release-assistant.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
-import type { InProcessOptions, InProcessServer } from '../test-utils/in-process.ts'
-import { startInProcess } from '../test-utils/in-process.ts'
+import type { InProcessServer } from '../test-utils/in-process.ts'
+import { serversPerTest, startInProcess } from '../test-utils/in-process.ts'
 import { refusedUnchanged, resolved } from '../test-utils/resume-entries.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
 
@@ -13,15 +13,7 @@ import { commandAgent } from '../test-utils/test-agents.ts'
  * Who may decide (docs/approvals.md): the server's `canDecide` (default: the owner or a listed approver), a tool's
  * `approvers` narrowing it, "every interrupt of the batch", and the one admission path a decider's resume run takes.
  */
-const servers: InProcessServer[] = []
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.dispose()
-})
-async function server(options: InProcessOptions = {}): Promise<InProcessServer> {
-  const s = await startInProcess(options)
-  servers.push(s)
-  return s
-}
+const server = serversPerTest()
 
 async function pausedDeploy(s: InProcessServer): Promise<{ threadId: string; interrupts: Interrupt[] }> {
   const threadId = newThreadId()

@@ -1,6 +1,7 @@
 import { InterludeError } from '@interlude/protocol'
 import type { Message, ResumeEntry, RunAgentInput } from '@interlude/protocol'
 import { RunAgentInputSchema, summarizeIssues } from '@interlude/protocol/schemas'
+import type { ZodType } from 'zod'
 import type { Limits } from './limits.ts'
 
 /** Printable ASCII without spaces: safe in logs, SSE ids and URLs; long enough for any UUID scheme. */
@@ -64,20 +65,25 @@ export function sanitizeMessage(message: Message): Message {
  * checked at admission, where the thread's history is known).
  */
 export function parseRunInput(body: unknown, limits: Limits): RunAgentInput {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new InterludeError('INVALID_INPUT', 'The body must be a RunAgentInput JSON object.')
-  }
-  const parsed = RunAgentInputSchema.safeParse(body)
-  if (!parsed.success) {
-    throw new InterludeError('INVALID_INPUT', 'The body is not a valid RunAgentInput.', {
-      details: { issues: summarizeIssues(parsed.error) },
-    })
-  }
-  const input = { ...(parsed.data as RunAgentInput) }
+  const input = { ...parseBody<RunAgentInput>(RunAgentInputSchema, body, 'RunAgentInput') }
   for (const field of ['threadId', 'runId'] as const) checkIdentifier(field, input[field])
   input.messages = input.messages.map(sanitizeMessage)
   if (input.resume !== undefined) checkResumeLimits(input.resume, limits)
   return input
+}
+
+/** A JSON object body checked against a zod schema; `INVALID_INPUT` with the issues otherwise. */
+export function parseBody<T>(schema: ZodType, body: unknown, name: string): T {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new InterludeError('INVALID_INPUT', `The body must be a ${name} JSON object.`)
+  }
+  const parsed = schema.safeParse(body)
+  if (!parsed.success) {
+    throw new InterludeError('INVALID_INPUT', `The body is not a valid ${name}.`, {
+      details: { issues: summarizeIssues(parsed.error) },
+    })
+  }
+  return parsed.data as T
 }
 
 /** `threadId` / `runId` (body fields or path parameters): 1-200 printable ASCII characters without spaces. */

@@ -4,7 +4,7 @@ import type { BatchRecord } from '../store/store.ts'
 interface RunPlanBase {
   readonly threadId: string
   readonly runId: string
-  /** The owner of the thread (the authenticated principal). */
+  /** The owner of the thread: tools act for it, also when another principal decided (docs/approvals.md). */
   readonly principal: string
   /** Browser tools declared by the client in `RunAgentInput.tools`. */
   readonly clientTools: readonly Tool[]

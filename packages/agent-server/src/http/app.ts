@@ -135,10 +135,9 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const { store } = options
   const endpoints = resolveWebhookEndpoints(options.webhooks ?? [])
   // The server clock: outbox rows are stamped with it, so their due times and locks are read with it too.
-  const sender =
-    endpoints.length > 0
-      ? new WebhookSender({ ...options.webhookDelivery, store, endpoints, logError, now })
-      : undefined
+  // Built even without endpoints, so bad `webhookDelivery` settings are refused here; it runs only with endpoints.
+  const built = new WebhookSender({ ...options.webhookDelivery, store, endpoints, logError, now })
+  const sender = endpoints.length > 0 ? built : undefined
   const webhooks = new WebhookOutbox(endpoints, () => sender?.wake())
   const rights = new DecisionRights({
     store,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ErrorCode, Interrupt } from '@interlude/protocol'
 import type { JsonAnswer } from '../test-utils/decisions.ts'
-import { getJson, overHttp, postDecision } from '../test-utils/decisions.ts'
+import { getJson, overHttp, postDecision, readJson } from '../test-utils/decisions.ts'
 import type { TestServer } from '../test-utils/harness.ts'
 import {
   dumpStore,
@@ -62,7 +62,7 @@ describe('POST {base}/threads/:threadId/decisions refuses bad input, changing no
             headers: { 'Content-Type': 'application/json' },
             body: JSON.stringify(valid()),
           })
-          .then(read),
+          .then(readJson),
       401,
       'UNAUTHENTICATED',
     ],
@@ -277,12 +277,7 @@ describe('GET routes of the approvals refuse bad input', () => {
 
   it('no credentials → 401 on every new route', async () => {
     for (const path of ['/interrupts', `/threads/${threadId}/runs/r1`]) {
-      await refused(() => http().request(path, { principal: null }).then(read), 401, 'UNAUTHENTICATED')
+      await refused(() => http().request(path, { principal: null }).then(readJson), 401, 'UNAUTHENTICATED')
     }
   })
 })
-
-async function read(response: Response): Promise<JsonAnswer> {
-  const body = (await response.json()) as { error?: JsonAnswer['error'] }
-  return { status: response.status, headers: response.headers, body, error: body.error }
-}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { DECISION_EVENT_NAME, EventType } from '@interlude/protocol'
 import type {
   DecisionRecord,
@@ -9,13 +9,14 @@ import type {
   RunView,
   ThreadSnapshot,
 } from '@interlude/protocol'
+import { DecisionRecordSchema, ThreadSnapshotSchema } from '@interlude/protocol/schemas'
 import type { ReleaseState } from '../demo/release-assistant.ts'
 import { releaseAssistant } from '../demo/release-assistant.ts'
 import { until } from '../test-utils/child-server.ts'
 import { getJson, postDecision } from '../test-utils/decisions.ts'
 import { dumpStore, interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
-import type { InProcessOptions, InProcessServer } from '../test-utils/in-process.ts'
-import { startInProcess } from '../test-utils/in-process.ts'
+import type { InProcessServer } from '../test-utils/in-process.ts'
+import { serversPerTest } from '../test-utils/in-process.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 
 /**
@@ -23,15 +24,7 @@ import { resolved } from '../test-utils/resume-entries.ts'
  * API, the record of who decided reaches the snapshot, the run view and the log, nobody else learns anything, and
  * every channel shares one admission (idempotency, ALREADY_RESUMED / DECISION_CONFLICT).
  */
-const servers: InProcessServer[] = []
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.dispose()
-})
-async function server(options: InProcessOptions = {}): Promise<InProcessServer> {
-  const s = await startInProcess({ approvers: ['mgr'], ...options })
-  servers.push(s)
-  return s
-}
+const server = serversPerTest({ approvers: ['mgr'] })
 
 async function pausedDeploy(s: InProcessServer): Promise<{ threadId: string; interrupts: Interrupt[] }> {
   const threadId = newThreadId()
@@ -84,6 +77,8 @@ describe('POST {base}/threads/:threadId/decisions', () => {
 
     const snapshot = (await getJson<ThreadSnapshot>(s, `/threads/${threadId}`, 'mgr')).body
     expect(snapshot.decisions).toEqual([record])
+    expect(ThreadSnapshotSchema.safeParse(snapshot).success).toBe(true)
+    expect(DecisionRecordSchema.safeParse(record).success).toBe(true)
     expect((snapshot.state as ReleaseState).deployments).toEqual([
       { operationId: interrupts[1]!.toolCallId, version: 'v3', environment: 'production' },
     ])

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { DECISION_EVENT_NAME, EventType } from '@interlude/protocol'
 import type { Interrupt } from '@interlude/protocol'
 import { releaseAssistant } from '../demo/release-assistant.ts'
 import { postDecision } from '../test-utils/decisions.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
-import { startInProcess } from '../test-utils/in-process.ts'
+import { serversPerTest } from '../test-utils/in-process.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 import type { SseTail, TailFrame } from '../test-utils/sse-tail.ts'
 import { tailSse } from '../test-utils/sse-tail.ts'
@@ -15,15 +15,7 @@ import { tailSse } from '../test-utils/sse-tail.ts'
  * `GET …/events?follow=1` (docs/approvals.md): the replay, then the thread's every later run on one open stream,
  * for the owner and for a decider; pings while idle; it ends when the client leaves or the server closes.
  */
-const servers: InProcessServer[] = []
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.dispose()
-})
-async function server(options: Parameters<typeof startInProcess>[0] = {}): Promise<InProcessServer> {
-  const s = await startInProcess({ approvers: ['mgr'], heartbeatMs: 30, ...options })
-  servers.push(s)
-  return s
-}
+const server = serversPerTest({ approvers: ['mgr'], heartbeatMs: 30 })
 
 async function pausedDeploy(s: InProcessServer): Promise<{ threadId: string; interrupts: Interrupt[] }> {
   const threadId = newThreadId()

@@ -185,4 +185,37 @@ describe('webhooks end to end', () => {
       errorCode: 'RUN_FAILED',
     })
   })
+
+  it('bad webhook options are refused when the server is created, naming the option and never the secret', async () => {
+    const url = 'https://hooks.example/a'
+    const short = `whsec_${randomBytes(8).toString('base64')}`
+    const bad: [Parameters<typeof startInProcess>[0], RegExp][] = [
+      [
+        { webhooks: [{ url: 'ftp://hooks.example/a', secret }] },
+        /webhooks\[0\]\.url must be an absolute http\(s\) URL/,
+      ],
+      [{ webhooks: [{ url, secret: short }] }, /webhooks\[0\]: the signing secret must decode to at least 24 bytes/],
+      [
+        {
+          webhooks: [
+            { url, secret },
+            { url, secret },
+          ],
+        },
+        /webhooks\[1\]\.url repeats/,
+      ],
+      [{ webhooks: [{ url, secret, events: [] }] }, /events is empty/],
+      [{ webhookDelivery: { concurrency: 0 } }, /concurrency/],
+      [{ webhookDelivery: { timeoutMs: 20_000 } }, /lockMs must be at least 2 × timeoutMs/],
+    ]
+    for (const [options, message] of bad) {
+      const error = await startInProcess(options).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      expect(error).toBeInstanceOf(RangeError)
+      expect((error as Error).message).toMatch(message)
+      expect((error as Error).message).not.toContain(short.slice(6))
+    }
+  })
 })

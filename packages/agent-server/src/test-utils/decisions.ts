@@ -17,7 +17,8 @@ export interface JsonAnswer<T = unknown> {
   readonly error: ErrorEnvelope['error'] | undefined
 }
 
-async function json<T>(response: Response): Promise<JsonAnswer<T>> {
+/** Reads a response as a `JsonAnswer`. */
+export async function readJson<T = unknown>(response: Response): Promise<JsonAnswer<T>> {
   const text = await response.text()
   let body: unknown
   try {
@@ -37,7 +38,7 @@ export async function postDecision<T = unknown>(
   principal: Principal,
   headers: Record<string, string> = {},
 ): Promise<JsonAnswer<T>> {
-  return json<T>(
+  return readJson<T>(
     await server.request(`/threads/${encodeURIComponent(threadId)}/decisions`, {
       method: 'POST',
       principal,
@@ -53,7 +54,7 @@ export async function getJson<T = unknown>(
   path: string,
   principal: Principal,
 ): Promise<JsonAnswer<T>> {
-  return json<T>(await server.request(path, { principal }))
+  return readJson<T>(await server.request(path, { principal }))
 }
 
 /** A `Requester` over real HTTP to a started server (`baseUrl`), with the test principals' bearer tokens. */

@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest'
 import { decodeEvents } from '@interlude/protocol'
 import type { AgUiEvent, ErrorEnvelope } from '@interlude/protocol'
 import { bearerTokens } from '../auth/authenticate.ts'
@@ -129,5 +130,23 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
       await app.close()
       tmp?.cleanup()
     },
+  }
+}
+
+/**
+ * `server(options)` for a test file: an in-process server with `defaults` under `options`, disposed after each test.
+ * Call it at the top level of the file (it registers the `afterEach`).
+ */
+export function serversPerTest(
+  defaults: InProcessOptions = {},
+): (options?: InProcessOptions) => Promise<InProcessServer> {
+  const started: InProcessServer[] = []
+  afterEach(async () => {
+    for (const s of started.splice(0)) await s.dispose()
+  })
+  return async (options = {}) => {
+    const s = await startInProcess({ ...defaults, ...options })
+    started.push(s)
+    return s
   }
 }
