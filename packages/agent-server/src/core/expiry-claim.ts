@@ -1,10 +1,10 @@
 import { SYSTEM_EXPIRY_PRINCIPAL } from '@interlude/protocol'
-import type { DecisionRecord } from '@interlude/protocol'
 import type { Clock } from '../clock.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
 import type { BatchRecord, ClaimBatchRequest, ClaimBatchResult, Store } from '../store/store.ts'
 import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import { decisionHashSync } from './decision-hash.ts'
+import { decisionRecord } from './decision-record.ts'
 import { expiryDecision, expiryRunId, isDue } from './expiry-policy.ts'
 import type { RunManager } from './run-manager.ts'
 import type { ResumeRunPlan } from './run-plan.ts'
@@ -53,15 +53,13 @@ export async function expiryClaim(
   const runId = expiryRunId(batch.batchId)
   const at = now()
   // The record the claim stores, as the webhook reports it (docs/approvals.md#decision-records).
-  const record: DecisionRecord = {
-    threadId,
+  const record = decisionRecord(batch, {
     runId,
-    interruptIds: batch.interrupts.map((i) => i.interrupt.id),
     entries: decision.entries,
     decidedBy: SYSTEM_EXPIRY_PRINCIPAL,
     via: 'expiry',
-    at: new Date(at).toISOString(),
-  }
+    now: at,
+  })
   const interrupts = batch.interrupts.map((i) => i.interrupt)
   const outbox = deps.webhooks?.expired({ threadId, owner, runId, interrupts }, record, at) ?? []
   return {

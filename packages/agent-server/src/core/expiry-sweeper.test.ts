@@ -45,7 +45,7 @@ function sweeper(store: Store, extra: Partial<ExpirySweeperOptions> = {}) {
 }
 
 /** Forwards to `store`, except the methods given. */
-function overriding(store: Store, methods: Partial<Store>): Store {
+function overriding(store: Store, methods: { [K in keyof Store]?: Store[K] | undefined }): Store {
   return new Proxy(store, {
     get(target, prop) {
       if (prop in methods) return methods[prop as keyof Store]
