@@ -2,7 +2,7 @@ import { expect, resumeRequests, trackRequests } from '../support/fixtures.ts'
 import { test as base } from '@playwright/test'
 import type { RunningServer } from '../support/server.ts'
 import { startServer } from '../support/server.ts'
-import { batchForm, openWorkbench, startRelease, submitButton } from '../support/workbench.ts'
+import { batchForm, openWorkbench, serverThread, startRelease, submitButton } from '../support/workbench.ts'
 
 // A server whose interrupts expire after 3 seconds.
 const test = base.extend<{ server: RunningServer }>({
@@ -38,20 +38,23 @@ test('an expired batch stays visible, says so, and cannot be submitted', async (
   await expect(page.locator('section.batch[data-expired="true"]')).toBeVisible()
 })
 
-test('a reload after the batch expired says so and offers only a new conversation', async ({ page, server }) => {
+test('after the deadline the server denies the batch: a reload shows the outcome and the thread goes on', async ({
+  page,
+  server,
+}) => {
   await openWorkbench(page, server)
   await startRelease(page)
   await expect(page.getByTestId('batch-expired')).toBeVisible({ timeout: 15_000 })
 
-  // The server's snapshot no longer carries the expired batch; the thread is still paused on it.
+  // docs/approvals.md#deadlines: the expiry sweep denies both approvals (the default for tools), the model is told and
+  // the turn ends. Nobody has to answer, and the thread is not stranded.
+  await expect.poll(async () => (await serverThread(page, server)).status, { timeout: 15_000 }).toBe('idle')
   await page.reload()
-  const banner = page.getByTestId('thread-expired')
-  await expect(banner).toBeVisible()
-  await expect(banner).toContainText('expired')
-  await expect(page.getByLabel('Message')).toBeDisabled()
-  await expect(page.getByRole('button', { name: 'Send' })).toBeDisabled()
+  await expect(page.getByText(/^Nothing ran\. Summary: .*was denied \(expired\)/)).toBeVisible()
+  await expect(page.getByTestId('thread-expired')).toBeHidden()
+  await expect(page.locator('section.batch')).toHaveCount(0)
 
-  await banner.getByRole('button', { name: 'New conversation' }).click()
-  await expect(banner).toBeHidden()
-  await expect(page.getByLabel('Message')).toBeEnabled()
+  await page.locator('#composer').fill('hello')
+  await page.locator('#composer').press('Enter')
+  await expect(page.getByText(/^I can publish and deploy releases/)).toBeVisible()
 })

@@ -1,9 +1,10 @@
 import { checkResume, InterludeError, resumeCheckError } from '@interlude/protocol'
-import type { Context, DecisionRecord, DecisionVia, ResumeEntry, Tool } from '@interlude/protocol'
+import type { Context, DecisionVia, ResumeEntry, Tool } from '@interlude/protocol'
 import type { SchemaIssue } from '../schema/validator-cache.ts'
 import type { BatchRecord, Store } from '../store/store.ts'
 import type { Admission, AdmissionDeps } from './admission.ts'
 import { decisionHashSync } from './decision-hash.ts'
+import { decisionRecord } from './decision-record.ts'
 import { resumePlan } from './run-plan.ts'
 
 /** A decision for the open batch, from a resume run (`POST /runs`) or the decisions API. */
@@ -104,15 +105,7 @@ export async function admitResume(
 
   const now = deps.now()
   // The record the claim stores, as the webhook reports it (docs/approvals.md#decision-records).
-  const record: DecisionRecord = {
-    threadId,
-    runId,
-    interruptIds: batch.interrupts.map((i) => i.interrupt.id),
-    entries: check.entries,
-    decidedBy: principal,
-    via,
-    at: new Date(now).toISOString(),
-  }
+  const record = decisionRecord(batch, { runId, entries: check.entries, decidedBy: principal, via, now })
   const interrupts = batch.interrupts.map((i) => i.interrupt)
   const outbox = deps.webhooks?.decided({ threadId, owner, runId, interrupts }, record, now) ?? []
   const claim = await store.claimBatch({

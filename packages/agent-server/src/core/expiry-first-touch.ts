@@ -1,7 +1,7 @@
 import { InterludeError } from '@interlude/protocol'
 import type { BatchRecord } from '../store/store.ts'
 import { isDue } from './expiry-policy.ts'
-import type { ExpiryOutcome } from './expiry-sweeper.ts'
+import type { ExpiryOutcome } from './expiry-claim.ts'
 
 /** Decides a due batch at once (`ExpirySweeper.expire`). */
 export type ExpireBatch = (batch: BatchRecord) => Promise<ExpiryOutcome>

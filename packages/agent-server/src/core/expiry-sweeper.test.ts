@@ -45,7 +45,7 @@ function sweeper(store: Store, extra: Partial<ExpirySweeperOptions> = {}) {
 }
 
 /** Forwards to `store`, except the methods given. */
-function overriding(store: Store, methods: Partial<Store>): Store {
+function overriding(store: Store, methods: { [K in keyof Store]?: Store[K] | undefined }): Store {
   return new Proxy(store, {
     get(target, prop) {
       if (prop in methods) return methods[prop as keyof Store]
@@ -134,7 +134,9 @@ describe('ExpirySweeper', () => {
       const first = await paused(store)
       const second = await paused(store)
       let failures = 1
+      // A store without claimBatches: the sweep claims one by one.
       const flaky = overriding(store, {
+        claimBatches: undefined,
         claimBatch: async (request) => {
           if (failures-- > 0) throw new Error('claim failed')
           return store.claimBatch(request)
@@ -148,6 +150,23 @@ describe('ExpirySweeper', () => {
       expect((await Promise.all(decided)).sort()).toEqual([0, 1])
       // The failed one is still due and decided in the next round.
       expect(await instance.sweepOnce()).toBe(1)
+
+      // With claimBatches a failed transaction leaves the whole page due for the next round.
+      const third = await paused(store)
+      const fourth = await paused(store)
+      let bulkFailures = 1
+      const bulk = sweeper(
+        overriding(store, {
+          claimBatches: async (requests) => {
+            if (bulkFailures-- > 0) throw new Error('transaction failed')
+            return store.claimBatches!(requests)
+          },
+        }),
+      )
+      expect(await bulk.instance.sweepOnce()).toBe(0)
+      expect(bulk.logged).toEqual(['expiry sweep: could not claim 2 due batches'])
+      expect(await bulk.instance.sweepOnce()).toBe(2)
+      for (const p of [third, fourth]) expect(await store.listDecisions(p.threadId)).toHaveLength(1)
 
       const down = sweeper(
         overriding(store, {

@@ -1,15 +1,14 @@
-import { SYSTEM_EXPIRY_PRINCIPAL } from '@interlude/protocol'
-import type { DecisionRecord } from '@interlude/protocol'
 import type { Clock } from '../clock.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
-import type { BatchRecord, Store } from '../store/store.ts'
+import type { BatchRecord, ClaimBatchRequest, ClaimBatchResult, Store } from '../store/store.ts'
 import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import { yieldToEventLoop } from './cpu-slice.ts'
+import type { ExpiryClaim, ExpiryOutcome } from './expiry-claim.ts'
+import { claimOutcome, expiryClaim } from './expiry-claim.ts'
 import { ContinuationQueue } from './expiry-continuations.ts'
-import { decisionHashSync } from './decision-hash.ts'
-import { expiryDecision, expiryRunId, isDue } from './expiry-policy.ts'
 import type { RunManager } from './run-manager.ts'
-import { resumePlan } from './run-plan.ts'
+
+export type { ExpiryOutcome } from './expiry-claim.ts'
 
 export interface ExpirySweeperOptions {
   readonly store: Store
@@ -26,16 +25,6 @@ export interface ExpirySweeperOptions {
   /** `interrupt.expired` rows committed with the claim (docs/approvals.md#webhooks). @default none */
   readonly webhooks?: WebhookOutbox | undefined
 }
-
-/** How the expiry of one batch ended. Only `decided` started a run here. */
-export type ExpiryOutcome =
-  | { readonly kind: 'decided'; readonly runId: string }
-  /** Somebody else decided first (a person, or another replica's sweep): nothing to do. */
-  | { readonly kind: 'lost'; readonly runId: string | undefined }
-  /** A run is active on the thread (the one that raised the batch is still finishing): next round. */
-  | { readonly kind: 'busy'; readonly activeRunId: string | undefined }
-  /** Not due (kept, not yet expired, no longer open) or its thread is gone. */
-  | { readonly kind: 'skipped' }
 
 export const DEFAULT_EXPIRY_SWEEP_MS = 1000
 
@@ -95,8 +84,9 @@ export class ExpirySweeper {
   }
 
   /**
-   * One round: every batch due at the start of the round, page by page, earliest deadline first. Answers how many
-   * this replica decided. Busy threads stay due for the next round; a page of nothing new ends the round.
+   * One round: every batch due at the start of the round, page by page, earliest deadline first, each page claimed in
+   * one store transaction where the store offers it (`claimBatches`). Answers how many this replica decided. Busy
+   * threads stay due for the next round; a page of nothing new ends the round.
    */
   async sweepOnce(): Promise<number> {
     const { store, now, logError } = this.#o
@@ -112,18 +102,14 @@ export class ExpirySweeper {
         logError('expiry sweep: could not list due batches', error)
         return decided
       }
-      let fresh = 0
-      for (const batch of page) {
-        if (seen.has(batch.batchId)) continue
-        seen.add(batch.batchId)
-        fresh++
-        if ((await this.#expire(batch, 'queued')).kind === 'decided') decided++
-        if (performance.now() - sliceStart > SWEEP_SLICE_MS) {
-          await yieldToEventLoop()
-          sliceStart = performance.now()
-        }
+      const fresh = page.filter((batch) => !seen.has(batch.batchId))
+      for (const batch of fresh) seen.add(batch.batchId)
+      decided += await this.#decide(fresh)
+      if (performance.now() - sliceStart > SWEEP_SLICE_MS) {
+        await yieldToEventLoop()
+        sliceStart = performance.now()
       }
-      if (page.length < this.#pageSize || fresh === 0) return decided
+      if (page.length < this.#pageSize || fresh.length === 0) return decided
     }
   }
 
@@ -131,59 +117,75 @@ export class ExpirySweeper {
    * Applies a due batch's policy now (first touch by new input): the claim, then the continuation, started at once
    * (somebody is waiting for the thread). Never throws; a store error is logged and the batch stays due.
    */
-  expire(batch: BatchRecord): Promise<ExpiryOutcome> {
-    return this.#expire(batch, 'now')
-  }
-
-  async #expire(batch: BatchRecord, start: 'now' | 'queued'): Promise<ExpiryOutcome> {
-    const { store, runs, validators, now, logError } = this.#o
+  async expire(batch: BatchRecord): Promise<ExpiryOutcome> {
+    const claim = await this.#prepare(batch)
+    if (!('request' in claim)) return claim
     try {
-      const decision = expiryDecision(batch, validators)
-      if (decision === undefined || !isDue(batch, now())) return { kind: 'skipped' }
-      const thread = await store.getThread(batch.threadId)
-      if (!thread) return { kind: 'skipped' }
-      if (thread.activeRunId !== undefined) return { kind: 'busy', activeRunId: thread.activeRunId }
-      const { threadId, ownerId: owner } = thread
-      const runId = expiryRunId(batch.batchId)
-      const at = now()
-      // The record the claim stores, as the webhook reports it (docs/approvals.md#decision-records).
-      const record: DecisionRecord = {
-        threadId,
-        runId,
-        interruptIds: batch.interrupts.map((i) => i.interrupt.id),
-        entries: decision.entries,
-        decidedBy: SYSTEM_EXPIRY_PRINCIPAL,
-        via: 'expiry',
-        at: new Date(at).toISOString(),
-      }
-      const interrupts = batch.interrupts.map((i) => i.interrupt)
-      const outbox = this.#o.webhooks?.expired({ threadId, owner, runId, interrupts }, record, at) ?? []
-      const claim = await store.claimBatch({
-        threadId: batch.threadId,
-        batchId: batch.batchId,
-        runId,
-        decisionHash: decisionHashSync(decision.entries),
-        decision: decision.entries,
-        now: at,
-        ...runs.lease(),
-        decidedBy: SYSTEM_EXPIRY_PRINCIPAL,
-        via: 'expiry',
-        ...(outbox.length > 0 ? { outbox } : {}),
-      })
-      if (claim.ok) {
-        this.#o.webhooks?.committed(outbox)
-        // The continuation of an expired batch: a resume run in the owner's name, with no browser tools.
-        const plan = resumePlan({ threadId, runId, owner, batch, ...decision, expired: true })
-        if (start === 'now') this.#continuations.startNow(plan)
-        else this.#continuations.push(plan)
-        return { kind: 'decided', runId }
-      }
-      if (claim.reason === 'busy') return { kind: 'busy', activeRunId: undefined }
-      return { kind: 'lost', runId: claim.reason === 'already_claimed' ? claim.claimedByRunId : undefined }
+      return this.#settle(claim, await this.#o.store.claimBatch(claim.request), 'now')
     } catch (error) {
-      logError(`expiry of batch ${batch.batchId} on thread ${batch.threadId} failed`, error)
+      this.#o.logError(`expiry of batch ${batch.batchId} on thread ${batch.threadId} failed`, error)
       return { kind: 'skipped' }
     }
+  }
+
+  /** Decides one page: prepares each claim, commits them together, queues the winners' continuations. */
+  async #decide(batches: readonly BatchRecord[]): Promise<number> {
+    const claims: ExpiryClaim[] = []
+    for (const batch of batches) {
+      const claim = await this.#prepare(batch)
+      if ('request' in claim) claims.push(claim)
+    }
+    const results = await this.#claimAll(claims.map((c) => c.request))
+    let decided = 0
+    claims.forEach((claim, i) => {
+      const result = results[i]
+      if (result !== undefined && this.#settle(claim, result, 'queued').kind === 'decided') decided++
+    })
+    return decided
+  }
+
+  async #prepare(batch: BatchRecord): Promise<ExpiryClaim | ExpiryOutcome> {
+    try {
+      return await expiryClaim(this.#o, batch)
+    } catch (error) {
+      this.#o.logError(`expiry of batch ${batch.batchId} on thread ${batch.threadId} failed`, error)
+      return { kind: 'skipped' }
+    }
+  }
+
+  /** The claims' answers in order; `undefined` where a store error left one undecided (logged; due next round). */
+  async #claimAll(requests: readonly ClaimBatchRequest[]): Promise<(ClaimBatchResult | undefined)[]> {
+    const { store, logError } = this.#o
+    if (requests.length === 0) return []
+    if (store.claimBatches) {
+      try {
+        // One commit for the page instead of one per claim: on SQLite the commits are most of a mass expiry's cost.
+        return await store.claimBatches(requests)
+      } catch (error) {
+        logError(`expiry sweep: could not claim ${requests.length} due batches`, error)
+        return []
+      }
+    }
+    const results: (ClaimBatchResult | undefined)[] = []
+    for (const request of requests) {
+      try {
+        results.push(await store.claimBatch(request))
+      } catch (error) {
+        logError(`expiry of batch ${request.batchId} on thread ${request.threadId} failed`, error)
+        results.push(undefined)
+      }
+    }
+    return results
+  }
+
+  /** After the claim: a won one reports its webhook rows and starts (or queues) its continuation. */
+  #settle(claim: ExpiryClaim, result: ClaimBatchResult, start: 'now' | 'queued'): ExpiryOutcome {
+    const outcome = claimOutcome(claim, result)
+    if (outcome.kind !== 'decided') return outcome
+    this.#o.webhooks?.committed(claim.request.outbox)
+    if (start === 'now') this.#continuations.startNow(claim.plan)
+    else this.#continuations.push(claim.plan)
+    return outcome
   }
 
   #tick(): void {

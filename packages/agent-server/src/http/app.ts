@@ -52,7 +52,10 @@ export interface AgentServerOptions {
    * @default 'deny' for tool approvals, 'cancel' for `askUser`
    */
   readonly onExpiry?: ExpiryPolicy
-  /** Interval of the expiry sweep of due batches; `0`: only on first touch and `expirySweeper.sweepOnce()`. @default 1000 */
+  /**
+   * Interval of the expiry sweep of due batches; `0`: only on first touch and `expirySweeper.sweepOnce()`.
+   * @default 1000
+   */
   readonly expirySweepMs?: number
   readonly limits?: Partial<Limits>
   /**

@@ -109,6 +109,12 @@ export interface Store {
    * or deleted (docs/approvals.md#decision-records). Revision: +1; refused: 0.
    */
   claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult>
+  /**
+   * Optional: several claims in one transaction (the expiry sweep), where one commit is much cheaper than many
+   * (SQLite). Each is decided and written exactly as by `claimBatch`, in order, and answered in order; a refused one
+   * writes nothing and does not affect the others. Without it the sweep claims one by one.
+   */
+  claimBatches?(requests: readonly ClaimBatchRequest[]): Promise<ClaimBatchResult[]>
 
   /**
    * Appends events to the thread's log with strictly increasing `seq` (one transaction, one

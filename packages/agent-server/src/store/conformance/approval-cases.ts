@@ -63,6 +63,53 @@ export function approvalCases(kit: ConformanceKit): void {
       expect(await store.getDecision('other-thread', 'r-win')).toBeUndefined()
     }))
 
+  it('claimBatches (where a store offers it) decides each claim like claimBatch; a refused one leaves nothing', () =>
+    withDb(async (store) => {
+      if (!store.claimBatches) return
+      expect(await store.claimBatches([])).toEqual([])
+      const [a, b, c] = [await paused(store), await paused(store), await paused(store)]
+      const request = (
+        p: { threadId: string; batchId: string },
+        runId: string,
+        extra: Partial<ClaimBatchRequest> = {},
+      ) => ({
+        threadId: p.threadId,
+        batchId: p.batchId,
+        runId,
+        decisionHash: 'h-expiry',
+        decision: [],
+        now,
+        ...claimer,
+        decidedBy: SYSTEM_EXPIRY_PRINCIPAL,
+        via: 'expiry' as const,
+        ...extra,
+      })
+      expect((await claimOf(store, b.threadId, b.batchId)('r-person')).ok).toBe(true)
+      const results = await store.claimBatches([
+        request(a, 'x-a'),
+        request(b, 'x-b'),
+        // The run that raised c's batch: refused after the batch row was updated, which must be undone.
+        request(c, c.runId),
+        // a again, within the same transaction: the first claim already took it.
+        request(a, 'x-a2'),
+      ])
+      expect(results.map((r) => (r.ok ? 'ok' : r.reason))).toEqual([
+        'ok',
+        'already_claimed',
+        'run_exists',
+        'already_claimed',
+      ])
+      expect(await store.listDecisions(a.threadId)).toMatchObject([
+        { runId: 'x-a', decidedBy: SYSTEM_EXPIRY_PRINCIPAL, via: 'expiry' },
+      ])
+      expect(await store.listDecisions(b.threadId)).toMatchObject([{ runId: 'r-person' }])
+      expect(await store.listDecisions(c.threadId)).toEqual([])
+      expect((await store.getOpenBatch(c.threadId))?.batchId).toBe(c.batchId)
+      expect(await store.getThread(c.threadId)).toMatchObject({ status: 'interrupted', activeRunId: undefined })
+      expect(await store.getRun(a.threadId, 'x-a')).toMatchObject({ kind: 'resume', status: 'running' })
+      expect(await store.getRun(a.threadId, 'x-a2')).toBeUndefined()
+    }))
+
   it('concurrent claims from two connections leave exactly one decision record, the winner’s', () =>
     withDb(async (store, db) => {
       const other = await db.connect()

@@ -1,7 +1,8 @@
+import type Database from 'better-sqlite3'
 import type { ClaimBatchRequest, ClaimBatchResult, StartInputRunRequest, StartRunResult } from '../store.ts'
 import { toThread } from '../rows.ts'
 import { claimRefusal, startRefusal } from '../refusals.ts'
-import { RollbackWith } from '../rollback-with.ts'
+import { rolledBack, RollbackWith } from '../rollback-with.ts'
 import { appendMessagesTx } from './appends.ts'
 import { insertOutboxTx } from './outbox.ts'
 import type { SqliteStatements } from './statements.ts'
@@ -50,4 +51,26 @@ export function claimBatchTx(s: SqliteStatements, request: ClaimBatchRequest): C
   s.insertDecision.run({ ...request, entries: decisionJson })
   insertOutboxTx(s, request.outbox, request.now)
   return { ok: true, thread: toThread(s.getThread.get(threadId)!) }
+}
+
+/**
+ * Several claims inside one transaction (`claimBatches`): each in its own savepoint, so a refused one leaves nothing
+ * behind and the others commit together.
+ */
+export function claimBatchesTx(
+  db: Database.Database,
+  s: SqliteStatements,
+  requests: readonly ClaimBatchRequest[],
+): ClaimBatchResult[] {
+  // Called inside a transaction, a better-sqlite3 transaction function runs as a savepoint.
+  const claim = db.transaction((request: ClaimBatchRequest) => claimBatchTx(s, request))
+  return requests.map((request) => {
+    try {
+      return claim(request)
+    } catch (error) {
+      const refused = rolledBack<ClaimBatchResult>(error)
+      if (refused) return refused.value
+      throw error
+    }
+  })
 }

@@ -42,7 +42,7 @@ import type { BatchRow } from '../rows.ts'
 import { toBatch, toRun, toRunHeartbeat, toRunKey, toStoredEvent, toThread, toThreadHead, toToolCall } from '../rows.ts'
 import { effectRefusal } from '../refusals.ts'
 import { rolledBack } from '../rollback-with.ts'
-import { claimBatchTx, startInputRunTx } from './admission.ts'
+import { claimBatchesTx, claimBatchTx, startInputRunTx } from './admission.ts'
 import { appendEventsTx, appendMessagesTx, fenceTx } from './appends.ts'
 import { getDecision, listDecisions, listDueBatches, listPendingBatches } from './approval-reads.ts'
 import { migrate } from './migrations.ts'
@@ -199,6 +199,10 @@ export class SqliteStore implements Store {
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
     return this.#write(() => claimBatchTx(this.#s, request))
+  }
+
+  async claimBatches(requests: readonly ClaimBatchRequest[]): Promise<ClaimBatchResult[]> {
+    return requests.length === 0 ? [] : this.#write(() => claimBatchesTx(this.#db, this.#s, requests))
   }
 
   async appendEvents(threadId: string, runId: string, events: readonly NewEvent[]): Promise<StoredEvent[]> {

@@ -1,0 +1,28 @@
+import type { DecisionRecord, DecisionVia, ResumeEntry } from '@interlude/protocol'
+import type { BatchRecord } from '../store/store.ts'
+
+/**
+ * The record a claim stores, built where the claim is made so the webhook reporting it carries the same
+ * (docs/approvals.md#decision-records): a person's resume, a decision through the API, or the expiry sweep.
+ */
+export function decisionRecord(
+  batch: BatchRecord,
+  decision: {
+    readonly runId: string
+    readonly entries: readonly ResumeEntry[]
+    readonly decidedBy: string
+    readonly via: DecisionVia
+    readonly now: number
+  },
+): DecisionRecord {
+  const { runId, entries, decidedBy, via, now } = decision
+  return {
+    threadId: batch.threadId,
+    runId,
+    interruptIds: batch.interrupts.map((i) => i.interrupt.id),
+    entries,
+    decidedBy,
+    via,
+    at: new Date(now).toISOString(),
+  }
+}
