@@ -260,6 +260,76 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
     expect((requests[1]!.messages as { role: string }[]).map((m) => m.role)).toEqual(['system', 'user', 'user'])
   })
 
+  /** Every START has its END before the terminal event. */
+  function expectClosed(events: readonly { type: string; toolCallId?: string; messageId?: string }[]): void {
+    const open = new Set<string>()
+    for (const e of events.slice(0, -1)) {
+      if (e.type === EventType.TEXT_MESSAGE_START) open.add(`text:${e.messageId}`)
+      if (e.type === EventType.TEXT_MESSAGE_END) expect(open.delete(`text:${e.messageId}`)).toBe(true)
+      if (e.type === EventType.TOOL_CALL_START) open.add(`tool:${e.toolCallId}`)
+      if (e.type === EventType.TOOL_CALL_END) expect(open.delete(`tool:${e.toolCallId}`)).toBe(true)
+    }
+    expect([...open]).toEqual([])
+  }
+
+  it('a reset mid-arguments ends the open call before RUN_ERROR MODEL_ERROR; the thread takes new input', async () => {
+    const s = await serve()
+    queue.push(
+      streamOf(
+        [
+          chunk({ role: 'assistant', content: 'Publishing.' }),
+          chunk({
+            tool_calls: [
+              { index: 0, id: 'call_pub', type: 'function', function: { name: 'publish_release', arguments: '' } },
+            ],
+          }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: '{"vers' } }] }),
+        ],
+        { drop: true },
+      ),
+    )
+    const threadId = newThreadId()
+    const r = await postRun(s, runInput(threadId, [userMessage('publish v2.1')]))
+    expect(types(r.events)).toEqual([
+      EventType.RUN_STARTED,
+      EventType.TEXT_MESSAGE_START,
+      EventType.TEXT_MESSAGE_CONTENT,
+      EventType.TEXT_MESSAGE_END,
+      EventType.TOOL_CALL_START,
+      EventType.TOOL_CALL_ARGS,
+      EventType.TOOL_CALL_END,
+      EventType.RUN_ERROR,
+    ])
+    expect(r.events[6]).toMatchObject({ toolCallId: 'call_pub' })
+    expect(r.events[7]).toMatchObject({ code: 'MODEL_ERROR' })
+    expectClosed(r.events as { type: string }[])
+
+    // The call never ran and is not in the history: the thread is idle and answers new input.
+    queue.push(streamOf([chunk({ content: 'ok' }), chunk({}, 'stop')]))
+    const again = await postRun(s, runInput(threadId, [userMessage('again')]))
+    expect(textOf(again.events)).toBe('ok')
+    expect(interruptsOf(again.events)).toEqual([])
+    expect((requests[1]!.messages as { role: string }[]).map((m) => m.role)).toEqual(['system', 'user', 'user'])
+  })
+
+  it('a reset mid-text ends the open message before RUN_ERROR MODEL_ERROR', async () => {
+    const s = await serve()
+    queue.push(streamOf([chunk({ role: 'assistant', content: 'Half an ans' })], { drop: true }))
+    const threadId = newThreadId()
+    const r = await postRun(s, runInput(threadId, [userMessage('hello')]))
+    expect(types(r.events)).toEqual([
+      EventType.RUN_STARTED,
+      EventType.TEXT_MESSAGE_START,
+      EventType.TEXT_MESSAGE_CONTENT,
+      EventType.TEXT_MESSAGE_END,
+      EventType.RUN_ERROR,
+    ])
+    expect(r.events[4]).toMatchObject({ code: 'MODEL_ERROR' })
+    expectClosed(r.events as { type: string }[])
+    queue.push(streamOf([chunk({ content: 'ok' }), chunk({}, 'stop')]))
+    expect(textOf((await postRun(s, runInput(threadId, [userMessage('again')]))).events)).toBe('ok')
+  })
+
   it('a stream that ends cleanly without finish_reason counts as truncated', async () => {
     const s = await serve()
     queue.push((_req, res) => {
