@@ -118,9 +118,38 @@ describe('model stream → AG-UI events', () => {
       throw secret
     }
     const { events, error } = await translate(failing())
-    expect(events.map((e) => e.type)).toEqual([EventType.TEXT_MESSAGE_START, EventType.TEXT_MESSAGE_CONTENT])
+    expect(events.map((e) => e.type)).toEqual([
+      EventType.TEXT_MESSAGE_START,
+      EventType.TEXT_MESSAGE_CONTENT,
+      EventType.TEXT_MESSAGE_END,
+    ])
     expect(InterludeError.isInstance(error)).toBe(true)
     expect(error).toMatchObject({ code: 'MODEL_ERROR', message: 'The model request failed.', cause: secret })
+  })
+
+  it('a stream failing mid-arguments closes the text and every call, in the cancel order, then is MODEL_ERROR', async () => {
+    const failing = async function* (): AsyncGenerator<ModelChunk> {
+      yield text('a')
+      yield start('0', 'publish', 'call_a')
+      yield args('0', '{"v":')
+      yield start('1', 'deploy', 'call_b')
+      yield args('1', '{"env')
+      throw new Error('socket hang up')
+    }
+    const { events, error } = await translate(failing())
+    expect(events.map((e) => e.type)).toEqual([
+      EventType.TEXT_MESSAGE_START,
+      EventType.TEXT_MESSAGE_CONTENT,
+      EventType.TEXT_MESSAGE_END,
+      EventType.TOOL_CALL_START,
+      EventType.TOOL_CALL_ARGS,
+      EventType.TOOL_CALL_START,
+      EventType.TOOL_CALL_ARGS,
+      EventType.TOOL_CALL_END,
+      EventType.TOOL_CALL_END,
+    ])
+    expect(events.slice(-2)).toMatchObject([{ toolCallId: 'call_a' }, { toolCallId: 'call_b' }])
+    expect(error).toMatchObject({ code: 'MODEL_ERROR' })
   })
 
   it('a cancel stops before the next chunk, closes what is open, then throws RunCancelled', async () => {

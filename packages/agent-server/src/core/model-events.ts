@@ -57,7 +57,7 @@ function callId(proposed: string | undefined, current: readonly ModelCall[], isT
 /**
  * Translates a model stream into AG-UI events (docs/protocol.md): text deltas as one
  * `TEXT_MESSAGE_*` sequence, each tool call as `TOOL_CALL_START` / `_ARGS`, and at the end the
- * `END` of whatever is still open, so the sequence stays valid (also when cancelled mid-stream).
+ * `END` of whatever is still open, so the sequence stays valid (also when cancelled or failed mid-stream).
  * Returns the response. A failing stream is `MODEL_ERROR` (its text only goes to the cause); a
  * cancel is `RunCancelled`. Writes nothing: what the response changes is the turn's business.
  */
@@ -98,6 +98,10 @@ export async function* modelEvents(
       }
     }
   } catch (error) {
+    // A failed stream closes what is open the way a cancel does, so every START has its END before
+    // RUN_ERROR (docs/protocol.md). The calls never ran and are not recorded, as after a cancel.
+    if (textOpen) yield ev.textEnd(messageId)
+    for (const call of calls) yield ev.toolEnd(call.id)
     if (signal.aborted) throw new RunCancelled()
     throw new InterludeError('MODEL_ERROR', 'The model request failed.', { cause: error })
   }

@@ -162,6 +162,57 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
     expect(toolResults(resumed.events).map((r) => r.toolCallId)).toEqual(['call_pub', 'call_dep'])
   })
 
+  // Gemini's OpenAI-compatible endpoint and several proxies: no index, or index 0 for every call.
+  const parallelShapes: Record<string, (call: Record<string, unknown>) => Record<string, unknown>> = {
+    'without index': (call) => call,
+    'with index 0 for every call': (call) => ({ index: 0, ...call }),
+  }
+  for (const [shape, withIndex] of Object.entries(parallelShapes)) {
+    it(`parallel tool calls ${shape} and distinct ids are two calls`, async () => {
+      const s = await serve()
+      const frames = [
+        { id: 'call_pub', type: 'function', function: { name: 'publish_release', arguments: '' } },
+        { function: { arguments: '{"vers' } },
+        { function: { arguments: 'ion":"v2.1"}' } },
+        { id: 'call_dep', type: 'function', function: { name: 'deploy', arguments: '{"version":"v2.1",' } },
+        { function: { arguments: '"environment":"production"}' } },
+      ].map((call) => chunk({ tool_calls: [withIndex(call)] }))
+      queue.push(streamOf([chunk({ role: 'assistant', content: null }), ...frames, chunk({}, 'tool_calls')]))
+      const threadId = newThreadId()
+      const r = await postRun(s, runInput(threadId, [userMessage('deploy v2.1 to production')]))
+      const starts = r.events.filter((e) => e.type === EventType.TOOL_CALL_START)
+      expect(starts).toMatchObject([
+        { toolCallId: 'call_pub', toolCallName: 'publish_release' },
+        { toolCallId: 'call_dep', toolCallName: 'deploy' },
+      ])
+      const interrupts = interruptsOf(r.events)
+      expect(interrupts).toHaveLength(2)
+      expect(interrupts[0]).toMatchObject({ toolCallId: 'call_pub', message: 'Publish release v2.1?' })
+      expect(interrupts[1]).toMatchObject({ toolCallId: 'call_dep', message: 'Deploy v2.1 to production?' })
+
+      // Both calls are stored with their own arguments and are answered on resume.
+      queue.push(streamOf([chunk({ role: 'assistant', content: 'Done.' }), chunk({}, 'stop')]))
+      await postRun(
+        s,
+        resumeInput(
+          threadId,
+          interrupts.map((i) => ({ interruptId: i.id, status: 'resolved', payload: { approved: false } })),
+        ),
+      )
+      const sent = requests[1]!.messages as { role: string; tool_calls?: unknown[]; tool_call_id?: string }[]
+      expect(sent.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'tool'])
+      expect(sent[2]!.tool_calls).toEqual([
+        { id: 'call_pub', type: 'function', function: { name: 'publish_release', arguments: '{"version":"v2.1"}' } },
+        {
+          id: 'call_dep',
+          type: 'function',
+          function: { name: 'deploy', arguments: '{"version":"v2.1","environment":"production"}' },
+        },
+      ])
+      expect(sent.slice(3).map((m) => m.tool_call_id)).toEqual(['call_pub', 'call_dep'])
+    })
+  }
+
   it('an HTTP error from the model is RUN_ERROR MODEL_ERROR with a generic message', async () => {
     const s = await serve()
     queue.push((_req, res) => {
@@ -207,6 +258,76 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
     queue.push(streamOf([chunk({ content: 'ok' }), chunk({}, 'stop')]))
     await postRun(s, runInput(threadId, [userMessage('again')]))
     expect((requests[1]!.messages as { role: string }[]).map((m) => m.role)).toEqual(['system', 'user', 'user'])
+  })
+
+  /** Every START has its END before the terminal event. */
+  function expectClosed(events: readonly { type: string; toolCallId?: string; messageId?: string }[]): void {
+    const open = new Set<string>()
+    for (const e of events.slice(0, -1)) {
+      if (e.type === EventType.TEXT_MESSAGE_START) open.add(`text:${e.messageId}`)
+      if (e.type === EventType.TEXT_MESSAGE_END) expect(open.delete(`text:${e.messageId}`)).toBe(true)
+      if (e.type === EventType.TOOL_CALL_START) open.add(`tool:${e.toolCallId}`)
+      if (e.type === EventType.TOOL_CALL_END) expect(open.delete(`tool:${e.toolCallId}`)).toBe(true)
+    }
+    expect([...open]).toEqual([])
+  }
+
+  it('a reset mid-arguments ends the open call before RUN_ERROR MODEL_ERROR; the thread takes new input', async () => {
+    const s = await serve()
+    queue.push(
+      streamOf(
+        [
+          chunk({ role: 'assistant', content: 'Publishing.' }),
+          chunk({
+            tool_calls: [
+              { index: 0, id: 'call_pub', type: 'function', function: { name: 'publish_release', arguments: '' } },
+            ],
+          }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: '{"vers' } }] }),
+        ],
+        { drop: true },
+      ),
+    )
+    const threadId = newThreadId()
+    const r = await postRun(s, runInput(threadId, [userMessage('publish v2.1')]))
+    expect(types(r.events)).toEqual([
+      EventType.RUN_STARTED,
+      EventType.TEXT_MESSAGE_START,
+      EventType.TEXT_MESSAGE_CONTENT,
+      EventType.TEXT_MESSAGE_END,
+      EventType.TOOL_CALL_START,
+      EventType.TOOL_CALL_ARGS,
+      EventType.TOOL_CALL_END,
+      EventType.RUN_ERROR,
+    ])
+    expect(r.events[6]).toMatchObject({ toolCallId: 'call_pub' })
+    expect(r.events[7]).toMatchObject({ code: 'MODEL_ERROR' })
+    expectClosed(r.events as { type: string }[])
+
+    // The call never ran and is not in the history: the thread is idle and answers new input.
+    queue.push(streamOf([chunk({ content: 'ok' }), chunk({}, 'stop')]))
+    const again = await postRun(s, runInput(threadId, [userMessage('again')]))
+    expect(textOf(again.events)).toBe('ok')
+    expect(interruptsOf(again.events)).toEqual([])
+    expect((requests[1]!.messages as { role: string }[]).map((m) => m.role)).toEqual(['system', 'user', 'user'])
+  })
+
+  it('a reset mid-text ends the open message before RUN_ERROR MODEL_ERROR', async () => {
+    const s = await serve()
+    queue.push(streamOf([chunk({ role: 'assistant', content: 'Half an ans' })], { drop: true }))
+    const threadId = newThreadId()
+    const r = await postRun(s, runInput(threadId, [userMessage('hello')]))
+    expect(types(r.events)).toEqual([
+      EventType.RUN_STARTED,
+      EventType.TEXT_MESSAGE_START,
+      EventType.TEXT_MESSAGE_CONTENT,
+      EventType.TEXT_MESSAGE_END,
+      EventType.RUN_ERROR,
+    ])
+    expect(r.events[4]).toMatchObject({ code: 'MODEL_ERROR' })
+    expectClosed(r.events as { type: string }[])
+    queue.push(streamOf([chunk({ content: 'ok' }), chunk({}, 'stop')]))
+    expect(textOf((await postRun(s, runInput(threadId, [userMessage('again')]))).events)).toBe('ok')
   })
 
   it('a stream that ends cleanly without finish_reason counts as truncated', async () => {

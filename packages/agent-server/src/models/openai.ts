@@ -4,6 +4,7 @@ import { InterludeError } from '@interlude/protocol'
 import type { ModelChunk, ModelProvider, ModelRequest } from './model.ts'
 import { isModuleNotFound, missingPeer } from '../store/optional-peer.ts'
 import { toOpenAIMessages } from './openai-messages.ts'
+import { ToolCallKeys } from './tool-call-keys.ts'
 
 /**
  * A chat-completions client: an `OpenAI` instance from the `openai` package fits. Typed here so that
@@ -81,6 +82,7 @@ export function openaiModel(options: OpenAIModelOptions = {}): ModelProvider {
       } catch (error) {
         throw new InterludeError('MODEL_ERROR', 'The model request failed.', { cause: error })
       }
+      const keys = new ToolCallKeys()
       const started = new Set<string>()
       const early = new Map<string, { id: string | undefined; args: string }>()
       let finished = false
@@ -92,7 +94,7 @@ export function openaiModel(options: OpenAIModelOptions = {}): ModelProvider {
           if (typeof delta?.content === 'string' && delta.content.length > 0)
             yield { type: 'text', delta: delta.content }
           for (const call of delta?.tool_calls ?? []) {
-            const key = String(call.index)
+            const key = keys.keyOf(call)
             const name = call.function?.name
             const args = call.function?.arguments ?? ''
             if (!started.has(key)) {
