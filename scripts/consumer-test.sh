@@ -17,18 +17,18 @@ cleanup() {
 trap cleanup EXIT
 
 step "build the packages from a clean dist (a stale file would be packed)"
-rm -rf packages/protocol/dist packages/react/dist packages/agent-server/dist
+rm -rf packages/protocol/dist packages/react/dist packages/agent-server/dist packages/client/dist
 pnpm -r --filter "./packages/**" run build >/dev/null
 
 step "pack each package (pnpm pack turns workspace:* into versions)"
 mkdir -p "$work/packs"
-for pkg in protocol react agent-server; do
+for pkg in protocol react agent-server client; do
   (cd "packages/$pkg" && pnpm pack --pack-destination "$work/packs" >/dev/null)
 done
 ls -1 "$work/packs"
 
 step "publint --strict on every package"
-for pkg in protocol react agent-server; do
+for pkg in protocol react agent-server client; do
   (cd "packages/$pkg" && "$root/node_modules/.bin/publint" --strict --pack pnpm)
 done
 
@@ -45,7 +45,8 @@ cp scripts/consumer/src/* "$app/src/"
 (
   cd "$app"
   npm install --engine-strict --no-audit --no-fund --loglevel=error \
-    "$work"/packs/interlude-protocol-*.tgz "$work"/packs/interlude-react-*.tgz "$work"/packs/interlude-agent-server-*.tgz
+    "$work"/packs/interlude-protocol-*.tgz "$work"/packs/interlude-react-*.tgz "$work"/packs/interlude-agent-server-*.tgz \
+    "$work"/packs/interlude-client-*.tgz
 )
 
 step "tsc, moduleResolution node16, skipLibCheck: false"

@@ -23,6 +23,7 @@ const entries = [
   '@interlude/react',
   '@interlude/agent-server',
   '@interlude/agent-server/demo',
+  '@interlude/client',
 ]
 for (const entry of entries) {
   const mod = await import(entry)
