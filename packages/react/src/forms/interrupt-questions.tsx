@@ -2,18 +2,16 @@ import type { Interrupt } from '@interlude/protocol'
 import { Field, type Schema } from './schema-field.tsx'
 import { editedArgsSchema, type UseInterruptFormResult } from './use-interrupt-form.ts'
 
+/** One question of the batch: the interrupt, the form that holds every draft, its element id base. */
+export interface QuestionProps {
+  readonly interrupt: Interrupt
+  readonly form: UseInterruptFormResult
+  readonly id: string
+  readonly disabled: boolean
+}
+
 /** A tool approval: approve, deny (with a reason when the schema has one), edit the arguments, or cancel. */
-export function ApprovalQuestion({
-  interrupt,
-  form,
-  id,
-  disabled,
-}: {
-  interrupt: Interrupt
-  form: UseInterruptFormResult
-  id: string
-  disabled: boolean
-}) {
+export function ApprovalQuestion({ interrupt, form, id, disabled }: QuestionProps) {
   const draft = form.drafts[interrupt.id]
   const payload = (draft?.status === 'resolved' ? draft.payload : undefined) as
     { approved?: boolean; editedArgs?: unknown; reason?: string } | undefined
@@ -103,17 +101,7 @@ export function ApprovalQuestion({
 }
 
 /** An `input_required` (or other) interrupt: a schema-driven form over its `responseSchema`, or cancel. */
-export function InputQuestion({
-  interrupt,
-  form,
-  id,
-  disabled,
-}: {
-  interrupt: Interrupt
-  form: UseInterruptFormResult
-  id: string
-  disabled: boolean
-}) {
+export function InputQuestion({ interrupt, form, id, disabled }: QuestionProps) {
   const draft = form.drafts[interrupt.id]
   const schema = (interrupt.responseSchema ?? {}) as Schema
   const cancelled = draft?.status === 'cancelled'
