@@ -6,6 +6,7 @@ import { defineTool } from '../agent/tool.ts'
 import type { ModelProvider, ModelRequest } from '../models/model.ts'
 import type { ScriptedResponse } from '../models/scripted.ts'
 import { scriptedModel } from '../models/scripted.ts'
+import { maintenanceSummary, scheduleMaintenance } from './maintenance-window.ts'
 
 /** The demo agent's thread state. */
 export interface ReleaseState {
@@ -164,6 +165,8 @@ export function releaseAssistantScript(request: ModelRequest): ScriptedResponse 
   const outcomes = lastUser >= 0 ? outcomesSince(messages, lastUser + 1) : []
 
   if (outcomes.length > 0) {
+    const schedule = outcomes.find((o) => o.name === 'schedule_maintenance')
+    if (schedule) return { text: maintenanceSummary(schedule.result) }
     const ask = outcomes.find((o) => o.name === 'ask_user')
     if (ask) {
       const r = ask.result
@@ -193,6 +196,12 @@ export function releaseAssistantScript(request: ModelRequest): ScriptedResponse 
       ],
     }
   }
+  if (/\bschedule\b|maintenance/i.test(userText)) {
+    return {
+      text: 'Let me ask when and how the maintenance window should run.',
+      toolCalls: [{ name: 'schedule_maintenance', args: { question: 'When should the maintenance window run?' } }],
+    }
+  }
   if (/\bask\b|choose/i.test(userText)) {
     return {
       text: 'Let me ask which environment you want.',
@@ -214,12 +223,12 @@ export interface ReleaseAssistantOptions {
 export const RELEASE_ASSISTANT_PROMPT =
   'You are a release assistant. You can publish releases and deploy them to staging or production with the ' +
   'publish_release and deploy tools (a person approves each call), and ask the user to choose an environment ' +
-  'with ask_user. Version strings look like v2.1; default to v1.0.0 and to staging. After tools ran, summarise ' +
+  'with ask_user, or when and how to run a maintenance window with schedule_maintenance. Version strings look like v2.1; default to v1.0.0 and to staging. After tools ran, summarise ' +
   'what ran and what was denied.'
 
 /** The demo agent (docs/demo-agent.md), served by the CLI by default. */
 export function releaseAssistant(options: ReleaseAssistantOptions = {}): AgentDefinition<ReleaseState> {
-  const tools: ToolDefinition<unknown, ReleaseState>[] = [publishRelease, deploy, askEnvironment]
+  const tools: ToolDefinition<unknown, ReleaseState>[] = [publishRelease, deploy, askEnvironment, scheduleMaintenance]
   return {
     name: 'release-assistant',
     systemPrompt: RELEASE_ASSISTANT_PROMPT,

@@ -33,6 +33,38 @@ describe('ValidatorCache', () => {
     expect(() => new ValidatorCache().compile({ type: 'object', propertiez: {} })).toThrow(SchemaDefinitionError)
   })
 
+  it('checks the presented formats, accepts the widget hint, and keeps unknown formats as annotations', () => {
+    const cache = new ValidatorCache()
+    const schema = {
+      type: 'object',
+      properties: {
+        contact: { type: 'string', format: 'email', 'x-interlude-widget': 'textarea' },
+        day: { type: 'string', format: 'date' },
+        at: { type: 'string', format: 'date-time' },
+        link: { type: 'string', format: 'uri' },
+        color: { type: 'string', format: 'x-brand-color' },
+      },
+    }
+    expect(
+      cache.validate(schema, {
+        contact: 'oncall@example.com',
+        day: '2026-12-01',
+        at: '2026-12-01T10:30:00.000Z',
+        link: 'https://example.com/runbook',
+        color: 'anything goes',
+      }).ok,
+    ).toBe(true)
+    const bad = cache.validate(schema, { contact: 'nope', day: '12/01/2026', at: 'tomorrow', link: 'not a uri' })
+    expect(bad.ok).toBe(false)
+    expect(bad.ok ? [] : bad.issues.map((i) => `${i.path}:${i.keyword}`).sort()).toEqual([
+      '/at:format',
+      '/contact:format',
+      '/day:format',
+      '/link:format',
+    ])
+    expect(() => cache.compile({ type: 'string', 'x-interlude-widget': 3 })).toThrow(SchemaDefinitionError)
+  })
+
   it('never resolves remote $ref or $id', () => {
     const cache = new ValidatorCache()
     expect(() => cache.compile({ $ref: 'https://example.com/schema.json' })).toThrow(/Remote/)

@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import ajvFormats from 'ajv-formats'
 import { canonicalJson } from '@interlude/protocol'
 
 /** One validation problem, trimmed to what a client needs (no schema internals). */
@@ -39,6 +40,42 @@ export function remoteRefs(schema: unknown, at = '#'): string[] {
   return found
 }
 
+/**
+ * The formats answers are checked against (the ones `<InterruptForm>` presents, plus common ones),
+ * from `ajv-formats`, the Ajv team's own format vocabulary. Any other `format` stays an annotation.
+ */
+export const VALIDATED_FORMATS = [
+  'date',
+  'date-time',
+  'time',
+  'email',
+  'uri',
+  'uri-reference',
+  'uuid',
+  'hostname',
+  'ipv4',
+  'ipv6',
+] as const
+
+/** Annotation keywords of docs/protocol.md#interrupts that strict Ajv must accept. */
+const ANNOTATIONS = ['x-interlude-widget'] as const
+
+/** Every `format` value used anywhere in a schema. */
+function formatsIn(schema: unknown, into = new Set<string>()): Set<string> {
+  if (typeof schema !== 'object' || schema === null) return into
+  for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
+    if (key === 'format' && typeof value === 'string') into.add(value)
+    else formatsIn(value, into)
+  }
+  return into
+}
+
+// ajv-formats is CommonJS: its default import is the plugin or a namespace holding it.
+const addFormats = ((ajvFormats as unknown as { default?: unknown }).default ?? ajvFormats) as (
+  ajv: Ajv,
+  formats: readonly string[],
+) => Ajv
+
 function withoutMetaSchema(schema: Record<string, unknown>): Record<string, unknown> {
   if (!('$schema' in schema)) return schema
   const { $schema: _ignored, ...rest } = schema
@@ -54,8 +91,8 @@ function toIssue(error: ErrorObject): SchemaIssue {
 
 /**
  * Ajv in strict mode, compiling each distinct schema once (keyed by its canonical JSON) and never
- * loading remote `$ref`s. `format` is annotation-only (no format vocabulary is bundled), so an
- * unknown format does not make a schema unusable.
+ * loading remote `$ref`s. The formats of `VALIDATED_FORMATS` are checked; an unknown format is
+ * registered as an annotation on first sight, so it never makes a schema unusable.
  */
 export class ValidatorCache {
   readonly #ajv: Ajv
@@ -68,7 +105,9 @@ export class ValidatorCache {
     this.#maxIssues = options.maxIssues ?? 20
     // addUsedSchema stays on: Ajv resolves a root self-reference (`$ref: '#'`, as zod emits for a
     // recursive root schema) through it. It registers nothing else: remote `$id`s are refused.
-    this.#ajv = new Ajv({ strict: true, allErrors: true, validateFormats: false })
+    this.#ajv = new Ajv({ strict: true, allErrors: true })
+    addFormats(this.#ajv, VALIDATED_FORMATS)
+    for (const keyword of ANNOTATIONS) this.#ajv.addKeyword({ keyword, schemaType: 'string' })
   }
 
   get size(): number {
@@ -88,6 +127,9 @@ export class ValidatorCache {
     }
     const remote = remoteRefs(normalized)
     if (remote.length > 0) throw new SchemaDefinitionError(`Remote $ref/$id are not allowed (at ${remote.join(', ')}).`)
+    for (const format of formatsIn(normalized)) {
+      if (!this.#ajv.formats[format]) this.#ajv.addFormat(format, true)
+    }
     let validate: ValidateFunction
     try {
       validate = this.#ajv.compile(normalized)

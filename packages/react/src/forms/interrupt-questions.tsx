@@ -1,4 +1,6 @@
 import type { Interrupt } from '@interlude/protocol'
+import { CallArguments, callArguments } from './call-arguments.tsx'
+import { text } from './schema.ts'
 import { Field, type Schema } from './schema-field.tsx'
 import { editedArgsSchema, type UseInterruptFormResult } from './use-interrupt-form.ts'
 
@@ -26,6 +28,8 @@ export function ApprovalQuestion({ interrupt, form, id, disabled }: QuestionProp
   const edits = editedArgsSchema(interrupt) as Schema | undefined
   const reasonSchema = (interrupt.responseSchema as Schema | undefined)?.properties?.reason
   const errors = form.errors[interrupt.id]
+  const description = text((interrupt.responseSchema as Schema | undefined)?.description)
+  const args = callArguments(interrupt, form.toolArgs(interrupt))
   const radio = (value: string, text: string) => (
     <label>
       <input
@@ -47,6 +51,8 @@ export function ApprovalQuestion({ interrupt, form, id, disabled }: QuestionProp
   )
   return (
     <>
+      {description !== undefined && <p className="interlude-interrupt-description">{description}</p>}
+      <CallArguments id={id} args={args} edited={choice === 'approve' ? payload?.editedArgs : undefined} />
       <div role="radiogroup" aria-label="Decision">
         {radio('approve', 'Approve')}
         {radio('deny', 'Deny')}

@@ -43,5 +43,8 @@ export function interruptTitle(interrupt: Interrupt, messages?: readonly Message
   const summary = summarize(args)
   if (name !== undefined) return summary === undefined ? `Run ${name}?` : `Run ${name} with ${summary}?`
   if (interrupt.reason === 'tool_call') return 'Run a tool call?'
+  // A question without a message is named by its schema's title before falling back to the reason.
+  const title = (interrupt.responseSchema as { title?: unknown } | undefined)?.title
+  if (typeof title === 'string' && title.trim() !== '') return title
   return interrupt.reason
 }

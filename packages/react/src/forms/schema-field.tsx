@@ -1,30 +1,11 @@
 import { useState, type ReactNode } from 'react'
+import { ChoiceField } from './choice-field.tsx'
+import { choicesOf, errorsAt, label, propertiesOf, requiredOf, text as textOf, typeOf, widgetOf } from './schema.ts'
+import type { Schema } from './schema.ts'
+import { TextField } from './text-field.tsx'
 import type { FieldError } from './validate-payload.ts'
 
-/** The subset of JSON Schema the default form renders; anything else falls back to a JSON field. */
-export type Schema = {
-  readonly type?: string | readonly string[]
-  readonly enum?: readonly unknown[]
-  readonly const?: unknown
-  readonly title?: string
-  readonly description?: string
-  readonly properties?: Readonly<Record<string, Schema>>
-  readonly required?: readonly string[]
-}
-
-const typeOf = (s: Schema | undefined): string | undefined =>
-  Array.isArray(s?.type) ? (s!.type as string[]).find((t) => t !== 'null') : (s?.type as string | undefined)
-
-function errorsAt(errors: readonly FieldError[] | undefined, path: readonly string[]): FieldError[] {
-  // "unanswered" is announced once per question by the form, not by a field.
-  return (errors ?? []).filter(
-    (e) => e.keyword !== 'unanswered' && e.path.length === path.length && e.path.every((p, i) => p === path[i]),
-  )
-}
-
-function label(key: string, schema: Schema): string {
-  return schema.title ?? key.replace(/[_-]+/g, ' ').replace(/^./, (c) => c.toUpperCase())
-}
+export type { Schema } from './schema.ts'
 
 interface FieldProps {
   readonly id: string
@@ -38,135 +19,139 @@ interface FieldProps {
   readonly onChange: (path: readonly string[], value: unknown) => void
 }
 
-/** One schema-driven field: booleans (yes/no), enums, strings, numbers, nested objects; JSON for the rest. */
+const YES_NO = [
+  { value: true, label: 'Yes' },
+  { value: false, label: 'No' },
+] as const
+
+/**
+ * One schema-driven field: labelled choices (`enum`, `oneOf`/`anyOf` of `const`, booleans as an
+ * explicit yes/no), strings (with `format` and the `textarea` widget), numbers, nested objects; JSON
+ * for the rest. `title` labels it, `description` is shown under it and linked with
+ * `aria-describedby`, `x-interlude-widget` picks `radio`, `select` or `textarea`.
+ */
 export function Field({ id, name, schema, value, required, path, errors, disabled, onChange }: FieldProps) {
   const own = errorsAt(errors, path)
   const errorId = `${id}-error`
-  const described = own.length > 0 ? { 'aria-invalid': true as const, 'aria-describedby': errorId } : {}
-  const text = label(name, schema)
-  const hint = own.length > 0 && (
-    <span id={errorId} className="interlude-field-error">
-      {own.map((e) => e.message).join(' ')}
-    </span>
+  const descriptionId = `${id}-description`
+  const description = textOf(schema.description)
+  const describedBy =
+    [description !== undefined ? descriptionId : undefined, own.length > 0 ? errorId : undefined]
+      .filter((x) => x !== undefined)
+      .join(' ') || undefined
+  const invalid = own.length > 0
+  const described = {
+    ...(describedBy !== undefined ? { 'aria-describedby': describedBy } : {}),
+    ...(invalid ? { 'aria-invalid': true as const } : {}),
+  }
+  const name_ = label(name, schema)
+  const notes = (
+    <>
+      {description !== undefined && (
+        <span id={descriptionId} className="interlude-field-description">
+          {description}
+        </span>
+      )}
+      {invalid && (
+        <span id={errorId} className="interlude-field-error">
+          {own.map((e) => e.message).join(' ')}
+        </span>
+      )}
+    </>
   )
   const type = typeOf(schema)
-  if (type === 'object' || schema.properties) {
+  const widget = widgetOf(schema)
+  const properties = propertiesOf(schema)
+  if (type === 'object' || properties.length > 0) {
     const obj = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>
+    const requiredKeys = requiredOf(schema)
     return (
-      <fieldset className="interlude-object" {...(own.length > 0 ? { 'aria-describedby': errorId } : {})}>
-        <legend>{text}</legend>
-        {Object.entries(schema.properties ?? {}).map(([key, child]) => (
+      <fieldset
+        className="interlude-object"
+        {...(describedBy !== undefined ? { 'aria-describedby': describedBy } : {})}
+      >
+        <legend>{name_}</legend>
+        {description !== undefined && (
+          <p id={descriptionId} className="interlude-field-description">
+            {description}
+          </p>
+        )}
+        {properties.map(([key, child]) => (
           <Field
             key={key}
             id={`${id}-${key}`}
             name={key}
             schema={child}
             value={obj[key]}
-            required={schema.required?.includes(key) ?? false}
+            required={requiredKeys.includes(key)}
             path={[...path, key]}
             errors={errors}
             disabled={disabled}
             onChange={onChange}
           />
         ))}
-        {hint}
+        {invalid && (
+          <span id={errorId} className="interlude-field-error">
+            {own.map((e) => e.message).join(' ')}
+          </span>
+        )}
       </fieldset>
     )
   }
-  if (schema.enum) {
-    const options = schema.enum
-    const index = options.findIndex((o) => o === value)
+  const choices = choicesOf(schema) ?? (type === 'boolean' ? YES_NO : undefined)
+  if (choices) {
+    // Booleans keep an explicit yes/no with an empty "choose" state: `false` is a deliberate
+    // answer, never the silent default of an untouched checkbox.
     return (
-      <div className="interlude-field">
-        <label htmlFor={id}>{text}</label>
-        <select
-          id={id}
-          value={index < 0 ? '' : String(index)}
-          disabled={disabled}
-          required={required}
-          onChange={(e) => onChange(path, e.target.value === '' ? undefined : options[Number(e.target.value)])}
-          {...described}
-        >
-          <option value="">{required ? 'Choose…' : '—'}</option>
-          {options.map((o, i) => (
-            <option key={i} value={String(i)}>
-              {String(o)}
-            </option>
-          ))}
-        </select>
-        {hint}
-      </div>
+      <ChoiceField
+        id={id}
+        text={name_}
+        choices={choices}
+        value={value}
+        required={required}
+        radio={widget === 'radio'}
+        disabled={disabled}
+        describedBy={describedBy}
+        invalid={invalid}
+        onChange={(v) => onChange(path, v)}
+      >
+        {notes}
+      </ChoiceField>
     )
   }
-  if (type === 'boolean') {
-    // An explicit yes/no choice with an empty "choose" state: `false` is a deliberate answer, never
-    // the silent default of an untouched checkbox (and an optional boolean can be left unset).
-    const current = value === true ? 'true' : value === false ? 'false' : ''
+  if (
+    type === 'number' ||
+    type === 'integer' ||
+    type === 'string' ||
+    (type === undefined && (value === undefined || typeof value === 'string'))
+  ) {
     return (
-      <div className="interlude-field">
-        <label htmlFor={id}>{text}</label>
-        <select
-          id={id}
-          value={current}
-          disabled={disabled}
-          required={required}
-          onChange={(e) => onChange(path, e.target.value === '' ? undefined : e.target.value === 'true')}
-          {...described}
-        >
-          <option value="">{required ? 'Choose…' : '—'}</option>
-          <option value="true">Yes</option>
-          <option value="false">No</option>
-        </select>
-        {hint}
-      </div>
+      <TextField
+        id={id}
+        text={name_}
+        kind={type === 'number' || type === 'integer' ? type : 'string'}
+        format={textOf(schema.format)}
+        multiline={widget === 'textarea'}
+        value={value}
+        required={required}
+        disabled={disabled}
+        describedBy={describedBy}
+        invalid={invalid}
+        onChange={(v) => onChange(path, v)}
+      >
+        {notes}
+      </TextField>
     )
-  }
-  if (type === 'number' || type === 'integer') {
-    return (
-      <div className="interlude-field">
-        <label htmlFor={id}>{text}</label>
-        <input
-          id={id}
-          type="number"
-          step={type === 'integer' ? 1 : 'any'}
-          value={typeof value === 'number' ? String(value) : ''}
-          required={required}
-          disabled={disabled}
-          onChange={(e) => onChange(path, e.target.value === '' ? undefined : Number(e.target.value))}
-          {...described}
-        />
-        {hint}
-      </div>
-    )
-  }
-  if (type === 'string' || type === undefined) {
-    if (type === 'string' || value === undefined || typeof value === 'string') {
-      return (
-        <div className="interlude-field">
-          <label htmlFor={id}>{text}</label>
-          <input
-            id={id}
-            type="text"
-            value={typeof value === 'string' ? value : ''}
-            required={required}
-            disabled={disabled}
-            onChange={(e) => onChange(path, e.target.value === '' && !required ? undefined : e.target.value)}
-            {...described}
-          />
-          {hint}
-        </div>
-      )
-    }
   }
   return (
     <JsonField
       id={id}
-      text={text}
+      text={name_}
       value={value}
       path={path}
       disabled={disabled}
       onChange={onChange}
-      hint={hint}
+      hint={notes}
       described={described}
     />
   )
