@@ -1,6 +1,7 @@
 import type { PermissionRule, RememberScope } from '@interlude/protocol'
 import { canonicalJson } from '@interlude/protocol'
 import type { ResolvedTool } from '../agent/tool.ts'
+import { argsKey } from '../store/permission-rules.ts'
 
 /**
  * Remembered permissions (docs/approvals.md#remembered-permissions): which rule an approval with
@@ -15,6 +16,12 @@ export function argsMatch(match: Readonly<Record<string, unknown>> | undefined, 
   return Object.entries(match).every(
     ([key, value]) => key in values && canonicalJson(values[key]) === canonicalJson(value),
   )
+}
+
+/** The argument key a call of `tool` is looked up by (`rememberMatch` of its arguments, canonical). */
+export function callArgsKey(tool: ResolvedTool, args: unknown): string | null {
+  const picker = tool.definition.rememberMatch as ((a: unknown) => Record<string, unknown>) | undefined
+  return picker ? argsKey(picker(args)) : null
 }
 
 /** The first of `rules` (oldest first) that approves this call of `tool`. */

@@ -24,7 +24,7 @@ import { modelTools } from './model-events.ts'
 import type { ModelEventsOptions, ModelResponse } from './model-events.ts'
 import type { ResumeRunPlan, RunPlan } from './run-plan.ts'
 import { RunWrites } from './run-writes.ts'
-import { ruleFor, ruleFromApproval } from './permission-rules.ts'
+import { callArgsKey, ruleFor, ruleFromApproval } from './permission-rules.ts'
 import { parseJson } from './strict-json.ts'
 import { authorizeCall, classifyCalls, recordedKind, recordedStatus } from './tool-verdicts.ts'
 import type { VerdictContext } from './tool-verdicts.ts'
@@ -82,7 +82,12 @@ export class Turn {
       findRule: async (tool, args) =>
         ruleFor(
           tool,
-          await deps.store.listPermissionRules(plan.principal, { threadId: plan.threadId, toolName: tool.name }),
+          await deps.store.matchPermissionRules({
+            owner: plan.principal,
+            threadId: plan.threadId,
+            toolName: tool.name,
+            argsKey: callArgsKey(tool, args),
+          }),
           args,
         ),
     }

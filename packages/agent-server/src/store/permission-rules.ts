@@ -1,4 +1,5 @@
 import type { DecisionRecord, PermissionRule, RememberScope } from '@interlude/protocol'
+import { canonicalJson } from '@interlude/protocol'
 
 /**
  * Remembered permissions in the stores (docs/approvals.md#remembered-permissions): the row shapes
@@ -9,7 +10,23 @@ import type { DecisionRecord, PermissionRule, RememberScope } from '@interlude/p
 export interface PermissionRuleFilter {
   /** Principal-scoped rules plus the thread-scoped rules of this thread (else every rule of the owner). */
   readonly threadId?: string
-  readonly toolName?: string
+}
+
+/**
+ * The hot lookup of a tool call (one indexed query): the owner's active rules for `toolName` that
+ * apply in `threadId` and whose argument key is `argsKey` or absent (a rule for any arguments).
+ */
+export interface PermissionRuleMatch {
+  readonly owner: string
+  readonly threadId: string
+  readonly toolName: string
+  /** `argsKey(rememberMatch(args))` of the call, or null when the tool binds rules to no arguments. */
+  readonly argsKey: string | null
+}
+
+/** The indexed key of a rule's argument match: canonical JSON, so equal values give equal keys. */
+export function argsKey(match: Readonly<Record<string, unknown>> | undefined): string | null {
+  return match === undefined ? null : canonicalJson(match)
 }
 
 export interface PermissionRuleRow {
@@ -56,6 +73,7 @@ export function ruleParams(rule: PermissionRule) {
     threadId: rule.scope === 'thread' ? (rule.threadId ?? null) : null,
     toolName: rule.toolName,
     argsMatch: rule.argsMatch === undefined ? null : JSON.stringify(rule.argsMatch),
+    matchKey: argsKey(rule.argsMatch),
     createdBy: rule.createdBy,
     createdAt: Date.parse(rule.createdAt),
     sourceInterruptId: rule.sourceInterruptId,

@@ -1,5 +1,5 @@
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
-import type { PermissionRuleFilter } from './permission-rules.ts'
+import type { PermissionRuleFilter, PermissionRuleMatch } from './permission-rules.ts'
 import type {
   AdmissionView,
   BatchRecord,
@@ -220,6 +220,8 @@ export interface Store {
   addPermissionRule(rule: PermissionRule): Promise<void>
   /** The owner's active rules, oldest first; `filter.threadId` keeps principal rules and that thread's rules. */
   listPermissionRules(owner: string, filter?: PermissionRuleFilter): Promise<PermissionRule[]>
+  /** The rules that may approve one call (one indexed query; the caller still checks `argsMatch`). */
+  matchPermissionRules(query: PermissionRuleMatch): Promise<PermissionRule[]>
   /** Revokes the owner's active rule: `false` when there is none with that id (or it is revoked already). */
   revokePermissionRule(owner: string, ruleId: string, at: number): Promise<boolean>
   /** Stores the `via: "rule"` record of one call (once per `toolCallId`); `listDecisions` includes it. */

@@ -98,7 +98,7 @@ export function ApprovalQuestion({ interrupt, form, id, disabled }: QuestionProp
           text="Remember this approval"
           choices={[
             { value: undefined, label: 'Just this once' },
-            ...rememberScopes.map((scope) => ({ value: scope, label: REMEMBER_LABELS[scope] })),
+            ...rememberScopes.map((scope) => ({ value: scope, label: REMEMBER_LABELS[scope] ?? scope })),
           ]}
           value={remember}
           required

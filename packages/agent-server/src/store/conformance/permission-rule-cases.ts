@@ -1,4 +1,5 @@
 import type { PermissionRule } from '@interlude/protocol'
+import { canonicalJson } from '@interlude/protocol'
 import { expect, it } from 'vitest'
 import type { ConformanceKit } from './kit.ts'
 
@@ -32,9 +33,16 @@ export function permissionRuleCases(kit: ConformanceKit): void {
       // A principal-scoped rule carries no thread.
       expect(all[2]).not.toHaveProperty('threadId')
       expect((await store.listPermissionRules('alice', { threadId: 't-1' })).map((r) => r.ruleId)).toEqual(['r1', 'r3'])
+      const match = { owner: 'alice', threadId: 't-1', toolName: 'publish' }
+      const key = canonicalJson({ env: 'prod', n: [1, { a: true }] })
+      expect((await store.matchPermissionRules({ ...match, argsKey: key })).map((r) => r.ruleId)).toEqual(['r1'])
+      expect(await store.matchPermissionRules({ ...match, argsKey: canonicalJson({ env: 'dev' }) })).toEqual([])
+      expect(await store.matchPermissionRules({ ...match, argsKey: null })).toEqual([])
       expect(
-        (await store.listPermissionRules('alice', { threadId: 't-1', toolName: 'publish' })).map((r) => r.ruleId),
-      ).toEqual(['r1'])
+        (await store.matchPermissionRules({ owner: 'alice', threadId: 't-9', toolName: 'deploy', argsKey: key })).map(
+          (r) => r.ruleId,
+        ),
+      ).toEqual(['r3'])
       expect((await store.listPermissionRules('bob')).map((r) => r.ruleId)).toEqual(['r4'])
 
       expect(await store.revokePermissionRule('bob', 'r1', now + 5)).toBe(false) // not bob's

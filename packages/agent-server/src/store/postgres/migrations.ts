@@ -164,12 +164,14 @@ export const PG_MIGRATIONS: readonly string[] = [
     thread_id TEXT,
     tool_name TEXT NOT NULL,
     args_match TEXT,
+    match_key TEXT,
     created_by TEXT NOT NULL,
     created_at BIGINT NOT NULL,
     source_interrupt_id TEXT NOT NULL,
     revoked_at BIGINT
   );
-  CREATE INDEX permission_rules_lookup ON permission_rules (owner_id, tool_name) WHERE revoked_at IS NULL;
+  CREATE INDEX permission_rules_lookup ON permission_rules (owner_id, tool_name, match_key) WHERE revoked_at IS NULL;
+  CREATE INDEX permission_rules_by_owner ON permission_rules (owner_id, created_at) WHERE revoked_at IS NULL;
   CREATE TABLE rule_decisions (
     thread_id TEXT NOT NULL,
     tool_call_id TEXT NOT NULL,

@@ -1,5 +1,10 @@
 import type { DecisionRecord, PermissionRule } from '@interlude/protocol'
-import type { PermissionRuleFilter, PermissionRuleRow, RuleDecisionRow } from '../permission-rules.ts'
+import type {
+  PermissionRuleFilter,
+  PermissionRuleMatch,
+  PermissionRuleRow,
+  RuleDecisionRow,
+} from '../permission-rules.ts'
 import { ruleParams, toPermissionRule, toRuleDecision } from '../permission-rules.ts'
 import type { Queryable } from './query.ts'
 
@@ -8,11 +13,22 @@ import type { Queryable } from './query.ts'
 export async function addPermissionRule(q: Queryable, rule: PermissionRule): Promise<void> {
   const p = ruleParams(rule)
   await q.query(
-    `INSERT INTO permission_rules (rule_id, owner_id, scope, thread_id, tool_name, args_match, created_by, created_at,
-       source_interrupt_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    `INSERT INTO permission_rules (rule_id, owner_id, scope, thread_id, tool_name, args_match, match_key, created_by,
+       created_at, source_interrupt_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      ON CONFLICT (rule_id) DO NOTHING`,
-    [p.ruleId, p.owner, p.scope, p.threadId, p.toolName, p.argsMatch, p.createdBy, p.createdAt, p.sourceInterruptId],
+    [
+      p.ruleId,
+      p.owner,
+      p.scope,
+      p.threadId,
+      p.toolName,
+      p.argsMatch,
+      p.matchKey,
+      p.createdBy,
+      p.createdAt,
+      p.sourceInterruptId,
+    ],
   )
 }
 
@@ -24,10 +40,21 @@ export async function listPermissionRules(
   const { rows } = await q.query<PermissionRuleRow>(
     `SELECT * FROM permission_rules
      WHERE owner_id = $1 AND revoked_at IS NULL
-       AND ($2::text IS NULL OR tool_name = $2)
-       AND ($3::text IS NULL OR scope = 'principal' OR thread_id = $3)
+       AND ($2::text IS NULL OR scope = 'principal' OR thread_id = $2)
      ORDER BY created_at, rule_id`,
-    [owner, filter.toolName ?? null, filter.threadId ?? null],
+    [owner, filter.threadId ?? null],
+  )
+  return rows.map(toPermissionRule)
+}
+
+export async function matchPermissionRules(q: Queryable, query: PermissionRuleMatch): Promise<PermissionRule[]> {
+  const { rows } = await q.query<PermissionRuleRow>(
+    `SELECT * FROM permission_rules
+     WHERE owner_id = $1 AND tool_name = $2 AND revoked_at IS NULL
+       AND (match_key IS NULL OR match_key = $3)
+       AND (scope = 'principal' OR thread_id = $4)
+     ORDER BY created_at, rule_id`,
+    [query.owner, query.toolName, query.argsKey, query.threadId],
   )
   return rows.map(toPermissionRule)
 }

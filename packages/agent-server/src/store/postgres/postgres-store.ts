@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import type { PoolClient, PoolConfig } from 'pg'
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
-import type { PermissionRuleFilter } from '../permission-rules.ts'
+import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-rules.ts'
 import { mergeDecisions } from '../permission-rules.ts'
 import type { Clock } from '../../clock.ts'
 import { systemClock } from '../../clock.ts'
@@ -56,6 +56,7 @@ import {
   addRuleDecision,
   listPermissionRules,
   listRuleDecisions,
+  matchPermissionRules,
   revokePermissionRule,
 } from './permission-rules.ts'
 import { fenced, rows } from './query.ts'
@@ -368,6 +369,10 @@ export class PostgresStore implements Store {
 
   async listPermissionRules(owner: string, filter?: PermissionRuleFilter): Promise<PermissionRule[]> {
     return listPermissionRules(this.#pool, owner, filter)
+  }
+
+  async matchPermissionRules(query: PermissionRuleMatch): Promise<PermissionRule[]> {
+    return matchPermissionRules(this.#pool, query)
   }
 
   async revokePermissionRule(owner: string, ruleId: string, at: number): Promise<boolean> {

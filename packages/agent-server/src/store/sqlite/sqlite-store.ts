@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type Database from 'better-sqlite3'
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
-import type { PermissionRuleFilter } from '../permission-rules.ts'
+import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-rules.ts'
 import { mergeDecisions } from '../permission-rules.ts'
 import type { Clock } from '../../clock.ts'
 import { systemClock } from '../../clock.ts'
@@ -378,6 +378,10 @@ export class SqliteStore implements Store {
 
   async listPermissionRules(owner: string, filter?: PermissionRuleFilter): Promise<PermissionRule[]> {
     return this.#rules.list(owner, filter)
+  }
+
+  async matchPermissionRules(query: PermissionRuleMatch): Promise<PermissionRule[]> {
+    return this.#rules.match(query)
   }
 
   async revokePermissionRule(owner: string, ruleId: string, at: number): Promise<boolean> {
