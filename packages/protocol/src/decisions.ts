@@ -5,8 +5,15 @@ import type { Interrupt, ResumeEntry, RunFinishedOutcome } from '@ag-ui/core'
  * channel, and the shapes of the decisions API, the cross-owner inbox and the webhooks.
  */
 
-/** How a decision reached the server: a resume run (`POST /runs`), the decisions API, or a deadline. */
-export type DecisionVia = 'run' | 'api' | 'expiry'
+/**
+ * How a decision reached the server: a resume run (`POST /runs`), the decisions API, a deadline, or a
+ * remembered permission rule (docs/approvals.md#remembered-permissions).
+ */
+export type DecisionVia = 'run' | 'api' | 'expiry' | 'rule'
+
+/** Where a remembered approval applies: later calls in the same thread, or in every thread of the owner. */
+export type RememberScope = 'thread' | 'principal'
+export const REMEMBER_SCOPES: readonly RememberScope[] = ['thread', 'principal']
 
 /** `decidedBy` of decisions made by the expiry sweeper. */
 export const SYSTEM_EXPIRY_PRINCIPAL = 'system:expiry'
@@ -26,6 +33,38 @@ export interface DecisionRecord {
   readonly via: DecisionVia
   /** RFC 3339 (UTC). */
   readonly at: string
+  /** `via: "rule"`: the rule that approved the call (no interrupt was opened, so `interruptIds` is empty). */
+  readonly ruleId?: string
+  /** `via: "rule"`: the call the rule approved. */
+  readonly toolCallId?: string
+}
+
+/**
+ * A remembered approval (docs/approvals.md#remembered-permissions): later calls of `toolName` by the
+ * owner's agent — in `threadId` (scope `thread`) or in any of the owner's threads (scope `principal`)
+ * — whose arguments match `argsMatch` (every listed argument equal; absent: any arguments) run
+ * without a pause. Made when a person approves with `remember`; revoked through the API.
+ */
+export interface PermissionRule {
+  readonly ruleId: string
+  /** The principal whose threads the rule applies to (the thread's owner). */
+  readonly owner: string
+  readonly scope: RememberScope
+  /** Scope `thread` only. */
+  readonly threadId?: string
+  readonly toolName: string
+  readonly argsMatch?: Readonly<Record<string, unknown>>
+  /** Who approved with `remember` (the owner or a decider). */
+  readonly createdBy: string
+  /** RFC 3339. */
+  readonly createdAt: string
+  /** The interrupt whose approval made the rule. */
+  readonly sourceInterruptId: string
+}
+
+/** `GET {base}/permission-rules`. */
+export interface PermissionRuleList {
+  readonly items: readonly PermissionRule[]
 }
 
 /** `CUSTOM { name, value: DecisionRecord }`, emitted right after the resumed run's `RUN_STARTED`. */

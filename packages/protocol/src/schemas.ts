@@ -52,8 +52,10 @@ export const DecisionRecordSchema = z.object({
   interruptIds: z.array(z.string()),
   entries: z.array(ResumeEntrySchema),
   decidedBy: z.string().min(1),
-  via: z.enum(['run', 'api', 'expiry']),
+  via: z.enum(['run', 'api', 'expiry', 'rule']),
   at: z.string().refine(isRfc3339, 'at must be RFC 3339'),
+  ruleId: z.string().min(1).optional(),
+  toolCallId: z.string().min(1).optional(),
 })
 
 /** Body of `POST {base}/threads/:threadId/decisions`; ids are checked like `RunAgentInput`'s. */

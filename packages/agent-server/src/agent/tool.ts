@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import type { ExpiryPolicy } from '@interlude/protocol'
+import type { ExpiryPolicy, RememberScope } from '@interlude/protocol'
+import { REMEMBER_SCOPES } from '@interlude/protocol'
 import { remoteRefs, SchemaDefinitionError } from '../schema/validator-cache.ts'
 import type { DecideContext } from './decider.ts'
 import { expiryOptionProblem, secondsToMs, timeoutProblem } from './expiry-options.ts'
@@ -71,6 +72,17 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
   readonly approval?: ApprovalPolicy<TArgs, TState>
   /** Offer `editedArgs` in the approval schema (a full replacement of the arguments). @default false */
   readonly allowEdits?: boolean
+  /**
+   * Let the person approve "and remember" (docs/approvals.md#remembered-permissions): the approval
+   * schema offers `remember` with these scopes, and an approval with it becomes a rule that approves
+   * later matching calls without a pause. Only for approvals of idempotent, low-risk actions.
+   */
+  readonly remember?: RememberScope | readonly RememberScope[]
+  /**
+   * The arguments a remembered approval is bound to (each must be equal in a later call for the
+   * rule to apply), from the approved arguments. @default any arguments of this tool
+   */
+  rememberMatch?(args: TArgs): Record<string, unknown>
   /** Human-readable text of the approval interrupt. */
   approvalMessage?(args: TArgs): string
   /**
@@ -146,6 +158,8 @@ export interface ResolvedTool {
   readonly approvalSchema: JsonSchema
   /** `timeout` in ms (docs/approvals.md#deadlines); `undefined`: the server's TTL. */
   readonly timeoutMs: number | undefined
+  /** Scopes a person may remember an approval for (empty: no `remember`). */
+  readonly rememberScopes: readonly RememberScope[]
 }
 
 function isZodSchema(value: unknown): value is z.ZodType {
@@ -207,7 +221,11 @@ function rebaseRef(ref: string, at: string, hoisted: ReadonlySet<string>): strin
  * refs (`#`, `#/properties/…`) are rebased, so every `$ref` resolves against the document it now
  * lives in — for Ajv here and for any client validator.
  */
-export function approvalResponseSchema(parameters: JsonSchema, allowEdits: boolean): JsonSchema {
+export function approvalResponseSchema(
+  parameters: JsonSchema,
+  allowEdits: boolean,
+  rememberScopes: readonly RememberScope[] = [],
+): JsonSchema {
   const properties: Record<string, unknown> = { approved: { type: 'boolean' } }
   const schema: JsonSchema = { type: 'object', properties, required: ['approved'], additionalProperties: false }
   if (allowEdits) {
@@ -226,12 +244,37 @@ export function approvalResponseSchema(parameters: JsonSchema, allowEdits: boole
     properties.editedArgs = editedArgs
   }
   properties.reason = { type: 'string', maxLength: 2000 }
+  if (rememberScopes.length > 0) {
+    properties.remember = {
+      type: 'string',
+      enum: [...rememberScopes],
+      title: 'Remember this approval',
+      description: 'Approve later matching calls without asking (revocable).',
+    }
+  }
   return schema
 }
 
-function approvalSchemaOf(toolName: string, parameters: JsonSchema, allowEdits: boolean): JsonSchema {
+/** The scopes a tool allows `remember` for, checked once at startup. */
+function rememberScopesOf(definition: ToolDefinition): readonly RememberScope[] {
+  const raw = definition.remember
+  if (raw === undefined) return []
+  const scopes = (typeof raw === 'string' ? [raw] : [...raw]) as unknown[]
+  const bad = scopes.find((s) => !REMEMBER_SCOPES.includes(s as RememberScope))
+  if (bad !== undefined || scopes.length === 0)
+    throw new RangeError(`Tool "${definition.name}": remember must be "thread", "principal" or a list of them.`)
+  if (definition.human) throw new RangeError(`Tool "${definition.name}": a human tool cannot remember answers.`)
+  return REMEMBER_SCOPES.filter((s) => scopes.includes(s))
+}
+
+function approvalSchemaOf(
+  toolName: string,
+  parameters: JsonSchema,
+  allowEdits: boolean,
+  rememberScopes: readonly RememberScope[],
+): JsonSchema {
   try {
-    return approvalResponseSchema(parameters, allowEdits)
+    return approvalResponseSchema(parameters, allowEdits, rememberScopes)
   } catch (error) {
     if (error instanceof SchemaDefinitionError)
       throw new SchemaDefinitionError(`Tool "${toolName}": ${error.message}`, { cause: error })
@@ -257,12 +300,14 @@ export function resolveTool(definition: ToolDefinition): ResolvedTool {
   const kind: ToolKind = definition.human ? 'human' : definition.external ? 'external' : 'server'
   const expiryProblem = timeoutProblem(definition.timeout) ?? expiryOptionProblem(definition.onExpiry)
   if (expiryProblem !== undefined) throw new RangeError(`Tool "${definition.name}": ${expiryProblem}`)
+  const rememberScopes = rememberScopesOf(definition)
   return {
     definition,
     name: definition.name,
     kind,
     parameters,
-    approvalSchema: approvalSchemaOf(definition.name, parameters, definition.allowEdits === true),
+    approvalSchema: approvalSchemaOf(definition.name, parameters, definition.allowEdits === true, rememberScopes),
     timeoutMs: definition.timeout === undefined ? undefined : secondsToMs(definition.timeout),
+    rememberScopes,
   }
 }

@@ -1,4 +1,4 @@
-import type { Tool } from '@interlude/protocol'
+import type { PermissionRule, Tool } from '@interlude/protocol'
 import type { PolicyContext, ResolvedTool } from '../agent/tool.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
 import type { ToolCallKind, ToolCallStatus } from '../store/store.ts'
@@ -10,7 +10,13 @@ export type Verdict =
   | { readonly kind: 'deny'; readonly reason: string }
   | { readonly kind: 'client' }
   | { readonly kind: 'interrupt'; readonly tool: ResolvedTool; readonly args: unknown }
-  | { readonly kind: 'execute' | 'external'; readonly tool: ResolvedTool; readonly args: unknown }
+  | {
+      readonly kind: 'execute' | 'external'
+      readonly tool: ResolvedTool
+      readonly args: unknown
+      /** The remembered permission that approved a call which needed approval. */
+      readonly rule?: PermissionRule
+    }
 
 export interface VerdictContext {
   readonly tools: ReadonlyMap<string, ResolvedTool>
@@ -20,6 +26,8 @@ export interface VerdictContext {
   /** What `authorize` and `approval` see for a call (built when a policy runs). */
   readonly policyContext: (toolCallId: string) => PolicyContext
   readonly logError: (message: string, error: unknown) => void
+  /** A remembered permission that approves this call (docs/approvals.md#remembered-permissions). */
+  readonly findRule?: (tool: ResolvedTool, args: unknown) => Promise<PermissionRule | undefined>
 }
 
 /** `undefined` when allowed, else the denial reason. A throwing policy denies (fail closed). */
@@ -69,8 +77,13 @@ export async function classifyCall(
       return { kind: 'deny', reason: 'The approval policy failed.' }
     }
   }
-  if (needsApproval) return { kind: 'interrupt', tool, args }
-  return { kind: tool.kind === 'external' ? 'external' : 'execute', tool, args }
+  const kind = tool.kind === 'external' ? 'external' : 'execute'
+  if (needsApproval) {
+    // Only tools that allow `remember` can be approved by a rule; the lookup is one indexed query.
+    const rule = tool.rememberScopes.length > 0 ? await ctx.findRule?.(tool, args) : undefined
+    return rule ? { kind, tool, args, rule } : { kind: 'interrupt', tool, args }
+  }
+  return { kind, tool, args }
 }
 
 /** The verdict of every call, in order; interrupting calls beyond the batch limit get an error result. */

@@ -1,13 +1,22 @@
 import { randomUUID } from 'node:crypto'
 import { InterludeError } from '@interlude/protocol'
-import type { AgUiEvent, AssistantMessage, Interrupt, Message, ResumeEntry } from '@interlude/protocol'
+import type {
+  AgUiEvent,
+  AssistantMessage,
+  DecisionRecord,
+  Interrupt,
+  Message,
+  PermissionRule,
+  RememberScope,
+  ResumeEntry,
+} from '@interlude/protocol'
 import type { PolicyContext, ResolvedTool } from '../agent/tool.ts'
 import type { ModelChunk } from '../models/model.ts'
 import { NOT_STARTED_CALL_STATUSES, OPEN_CALL_STATUSES } from '../store/statuses.ts'
 import type { StoredInterrupt, ToolCallRecord } from '../store/store.ts'
 import { EffectsLedger, toolInvocation } from './effects-ledger.ts'
 import type { EffectOutcome } from './effects-ledger.ts'
-import { toolResult } from './events.ts'
+import { ev, toolResult } from './events.ts'
 import type { ExecutionDeps } from './execute-run.ts'
 import { interruptBatch, interruptFor } from './interrupts.ts'
 import type { PendingInterrupt } from './interrupts.ts'
@@ -15,6 +24,7 @@ import { modelTools } from './model-events.ts'
 import type { ModelEventsOptions, ModelResponse } from './model-events.ts'
 import type { ResumeRunPlan, RunPlan } from './run-plan.ts'
 import { RunWrites } from './run-writes.ts'
+import { callArgsKey, ruleFor, ruleFromApproval } from './permission-rules.ts'
 import { parseJson } from './strict-json.ts'
 import { authorizeCall, classifyCalls, recordedKind, recordedStatus } from './tool-verdicts.ts'
 import type { VerdictContext } from './tool-verdicts.ts'
@@ -31,6 +41,8 @@ interface ApprovalPayload {
   readonly approved: boolean
   readonly editedArgs?: unknown
   readonly reason?: string
+  /** Approve later matching calls without asking (docs/approvals.md#remembered-permissions). */
+  readonly remember?: RememberScope
 }
 
 /**
@@ -67,6 +79,17 @@ export class Turn {
       validators: deps.validators,
       policyContext: (toolCallId) => this.#policyContext(toolCallId),
       logError: deps.logError,
+      findRule: async (tool, args) =>
+        ruleFor(
+          tool,
+          await deps.store.matchPermissionRules({
+            owner: plan.principal,
+            threadId: plan.threadId,
+            toolName: tool.name,
+            argsKey: callArgsKey(tool, args),
+          }),
+          args,
+        ),
     }
   }
 
@@ -160,7 +183,37 @@ export class Turn {
       yield* this.#settle(record, 'denied', { status: 'denied', reason: denial })
       return
     }
+    if (payload.remember !== undefined && tool.rememberScopes.includes(payload.remember)) {
+      // Stored before the effect runs: a continuation after a crash makes the same rule (same id), once.
+      await this.#remember(tool, payload.remember, args, item.interrupt.id)
+    }
     yield* this.#runEffect(tool, record, args)
+  }
+
+  async #remember(tool: ResolvedTool, scope: RememberScope, args: unknown, interruptId: string): Promise<void> {
+    const { store, now } = this.#deps
+    const { threadId, runId, principal } = this.#plan
+    const decidedBy = (await store.getDecision(threadId, runId))?.decidedBy ?? principal
+    await store.addPermissionRule(
+      ruleFromApproval({ tool, scope, args, owner: principal, threadId, decidedBy, interruptId, at: now() }),
+    )
+  }
+
+  /** The `via: "rule"` record of a call a remembered permission approved, stored and in the log. */
+  async *#ruleDecision(rule: PermissionRule, toolCallId: string): AsyncGenerator<AgUiEvent> {
+    const record: DecisionRecord = {
+      threadId: this.#plan.threadId,
+      runId: this.#plan.runId,
+      interruptIds: [],
+      entries: [],
+      decidedBy: rule.createdBy,
+      via: 'rule',
+      at: new Date(this.#deps.now()).toISOString(),
+      ruleId: rule.ruleId,
+      toolCallId,
+    }
+    await this.#deps.store.addRuleDecision(record)
+    yield ev.decision(record)
   }
 
   // ---- model --------------------------------------------------------------------------------
@@ -265,6 +318,7 @@ export class Turn {
           break
         case 'execute':
         case 'external':
+          if (verdict.rule) yield* this.#ruleDecision(verdict.rule, record.toolCallId)
           yield* this.#runEffect(verdict.tool, record, verdict.args)
           break
         case 'interrupt':

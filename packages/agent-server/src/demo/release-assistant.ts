@@ -36,6 +36,8 @@ const publishRelease = defineTool<{ version: string }, ReleaseState>({
     additionalProperties: false,
   },
   approval: 'always',
+  // "Always for this thread": a later release in the same thread publishes without asking (deploy still asks).
+  remember: 'thread',
   approvalMessage: (args) => `Publish release ${args.version}?`,
   execute: (args, ctx) => {
     ctx.updateState((state) =>

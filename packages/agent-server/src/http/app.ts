@@ -32,6 +32,7 @@ import { checkCorsOptions, corsMiddleware } from './middleware/cors.ts'
 import { registerDecisionRoutes } from './routes/decisions.ts'
 import { registerHealthRoute } from './routes/health.ts'
 import { registerInterruptRoutes } from './routes/interrupts.ts'
+import { registerPermissionRuleRoutes } from './routes/permission-rules.ts'
 import { registerRunRoutes } from './routes/runs.ts'
 import { registerThreadRoutes } from './routes/threads.ts'
 import type { SseBodyOptions } from './sse-response.ts'
@@ -253,6 +254,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     limits,
   })
   registerInterruptRoutes(app, basePath, authenticate, { store, rights, now })
+  registerPermissionRuleRoutes(app, basePath, authenticate, { store, now })
 
   let closingDone: Promise<void> | undefined
   return Object.assign(app, {

@@ -1,4 +1,5 @@
-import type { DecisionRecord, Message } from '@interlude/protocol'
+import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
+import type { PermissionRuleFilter, PermissionRuleMatch } from './permission-rules.ts'
 import type {
   AdmissionView,
   BatchRecord,
@@ -212,6 +213,19 @@ export interface Store {
   settleOutbox(settlement: OutboxSettlement): Promise<boolean>
   /** Deliveries, oldest first (tests and operators). */
   listOutbox(filter?: OutboxFilter): Promise<OutboxDelivery[]>
+
+  // ---- remembered permissions (docs/approvals.md#remembered-permissions). Not fenced, revision 0.
+
+  /** Stores a rule; a rule whose id exists already is left as it is (the id derives from the approval). */
+  addPermissionRule(rule: PermissionRule): Promise<void>
+  /** The owner's active rules, oldest first; `filter.threadId` keeps principal rules and that thread's rules. */
+  listPermissionRules(owner: string, filter?: PermissionRuleFilter): Promise<PermissionRule[]>
+  /** The rules that may approve one call (one indexed query; the caller still checks `argsMatch`). */
+  matchPermissionRules(query: PermissionRuleMatch): Promise<PermissionRule[]>
+  /** Revokes the owner's active rule: `false` when there is none with that id (or it is revoked already). */
+  revokePermissionRule(owner: string, ruleId: string, at: number): Promise<boolean>
+  /** Stores the `via: "rule"` record of one call (once per `toolCallId`); `listDecisions` includes it. */
+  addRuleDecision(record: DecisionRecord): Promise<void>
 
   /**
    * Optional change feed from other processes (PostgreSQL LISTEN/NOTIFY): appended events and

@@ -4,6 +4,7 @@ import { approvalCases } from '../store/conformance/approval-cases.ts'
 import { conformanceKit } from '../store/conformance/kit.ts'
 import type { ConformanceDatabase } from '../store/conformance/kit.ts'
 import { outboxCases } from '../store/conformance/outbox-cases.ts'
+import { permissionRuleCases } from '../store/conformance/permission-rule-cases.ts'
 import { readCases } from '../store/conformance/read-cases.ts'
 import { revisionCases } from '../store/conformance/revision-cases.ts'
 import { runCases } from '../store/conformance/run-cases.ts'
@@ -26,5 +27,6 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     revisionCases(kit)
     approvalCases(kit)
     outboxCases(kit)
+    permissionRuleCases(kit)
   })
 }

@@ -211,3 +211,35 @@ describe('presentation helpers', () => {
     expect(argumentChanges('x', 'x')).toEqual([])
   })
 })
+
+describe('remember in an approval (docs/approvals.md#remembered-permissions)', () => {
+  it('offers the allowed scopes once approved, defaults to just this once, and sends the chosen scope', () => {
+    const b = deepFreeze({
+      id: 'b-pub',
+      interrupts: [
+        {
+          id: 'i-pub',
+          reason: 'tool_call',
+          toolCallId: 'c-pub',
+          message: 'Publish release v2.1?',
+          responseSchema: {
+            ...approval(),
+            properties: { ...approval().properties, remember: { type: 'string', enum: ['thread'] } },
+          },
+        },
+      ],
+    }) as PendingInterruptBatch
+    const onSubmit = renderForm(b)
+    expect(screen.queryByRole('group', { name: 'Remember this approval' })).toBeNull()
+    fireEvent.click(screen.getByLabelText('Approve'))
+    const group = screen.getByRole('group', { name: 'Remember this approval' })
+    expect(within(group).getByRole('radio', { name: 'Just this once' })).toHaveProperty('checked', true)
+    fireEvent.click(within(group).getByRole('radio', { name: 'Always in this conversation' }))
+    fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
+    expect(onSubmit.mock.calls.at(-1)?.[0].entries[0].payload).toEqual({ approved: true, remember: 'thread' })
+
+    fireEvent.click(within(group).getByRole('radio', { name: 'Just this once' }))
+    fireEvent.click(screen.getByRole('button', { name: 'Submit answers' }))
+    expect(onSubmit.mock.calls.at(-1)?.[0].entries[0].payload).toEqual({ approved: true })
+  })
+})

@@ -1,5 +1,6 @@
 import type { Interrupt } from '@interlude/protocol'
 import { CallArguments, callArguments } from './call-arguments.tsx'
+import { ChoiceField } from './choice-field.tsx'
 import { text } from './schema.ts'
 import { Field, type Schema } from './schema-field.tsx'
 import { editedArgsSchema, type UseInterruptFormResult } from './use-interrupt-form.ts'
@@ -27,6 +28,8 @@ export function ApprovalQuestion({ interrupt, form, id, disabled }: QuestionProp
           : ''
   const edits = editedArgsSchema(interrupt) as Schema | undefined
   const reasonSchema = (interrupt.responseSchema as Schema | undefined)?.properties?.reason
+  const rememberScopes = rememberScopesOf(interrupt)
+  const remember = (payload as { remember?: unknown } | undefined)?.remember
   const errors = form.errors[interrupt.id]
   const description = text((interrupt.responseSchema as Schema | undefined)?.description)
   const args = callArguments(interrupt, form.toolArgs(interrupt))
@@ -89,6 +92,23 @@ export function ApprovalQuestion({ interrupt, form, id, disabled }: QuestionProp
           )}
         </div>
       )}
+      {rememberScopes.length > 0 && choice === 'approve' && (
+        <ChoiceField
+          id={`${id}-remember`}
+          text="Remember this approval"
+          choices={[
+            { value: undefined, label: 'Just this once' },
+            ...rememberScopes.map((scope) => ({ value: scope, label: REMEMBER_LABELS[scope] ?? scope })),
+          ]}
+          value={remember}
+          required
+          radio
+          disabled={disabled}
+          describedBy={undefined}
+          invalid={false}
+          onChange={(v) => form.setField(interrupt.id, ['remember'], v)}
+        />
+      )}
       {reasonSchema && choice === 'deny' && (
         <Field
           id={`${id}-reason`}
@@ -140,4 +160,16 @@ export function InputQuestion({ interrupt, form, id, disabled }: QuestionProps) 
       </div>
     </>
   )
+}
+
+const REMEMBER_LABELS: Readonly<Record<string, string>> = {
+  thread: 'Always in this conversation',
+  principal: 'Always, in all my conversations',
+}
+
+/** The scopes an approval may be remembered for (`remember` in its schema: docs/approvals.md#remembered-permissions). */
+function rememberScopesOf(interrupt: Interrupt): string[] {
+  const remember = (interrupt.responseSchema as Schema | undefined)?.properties?.remember
+  const values = remember?.enum as unknown
+  return Array.isArray(values) ? values.filter((v): v is string => typeof v === 'string' && v in REMEMBER_LABELS) : []
 }

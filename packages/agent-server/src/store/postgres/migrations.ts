@@ -153,6 +153,35 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX webhook_outbox_due ON webhook_outbox (status, next_attempt_at);
   `,
+  // issue 15 (remembered permissions, docs/approvals.md#remembered-permissions): the rules made by
+  // approvals with `remember` (never deleted; revoking stamps revoked_at) and the decision record of
+  // every call a rule approved, one per call.
+  `
+  CREATE TABLE permission_rules (
+    rule_id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL,
+    scope TEXT NOT NULL CHECK (scope IN ('thread', 'principal')),
+    thread_id TEXT,
+    tool_name TEXT NOT NULL,
+    args_match TEXT,
+    match_key TEXT,
+    created_by TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    source_interrupt_id TEXT NOT NULL,
+    revoked_at BIGINT
+  );
+  CREATE INDEX permission_rules_lookup ON permission_rules (owner_id, tool_name, match_key) WHERE revoked_at IS NULL;
+  CREATE INDEX permission_rules_by_owner ON permission_rules (owner_id, created_at) WHERE revoked_at IS NULL;
+  CREATE TABLE rule_decisions (
+    thread_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    rule_id TEXT NOT NULL,
+    decided_by TEXT NOT NULL,
+    decided_at BIGINT NOT NULL,
+    PRIMARY KEY (thread_id, tool_call_id)
+  );
+  `,
 ]
 
 export function quoteIdent(name: string): string {

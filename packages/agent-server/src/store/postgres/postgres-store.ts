@@ -1,6 +1,8 @@
 import type pg from 'pg'
 import type { PoolClient, PoolConfig } from 'pg'
-import type { DecisionRecord, Message } from '@interlude/protocol'
+import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
+import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-rules.ts'
+import { mergeDecisions } from '../permission-rules.ts'
 import type { Clock } from '../../clock.ts'
 import { systemClock } from '../../clock.ts'
 import { toBatch, toRun, toRunHeartbeat, toRunKey, toStoredEvent, toThread, toThreadHead, toToolCall } from '../rows.ts'
@@ -49,6 +51,14 @@ import { PgChangeFeed } from './change-feed.ts'
 import { bigintAsNumber, channelFor, withDefaultUser } from './connection.ts'
 import { migratePostgres } from './migrations.ts'
 import { claimOutbox, insertOutboxTx, listOutbox, settleOutbox } from './outbox.ts'
+import {
+  addPermissionRule,
+  addRuleDecision,
+  listPermissionRules,
+  listRuleDecisions,
+  matchPermissionRules,
+  revokePermissionRule,
+} from './permission-rules.ts'
 import { fenced, rows } from './query.ts'
 import * as sql from './statements.ts'
 import { loadPg, pgModule } from './pg-module.ts'
@@ -322,7 +332,11 @@ export class PostgresStore implements Store {
   }
 
   async listDecisions(threadId: string): Promise<DecisionRecord[]> {
-    return listDecisions(this.#pool, threadId)
+    const [batches, rules] = await Promise.all([
+      listDecisions(this.#pool, threadId),
+      listRuleDecisions(this.#pool, threadId),
+    ])
+    return mergeDecisions(batches, rules)
   }
 
   async getDecision(threadId: string, runId: string): Promise<DecisionRecord | undefined> {
@@ -347,6 +361,26 @@ export class PostgresStore implements Store {
 
   async listOutbox(filter: OutboxFilter = {}): Promise<OutboxDelivery[]> {
     return listOutbox(this.#pool, filter)
+  }
+
+  async addPermissionRule(rule: PermissionRule): Promise<void> {
+    await addPermissionRule(this.#pool, rule)
+  }
+
+  async listPermissionRules(owner: string, filter?: PermissionRuleFilter): Promise<PermissionRule[]> {
+    return listPermissionRules(this.#pool, owner, filter)
+  }
+
+  async matchPermissionRules(query: PermissionRuleMatch): Promise<PermissionRule[]> {
+    return matchPermissionRules(this.#pool, query)
+  }
+
+  async revokePermissionRule(owner: string, ruleId: string, at: number): Promise<boolean> {
+    return revokePermissionRule(this.#pool, owner, ruleId, at)
+  }
+
+  async addRuleDecision(record: DecisionRecord): Promise<void> {
+    await addRuleDecision(this.#pool, record)
   }
 
   /** Opens the admission pool's connections up front. */

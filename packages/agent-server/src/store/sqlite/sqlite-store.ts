@@ -1,7 +1,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type Database from 'better-sqlite3'
-import type { DecisionRecord, Message } from '@interlude/protocol'
+import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
+import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-rules.ts'
+import { mergeDecisions } from '../permission-rules.ts'
 import type { Clock } from '../../clock.ts'
 import { systemClock } from '../../clock.ts'
 import type {
@@ -47,6 +49,7 @@ import { appendEventsTx, appendMessagesTx, fenceTx } from './appends.ts'
 import { getDecision, listDecisions, listDueBatches, listPendingBatches } from './approval-reads.ts'
 import { migrate } from './migrations.ts'
 import { claimOutboxTx, insertOutboxTx, listOutbox, settleOutboxTx } from './outbox.ts'
+import { preparePermissionRules } from './permission-rules.ts'
 import { prepareStatements } from './statements.ts'
 import type { SqliteStatements } from './statements.ts'
 import type { SqliteDatabase } from './sqlite-database.ts'
@@ -70,6 +73,7 @@ export class SqliteStore implements Store {
   readonly path: string
   readonly #db: Database.Database
   readonly #s: SqliteStatements
+  readonly #rules: ReturnType<typeof preparePermissionRules>
   readonly #now: Clock
   #closed = false
 
@@ -86,6 +90,7 @@ export class SqliteStore implements Store {
     this.#db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
     migrate(this.#db)
     this.#s = prepareStatements(this.#db)
+    this.#rules = preparePermissionRules(this.#db)
   }
 
   /** Direct access for tests and tooling (e.g. a before/after dump). */
@@ -340,7 +345,7 @@ export class SqliteStore implements Store {
   }
 
   async listDecisions(threadId: string): Promise<DecisionRecord[]> {
-    return listDecisions(this.#s, threadId)
+    return mergeDecisions(listDecisions(this.#s, threadId), this.#rules.decisions(threadId))
   }
 
   async getDecision(threadId: string, runId: string): Promise<DecisionRecord | undefined> {
@@ -365,6 +370,26 @@ export class SqliteStore implements Store {
 
   async listOutbox(filter: OutboxFilter = {}): Promise<OutboxDelivery[]> {
     return listOutbox(this.#s, filter)
+  }
+
+  async addPermissionRule(rule: PermissionRule): Promise<void> {
+    this.#write(() => this.#rules.add(rule))
+  }
+
+  async listPermissionRules(owner: string, filter?: PermissionRuleFilter): Promise<PermissionRule[]> {
+    return this.#rules.list(owner, filter)
+  }
+
+  async matchPermissionRules(query: PermissionRuleMatch): Promise<PermissionRule[]> {
+    return this.#rules.match(query)
+  }
+
+  async revokePermissionRule(owner: string, ruleId: string, at: number): Promise<boolean> {
+    return this.#write(() => this.#rules.revoke(owner, ruleId, at))
+  }
+
+  async addRuleDecision(record: DecisionRecord): Promise<void> {
+    this.#write(() => this.#rules.addDecision(record))
   }
 
   #messages(threadId: string): Message[] {

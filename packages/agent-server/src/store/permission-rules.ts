@@ -1,0 +1,101 @@
+import type { DecisionRecord, PermissionRule, RememberScope } from '@interlude/protocol'
+import { canonicalJson } from '@interlude/protocol'
+
+/**
+ * Remembered permissions in the stores (docs/approvals.md#remembered-permissions): the row shapes
+ * both stores share and their mapping. Rules are never deleted: a revoked rule keeps its row (an
+ * audit trail of what approved what), with `revoked_at` set.
+ */
+
+export interface PermissionRuleFilter {
+  /** Principal-scoped rules plus the thread-scoped rules of this thread (else every rule of the owner). */
+  readonly threadId?: string
+}
+
+/**
+ * The hot lookup of a tool call (one indexed query): the owner's active rules for `toolName` that
+ * apply in `threadId` and whose argument key is `argsKey` or absent (a rule for any arguments).
+ */
+export interface PermissionRuleMatch {
+  readonly owner: string
+  readonly threadId: string
+  readonly toolName: string
+  /** `argsKey(rememberMatch(args))` of the call, or null when the tool binds rules to no arguments. */
+  readonly argsKey: string | null
+}
+
+/** The indexed key of a rule's argument match: canonical JSON, so equal values give equal keys. */
+export function argsKey(match: Readonly<Record<string, unknown>> | undefined): string | null {
+  return match === undefined ? null : canonicalJson(match)
+}
+
+export interface PermissionRuleRow {
+  readonly rule_id: string
+  readonly owner_id: string
+  readonly scope: RememberScope
+  readonly thread_id: string | null
+  readonly tool_name: string
+  readonly args_match: string | null
+  readonly created_by: string
+  readonly created_at: number | string
+  readonly source_interrupt_id: string
+}
+
+export interface RuleDecisionRow {
+  readonly thread_id: string
+  readonly tool_call_id: string
+  readonly run_id: string
+  readonly rule_id: string
+  readonly decided_by: string
+  readonly decided_at: number | string
+}
+
+export function toPermissionRule(row: PermissionRuleRow): PermissionRule {
+  return {
+    ruleId: row.rule_id,
+    owner: row.owner_id,
+    scope: row.scope,
+    ...(row.thread_id !== null ? { threadId: row.thread_id } : {}),
+    toolName: row.tool_name,
+    ...(row.args_match !== null ? { argsMatch: JSON.parse(row.args_match) as Record<string, unknown> } : {}),
+    createdBy: row.created_by,
+    createdAt: new Date(Number(row.created_at)).toISOString(),
+    sourceInterruptId: row.source_interrupt_id,
+  }
+}
+
+/** The parameters of an insert, in both stores' named order. */
+export function ruleParams(rule: PermissionRule) {
+  return {
+    ruleId: rule.ruleId,
+    owner: rule.owner,
+    scope: rule.scope,
+    threadId: rule.scope === 'thread' ? (rule.threadId ?? null) : null,
+    toolName: rule.toolName,
+    argsMatch: rule.argsMatch === undefined ? null : JSON.stringify(rule.argsMatch),
+    matchKey: argsKey(rule.argsMatch),
+    createdBy: rule.createdBy,
+    createdAt: Date.parse(rule.createdAt),
+    sourceInterruptId: rule.sourceInterruptId,
+  }
+}
+
+export function toRuleDecision(row: RuleDecisionRow): DecisionRecord {
+  return {
+    threadId: row.thread_id,
+    runId: row.run_id,
+    interruptIds: [],
+    entries: [],
+    decidedBy: row.decided_by,
+    via: 'rule',
+    at: new Date(Number(row.decided_at)).toISOString(),
+    ruleId: row.rule_id,
+    toolCallId: row.tool_call_id,
+  }
+}
+
+/** Decision records of both kinds in one list, oldest first (a stable merge: ties keep batch records first). */
+export function mergeDecisions(batch: DecisionRecord[], rules: DecisionRecord[]): DecisionRecord[] {
+  if (rules.length === 0) return batch
+  return [...batch, ...rules].sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
+}
