@@ -174,10 +174,12 @@ export function parseCliArgs(
   const logLevel = values['log-level'] ?? env[LOG_LEVEL_ENV] ?? 'info'
   if (!isLogLevel(logLevel))
     throw new Error(`--log-level (or ${LOG_LEVEL_ENV}) must be one of ${LOG_LEVELS.join(', ')}`)
-  const metricsPort = values['metrics-port'] === undefined ? undefined : positiveNumber('--metrics-port', values['metrics-port'], true)
+  const metricsPort =
+    values['metrics-port'] === undefined ? undefined : positiveNumber('--metrics-port', values['metrics-port'], true)
   if (metricsPort !== undefined && (!Number.isInteger(metricsPort) || metricsPort > 65535))
     throw new Error('--metrics-port must be an integer between 0 and 65535')
-  if (values['metrics-host'] !== undefined && metricsPort === undefined) throw new Error('--metrics-host needs --metrics-port')
+  if (values['metrics-host'] !== undefined && metricsPort === undefined)
+    throw new Error('--metrics-host needs --metrics-port')
   const metricsPrincipals = [...new Set(values['metrics-principal'] ?? [])]
   if (metricsPrincipals.some((name) => name.trim() === '' || name !== name.trim()))
     throw new Error('--metrics-principal must be a principal name without surrounding spaces')

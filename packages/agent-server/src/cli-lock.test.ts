@@ -17,15 +17,19 @@ const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist
 const tmp = tempDir()
 const children: ChildProcessWithoutNullStreams[] = []
 afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 })
 afterAll(() => tmp.cleanup())
 
-type Started = { kind: 'listening'; url: string; child: ChildProcessWithoutNullStreams } | { kind: 'exited'; code: number | null; stderr: string }
+type Started =
+  | { kind: 'listening'; url: string; child: ChildProcessWithoutNullStreams }
+  | { kind: 'exited'; code: number | null; stderr: string }
 
 /** Starts the CLI; resolves when it listens or when it exits (whichever comes first). */
 function start(args: string[]): Promise<Started> {
-  if (!fs.existsSync(DIST)) throw new Error(`${DIST} is missing: run "pnpm --filter @interlude/agent-server build" first`)
+  if (!fs.existsSync(DIST))
+    throw new Error(`${DIST} is missing: run "pnpm --filter @interlude/agent-server build" first`)
   const child = spawn(process.execPath, [BIN, '--port', '0', ...args], { stdio: 'pipe' })
   children.push(child)
   return new Promise((resolve) => {
@@ -48,7 +52,7 @@ const listening = async (args: string[]) => {
 }
 
 describe('one exclusive process per SQLite file', () => {
-  it('a second process without --shared refuses to start, and the first one\'s run finishes untouched', async () => {
+  it("a second process without --shared refuses to start, and the first one's run finishes untouched", async () => {
     const db = path.join(tmp.dir, 'exclusive.db')
     const first = await listening(['--db', db, '--token', 'alice=alice-secret-token', '--pacing-ms', '20'])
     const threadId = newThreadId()

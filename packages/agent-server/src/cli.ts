@@ -51,7 +51,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     ...(options.corsOrigins.length > 0 ? { cors: { origins: options.corsOrigins } } : {}),
     logLevel: options.logLevel,
     metricsPrincipals: options.metricsPrincipals,
-    ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort, metricsHost: options.metricsHost } : {}),
+    ...(options.metricsPort !== undefined
+      ? { metricsPort: options.metricsPort, metricsHost: options.metricsHost }
+      : {}),
   })
   process.stdout.write(`listening on ${server.url}\n`)
   let stopping = false

@@ -186,7 +186,10 @@ export class ExpirySweeper {
     const outcome = claimOutcome(claim, result)
     if (outcome.kind !== 'decided') return outcome
     this.#o.webhooks?.committed(claim.request.outbox)
-    this.#o.log?.info({ event: 'expiry.decided', threadId: claim.request.threadId, batchId: claim.request.batchId }, 'batch decided by its deadline')
+    this.#o.log?.info(
+      { event: 'expiry.decided', threadId: claim.request.threadId, batchId: claim.request.batchId },
+      'batch decided by its deadline',
+    )
     if (start === 'now') this.#continuations.startNow(claim.plan)
     else this.#continuations.push(claim.plan)
     return outcome

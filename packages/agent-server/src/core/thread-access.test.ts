@@ -27,12 +27,20 @@ async function probe(s: InProcessServer, threadId: string, interruptId: string):
     await s.request(`/threads/${threadId}/events`, { principal: 'bob' }),
     await s.request(`/threads/${threadId}/events?follow=1`, { principal: 'bob' }),
     await s.request(`/threads/${threadId}/runs/run_1`, { principal: 'bob' }),
-    await s.request(`/threads/${threadId}/runs/run_1/cancel`, { principal: 'bob', method: 'POST', headers: json, body: '{}' }),
+    await s.request(`/threads/${threadId}/runs/run_1/cancel`, {
+      principal: 'bob',
+      method: 'POST',
+      headers: json,
+      body: '{}',
+    }),
     await s.request(`/threads/${threadId}/decisions`, {
       principal: 'bob',
       method: 'POST',
       headers: json,
-      body: JSON.stringify({ runId: 'run_d', resume: [{ interruptId, status: 'resolved', payload: { approved: true } }] }),
+      body: JSON.stringify({
+        runId: 'run_d',
+        resume: [{ interruptId, status: 'resolved', payload: { approved: true } }],
+      }),
     }),
     await s.request('/runs', {
       principal: 'bob',
@@ -44,11 +52,13 @@ async function probe(s: InProcessServer, threadId: string, interruptId: string):
   return Promise.all(answers.map(async (r) => `${r.status} ${await r.text()}`))
 }
 
-describe('another principal\'s thread', () => {
+describe("another principal's thread", () => {
   it('is answered exactly like a thread that does not exist, on every route', async () => {
     const s = await server()
     const threadId = newThreadId()
-    const paused = await s.postRun(runInput(threadId, [userMessage(JSON.stringify({ toolCalls: [{ name: 'deploy', args: {} }] }))]))
+    const paused = await s.postRun(
+      runInput(threadId, [userMessage(JSON.stringify({ toolCalls: [{ name: 'deploy', args: {} }] }))]),
+    )
     const [interrupt] = interruptsOf(paused.events)
     const taken = await probe(s, threadId, interrupt!.id)
     const unknown = await probe(s, newThreadId(), interrupt!.id)

@@ -110,8 +110,18 @@ describe('ids the protocol refuses are 400 INVALID_INPUT on every store', () => 
       if (store === undefined) return
       const s = await startInProcess({ store })
       cleanup.push(() => s.close())
-      for (const path of ['/threads/a%00b', '/threads/a%00b/events', '/threads/t1/runs/r%00/cancel', '/threads/a%0Ab']) {
-        const res = await s.request(path, path.endsWith('cancel') ? { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' } : {})
+      for (const path of [
+        '/threads/a%00b',
+        '/threads/a%00b/events',
+        '/threads/t1/runs/r%00/cancel',
+        '/threads/a%0Ab',
+      ]) {
+        const res = await s.request(
+          path,
+          path.endsWith('cancel')
+            ? { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' }
+            : {},
+        )
         expect(res.status, path).toBe(400)
         expect(((await res.json()) as { error: { code: string } }).error.code).toBe('INVALID_INPUT')
       }
@@ -129,12 +139,15 @@ describe('ids the protocol refuses are 400 INVALID_INPUT on every store', () => 
     })
   }
 
-  it.skipIf(!available)('the store itself types what PostgreSQL refuses (a NUL that got past the boundary)', async () => {
-    const { schema, drop } = await createTestSchema()
-    cleanup.push(drop)
-    const store = withTypedErrors(await createPostgresStore({ connectionString: PG_URL, schema }))
-    cleanup.push(() => store.close())
-    const error: unknown = await store.getThread('a\u0000b').catch((e: unknown) => e)
-    expect(InterludeError.isInstance(error) && error.code).toBe('INVALID_INPUT')
-  })
+  it.skipIf(!available)(
+    'the store itself types what PostgreSQL refuses (a NUL that got past the boundary)',
+    async () => {
+      const { schema, drop } = await createTestSchema()
+      cleanup.push(drop)
+      const store = withTypedErrors(await createPostgresStore({ connectionString: PG_URL, schema }))
+      cleanup.push(() => store.close())
+      const error: unknown = await store.getThread('a\u0000b').catch((e: unknown) => e)
+      expect(InterludeError.isInstance(error) && error.code).toBe('INVALID_INPUT')
+    },
+  )
 })

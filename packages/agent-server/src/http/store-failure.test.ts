@@ -10,7 +10,7 @@ import type { ModelProvider } from '../models/model.ts'
 import { scriptedModel } from '../models/scripted.ts'
 import { startServer } from '../server.ts'
 import type { RunningServer } from '../server.ts'
-import { SqliteStore } from '../store/sqlite/sqlite-store.ts'
+import type { SqliteStore } from '../store/sqlite/sqlite-store.ts'
 import { until } from '../test-utils/child-server.ts'
 import {
   authHeader,

@@ -1,7 +1,15 @@
 import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { ToolDefinition } from '../agent/tool.ts'
-import { authHeader, interruptsOf, newThreadId, resumeInput, runInput, startTestServer, userMessage } from '../test-utils/harness.ts'
+import {
+  authHeader,
+  interruptsOf,
+  newThreadId,
+  resumeInput,
+  runInput,
+  startTestServer,
+  userMessage,
+} from '../test-utils/harness.ts'
 import type { TestServer } from '../test-utils/harness.ts'
 import { serversPerTest } from '../test-utils/in-process.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
@@ -44,7 +52,8 @@ function captured(): { lines: () => Record<string, unknown>[]; raw: () => string
  */
 function parsePrometheus(text: string): Map<string, number> {
   const samples = new Map<string, number>()
-  const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*\})? (-?[0-9.e+-]+|NaN|[+-]Inf)$/
+  const sample =
+    /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*\})? (-?[0-9.e+-]+|NaN|[+-]Inf)$/
   for (const line of text.split('\n')) {
     if (line === '' || /^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .*$/.test(line)) continue
     const match = sample.exec(line)
@@ -55,7 +64,7 @@ function parsePrometheus(text: string): Map<string, number> {
 }
 
 const server = serversPerTest()
-let started: TestServer[] = []
+const started: TestServer[] = []
 afterEach(async () => {
   for (const s of started.splice(0)) await s.dispose()
 })
@@ -63,11 +72,16 @@ afterEach(async () => {
 describe('logs', () => {
   it('are JSON lines with the expected fields: requests, refusals, run start and end', async () => {
     const out = captured()
-    const s = await server({ agent: commandAgent([deploy]), logger: createLogger({ level: 'info', destination: out.stream }) })
+    const s = await server({
+      agent: commandAgent([deploy]),
+      logger: createLogger({ level: 'info', destination: out.stream }),
+    })
     const threadId = newThreadId()
     const paused = await s.postRun(runInput(threadId, [pausing()]))
     const [interrupt] = interruptsOf(paused.events)
-    await s.postRun(resumeInput(threadId, [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true } }]))
+    await s.postRun(
+      resumeInput(threadId, [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true } }]),
+    )
     await s.request('/threads/nope', { principal: 'bob' })
     await s.app.runs.idle()
 
@@ -136,7 +150,9 @@ describe('metrics', () => {
     expect(afterPause.get('interlude_runs_finished_total{outcome="interrupt"}')).toBe(1)
     expect(afterPause.get('interlude_interrupts_opened_total')).toBe(1)
 
-    await s.postRun(resumeInput(threadId, [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true } }]))
+    await s.postRun(
+      resumeInput(threadId, [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true } }]),
+    )
     await s.app.runs.idle()
     s.app.metrics.recordQuotaRefusal('concurrent_runs')
     const after = await scrape()

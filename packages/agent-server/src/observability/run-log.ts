@@ -14,7 +14,13 @@ export function logRunEvents(logger: Logger, threadId: string, events: readonly 
       const outcome = (JSON.parse(e.json) as { outcome?: { type?: string; interrupts?: unknown[] } }).outcome
       const interrupts = outcome?.interrupts?.length
       logger.info(
-        { event: 'run.finished', threadId, runId, outcome: outcome?.type ?? 'success', ...(interrupts ? { interrupts } : {}) },
+        {
+          event: 'run.finished',
+          threadId,
+          runId,
+          outcome: outcome?.type ?? 'success',
+          ...(interrupts ? { interrupts } : {}),
+        },
         'run finished',
       )
     } else if (e.type === EventType.RUN_ERROR) {

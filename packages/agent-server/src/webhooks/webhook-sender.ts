@@ -258,7 +258,11 @@ export class WebhookSender {
       eventType: row.eventType,
       attempts: attempt,
     }
-    if (settled && settlement.outcome !== 'failed') this.#log?.[settlement.outcome === 'delivered' ? 'info' : 'warn']({ event: `webhook.${settlement.outcome}`, ...line }, `webhook ${settlement.outcome}`)
+    if (settled && settlement.outcome !== 'failed')
+      this.#log?.[settlement.outcome === 'delivered' ? 'info' : 'warn'](
+        { event: `webhook.${settlement.outcome}`, ...line },
+        `webhook ${settlement.outcome}`,
+      )
     if (!settled) {
       // Only when this sender held the row past its lock (a stalled process); another sender owns it now.
       this.#logError('webhook delivery lock lost', line)
