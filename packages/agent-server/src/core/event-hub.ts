@@ -1,6 +1,5 @@
 import type { RunErrorCode } from '@interlude/protocol'
 import type { StoredEvent } from '../store/store.ts'
-import { isTerminal } from './events.ts'
 
 /** Called with freshly appended events, or with `[]` as a bare wake-up ("read the log"). */
 export type EventListener = (events: readonly StoredEvent[]) => void
@@ -39,8 +38,8 @@ export class EventHub {
 
   publish(threadId: string, events: readonly StoredEvent[]): void {
     if (events.length === 0) return
-    if (this.#lost.size > 0)
-      for (const e of events) if (isTerminal(e.type)) this.#lost.delete(`${threadId}\u0000${e.runId}`)
+    // Any committed event of a lost run (its durable end, or a continuation by recovery) supersedes the notice.
+    if (this.#lost.size > 0) for (const e of events) this.#lost.delete(`${threadId}\u0000${e.runId}`)
     for (const tap of this.#taps) tap(threadId, events)
     this.#emit(threadId, events)
   }
@@ -54,7 +53,7 @@ export class EventHub {
   /**
    * A run of this process ended without a durable terminal event (its store failed: issue 12, typed store
    * failures). Its open streams end now with `RUN_ERROR { code }` (a frame outside the log); the run itself is
-   * closed or continued by recovery once its lease lapses, and that durable end replaces this notice.
+   * closed or continued by recovery once its lease lapses, and any event it then commits replaces this notice.
    */
   lose(threadId: string, runId: string, code: RunErrorCode): void {
     const id = `${threadId}\u0000${runId}`
