@@ -3,6 +3,8 @@ import type { ExpiryPolicy } from '@interlude/protocol'
 import { EXPIRY_POLICIES, isExpiryPolicy } from './agent/expiry-options.ts'
 import { resolveWebhookEndpoints, WEBHOOK_SECRET_ENV } from './webhooks/webhook-config.ts'
 import { checkCorsOptions } from './http/middleware/cors.ts'
+import { isLogLevel, LOG_LEVEL_ENV, LOG_LEVELS } from './observability/logger.ts'
+import type { LogLevel } from './observability/logger.ts'
 export const USAGE = `Usage: interlude-server [options]
 
   --port <n>            port to listen on (default 8787; 0 = any free port)
@@ -33,6 +35,14 @@ export const USAGE = `Usage: interlude-server [options]
   --static <dir>        serve a built workbench from <dir> at /
   --pacing-ms <ms>      scripted model: delay between streamed tokens (default 25)
   --base-path <path>    mount point of the API (default /api/agent)
+  --log-level <level>   fatal | error | warn | info | debug | trace | silent: JSON log lines on
+                        stdout (default: INTERLUDE_LOG_LEVEL, else info)
+  --metrics-port <n>    serve Prometheus metrics at http://<metrics-host>:<n>/metrics, without
+                        authentication (0 = any free port)
+  --metrics-host <host> interface of --metrics-port (default 127.0.0.1)
+  --metrics-principal <name>
+                        principal who may read {base-path}/metrics with its token (approvers
+                        may too); repeatable
   -h, --help            show this help
 `
 
@@ -61,6 +71,11 @@ export interface CliOptions {
   readonly corsOrigins: readonly string[]
   /** `--agent`: a module whose default export is the agent (loaded by the CLI). */
   readonly agentModule: string | undefined
+  /** `--log-level`, else `INTERLUDE_LOG_LEVEL`, else `info`. */
+  readonly logLevel: LogLevel
+  readonly metricsPort: number | undefined
+  readonly metricsHost: string
+  readonly metricsPrincipals: readonly string[]
 }
 
 function positiveNumber(flag: string, text: string, allowZero: boolean): number {
@@ -115,6 +130,10 @@ export function parseCliArgs(
       static: { type: 'string' },
       'pacing-ms': { type: 'string' },
       'base-path': { type: 'string' },
+      'log-level': { type: 'string' },
+      'metrics-port': { type: 'string' },
+      'metrics-host': { type: 'string' },
+      'metrics-principal': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -152,6 +171,18 @@ export function parseCliArgs(
   if (values.agent !== undefined && values.agent.trim() === '') throw new Error('--agent needs a module path')
   const port = positiveNumber('--port', values.port ?? '8787', true)
   if (!Number.isInteger(port) || port > 65535) throw new Error('--port must be an integer between 0 and 65535')
+  const logLevel = values['log-level'] ?? env[LOG_LEVEL_ENV] ?? 'info'
+  if (!isLogLevel(logLevel))
+    throw new Error(`--log-level (or ${LOG_LEVEL_ENV}) must be one of ${LOG_LEVELS.join(', ')}`)
+  const metricsPort =
+    values['metrics-port'] === undefined ? undefined : positiveNumber('--metrics-port', values['metrics-port'], true)
+  if (metricsPort !== undefined && (!Number.isInteger(metricsPort) || metricsPort > 65535))
+    throw new Error('--metrics-port must be an integer between 0 and 65535')
+  if (values['metrics-host'] !== undefined && metricsPort === undefined)
+    throw new Error('--metrics-host needs --metrics-port')
+  const metricsPrincipals = [...new Set(values['metrics-principal'] ?? [])]
+  if (metricsPrincipals.some((name) => name.trim() === '' || name !== name.trim()))
+    throw new Error('--metrics-principal must be a principal name without surrounding spaces')
   return {
     port,
     host: values.host ?? '127.0.0.1',
@@ -174,5 +205,9 @@ export function parseCliArgs(
     webhooks: webhookUrls(values.webhook ?? [], env),
     corsOrigins,
     agentModule: values.agent,
+    logLevel,
+    metricsPort,
+    metricsHost: values['metrics-host'] ?? '127.0.0.1',
+    metricsPrincipals,
   }
 }

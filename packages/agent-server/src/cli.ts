@@ -3,6 +3,7 @@ import { loadAgentModule } from './agent/load-agent-module.ts'
 import type { CliOptions } from './cli-args.ts'
 import { parseCliArgs, USAGE } from './cli-args.ts'
 import { isPostgresUrl, startServer } from './server.ts'
+import { SqliteLockedError } from './store/sqlite/process-lock.ts'
 
 /** The `interlude-server` entry (bin/interlude-server.js imports the built copy). */
 export async function main(argv: readonly string[]): Promise<void> {
@@ -48,6 +49,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     // Each URL is signed with INTERLUDE_WEBHOOK_SECRET (checked by parseCliArgs).
     webhooks: options.webhooks.map((url) => ({ url })),
     ...(options.corsOrigins.length > 0 ? { cors: { origins: options.corsOrigins } } : {}),
+    logLevel: options.logLevel,
+    metricsPrincipals: options.metricsPrincipals,
+    ...(options.metricsPort !== undefined
+      ? { metricsPort: options.metricsPort, metricsHost: options.metricsHost }
+      : {}),
   })
   process.stdout.write(`listening on ${server.url}\n`)
   let stopping = false
@@ -68,6 +74,8 @@ export async function main(argv: readonly string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  console.error('interlude-server failed to start:', error)
+  // A second process on an exclusive SQLite file: the message says what to do; a stack would only hide it.
+  if (error instanceof SqliteLockedError) process.stderr.write(`interlude-server: ${error.message}\n`)
+  else console.error('interlude-server failed to start:', error)
   process.exit(1)
 })

@@ -1,3 +1,4 @@
+import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { ExpiryPolicy } from '@interlude/protocol'
 import type { Server } from 'node:http'
@@ -19,6 +20,10 @@ import { createSqliteStore } from './store/sqlite/sqlite-store.ts'
 import type { Store } from './store/store.ts'
 import type { WebhookEndpoint } from './webhooks/webhook-config.ts'
 import type { CorsOptions } from './http/middleware/cors.ts'
+import { createLogger } from './observability/logger.ts'
+import type { Logger, LogLevel } from './observability/logger.ts'
+import { acquireSqliteLock } from './store/sqlite/process-lock.ts'
+import type { ProcessLock } from './store/sqlite/process-lock.ts'
 
 export interface StartServerOptions {
   /** @default 0 (an ephemeral port) */
@@ -75,6 +80,16 @@ export interface StartServerOptions {
   readonly cors?: CorsOptions
   /** See `AgentServerOptions.webhookDelivery`. */
   readonly webhookDelivery?: WebhookDeliveryOptions
+  /** See `AgentServerOptions.logger`. */
+  readonly logger?: Logger
+  /** Level of the default logger (ignored with `logger`). @default `INTERLUDE_LOG_LEVEL`, else info (silent under vitest) */
+  readonly logLevel?: LogLevel
+  /** See `AgentServerOptions.metricsPrincipals`. */
+  readonly metricsPrincipals?: readonly string[]
+  /** Serve `GET /metrics` (Prometheus text, no authentication) on this port of `metricsHost`; 0: any free port. */
+  readonly metricsPort?: number
+  /** @default '127.0.0.1' */
+  readonly metricsHost?: string
 }
 
 export interface RunningServer {
@@ -85,6 +100,8 @@ export interface RunningServer {
   readonly port: number
   readonly app: AgentServer
   readonly store: Store
+  /** `http://HOST:PORT/metrics` when `metricsPort` was given. */
+  readonly metricsUrl?: string
   /** Stops accepting connections, finishes active runs (as cancelled) and closes the store. */
   close(): Promise<void>
 }
@@ -101,6 +118,13 @@ async function authenticatorFor(options: StartServerOptions, store: Store): Prom
 /** `postgres://` / `postgresql://` URLs select the PostgreSQL store. */
 export function isPostgresUrl(value: string): boolean {
   return /^postgres(ql)?:\/\//i.test(value)
+}
+
+/** The SQLite file's process lock (`process-lock.ts`): exclusive unless the server shares the file. */
+function lockFor(options: StartServerOptions): ProcessLock | undefined {
+  const file = options.dbPath
+  if (options.dbUrl !== undefined || file === undefined || file === ':memory:' || isPostgresUrl(file)) return undefined
+  return acquireSqliteLock(file, options.exclusive === false ? 'shared' : 'exclusive')
 }
 
 async function openStore(options: StartServerOptions): Promise<Store> {
@@ -127,7 +151,16 @@ async function openStore(options: StartServerOptions): Promise<Store> {
  * await server.close()
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
-  const store = await openStore(options)
+  // Before the store opens: a second exclusive process must not even migrate the file.
+  const lock = lockFor(options)
+  let store: Store
+  try {
+    store = await openStore(options)
+  } catch (error) {
+    lock?.release()
+    throw error
+  }
+  let metricsServer: Server | undefined
   try {
     const agent =
       options.agent ??
@@ -154,6 +187,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       ...(options.webhooks !== undefined ? { webhooks: options.webhooks } : {}),
       ...(options.cors !== undefined ? { cors: options.cors } : {}),
       ...(options.webhookDelivery !== undefined ? { webhookDelivery: options.webhookDelivery } : {}),
+      logger: options.logger ?? createLogger(options.logLevel !== undefined ? { level: options.logLevel } : {}),
+      ...(options.metricsPrincipals !== undefined ? { metricsPrincipals: options.metricsPrincipals } : {}),
+      processMetrics: options.metricsPort !== undefined || (options.metricsPrincipals?.length ?? 0) > 0,
     })
     await app.ready()
     if (options.staticDir !== undefined) app.use('*', serveStatic({ root: options.staticDir }))
@@ -165,6 +201,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       s.once('error', reject)
     })
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+    let metricsUrl: string | undefined
+    if (options.metricsPort !== undefined) {
+      const metricsHost = options.metricsHost ?? '127.0.0.1'
+      const started = await serveMetrics(app, options.metricsPort, metricsHost)
+      metricsServer = started.server
+      metricsUrl = `http://${metricsHost.includes(':') ? `[${metricsHost}]` : metricsHost}:${started.port}/metrics`
+    }
     let closing: Promise<void> | undefined
     return {
       url,
@@ -172,19 +215,44 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       port,
       app,
       store,
+      ...(metricsUrl !== undefined ? { metricsUrl } : {}),
       close: () => {
         closing ??= (async () => {
           const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+          metricsServer?.close()
+          metricsServer?.closeAllConnections()
           await app.close()
           // Streams of finished runs end by themselves; drop idle keep-alive sockets.
           server.closeAllConnections()
           await closed
+          lock?.release()
         })()
         return closing
       },
     }
   } catch (error) {
+    metricsServer?.close()
     await store.close()
+    lock?.release()
     throw error
   }
+}
+
+/** `GET /metrics` on a port of its own (no authentication: bind it where only the scraper reaches). */
+async function serveMetrics(app: AgentServer, port: number, host: string): Promise<{ server: Server; port: number }> {
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n')
+      return
+    }
+    app.metrics.text().then(
+      (text) => res.writeHead(200, { 'Content-Type': app.metrics.contentType }).end(text),
+      () => res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics failed\n'),
+    )
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => resolve())
+  })
+  return { server, port: (server.address() as AddressInfo).port }
 }

@@ -6,6 +6,7 @@ import {
   httpStatusOf,
   isErrorCode,
   isErrorEnvelope,
+  RUN_ERROR_CODES,
   STREAM_ERROR_CODES,
 } from './errors.ts'
 
@@ -42,6 +43,11 @@ describe('error codes', () => {
       const status = httpStatusOf(code)
       expect(status === 503 || (status >= 400 && status < 500), code).toBe(true)
     }
+  })
+
+  it('lets STORE_UNAVAILABLE end a stream too, and only it among admission codes', () => {
+    expect([...RUN_ERROR_CODES]).toEqual([...STREAM_ERROR_CODES, 'STORE_UNAVAILABLE'])
+    expect(ERROR_CODES.STORE_UNAVAILABLE).toEqual({ status: 503, kind: 'admission', retryable: true })
   })
 
   it('rejects unknown codes', () => {

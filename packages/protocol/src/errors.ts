@@ -28,6 +28,15 @@ export const ADMISSION_ERROR_CODES = [
 /** Codes carried by `RUN_ERROR { message, code }` once `RUN_STARTED` has been sent. */
 export const STREAM_ERROR_CODES = ['RUN_FAILED', 'MODEL_ERROR', 'TOOL_ERROR', 'INTERNAL'] as const
 
+/**
+ * Admission codes that can also end a stream as `RUN_ERROR.code` (docs/protocol.md#error-codes): a run whose store
+ * fails while it executes ends its open streams with `STORE_UNAVAILABLE` (issue 12, typed store failures).
+ */
+export const ALSO_STREAM_ERROR_CODES = ['STORE_UNAVAILABLE'] as const
+
+/** Every code that may appear as `RUN_ERROR.code`. */
+export const RUN_ERROR_CODES = [...STREAM_ERROR_CODES, ...ALSO_STREAM_ERROR_CODES] as const
+
 /** Codes raised locally by clients (never sent by a server). */
 export const CLIENT_ERROR_CODES = [
   'PROTOCOL_ERROR',
@@ -41,6 +50,7 @@ export const CLIENT_ERROR_CODES = [
 
 export type AdmissionErrorCode = (typeof ADMISSION_ERROR_CODES)[number]
 export type StreamErrorCode = (typeof STREAM_ERROR_CODES)[number]
+export type RunErrorCode = (typeof RUN_ERROR_CODES)[number]
 export type ClientErrorCode = (typeof CLIENT_ERROR_CODES)[number]
 export type ErrorCode = AdmissionErrorCode | StreamErrorCode | ClientErrorCode
 

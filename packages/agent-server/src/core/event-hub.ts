@@ -1,7 +1,14 @@
+import type { RunErrorCode } from '@interlude/protocol'
 import type { StoredEvent } from '../store/store.ts'
 
 /** Called with freshly appended events, or with `[]` as a bare wake-up ("read the log"). */
 export type EventListener = (events: readonly StoredEvent[]) => void
+
+/** Sees every event published in this process, for every thread (metrics, logs). */
+export type EventTap = (threadId: string, events: readonly StoredEvent[]) => void
+
+/** Runs remembered as lost (for readers that subscribe just after the loss); the oldest are forgotten first. */
+const MAX_LOST = 1000
 
 /**
  * In-process fan-out of events that were just appended to the log, plus wake-ups for events
@@ -10,6 +17,9 @@ export type EventListener = (events: readonly StoredEvent[]) => void
  */
 export class EventHub {
   readonly #listeners = new Map<string, Set<EventListener>>()
+  readonly #taps = new Set<EventTap>()
+  /** `threadId NUL runId` → the code its open streams end with (see `lose`). */
+  readonly #lost = new Map<string, RunErrorCode>()
 
   subscribe(threadId: string, listener: EventListener): () => void {
     let set = this.#listeners.get(threadId)
@@ -28,7 +38,34 @@ export class EventHub {
 
   publish(threadId: string, events: readonly StoredEvent[]): void {
     if (events.length === 0) return
+    // Any committed event of a lost run (its durable end, or a continuation by recovery) supersedes the notice.
+    if (this.#lost.size > 0) for (const e of events) this.#lost.delete(`${threadId}\u0000${e.runId}`)
+    for (const tap of this.#taps) tap(threadId, events)
     this.#emit(threadId, events)
+  }
+
+  /** Adds a process-wide observer of published events; returns its removal. */
+  tap(listener: EventTap): () => void {
+    this.#taps.add(listener)
+    return () => this.#taps.delete(listener)
+  }
+
+  /**
+   * A run of this process ended without a durable terminal event (its store failed: issue 12, typed store
+   * failures). Its open streams end now with `RUN_ERROR { code }` (a frame outside the log); the run itself is
+   * closed or continued by recovery once its lease lapses, and any event it then commits replaces this notice.
+   */
+  lose(threadId: string, runId: string, code: RunErrorCode): void {
+    const id = `${threadId}\u0000${runId}`
+    this.#lost.delete(id)
+    this.#lost.set(id, code)
+    if (this.#lost.size > MAX_LOST) this.#lost.delete(this.#lost.keys().next().value!)
+    this.wake(threadId)
+  }
+
+  /** The code a lost run's streams end with, while no durable end of it was published here. */
+  lostCode(threadId: string, runId: string): RunErrorCode | undefined {
+    return this.#lost.get(`${threadId}\u0000${runId}`)
   }
 
   /** Tells the thread's readers to read the log (something was appended elsewhere). */

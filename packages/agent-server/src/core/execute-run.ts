@@ -1,4 +1,4 @@
-import { InterludeError, STREAM_ERROR_CODES } from '@interlude/protocol'
+import { InterludeError, RUN_ERROR_CODES } from '@interlude/protocol'
 import type { AgUiEvent, ExpiryPolicy } from '@interlude/protocol'
 import type { ResolvedAgent } from '../agent/agent.ts'
 import type { Clock } from '../clock.ts'
@@ -119,7 +119,7 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
     if (!InterludeError.isInstance(error) || failure.code === 'INTERNAL' || failure.code === 'MODEL_ERROR') {
       deps.logError(`run ${threadId}/${runId} failed`, error)
     }
-    const code = (STREAM_ERROR_CODES as readonly string[]).includes(failure.code) ? failure.code : 'RUN_FAILED'
+    const code = (RUN_ERROR_CODES as readonly string[]).includes(failure.code) ? failure.code : 'RUN_FAILED'
     yield ev.runError(code, failure.message)
   }
 }

@@ -1,3 +1,4 @@
+import type { Logger } from '../observability/logger.ts'
 import type { Clock } from '../clock.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
 import type { BatchRecord, ClaimBatchRequest, ClaimBatchResult, Store } from '../store/store.ts'
@@ -24,6 +25,8 @@ export interface ExpirySweeperOptions {
   readonly maxContinuations?: number
   /** `interrupt.expired` rows committed with the claim (docs/approvals.md#webhooks). @default none */
   readonly webhooks?: WebhookOutbox | undefined
+  /** One `expiry.decided` line per batch its deadline decided (observability/logger.ts). */
+  readonly log?: Pick<Logger, 'info'>
 }
 
 export const DEFAULT_EXPIRY_SWEEP_MS = 1000
@@ -183,6 +186,10 @@ export class ExpirySweeper {
     const outcome = claimOutcome(claim, result)
     if (outcome.kind !== 'decided') return outcome
     this.#o.webhooks?.committed(claim.request.outbox)
+    this.#o.log?.info(
+      { event: 'expiry.decided', threadId: claim.request.threadId, batchId: claim.request.batchId },
+      'batch decided by its deadline',
+    )
     if (start === 'now') this.#continuations.startNow(claim.plan)
     else this.#continuations.push(claim.plan)
     return outcome

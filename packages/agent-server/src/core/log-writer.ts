@@ -13,6 +13,7 @@ export class LogWriter {
   #buffer: NewEvent[] = []
   #chain: Promise<void> = Promise.resolve()
   #scheduled = false
+  #failure: unknown
 
   constructor(store: Store, hub: EventHub, threadId: string, runId: string, flushEvery: number) {
     this.#store = store
@@ -20,6 +21,11 @@ export class LogWriter {
     this.#threadId = threadId
     this.#runId = runId
     this.#flushEvery = flushEvery
+  }
+
+  /** Throws the error of a failed append (a failed writer never recovers: the run must end). */
+  throwIfFailed(): void {
+    if (this.#failure !== undefined) throw this.#failure
   }
 
   get full(): boolean {
@@ -44,7 +50,10 @@ export class LogWriter {
       if (this.#buffer.length === 0) return
       const batch = this.#buffer
       this.#buffer = []
-      const stored = await this.#store.appendEvents(this.#threadId, this.#runId, batch)
+      const stored = await this.#store.appendEvents(this.#threadId, this.#runId, batch).catch((error: unknown) => {
+        this.#failure ??= error
+        throw error
+      })
       this.#hub.publish(this.#threadId, stored)
     })
     return this.#chain

@@ -1,7 +1,7 @@
 import type { DecisionRequest } from '@interlude/protocol'
 import { DecisionRequestSchema } from '@interlude/protocol/schemas'
 import type { Limits } from './limits.ts'
-import { checkIdentifier, checkResumeLimits, parseBody } from './parse-input.ts'
+import { checkEntryIds, checkIdentifier, checkResumeLimits, parseBody } from './parse-input.ts'
 
 /**
  * The body of `POST {base}/threads/:threadId/decisions` (docs/protocol.md): `{ runId, resume }` and nothing else,
@@ -10,6 +10,7 @@ import { checkIdentifier, checkResumeLimits, parseBody } from './parse-input.ts'
 export function parseDecisionRequest(body: unknown, limits: Limits): DecisionRequest {
   const request = parseBody<DecisionRequest>(DecisionRequestSchema, body, 'DecisionRequest { runId, resume }')
   checkIdentifier('runId', request.runId)
+  checkEntryIds(request.resume)
   checkResumeLimits(request.resume, limits)
   return request
 }

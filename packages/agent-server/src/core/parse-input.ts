@@ -68,7 +68,11 @@ export function parseRunInput(body: unknown, limits: Limits): RunAgentInput {
   const input = { ...parseBody<RunAgentInput>(RunAgentInputSchema, body, 'RunAgentInput') }
   for (const field of ['threadId', 'runId'] as const) checkIdentifier(field, input[field])
   input.messages = input.messages.map(sanitizeMessage)
-  if (input.resume !== undefined) checkResumeLimits(input.resume, limits)
+  checkMessageIds(input.messages)
+  if (input.resume !== undefined) {
+    checkEntryIds(input.resume)
+    checkResumeLimits(input.resume, limits)
+  }
   return input
 }
 
@@ -94,6 +98,31 @@ export function checkIdentifier(field: string, value: string): string {
     })
   }
   return value
+}
+
+/**
+ * Opaque ids the client chooses (message, tool call and interrupt ids) may be any string except one with U+0000:
+ * PostgreSQL cannot store it in a text column, and both stores must refuse the same ids the same way (issue 12).
+ */
+export function checkOpaqueId(field: string, value: string): string {
+  if (value.includes('\u0000')) {
+    throw new InterludeError('INVALID_INPUT', `${field} must not contain U+0000.`, { details: { field } })
+  }
+  return value
+}
+
+function checkMessageIds(messages: readonly Message[]): void {
+  for (const message of messages) {
+    checkOpaqueId('messages[].id', message.id)
+    const m = message as { toolCallId?: unknown; toolCalls?: { id?: unknown }[] }
+    if (typeof m.toolCallId === 'string') checkOpaqueId('messages[].toolCallId', m.toolCallId)
+    for (const call of m.toolCalls ?? []) if (typeof call.id === 'string') checkOpaqueId('toolCalls[].id', call.id)
+  }
+}
+
+/** Each resume entry's `interruptId` (see `checkOpaqueId`). */
+export function checkEntryIds(resume: readonly ResumeEntry[]): void {
+  for (const entry of resume) checkOpaqueId('resume[].interruptId', entry.interruptId)
 }
 
 /** The limits of a decision that do not depend on the batch: the number of entries and each payload's size. */

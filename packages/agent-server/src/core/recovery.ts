@@ -1,3 +1,4 @@
+import type { Logger } from '../observability/logger.ts'
 import { EventType } from '@interlude/protocol'
 import type { AgUiEvent } from '@interlude/protocol'
 import type { ResolvedAgent } from '../agent/agent.ts'
@@ -24,6 +25,8 @@ export interface RecoveryOptions {
   readonly logError: (message: string, error: unknown) => void
   /** `run.failed` rows for the runs it closes (docs/approvals.md, "Webhooks"). */
   readonly webhooks?: WebhookOutbox
+  /** One `recovery.closed` line per run it closes (observability/logger.ts). */
+  readonly log?: Pick<Logger, 'info'>
 }
 
 export const ABANDONED_MESSAGE = 'The server stopped while this run was executing.'
@@ -142,6 +145,7 @@ export class RunRecovery {
       if (!stored) return false
       hub.publish(threadId, stored)
       this.#o.webhooks?.committed(outbox)
+      this.#o.log?.info({ event: 'recovery.closed', threadId, runId }, 'abandoned run closed by recovery')
       return true
     } catch (error) {
       this.#o.logError(`could not close abandoned run ${threadId}/${runId}`, error)

@@ -6,6 +6,7 @@ import type { Clock } from '../clock.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
 import { RunNotActiveError } from '../store/store.ts'
 import type { FinishRunRequest, Store } from '../store/store.ts'
+import { isStoreUnavailable } from '../store/store-errors.ts'
 import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import { sharedSlice, yieldToEventLoop } from './cpu-slice.ts'
 import type { EventHub } from './event-hub.ts'
@@ -195,6 +196,7 @@ export class RunManager {
           break
         }
         writer.push(event)
+        writer.throwIfFailed()
         if (writer.full) await writer.flush()
         // Cooperative time slicing: hot runs (0 ms pacing, microtask-only awaits) must not
         // starve admissions and other streams of the event loop.
@@ -217,8 +219,11 @@ export class RunManager {
     } catch (error) {
       // A fenced run was closed by another process; otherwise the run stays `running` until its
       // lease ends and recovery closes it.
-      if (!(error instanceof RunNotActiveError))
+      if (!(error instanceof RunNotActiveError)) {
         logError(`run ${plan.threadId}/${plan.runId} could not be finished`, error)
+        // No durable end: this process's open streams end now, typed (issue 12); recovery ends the run later.
+        hub.lose(plan.threadId, plan.runId, isStoreUnavailable(error) ? 'STORE_UNAVAILABLE' : 'INTERNAL')
+      }
     }
   }
 }

@@ -1,4 +1,5 @@
-import { encodeEventFrame, EventType } from '@interlude/protocol'
+import { encodeEvent, encodeEventFrame, EventType } from '@interlude/protocol'
+import type { RunErrorCode } from '@interlude/protocol'
 import type { Store, StoredEvent } from '../store/store.ts'
 import type { EventHub } from './event-hub.ts'
 import { isTerminal } from './events.ts'
@@ -35,6 +36,15 @@ export function framesOf(events: readonly StoredEvent[]): string {
   return out
 }
 
+/** The frame that ends a stream whose run was lost: `RUN_ERROR` without an `id:` line (not part of the log). */
+export function lostFrame(code: RunErrorCode): string {
+  const message =
+    code === 'STORE_UNAVAILABLE'
+      ? 'The store is unavailable: the run could not be saved. Reconnect later to see how it ends.'
+      : 'Internal error'
+  return encodeEvent({ type: EventType.RUN_ERROR, code, message })
+}
+
 /**
  * Frames from the durable log, then the live tail. Used for a fresh run, for "same runId + same
  * decision" retries (so a duplicate receives exactly the first run's events) and for the thread
@@ -60,6 +70,9 @@ export async function* logFrames(threadId: string, options: LogStreamOptions): A
   })
   signal.addEventListener('abort', notify)
   let last = options.afterSeq ?? 0
+  // The run whose loss (hub.lose: its store failed) ends this stream; a followed stream tracks the latest run.
+  let current = untilRunEnds ?? runId
+  const lost = (): RunErrorCode | undefined => (current === undefined ? undefined : hub.lostCode(threadId, current))
   const take = (events: readonly StoredEvent[]): { frames: string; done: boolean } => {
     const fresh: StoredEvent[] = []
     let done = false
@@ -67,6 +80,7 @@ export async function* logFrames(threadId: string, options: LogStreamOptions): A
       if (e.seq <= last) continue
       fresh.push(e)
       last = e.seq
+      if (follow && e.type === EventType.RUN_STARTED) current = e.runId
       if (untilRunEnds !== undefined && e.runId === untilRunEnds && isTerminal(e.type)) {
         done = true
         break
@@ -90,6 +104,13 @@ export async function* logFrames(threadId: string, options: LogStreamOptions): A
       }
     }
     while (!signal.aborted) {
+      const code = queue.length === 0 && !mustRead ? lost() : undefined
+      if (code !== undefined) {
+        // No durable end will come from this process: a typed end outside the log (no `id:`), so the client
+        // reconnects later with Last-Event-ID (docs/protocol.md#sse-framing).
+        yield lostFrame(code)
+        return
+      }
       if (queue.length === 0 && !mustRead) {
         await new Promise<void>((resolve) => (wake = resolve))
         if (signal.aborted) return

@@ -27,10 +27,19 @@ import type { ServerEnv } from './env.ts'
 import { auth } from './middleware/auth.ts'
 import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
 import { awaitReady } from './middleware/ready.ts'
+import { idParams } from './id-params.ts'
 import type { CorsOptions } from './middleware/cors.ts'
 import { checkCorsOptions, corsMiddleware } from './middleware/cors.ts'
 import { registerDecisionRoutes } from './routes/decisions.ts'
-import { registerHealthRoute } from './routes/health.ts'
+import { registerHealthRoute, storeWritable } from './routes/health.ts'
+import type { ReadinessCheck } from './routes/health.ts'
+import { registerMetricsRoute } from './routes/metrics.ts'
+import { createLogger, logErrorTo } from '../observability/logger.ts'
+import type { Logger } from '../observability/logger.ts'
+import { ServerMetrics } from '../observability/metrics.ts'
+import { requestLog } from '../observability/request-log.ts'
+import { logRunEvents } from '../observability/run-log.ts'
+import { withTypedErrors } from '../store/store-errors.ts'
 import { registerInterruptRoutes } from './routes/interrupts.ts'
 import { registerPermissionRuleRoutes } from './routes/permission-rules.ts'
 import { registerRunRoutes } from './routes/runs.ts'
@@ -75,8 +84,23 @@ export interface AgentServerOptions {
   readonly pollMs?: number
   /** Silence on an SSE stream before a `: ping` comment is sent. @default 15000 */
   readonly heartbeatMs?: number
-  /** Where unexpected errors are reported (never to clients). @default console.error */
+  /** Where unexpected errors are reported (never to clients). @default an `error` line of `logger` */
   readonly logError?: (message: string, error: unknown) => void
+  /**
+   * Structured JSON logs, one line per event (README, "Logs and metrics"). @default `createLogger()`: stdout at
+   * `INTERLUDE_LOG_LEVEL`, else `info` (`silent` under vitest)
+   */
+  readonly logger?: Logger
+  /**
+   * Principals who may read `GET {base}/metrics` (Prometheus text; besides the `approvers`). Without any, the route
+   * answers `404 NOT_FOUND` to everybody; `startServer({ metricsPort })` serves the same text on a port of its own.
+   * @default []
+   */
+  readonly metricsPrincipals?: readonly string[]
+  /** Also export Node process metrics (CPU, memory, event loop, GC). @default false */
+  readonly processMetrics?: boolean
+  /** Conditions `GET {base}/health?ready` checks besides the store taking writes (e.g. "not shutting down"). */
+  readonly readiness?: readonly ReadinessCheck[]
   /**
    * Who may decide an interrupt (docs/approvals.md); a tool's `approvers` narrows it further.
    * @default the thread's owner, or a principal named in `approvers`
@@ -111,14 +135,14 @@ export type AgentServer = Hono<ServerEnv> & {
   readonly basePath: string
   /** The sweep that decides expired batches (`sweepOnce()` runs one round now). */
   readonly expirySweeper: ExpirySweeper
+  /** Structured logger (README, "Logs and metrics"). */
+  readonly logger: Logger
+  /** Prometheus metrics; other parts increment them here (e.g. `metrics.recordQuotaRefusal(reason)`). */
+  readonly metrics: ServerMetrics
   /** Resolves once startup recovery has run. */
   ready(): Promise<void>
   /** Cancels active runs, waits for their terminal events, then closes the store. */
   close(): Promise<void>
-}
-
-function defaultLogError(message: string, error: unknown): void {
-  console.error(`[interlude] ${message}:`, error)
 }
 
 /**
@@ -132,7 +156,8 @@ function defaultLogError(message: string, error: unknown): void {
 export function createAgentServer(options: AgentServerOptions): AgentServer {
   const basePath = (options.basePath ?? '/api/agent').replace(/\/+$/, '')
   const now = options.now ?? systemClock
-  const logError = options.logError ?? defaultLogError
+  const logger = options.logger ?? createLogger()
+  const logError = options.logError ?? logErrorTo(logger)
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits }
   const ttlSeconds = options.interruptTtlSeconds ?? 3600
   if (!(ttlSeconds > 0)) throw new RangeError('interruptTtlSeconds must be positive.')
@@ -141,11 +166,13 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   if (expiryProblem !== undefined) throw new RangeError(expiryProblem)
   const validators = new ValidatorCache()
   const agent = resolveAgent(options.agent, validators)
-  const { store } = options
+  // Store failures typed in one place (issue 12): 503 STORE_UNAVAILABLE, RUN_ERROR STORE_UNAVAILABLE, 400 for values
+  // the database refuses.
+  const store = withTypedErrors(options.store)
   const endpoints = resolveWebhookEndpoints(options.webhooks ?? [])
   // The server clock: outbox rows are stamped with it, so their due times and locks are read with it too.
   // Built even without endpoints, so bad `webhookDelivery` settings are refused here; it runs only with endpoints.
-  const built = new WebhookSender({ ...options.webhookDelivery, store, endpoints, logError, now })
+  const built = new WebhookSender({ ...options.webhookDelivery, store, endpoints, logError, now, log: logger })
   const sender = endpoints.length > 0 ? built : undefined
   const webhooks = new WebhookOutbox(endpoints, () => sender?.wake())
   const rights = new DecisionRights({
@@ -156,6 +183,13 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     ...(options.approvers !== undefined ? { approvers: options.approvers } : {}),
   })
   const hub = new EventHub()
+  let activeRuns = (): number => 0
+  const metrics = new ServerMetrics({ activeRuns: () => activeRuns(), processMetrics: options.processMetrics ?? false })
+  // Runs and interrupts are counted and logged from the events this process commits.
+  hub.tap((threadId, events) => {
+    metrics.observeEvents(events)
+    logRunEvents(logger, threadId, events)
+  })
   const runs = new RunManager({
     store,
     hub,
@@ -169,6 +203,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     webhooks,
     ...(options.runLeaseMs !== undefined ? { leaseMs: options.runLeaseMs } : {}),
   })
+  activeRuns = () => runs.activeCount
   const recovery = new RunRecovery({
     store,
     hub,
@@ -178,6 +213,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     now,
     logError,
     webhooks,
+    log: logger,
   })
   const expirySweeper = new ExpirySweeper({
     store,
@@ -186,6 +222,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     now,
     logError,
     webhooks,
+    log: logger,
     ...(options.expirySweepMs !== undefined ? { sweepMs: options.expirySweepMs } : {}),
   })
   const pollMs = options.pollMs ?? (store.watch ? 1000 : 250)
@@ -213,14 +250,19 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const app = new Hono<ServerEnv>()
   app.onError(errorHandler(logError))
   app.notFound(notFoundHandler)
+  app.use('*', requestLog(logger, metrics))
   // Preflights are answered before the ready gate and authentication (a browser sends no credentials with them).
   if (options.cors) app.use(`${basePath}/*`, corsMiddleware(options.cors))
   app.use('*', awaitReady(ready))
+  // Ids in paths are checked once, here, before authentication, routes and stores (issue 12).
+  app.use(`${basePath}/threads/*`, idParams(basePath))
 
-  registerHealthRoute(app, basePath, { store, runs, logError })
+  const readiness: ReadinessCheck[] = [storeWritable(store, logError), ...(options.readiness ?? [])]
+  registerHealthRoute(app, basePath, { store, readiness, logError })
   const authenticate = auth(options.authenticate)
   const sse: SseBodyOptions = {
     logError,
+    openStreams: metrics.openStreams,
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
   }
   const admission: AdmissionDeps = {
@@ -255,6 +297,10 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   })
   registerInterruptRoutes(app, basePath, authenticate, { store, rights, now })
   registerPermissionRuleRoutes(app, basePath, authenticate, { store, now })
+  registerMetricsRoute(app, basePath, authenticate, {
+    metrics,
+    principals: [...(options.metricsPrincipals ?? []), ...(options.approvers ?? [])],
+  })
 
   let closingDone: Promise<void> | undefined
   return Object.assign(app, {
@@ -262,6 +308,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     store,
     basePath,
     expirySweeper,
+    logger,
+    metrics,
     ready,
     close: () => {
       closingDone ??= (async () => {

@@ -1,3 +1,6 @@
+import type { Logger } from '../observability/logger.ts'
+import type { ServerMetrics } from '../observability/metrics.ts'
+
 /** Hono variables set by the middleware of the agent server. */
 export interface ServerEnv {
   Variables: {
@@ -5,5 +8,11 @@ export interface ServerEnv {
     principal: string
     /** The parsed JSON body (after the body limit). */
     body: unknown
+    /** The server's structured logger (observability/request-log.ts). */
+    log: Logger
+    /** The server's Prometheus metrics, e.g. `c.var.metrics.recordQuotaRefusal(reason)`. */
+    metrics: ServerMetrics
+    /** The code of the error envelope this request was answered with (set by the error handler). */
+    errorCode: string | undefined
   }
 }

@@ -1,9 +1,11 @@
-import { encodeEvent, EventType, HEARTBEAT_FRAME } from '@interlude/protocol'
+import { encodeEvent, EventType, HEARTBEAT_FRAME, InterludeError } from '@interlude/protocol'
 
 export interface SseBodyOptions {
   readonly logError: (message: string, error: unknown) => void
   /** A `: ping` comment after this much silence (keeps proxies from closing idle streams). @default 15000 */
   readonly heartbeatMs?: number
+  /** Counts the streams open now (the `interlude_open_streams` gauge). */
+  readonly openStreams?: { inc(): void; dec(): void }
 }
 
 /**
@@ -23,7 +25,9 @@ export function sseBody(
   let lastWrite = performance.now()
   let timer: ReturnType<typeof setInterval> | undefined
   let closed = false
+  options.openStreams?.inc()
   const stop = () => {
+    if (!closed) options.openStreams?.dec()
     closed = true
     if (timer !== undefined) clearInterval(timer)
   }
@@ -59,8 +63,16 @@ export function sseBody(
           // Cannot change the status any more: end with a well-formed, generic RUN_ERROR frame.
           options.logError('event stream failed', error)
           stop()
+          // A store that stopped answering is typed as such (issue 12); anything else stays generic.
+          const unavailable = InterludeError.isInstance(error) && error.code === 'STORE_UNAVAILABLE'
           stream.enqueue(
-            encoder.encode(encodeEvent({ type: EventType.RUN_ERROR, code: 'INTERNAL', message: 'Internal error' })),
+            encoder.encode(
+              encodeEvent(
+                unavailable
+                  ? { type: EventType.RUN_ERROR, code: 'STORE_UNAVAILABLE', message: error.message }
+                  : { type: EventType.RUN_ERROR, code: 'INTERNAL', message: 'Internal error' },
+              ),
+            ),
           )
           stream.close()
         }

@@ -64,6 +64,11 @@ export interface Store {
   readonly kind: string
   /** Cheap round trip used by `GET {base}/health`. */
   ping(): Promise<void>
+  /**
+   * A small write that changes nothing a client sees (a settings row), for readiness (`GET {base}/health?ready`):
+   * it fails while the store cannot persist (a full disk, a read-only or lost database). Optional for host stores.
+   */
+  probeWrite?(): Promise<void>
   close(): Promise<void>
 
   /** A server-wide setting (e.g. the anonymous-session secret); `create()` runs only when absent. */

@@ -23,6 +23,7 @@ import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.ts'
 import { systemClock } from '../clock.ts'
 import type { OutboxDelivery, OutboxSettlement, Store } from '../store/store.ts'
+import type { Logger } from '../observability/logger.ts'
 import { retryDelayMs } from './retry-backoff.ts'
 import type { ResolvedWebhookEndpoint } from './webhook-config.ts'
 import { redactedUrl } from './webhook-config.ts'
@@ -34,6 +35,8 @@ export interface WebhookSenderOptions {
   readonly endpoints: readonly ResolvedWebhookEndpoint[]
   /** Failed deliveries (one structured line each) and store errors. Never receives a secret. */
   readonly logError: (message: string, error: unknown) => void
+  /** One `webhook.delivered` / `webhook.retry` line per attempt that settled (observability/logger.ts). */
+  readonly log?: Pick<Logger, 'info' | 'warn'>
   /** The owner of the locks this sender takes. @default `exec_<uuid>` */
   readonly executorId?: string
   /** @default systemClock */
@@ -64,12 +67,13 @@ export interface WebhookSenderOptions {
 /** The retry defaults (docs/decisions.md, "Webhooks"): 1 s doubling to 5 min, 17 attempts (≥ 32 min of retries). */
 export const WEBHOOK_RETRY_DEFAULTS = { maxAttempts: 17, retryBaseMs: 1000, retryMaxMs: 300_000 } as const
 
-type Settings = Required<Omit<WebhookSenderOptions, 'store' | 'endpoints' | 'logError'>>
+type Settings = Required<Omit<WebhookSenderOptions, 'store' | 'endpoints' | 'logError' | 'log'>>
 
 export class WebhookSender {
   readonly executorId: string
   readonly #store: WebhookSenderOptions['store']
   readonly #logError: WebhookSenderOptions['logError']
+  readonly #log: WebhookSenderOptions['log']
   readonly #endpoints: ReadonlyMap<string, ResolvedWebhookEndpoint>
   readonly #s: Settings
   readonly #inFlight = new Set<Promise<void>>()
@@ -88,6 +92,7 @@ export class WebhookSender {
   constructor(options: WebhookSenderOptions) {
     this.#store = options.store
     this.#logError = options.logError
+    this.#log = options.log
     this.#endpoints = new Map(options.endpoints.map((endpoint) => [endpoint.url, endpoint]))
     this.#s = {
       executorId: options.executorId ?? `exec_${randomUUID()}`,
@@ -253,6 +258,11 @@ export class WebhookSender {
       eventType: row.eventType,
       attempts: attempt,
     }
+    if (settled && settlement.outcome !== 'failed')
+      this.#log?.[settlement.outcome === 'delivered' ? 'info' : 'warn'](
+        { event: `webhook.${settlement.outcome}`, ...line },
+        `webhook ${settlement.outcome}`,
+      )
     if (!settled) {
       // Only when this sender held the row past its lock (a stalled process); another sender owns it now.
       this.#logError('webhook delivery lock lost', line)

@@ -63,6 +63,7 @@ import { fenced, rows } from './query.ts'
 import * as sql from './statements.ts'
 import { loadPg, pgModule } from './pg-module.ts'
 import { DEFAULT_SCHEMA } from './options.ts'
+import { probeValue, READINESS_PROBE_KEY } from '../store-errors.ts'
 import type { PostgresPool, PostgresStoreOptions } from './options.ts'
 
 // The option types live beside the store; importers keep naming them from here.
@@ -139,6 +140,10 @@ export class PostgresStore implements Store {
 
   async ping(): Promise<void> {
     await this.#pool.query(sql.ping())
+  }
+
+  async probeWrite(): Promise<void> {
+    await this.#pool.query(sql.upsertSetting(READINESS_PROBE_KEY, probeValue()))
   }
 
   async close(): Promise<void> {

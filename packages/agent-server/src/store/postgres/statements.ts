@@ -52,6 +52,11 @@ export const getSetting = (key: string) =>
   statement<{ value: string }>('SELECT value FROM settings WHERE key = $1', [key])
 export const insertSetting = (key: string, value: string) =>
   statement('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [key, value])
+export const upsertSetting = (key: string, value: string) =>
+  statement('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2', [
+    key,
+    value,
+  ])
 
 // ---- reads -----------------------------------------------------------------------------------
 

@@ -54,6 +54,7 @@ import { prepareStatements } from './statements.ts'
 import type { SqliteStatements } from './statements.ts'
 import type { SqliteDatabase } from './sqlite-database.ts'
 import { loadSqlite } from './sqlite-module.ts'
+import { probeValue, READINESS_PROBE_KEY } from '../store-errors.ts'
 
 export interface SqliteStoreOptions {
   /** Milliseconds a writer waits for another process's lock. @default 5000 */
@@ -100,6 +101,11 @@ export class SqliteStore implements Store {
 
   async ping(): Promise<void> {
     this.#s.ping.get()
+  }
+
+  async probeWrite(): Promise<void> {
+    // A few pages, so that a disk with a sliver of space left still fails the probe like a run's writes would.
+    this.#write(() => this.#s.upsertSetting.run(READINESS_PROBE_KEY, probeValue()))
   }
 
   async close(): Promise<void> {

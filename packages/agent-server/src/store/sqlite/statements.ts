@@ -58,6 +58,9 @@ export function prepareStatements(db: Database.Database) {
     ping: prepare<[], { ok: number }>('SELECT 1 AS ok'),
     getSetting: prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
     insertSetting: prepare<[string, string]>('INSERT INTO settings (key, value) VALUES (?, ?)'),
+    upsertSetting: prepare<[string, string]>(
+      'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ),
 
     // ---- threads
     getThread: prepare<[string], ThreadRow>('SELECT * FROM threads WHERE thread_id = ?'),
