@@ -23,6 +23,8 @@ export const ADMISSION_ERROR_CODES = [
   'DECISION_CONFLICT',
   'ALREADY_RESUMED',
   'STORE_UNAVAILABLE',
+  // issue 12.4: the thread cap (also a run's RUN_ERROR code when its own output would cross it).
+  'THREAD_TOO_LARGE',
 ] as const
 
 /** Codes carried by `RUN_ERROR { message, code }` once `RUN_STARTED` has been sent. */
@@ -72,6 +74,7 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   DECISION_CONFLICT: { status: 409, kind: 'admission', retryable: false },
   ALREADY_RESUMED: { status: 409, kind: 'admission', retryable: false },
   STORE_UNAVAILABLE: { status: 503, kind: 'admission', retryable: true },
+  THREAD_TOO_LARGE: { status: 413, kind: 'admission', retryable: false },
   RUN_FAILED: { status: 500, kind: 'stream', retryable: false },
   MODEL_ERROR: { status: 502, kind: 'stream', retryable: false },
   TOOL_ERROR: { status: 500, kind: 'stream', retryable: false },

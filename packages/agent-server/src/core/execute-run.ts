@@ -8,6 +8,7 @@ import type { Store } from '../store/store.ts'
 import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import { ev } from './events.ts'
 import { modelEvents } from './model-events.ts'
+import type { HistoryLimits } from './model-window.ts'
 import { RunCancelled } from './run-cancelled.ts'
 import type { RunPlan } from './run-plan.ts'
 import { Turn } from './turn.ts'
@@ -34,7 +35,12 @@ export interface ExecutionDeps {
   readonly logError: (message: string, error: unknown) => void
   /** Webhook rows for the batches the run opens (docs/approvals.md, "Webhooks"). */
   readonly webhooks?: WebhookOutbox
+  /** Thread cap, model window and pause snapshot bounds (issue 12.4); defaults of `core/limits.ts`. */
+  readonly history?: Partial<HistoryLimits>
 }
+
+/** Codes a run's RUN_ERROR may carry: the stream codes, and the thread cap when the run's own output would cross it. */
+const RUN_ERROR_CODES: readonly string[] = [...STREAM_ERROR_CODES, 'THREAD_TOO_LARGE']
 
 /**
  * The execution core: one run as an async sequence of AG-UI events (docs/architecture.md). RUN_STARTED first,
@@ -80,7 +86,9 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
       const step = yield* turn.handleToolCalls(response)
       if (turn.takeStateChange() || step.kind === 'interrupt') yield ev.stateSnapshot(turn.state)
       if (step.kind === 'interrupt') {
-        yield ev.messagesSnapshot(turn.messages)
+        // Bounded: the whole history of a small thread, nothing above `pauseSnapshotMaxBytes` (docs/protocol.md).
+        const checkpoint = turn.pauseSnapshot()
+        if (checkpoint !== undefined) yield ev.messagesSnapshot(checkpoint)
         yield ev.runFinished(threadId, runId, { type: 'interrupt', interrupts: step.interrupts })
         return
       }
@@ -119,7 +127,7 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
     if (!InterludeError.isInstance(error) || failure.code === 'INTERNAL' || failure.code === 'MODEL_ERROR') {
       deps.logError(`run ${threadId}/${runId} failed`, error)
     }
-    const code = (STREAM_ERROR_CODES as readonly string[]).includes(failure.code) ? failure.code : 'RUN_FAILED'
+    const code = RUN_ERROR_CODES.includes(failure.code) ? failure.code : 'RUN_FAILED'
     yield ev.runError(code, failure.message)
   }
 }

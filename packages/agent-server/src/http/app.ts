@@ -166,6 +166,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     maxInterruptsPerBatch: limits.maxInterruptsPerBatch,
     logError,
     webhooks,
+    history: limits,
     ...(options.runLeaseMs !== undefined ? { leaseMs: options.runLeaseMs } : {}),
   })
   const recovery = new RunRecovery({
@@ -245,6 +246,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     now,
     sse,
     closing: closing.signal,
+    snapshotPageBytes: limits.snapshotPageBytes,
   })
   registerDecisionRoutes(app, basePath, authenticate, {
     admission,

@@ -1,0 +1,73 @@
+import { InterludeError } from '@interlude/protocol'
+import type { Message } from '@interlude/protocol'
+import type { Limits } from './limits.ts'
+
+/** The bounds of what one run reads and writes of its thread's history (issue 12.4, docs/protocol.md#limits). */
+export type HistoryLimits = Pick<
+  Limits,
+  'threadMaxMessages' | 'threadMaxBytes' | 'modelWindowMessages' | 'modelWindowBytes' | 'pauseSnapshotMaxBytes'
+>
+
+/** A message of the history with its size as stored JSON. */
+export interface SizedMessage {
+  readonly message: Message
+  readonly bytes: number
+}
+
+export function sized(message: Message): SizedMessage {
+  return { message, bytes: Buffer.byteLength(JSON.stringify(message), 'utf8') }
+}
+
+/** Id of the note that stands in for omitted messages (never stored, only sent to the model). */
+export const OMITTED_NOTE_ID = 'interlude-window-note'
+
+/**
+ * The model window (docs/protocol.md#the-model-window), a pure function of the newest messages:
+ *
+ * 1. From the newest message backwards, at most `maxMessages` messages and `maxBytes` bytes (the newest one always).
+ * 2. The window never starts inside a tool round: leading `tool` messages (whose assistant `tool_calls` message fell
+ *    outside) are dropped, so every call the model sees is followed by its results and every result by its call.
+ * 3. When anything older was left out, the model gets the thread's first user message (the task, if it is not in the
+ *    window already) and a system note saying how many messages are omitted, before the window.
+ *
+ * `newest` are the newest messages in order (a bounded page from the store plus what the run appended);
+ * `before` is how many older messages the thread holds besides them. A window that keeps no message at all (one tool
+ * round alone is larger than the bound) is `THREAD_TOO_LARGE`: a typed end, never a request the model must refuse.
+ */
+export function modelWindow(
+  newest: readonly SizedMessage[],
+  before: number,
+  firstUser: SizedMessage | undefined,
+  bounds: { readonly maxMessages: number; readonly maxBytes: number },
+): Message[] {
+  let start = newest.length
+  let bytes = 0
+  while (start > 0 && newest.length - start < bounds.maxMessages) {
+    const next = newest[start - 1]!
+    if (start < newest.length && bytes + next.bytes > bounds.maxBytes) break
+    bytes += next.bytes
+    start -= 1
+  }
+  while (start < newest.length && newest[start]!.message.role === 'tool') start += 1
+  if (start === newest.length && newest.length > 0) {
+    throw new InterludeError(
+      'THREAD_TOO_LARGE',
+      'The newest messages of this thread do not fit the model window; start a new thread.',
+      { details: { modelWindowMessages: bounds.maxMessages, modelWindowBytes: bounds.maxBytes } },
+    )
+  }
+  const window = newest.slice(start).map((m) => m.message)
+  const omitted = before + start
+  if (omitted === 0) return window
+  const head: Message[] = []
+  if (firstUser !== undefined && !window.some((m) => m.id === firstUser.message.id)) head.push(firstUser.message)
+  const dropped = omitted - head.length
+  if (dropped > 0) {
+    head.push({
+      id: OMITTED_NOTE_ID,
+      role: 'system',
+      content: `${dropped} earlier message${dropped === 1 ? ' of this conversation is' : 's of this conversation are'} omitted here.`,
+    })
+  }
+  return [...head, ...window]
+}
