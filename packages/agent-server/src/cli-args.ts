@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import type { ExpiryPolicy } from '@interlude/protocol'
 import { EXPIRY_POLICIES, isExpiryPolicy } from './agent/expiry-options.ts'
+import type { Limits } from './core/limits.ts'
 import { resolveWebhookEndpoints, WEBHOOK_SECRET_ENV } from './webhooks/webhook-config.ts'
 import { checkCorsOptions } from './http/middleware/cors.ts'
 export const USAGE = `Usage: interlude-server [options]
@@ -33,6 +34,10 @@ export const USAGE = `Usage: interlude-server [options]
   --static <dir>        serve a built workbench from <dir> at /
   --pacing-ms <ms>      scripted model: delay between streamed tokens (default 25)
   --base-path <path>    mount point of the API (default /api/agent)
+  --thread-max-messages <n>  messages one thread may hold (default 10000; more: 413 THREAD_TOO_LARGE)
+  --thread-max-bytes <n>     bytes of messages one thread may hold (default 33554432 = 32 MiB)
+  --model-window-messages <n>  newest messages the model sees per call (default 200)
+  --model-window-bytes <n>   bytes of newest messages the model sees per call (default 262144)
   -h, --help            show this help
 `
 
@@ -61,6 +66,28 @@ export interface CliOptions {
   readonly corsOrigins: readonly string[]
   /** `--agent`: a module whose default export is the agent (loaded by the CLI). */
   readonly agentModule: string | undefined
+  /** `--thread-max-*`, `--model-window-*` (issue 12.4): only the flags given. */
+  readonly limits: Partial<Limits>
+}
+
+/** The history bounds of the command line (docs/protocol.md#limits), each a positive integer. */
+const LIMIT_FLAGS = {
+  'thread-max-messages': 'threadMaxMessages',
+  'thread-max-bytes': 'threadMaxBytes',
+  'model-window-messages': 'modelWindowMessages',
+  'model-window-bytes': 'modelWindowBytes',
+} as const
+
+function limitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS, string>>): Partial<Limits> {
+  const limits: Partial<Record<keyof Limits, number>> = {}
+  for (const [flag, key] of Object.entries(LIMIT_FLAGS) as [keyof typeof LIMIT_FLAGS, keyof Limits][]) {
+    const text = values[flag]
+    if (text === undefined) continue
+    const n = positiveNumber(`--${flag}`, text, false)
+    if (!Number.isSafeInteger(n)) throw new Error(`--${flag} must be a positive integer`)
+    limits[key] = n
+  }
+  return limits
 }
 
 function positiveNumber(flag: string, text: string, allowZero: boolean): number {
@@ -115,6 +142,10 @@ export function parseCliArgs(
       static: { type: 'string' },
       'pacing-ms': { type: 'string' },
       'base-path': { type: 'string' },
+      'thread-max-messages': { type: 'string' },
+      'thread-max-bytes': { type: 'string' },
+      'model-window-messages': { type: 'string' },
+      'model-window-bytes': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -174,5 +205,6 @@ export function parseCliArgs(
     webhooks: webhookUrls(values.webhook ?? [], env),
     corsOrigins,
     agentModule: values.agent,
+    limits: limitFlags(values),
   }
 }

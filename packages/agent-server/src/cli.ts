@@ -48,6 +48,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     // Each URL is signed with INTERLUDE_WEBHOOK_SECRET (checked by parseCliArgs).
     webhooks: options.webhooks.map((url) => ({ url })),
     ...(options.corsOrigins.length > 0 ? { cors: { origins: options.corsOrigins } } : {}),
+    ...(Object.keys(options.limits).length > 0 ? { limits: options.limits } : {}),
   })
   process.stdout.write(`listening on ${server.url}\n`)
   let stopping = false

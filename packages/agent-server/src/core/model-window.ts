@@ -24,15 +24,17 @@ export const OMITTED_NOTE_ID = 'interlude-window-note'
 /**
  * The model window (docs/protocol.md#the-model-window), a pure function of the newest messages:
  *
- * 1. From the newest message backwards, at most `maxMessages` messages and `maxBytes` bytes (the newest one always).
+ * 1. From the newest message backwards, at most `maxMessages` messages and `maxBytes` bytes.
  * 2. The window never starts inside a tool round: leading `tool` messages (whose assistant `tool_calls` message fell
  *    outside) are dropped, so every call the model sees is followed by its results and every result by its call.
- * 3. When anything older was left out, the model gets the thread's first user message (the task, if it is not in the
- *    window already) and a system note saying how many messages are omitted, before the window.
+ * 3. When anything older was left out, the model gets the thread's first user message (the task) if it takes at most
+ *    a quarter of `maxBytes` (that quarter is then taken from the newest messages' share), and a system note saying
+ *    how many messages are omitted, before the window.
  *
  * `newest` are the newest messages in order (a bounded page from the store plus what the run appended);
- * `before` is how many older messages the thread holds besides them. A window that keeps no message at all (one tool
- * round alone is larger than the bound) is `THREAD_TOO_LARGE`: a typed end, never a request the model must refuse.
+ * `before` is how many older messages the thread holds besides them. A window that keeps no message at all (the newest
+ * message, or the results of the newest tool round, alone exceed the bound) is `THREAD_TOO_LARGE`: a typed end of the
+ * run, never a request the model would refuse; the next shorter message continues the thread.
  */
 export function modelWindow(
   newest: readonly SizedMessage[],
@@ -40,11 +42,18 @@ export function modelWindow(
   firstUser: SizedMessage | undefined,
   bounds: { readonly maxMessages: number; readonly maxBytes: number },
 ): Message[] {
+  // The first user message, when outside, takes at most a quarter of the bytes; the newest messages get the rest.
+  const keepFirst =
+    before > 0 &&
+    firstUser !== undefined &&
+    firstUser.bytes <= bounds.maxBytes / 4 &&
+    !newest.some((m) => m.message.id === firstUser.message.id)
+  const budget = bounds.maxBytes - (keepFirst ? firstUser.bytes : 0)
   let start = newest.length
   let bytes = 0
   while (start > 0 && newest.length - start < bounds.maxMessages) {
     const next = newest[start - 1]!
-    if (start < newest.length && bytes + next.bytes > bounds.maxBytes) break
+    if (bytes + next.bytes > budget) break
     bytes += next.bytes
     start -= 1
   }
@@ -52,7 +61,7 @@ export function modelWindow(
   if (start === newest.length && newest.length > 0) {
     throw new InterludeError(
       'THREAD_TOO_LARGE',
-      'The newest messages of this thread do not fit the model window; start a new thread.',
+      'The newest messages of this thread do not fit the model window; send a shorter message or start a new thread.',
       { details: { modelWindowMessages: bounds.maxMessages, modelWindowBytes: bounds.maxBytes } },
     )
   }
@@ -60,7 +69,7 @@ export function modelWindow(
   const omitted = before + start
   if (omitted === 0) return window
   const head: Message[] = []
-  if (firstUser !== undefined && !window.some((m) => m.id === firstUser.message.id)) head.push(firstUser.message)
+  if (keepFirst) head.push(firstUser.message)
   const dropped = omitted - head.length
   if (dropped > 0) {
     head.push({

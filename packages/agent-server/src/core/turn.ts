@@ -267,7 +267,11 @@ export class Turn {
       id: response.messageId,
       role: 'assistant',
       ...(response.text.length > 0 ? { content: response.text } : {}),
-      toolCalls: response.calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.argsText } })),
+      toolCalls: response.calls.map((c) => ({
+        id: c.id,
+        type: 'function' as const,
+        function: { name: c.name, arguments: c.argsText },
+      })),
     }
     // Checked before anything of the response is stored: its calls then never wait for results.
     this.#checkCap(1, sized(draft).bytes)

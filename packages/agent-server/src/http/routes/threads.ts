@@ -91,7 +91,11 @@ export function registerThreadRoutes(
     const before = c.req.query('before')
     const beforePosition = before === undefined ? undefined : decodeMessagesCursor(before)
     const found = await thread(c.req.param('threadId'), c.get('principal'), 'readers')
-    const page = { limit, maxBytes: deps.snapshotPageBytes, ...(beforePosition !== undefined ? { beforePosition } : {}) }
+    const page = {
+      limit,
+      maxBytes: deps.snapshotPageBytes,
+      ...(beforePosition !== undefined ? { beforePosition } : {}),
+    }
     return c.json(await threadSnapshot(store, found, now(), page))
   })
 

@@ -195,7 +195,10 @@ export function admissionCases(kit: ConformanceKit): void {
       expect([...view.knownMessageIds]).toEqual([`u-${runId}`])
       expect([...view.knownToolCallIds].sort()).toEqual(['c1', 'ext'])
       expect(view.awaitingResults.map((c) => c.toolCallId)).toEqual(['ext'])
-      const light = (await store.getAdmissionView(threadId, 'other-run', { history: false, messageIds: [`u-${runId}`] }))!
+      const light = (await store.getAdmissionView(threadId, 'other-run', {
+        history: false,
+        messageIds: [`u-${runId}`],
+      }))!
       expect(light.run).toBeUndefined()
       expect(light.knownMessageIds.size).toBe(0)
       expect(light.awaitingResults).toEqual([])

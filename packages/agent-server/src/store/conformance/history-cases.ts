@@ -36,7 +36,15 @@ export function historyCases(kit: ConformanceKit): void {
       // A settled call's tool message counts too.
       await store.insertToolCalls([kit.call(threadId, runId, 'c9')])
       const tool: Message = { id: 't9', role: 'tool', toolCallId: 'c9', content: 'done' }
-      await store.settleToolCall({ threadId, runId, toolCallId: 'c9', status: 'succeeded', result: 'done', message: tool, now: kit.now })
+      await store.settleToolCall({
+        threadId,
+        runId,
+        toolCallId: 'c9',
+        status: 'succeeded',
+        result: 'done',
+        message: tool,
+        now: kit.now,
+      })
       const after = (await store.getThread(threadId))!
       expect(after.messageCount).toBe(31)
       expect(after.messageBytes).toBe(thread.messageBytes + bytesOf(tool))
