@@ -42,22 +42,19 @@ export function modelWindow(
   firstUser: SizedMessage | undefined,
   bounds: { readonly maxMessages: number; readonly maxBytes: number },
 ): Message[] {
-  // The first user message, when outside, takes at most a quarter of the bytes; the newest messages get the rest.
-  const keepFirst =
-    before > 0 &&
-    firstUser !== undefined &&
-    firstUser.bytes <= bounds.maxBytes / 4 &&
-    !newest.some((m) => m.message.id === firstUser.message.id)
-  const budget = bounds.maxBytes - (keepFirst ? firstUser.bytes : 0)
-  let start = newest.length
-  let bytes = 0
-  while (start > 0 && newest.length - start < bounds.maxMessages) {
-    const next = newest[start - 1]!
-    if (bytes + next.bytes > budget) break
-    bytes += next.bytes
-    start -= 1
+  // With nothing older unloaded, the first user message is among `newest`.
+  const first = firstUser ?? (before === 0 ? newest.find((m) => m.message.role === 'user') : undefined)
+  let start = windowStart(newest, bounds.maxMessages, bounds.maxBytes)
+  // The first user message, when outside, takes at most a quarter of the bytes from the newest messages' share.
+  const outside = (from: number) =>
+    first !== undefined && !newest.slice(from).some((m) => m.message.id === first.message.id)
+  let keepFirst = first !== undefined && before + start > 0 && outside(start) && first.bytes <= bounds.maxBytes / 4
+  if (keepFirst) {
+    const reduced = windowStart(newest, bounds.maxMessages, bounds.maxBytes - first!.bytes)
+    // Never at the cost of the whole window.
+    if (reduced < newest.length) start = Math.max(start, reduced)
+    else keepFirst = false
   }
-  while (start < newest.length && newest[start]!.message.role === 'tool') start += 1
   if (start === newest.length && newest.length > 0) {
     throw new InterludeError(
       'THREAD_TOO_LARGE',
@@ -69,7 +66,7 @@ export function modelWindow(
   const omitted = before + start
   if (omitted === 0) return window
   const head: Message[] = []
-  if (keepFirst) head.push(firstUser.message)
+  if (keepFirst) head.push(first!.message)
   const dropped = omitted - head.length
   if (dropped > 0) {
     head.push({
@@ -79,4 +76,18 @@ export function modelWindow(
     })
   }
   return [...head, ...window]
+}
+
+/** Index of the window's first message: newest first within both bounds, never at a `tool` message. */
+function windowStart(newest: readonly SizedMessage[], maxMessages: number, maxBytes: number): number {
+  let start = newest.length
+  let bytes = 0
+  while (start > 0 && newest.length - start < maxMessages) {
+    const next = newest[start - 1]!
+    if (bytes + next.bytes > maxBytes) break
+    bytes += next.bytes
+    start -= 1
+  }
+  while (start < newest.length && newest[start]!.message.role === 'tool') start += 1
+  return start
 }
