@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import type { ExpiryPolicy } from '@interlude/protocol'
 import { EXPIRY_POLICIES, isExpiryPolicy } from './agent/expiry-options.ts'
+import type { Limits } from './core/limits.ts'
 import { resolveWebhookEndpoints, WEBHOOK_SECRET_ENV } from './webhooks/webhook-config.ts'
 import { checkCorsOptions } from './http/middleware/cors.ts'
 import { isLogLevel, LOG_LEVEL_ENV, LOG_LEVELS } from './observability/logger.ts'
@@ -43,6 +44,10 @@ export const USAGE = `Usage: interlude-server [options]
   --metrics-principal <name>
                         principal who may read {base-path}/metrics with its token (approvers
                         may too); repeatable
+  --thread-max-messages <n>  messages one thread may hold (default 10000; more: 413 THREAD_TOO_LARGE)
+  --thread-max-bytes <n>     bytes of messages one thread may hold (default 33554432 = 32 MiB)
+  --model-window-messages <n>  newest messages the model sees per call (default 200)
+  --model-window-bytes <n>   bytes of newest messages the model sees per call (default 262144)
   -h, --help            show this help
 `
 
@@ -76,6 +81,28 @@ export interface CliOptions {
   readonly metricsPort: number | undefined
   readonly metricsHost: string
   readonly metricsPrincipals: readonly string[]
+  /** `--thread-max-*`, `--model-window-*` (issue 12.4): only the flags given. */
+  readonly limits: Partial<Limits>
+}
+
+/** The history bounds of the command line (docs/protocol.md#limits), each a positive integer. */
+const LIMIT_FLAGS = {
+  'thread-max-messages': 'threadMaxMessages',
+  'thread-max-bytes': 'threadMaxBytes',
+  'model-window-messages': 'modelWindowMessages',
+  'model-window-bytes': 'modelWindowBytes',
+} as const
+
+function limitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS, string>>): Partial<Limits> {
+  const limits: Partial<Record<keyof Limits, number>> = {}
+  for (const [flag, key] of Object.entries(LIMIT_FLAGS) as [keyof typeof LIMIT_FLAGS, keyof Limits][]) {
+    const text = values[flag]
+    if (text === undefined) continue
+    const n = positiveNumber(`--${flag}`, text, false)
+    if (!Number.isSafeInteger(n)) throw new Error(`--${flag} must be a positive integer`)
+    limits[key] = n
+  }
+  return limits
 }
 
 function positiveNumber(flag: string, text: string, allowZero: boolean): number {
@@ -134,6 +161,10 @@ export function parseCliArgs(
       'metrics-port': { type: 'string' },
       'metrics-host': { type: 'string' },
       'metrics-principal': { type: 'string', multiple: true },
+      'thread-max-messages': { type: 'string' },
+      'thread-max-bytes': { type: 'string' },
+      'model-window-messages': { type: 'string' },
+      'model-window-bytes': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -209,5 +240,6 @@ export function parseCliArgs(
     metricsPort,
     metricsHost: values['metrics-host'] ?? '127.0.0.1',
     metricsPrincipals,
+    limits: limitFlags(values),
   }
 }

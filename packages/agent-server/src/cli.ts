@@ -54,6 +54,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     ...(options.metricsPort !== undefined
       ? { metricsPort: options.metricsPort, metricsHost: options.metricsHost }
       : {}),
+    ...(Object.keys(options.limits).length > 0 ? { limits: options.limits } : {}),
   })
   process.stdout.write(`listening on ${server.url}\n`)
   let stopping = false

@@ -27,6 +27,7 @@ describe('error codes', () => {
       INTERRUPT_EXPIRED: 410,
       DECISION_CONFLICT: 409,
       ALREADY_RESUMED: 409,
+      THREAD_TOO_LARGE: 413,
     }
     for (const [code, status] of Object.entries(design)) {
       expect(isErrorCode(code), code).toBe(true)
@@ -46,7 +47,7 @@ describe('error codes', () => {
   })
 
   it('lets STORE_UNAVAILABLE end a stream too, and only it among admission codes', () => {
-    expect([...RUN_ERROR_CODES]).toEqual([...STREAM_ERROR_CODES, 'STORE_UNAVAILABLE'])
+    expect([...RUN_ERROR_CODES]).toEqual([...STREAM_ERROR_CODES, 'STORE_UNAVAILABLE', 'THREAD_TOO_LARGE'])
     expect(ERROR_CODES.STORE_UNAVAILABLE).toEqual({ status: 503, kind: 'admission', retryable: true })
   })
 

@@ -23,6 +23,8 @@ export const ADMISSION_ERROR_CODES = [
   'DECISION_CONFLICT',
   'ALREADY_RESUMED',
   'STORE_UNAVAILABLE',
+  // issue 12.4: the thread cap (also a run's RUN_ERROR code when its own output would cross it).
+  'THREAD_TOO_LARGE',
 ] as const
 
 /** Codes carried by `RUN_ERROR { message, code }` once `RUN_STARTED` has been sent. */
@@ -30,9 +32,10 @@ export const STREAM_ERROR_CODES = ['RUN_FAILED', 'MODEL_ERROR', 'TOOL_ERROR', 'I
 
 /**
  * Admission codes that can also end a stream as `RUN_ERROR.code` (docs/protocol.md#error-codes): a run whose store
- * fails while it executes ends its open streams with `STORE_UNAVAILABLE` (issue 12, typed store failures).
+ * fails while it executes ends its open streams with `STORE_UNAVAILABLE`; a run whose own output would cross the
+ * thread cap (or whose newest message cannot fit the model window) ends with `THREAD_TOO_LARGE`.
  */
-export const ALSO_STREAM_ERROR_CODES = ['STORE_UNAVAILABLE'] as const
+export const ALSO_STREAM_ERROR_CODES = ['STORE_UNAVAILABLE', 'THREAD_TOO_LARGE'] as const
 
 /** Every code that may appear as `RUN_ERROR.code`. */
 export const RUN_ERROR_CODES = [...STREAM_ERROR_CODES, ...ALSO_STREAM_ERROR_CODES] as const
@@ -82,6 +85,7 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   DECISION_CONFLICT: { status: 409, kind: 'admission', retryable: false },
   ALREADY_RESUMED: { status: 409, kind: 'admission', retryable: false },
   STORE_UNAVAILABLE: { status: 503, kind: 'admission', retryable: true },
+  THREAD_TOO_LARGE: { status: 413, kind: 'admission', retryable: false },
   RUN_FAILED: { status: 500, kind: 'stream', retryable: false },
   MODEL_ERROR: { status: 502, kind: 'stream', retryable: false },
   TOOL_ERROR: { status: 500, kind: 'stream', retryable: false },

@@ -29,6 +29,14 @@ export interface ThreadSnapshot {
   readonly unsettledEffects?: readonly UnsettledEffect[]
   /** The thread's decision records, oldest first (owner and deciders only). */
   readonly decisions?: readonly DecisionRecord[]
+  /**
+   * `messages` is one page: the newest messages (or those before `?before=`). `true` when older messages exist;
+   * then `messagesCursor` fetches the page before this one (`GET …/threads/:id?before=<messagesCursor>`).
+   */
+  readonly hasMoreMessages?: boolean
+  readonly messagesCursor?: string
+  /** Messages the thread holds in all (the thread cap counts them). */
+  readonly messageCount?: number
 }
 
 /** One row of `GET {base}/threads?status=interrupted` (the approval inbox). */

@@ -23,7 +23,7 @@ export interface AdmissionDeps {
   readonly validators: ValidatorCache
   readonly now: Clock
   /** The count and size of new messages are checked here, where the thread's history is known. */
-  readonly limits: Pick<Limits, 'maxMessagesPerInput' | 'maxMessageBytes'>
+  readonly limits: Pick<Limits, 'maxMessagesPerInput' | 'maxMessageBytes' | 'threadMaxMessages' | 'threadMaxBytes'>
   /** Executor + lease of a run admitted by this process. */
   readonly lease: () => { readonly executorId: string; readonly leaseUntil: number }
   /**
@@ -87,6 +87,31 @@ function checkNewMessages(
         details: { limit: 'maxMessageBytes', max: maxMessageBytes, actual: bytes, messageId: message.id },
       })
     }
+  }
+}
+
+/**
+ * The thread cap (issue 12.4, docs/protocol.md#limits): checked against the running totals on the thread row, so it
+ * costs nothing however long the thread is. The revision check of `startInputRun` keeps it exact under races.
+ */
+function checkThreadCap(
+  thread: ThreadRecord | undefined,
+  added: readonly Message[],
+  limits: Pick<Limits, 'threadMaxMessages' | 'threadMaxBytes'>,
+): void {
+  if (added.length === 0) return
+  const messages = (thread?.messageCount ?? 0) + added.length
+  let bytes = thread?.messageBytes ?? 0
+  for (const m of added) bytes += Buffer.byteLength(JSON.stringify(m), 'utf8')
+  if (messages > limits.threadMaxMessages || bytes > limits.threadMaxBytes) {
+    throw new InterludeError('THREAD_TOO_LARGE', 'The thread is full; start a new thread.', {
+      details: {
+        maxMessages: limits.threadMaxMessages,
+        maxBytes: limits.threadMaxBytes,
+        messages: thread?.messageCount ?? 0,
+        bytes: thread?.messageBytes ?? 0,
+      },
+    })
   }
 }
 
@@ -162,12 +187,16 @@ async function admitInput(
 ): Promise<Admission | typeof RETRY> {
   const { store } = deps
   const { threadId, runId } = input
-  const view = await store.getAdmissionView(threadId, runId, { history: true })
+  // Only the ids this input names are looked up: admission never reads a whole history (issue 12.4).
+  const view = await store.getAdmissionView(threadId, runId, {
+    history: true,
+    messageIds: input.messages.map((m) => m.id),
+    toolCallIds: input.messages.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])),
+  })
   if (view !== undefined && view.thread.ownerId !== principal) throw notFound()
   const thread = view?.thread
 
-  const messages: readonly Message[] = view?.messages ?? []
-  const known = new Set(messages.map((m) => m.id))
+  const known: ReadonlySet<string> = view?.knownMessageIds ?? new Set()
   checkNewMessages(input.messages, known, deps.limits)
   if (view) {
     if (view.run) {
@@ -198,8 +227,7 @@ async function admitInput(
   // History is server-owned: only unseen ids are considered, and only user messages and results
   // for pending browser/external calls are accepted. Client assistant/tool messages never approve
   // or execute anything.
-  const allCallIds = new Set<string>()
-  for (const m of messages) if (m.role === 'assistant') for (const c of m.toolCalls ?? []) allCallIds.add(c.id)
+  const allCallIds: ReadonlySet<string> = view?.knownToolCallIds ?? new Set()
   const awaiting = view?.awaitingResults ?? []
   const awaitingIds = new Set(awaiting.map((c) => c.toolCallId))
   const seen = new Set<string>()
@@ -238,8 +266,10 @@ async function admitInput(
     }
   }
 
-  // Stored only by the run that creates the thread.
-  const title = thread ? undefined : threadTitle(userMessages)
+  const added = [...toolMessages, ...userMessages]
+  checkThreadCap(thread, added, deps.limits)
+  // Stored once, from the first user message (the thread's or a later input's when the thread had none).
+  const title = thread?.title === undefined ? threadTitle(userMessages) : undefined
   const started = await store.startInputRun({
     threadId,
     ownerId: principal,
@@ -247,7 +277,7 @@ async function admitInput(
     parentRunId: input.parentRunId,
     expectedRevision: thread ? thread.revision : null,
     initialState: deps.agent.initialState(),
-    messages: [...toolMessages, ...userMessages],
+    messages: added,
     toolResults,
     now: deps.now(),
     ...deps.lease(),

@@ -8,6 +8,7 @@ import type { Store } from '../store/store.ts'
 import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import { ev } from './events.ts'
 import { modelEvents } from './model-events.ts'
+import type { HistoryLimits } from './model-window.ts'
 import { RunCancelled } from './run-cancelled.ts'
 import type { RunPlan } from './run-plan.ts'
 import { Turn } from './turn.ts'
@@ -34,6 +35,8 @@ export interface ExecutionDeps {
   readonly logError: (message: string, error: unknown) => void
   /** Webhook rows for the batches the run opens (docs/approvals.md, "Webhooks"). */
   readonly webhooks?: WebhookOutbox
+  /** Thread cap, model window and pause snapshot bounds (issue 12.4); defaults of `core/limits.ts`. */
+  readonly history?: Partial<HistoryLimits>
 }
 
 /**
@@ -80,7 +83,9 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
       const step = yield* turn.handleToolCalls(response)
       if (turn.takeStateChange() || step.kind === 'interrupt') yield ev.stateSnapshot(turn.state)
       if (step.kind === 'interrupt') {
-        yield ev.messagesSnapshot(turn.messages)
+        // Bounded: the whole history of a small thread, nothing above `pauseSnapshotMaxBytes` (docs/protocol.md).
+        const checkpoint = turn.pauseSnapshot()
+        if (checkpoint !== undefined) yield ev.messagesSnapshot(checkpoint)
         yield ev.runFinished(threadId, runId, { type: 'interrupt', interrupts: step.interrupts })
         return
       }

@@ -27,6 +27,27 @@ export interface Limits {
    * with more entries is `INVALID_INPUT`. @default 16
    */
   readonly maxInterruptsPerBatch: number
+  /**
+   * Messages one thread may hold (issue 12.4, docs/protocol.md#limits). New input that would cross it is
+   * `413 THREAD_TOO_LARGE`; a run that would cross it ends with `RUN_ERROR THREAD_TOO_LARGE`. @default 10000
+   */
+  readonly threadMaxMessages: number
+  /** Bytes (message JSON) one thread may hold; same answers as `threadMaxMessages`. @default 32 MiB */
+  readonly threadMaxBytes: number
+  /**
+   * The model window (docs/protocol.md#the-model-window): at most this many of the newest messages are sent to the
+   * model, besides the first user message. @default 200
+   */
+  readonly modelWindowMessages: number
+  /** The model window's bytes (message JSON), counted from the newest message. @default 256 KiB */
+  readonly modelWindowBytes: number
+  /** Bytes of message JSON in one snapshot page (at least one message is always sent). @default 1 MiB */
+  readonly snapshotPageBytes: number
+  /**
+   * A pausing run's `MESSAGES_SNAPSHOT` carries the whole history only while the thread holds at most this many bytes
+   * of messages; above it the pause sends none (docs/protocol.md#what-a-run-streams). @default 64 KiB
+   */
+  readonly pauseSnapshotMaxBytes: number
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -36,4 +57,10 @@ export const DEFAULT_LIMITS: Limits = {
   maxMessageBytes: 1024 * 1024,
   maxPayloadBytes: 64 * 1024,
   maxInterruptsPerBatch: 16,
+  threadMaxMessages: 10_000,
+  threadMaxBytes: 32 * 1024 * 1024,
+  modelWindowMessages: 200,
+  modelWindowBytes: 256 * 1024,
+  snapshotPageBytes: 1024 * 1024,
+  pauseSnapshotMaxBytes: 64 * 1024,
 }

@@ -14,6 +14,7 @@ import { ev, isTerminal, toNewEvent } from './events.ts'
 import { executeRun } from './execute-run.ts'
 import { LogWriter } from './log-writer.ts'
 import type { RunPlan } from './run-plan.ts'
+import type { HistoryLimits } from './model-window.ts'
 
 export interface RunManagerOptions {
   readonly store: Store
@@ -35,6 +36,8 @@ export interface RunManagerOptions {
   readonly heartbeatMs?: number
   /** Webhook rows of opened batches and failed runs (docs/approvals.md, "Webhooks"). */
   readonly webhooks?: WebhookOutbox
+  /** Thread cap, model window and pause snapshot bounds (issue 12.4). */
+  readonly history?: Partial<HistoryLimits>
 }
 
 interface ActiveRun {
@@ -189,6 +192,7 @@ export class RunManager {
         persistEmitted: () => writer.flush(),
         logError,
         ...(this.#o.webhooks !== undefined ? { webhooks: this.#o.webhooks } : {}),
+        ...(this.#o.history !== undefined ? { history: this.#o.history } : {}),
       })
       for await (const event of events) {
         if (isTerminal(event.type)) {

@@ -29,6 +29,12 @@ export interface LogStreamOptions {
   readonly signal: AbortSignal
 }
 
+/**
+ * Events read from the log per round trip (issue 12.4): a replay holds one page in memory, never the whole log, and
+ * the SSE body pulls the next page only when the client has taken the previous one.
+ */
+export const REPLAY_PAGE_EVENTS = 128
+
 /** SSE frames (`id: <seq>\ndata: <json>\n\n`) for a batch of stored events. */
 export function framesOf(events: readonly StoredEvent[]): string {
   let out = ''
@@ -88,18 +94,45 @@ export async function* logFrames(threadId: string, options: LogStreamOptions): A
     }
     return { frames: framesOf(fresh), done }
   }
-  const read = () => store.readEvents(threadId, runId === undefined ? { afterSeq: last } : { runId, afterSeq: last })
+  /** The log after the cursor, one page at a time (the cursor moves as `take` consumes each page). */
+  async function* pages(): AsyncGenerator<StoredEvent[], void, undefined> {
+    for (;;) {
+      const query = { afterSeq: last, limit: REPLAY_PAGE_EVENTS, ...(runId !== undefined ? { runId } : {}) }
+      const page = await store.readEvents(threadId, query)
+      if (page.length > 0) yield page
+      if (page.length < REPLAY_PAGE_EVENTS || signal.aborted) return
+    }
+  }
+  /** Sends a batch; `stop`: the follower may no longer read (before a new run), `done`: the awaited run ended. */
+  async function* deliver(batch: StoredEvent[]): AsyncGenerator<string, 'done' | 'stop' | 'more', undefined> {
+    if (mayContinue !== undefined) {
+      const start = batch.findIndex((e) => e.seq > last && e.type === EventType.RUN_STARTED)
+      if (start >= 0 && !(await mayContinue())) {
+        const before = take(batch.slice(0, start))
+        if (before.frames.length > 0) yield before.frames
+        return 'stop'
+      }
+    }
+    const next = take(batch)
+    if (next.frames.length > 0) yield next.frames
+    return next.done ? 'done' : 'more'
+  }
+  /** Sends the log from the cursor on, page by page. */
+  async function* replay(): AsyncGenerator<string, 'done' | 'stop' | 'more', undefined> {
+    for await (const page of pages()) {
+      const outcome = yield* deliver(page)
+      if (outcome !== 'more') return outcome
+    }
+    return 'more'
+  }
   try {
-    const first = take(await read())
-    if (first.frames.length > 0) yield first.frames
-    if (first.done) return
+    if ((yield* replay()) !== 'more') return
     if (!follow) {
       if (untilRunEnds === undefined) return
       // The run may have ended before we subscribed and the cursor may already be past its end.
       const run = await store.getRun(threadId, untilRunEnds)
       if (!run || run.status !== 'running') {
-        const rest = take(await read())
-        if (rest.frames.length > 0) yield rest.frames
+        yield* replay()
         return
       }
     }
@@ -115,27 +148,18 @@ export async function* logFrames(threadId: string, options: LogStreamOptions): A
         await new Promise<void>((resolve) => (wake = resolve))
         if (signal.aborted) return
       }
-      let batch: StoredEvent[]
+      let outcome: 'done' | 'stop' | 'more'
       if (mustRead) {
         mustRead = false
         queue.length = 0
-        batch = await read()
+        outcome = yield* replay()
       } else {
-        batch = queue.splice(0, queue.length)
+        const batch = queue.splice(0, queue.length)
         // A gap (events published before this reader caught up) is filled from the log.
-        if (batch.length > 0 && batch[0]!.seq > last + 1 && runId === undefined) batch = await read()
+        if (batch.length > 0 && batch[0]!.seq > last + 1 && runId === undefined) outcome = yield* replay()
+        else outcome = yield* deliver(batch)
       }
-      if (mayContinue !== undefined) {
-        const start = batch.findIndex((e) => e.seq > last && e.type === EventType.RUN_STARTED)
-        if (start >= 0 && !(await mayContinue())) {
-          const before = take(batch.slice(0, start))
-          if (before.frames.length > 0) yield before.frames
-          return
-        }
-      }
-      const next = take(batch)
-      if (next.frames.length > 0) yield next.frames
-      if (next.done) return
+      if (outcome !== 'more') return
     }
   } finally {
     signal.removeEventListener('abort', notify)

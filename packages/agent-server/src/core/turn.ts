@@ -20,7 +20,10 @@ import { ev, toolResult } from './events.ts'
 import type { ExecutionDeps } from './execute-run.ts'
 import { interruptBatch, interruptFor } from './interrupts.ts'
 import type { PendingInterrupt } from './interrupts.ts'
+import { DEFAULT_LIMITS } from './limits.ts'
 import { modelTools } from './model-events.ts'
+import { modelWindow, sized } from './model-window.ts'
+import type { HistoryLimits, SizedMessage } from './model-window.ts'
 import type { ModelEventsOptions, ModelResponse } from './model-events.ts'
 import type { ResumeRunPlan, RunPlan } from './run-plan.ts'
 import { RunWrites } from './run-writes.ts'
@@ -55,7 +58,18 @@ export class Turn {
   readonly #writes: RunWrites
   readonly #ledger: EffectsLedger
   readonly #verdicts: VerdictContext
-  messages: Message[] = []
+  readonly #limits: HistoryLimits
+  /**
+   * The newest messages of the thread (a bounded page, docs/protocol.md#the-model-window) and what this run
+   * appended; `#before` older messages exist in the store and are never loaded.
+   */
+  #history: SizedMessage[] = []
+  #before = 0
+  #firstUser: SizedMessage | undefined
+  /** The thread's running totals (the thread cap), as loaded plus what this run appended. */
+  #totals = { messages: 0, bytes: 0 }
+  /** Every tool call id of the thread: a new call never reuses one. */
+  #callIds = new Set<string>()
   state: unknown = {}
   #stateChanged = false
   #calls = new Map<string, ToolCallRecord>()
@@ -73,6 +87,7 @@ export class Turn {
       signal: deps.signal,
       logError: deps.logError,
     })
+    this.#limits = { ...DEFAULT_LIMITS, ...deps.history }
     this.#verdicts = {
       tools: deps.agent.tools,
       clientTools: plan.clientTools,
@@ -98,9 +113,48 @@ export class Turn {
     const thread = await store.getThread(this.#plan.threadId)
     if (!thread) throw new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
     this.state = thread.state
-    this.messages = await store.listMessages(this.#plan.threadId)
+    this.#totals = { messages: thread.messageCount, bytes: thread.messageBytes }
+    // One bounded page, never the whole history (issue 12.4); positions count the messages before it.
+    const page = await store.listMessagePage(this.#plan.threadId, {
+      limit: this.#limits.modelWindowMessages,
+      maxBytes: this.#limits.modelWindowBytes,
+    })
+    this.#history = page.map(({ message, bytes }) => ({ message, bytes }))
+    this.#before = page[0]?.position ?? 0
+    this.#firstUser = this.#before > 0 ? await store.getFirstUserMessage(this.#plan.threadId) : undefined
+    this.#callIds = new Set(await store.listToolCallIds(this.#plan.threadId))
     for (const call of await store.listToolCalls(this.#plan.threadId, { status: OPEN_CALL_STATUSES }))
       this.#calls.set(call.toolCallId, call)
+  }
+
+  /**
+   * What a pausing run's `MESSAGES_SNAPSHOT` carries (docs/protocol.md#what-a-run-streams): the whole history while
+   * the thread is small (at most `pauseSnapshotMaxBytes` and loaded entirely), else nothing — AG-UI clients replace
+   * their list with a snapshot, so a part of the history would delete the rest from them.
+   */
+  pauseSnapshot(): Message[] | undefined {
+    if (this.#before > 0 || this.#totals.bytes > this.#limits.pauseSnapshotMaxBytes) return undefined
+    return this.#history.map((m) => m.message)
+  }
+
+  /** The thread cap for a message this run is about to store (its own output), as a typed end of the run. */
+  #checkCap(adding: number, bytes: number): void {
+    const { threadMaxMessages, threadMaxBytes } = this.#limits
+    if (this.#totals.messages + adding > threadMaxMessages || this.#totals.bytes + bytes > threadMaxBytes) {
+      throw new InterludeError('THREAD_TOO_LARGE', 'The thread is full; start a new thread.', {
+        details: {
+          maxMessages: threadMaxMessages,
+          maxBytes: threadMaxBytes,
+          messages: this.#totals.messages,
+          bytes: this.#totals.bytes,
+        },
+      })
+    }
+  }
+
+  #remember(message: Message, bytes = sized(message).bytes): void {
+    this.#history.push({ message, bytes })
+    this.#totals = { messages: this.#totals.messages + 1, bytes: this.#totals.bytes + bytes }
   }
 
   takeStateChange(): boolean {
@@ -185,12 +239,12 @@ export class Turn {
     }
     if (payload.remember !== undefined && tool.rememberScopes.includes(payload.remember)) {
       // Stored before the effect runs: a continuation after a crash makes the same rule (same id), once.
-      await this.#remember(tool, payload.remember, args, item.interrupt.id)
+      await this.#rememberApproval(tool, payload.remember, args, item.interrupt.id)
     }
     yield* this.#runEffect(tool, record, args)
   }
 
-  async #remember(tool: ResolvedTool, scope: RememberScope, args: unknown, interruptId: string): Promise<void> {
+  async #rememberApproval(tool: ResolvedTool, scope: RememberScope, args: unknown, interruptId: string): Promise<void> {
     const { store, now } = this.#deps
     const { threadId, runId, principal } = this.#plan
     const decidedBy = (await store.getDecision(threadId, runId))?.decidedBy ?? principal
@@ -224,9 +278,15 @@ export class Turn {
    */
   callModel(): { readonly stream: AsyncIterable<ModelChunk>; readonly options: ModelEventsOptions } {
     const { agent, signal } = this.#deps
+    // A full thread ends here, before a model call whose answer could not be stored.
+    this.#checkCap(1, 1)
+    const messages = modelWindow(this.#history, this.#before, this.#firstUser, {
+      maxMessages: this.#limits.modelWindowMessages,
+      maxBytes: this.#limits.modelWindowBytes,
+    })
     const stream = agent.model.stream({
       systemPrompt: agent.definition.systemPrompt,
-      messages: this.messages,
+      messages,
       tools: modelTools(agent, this.#plan.clientTools),
       context: this.#plan.context,
       state: this.state,
@@ -235,7 +295,7 @@ export class Turn {
     const options: ModelEventsOptions = {
       messageId: `msg_${randomUUID()}`,
       signal,
-      isTaken: (id) => this.#calls.has(id) || this.#knownCallIds().has(id),
+      isTaken: (id) => this.#calls.has(id) || this.#callIds.has(id),
     }
     return { stream, options }
   }
@@ -244,14 +304,10 @@ export class Turn {
   async recordAnswer(response: ModelResponse): Promise<void> {
     if (response.calls.length > 0 || response.text.length === 0) return
     const message: AssistantMessage = { id: response.messageId, role: 'assistant', content: response.text }
+    const { bytes } = sized(message)
+    this.#checkCap(1, bytes)
     await this.#writes.appendMessage(message)
-    this.messages.push(message)
-  }
-
-  #knownCallIds(): Set<string> {
-    const ids = new Set<string>()
-    for (const m of this.messages) if (m.role === 'assistant') for (const c of m.toolCalls ?? []) ids.add(c.id)
-    return ids
+    this.#remember(message, bytes)
   }
 
   // ---- tool calls ---------------------------------------------------------------------------
@@ -260,6 +316,18 @@ export class Turn {
   async *handleToolCalls(response: ModelResponse): AsyncGenerator<AgUiEvent, Step, undefined> {
     const { threadId, runId } = this.#plan
     const { now } = this.#deps
+    const draft: AssistantMessage = {
+      id: response.messageId,
+      role: 'assistant',
+      ...(response.text.length > 0 ? { content: response.text } : {}),
+      toolCalls: response.calls.map((c) => ({
+        id: c.id,
+        type: 'function' as const,
+        function: { name: c.name, arguments: c.argsText },
+      })),
+    }
+    // Checked before anything of the response is stored: its calls then never wait for results.
+    this.#checkCap(1, sized(draft).bytes)
     const verdicts = await classifyCalls(response.calls, this.#verdicts, this.#deps.maxInterruptsPerBatch)
 
     const assistant: AssistantMessage = {
@@ -273,7 +341,8 @@ export class Turn {
       })),
     }
     await this.#writes.appendMessage(assistant)
-    this.messages.push(assistant)
+    this.#remember(assistant)
+    for (const call of response.calls) this.#callIds.add(call.id)
     const records = response.calls.map((call, i) => {
       const verdict = verdicts[i]!
       return {
@@ -381,7 +450,7 @@ export class Turn {
       ...(state !== undefined ? { state } : {}),
     })
     this.#calls.delete(record.toolCallId)
-    this.messages.push(settled.message)
+    this.#remember(settled.message)
     if (state !== undefined) {
       this.state = state
       this.#stateChanged = true

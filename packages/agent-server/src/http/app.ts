@@ -201,6 +201,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     maxInterruptsPerBatch: limits.maxInterruptsPerBatch,
     logError,
     webhooks,
+    history: limits,
     ...(options.runLeaseMs !== undefined ? { leaseMs: options.runLeaseMs } : {}),
   })
   activeRuns = () => runs.activeCount
@@ -288,6 +289,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     now,
     sse,
     closing: closing.signal,
+    snapshotPageBytes: limits.snapshotPageBytes,
   })
   registerDecisionRoutes(app, basePath, authenticate, {
     admission,

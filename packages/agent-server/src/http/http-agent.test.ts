@@ -148,3 +148,50 @@ describe('@ag-ui/client HttpAgent against the real server', () => {
     quiet.mockRestore()
   })
 })
+
+describe('@ag-ui/client HttpAgent when a pause sends no MESSAGES_SNAPSHOT (a thread above pauseSnapshotMaxBytes)', () => {
+  let bounded: TestServer
+  beforeAll(async () => {
+    bounded = await startTestServer({ limits: { pauseSnapshotMaxBytes: 0 } })
+  })
+  afterAll(async () => {
+    await bounded.dispose()
+  })
+
+  it('keeps the same messages as the server through pause, resume and a follow-up, from the message events alone', async () => {
+    const threadId = newThreadId()
+    const agent = new HttpAgent({ url: `${bounded.baseUrl}/runs`, headers: authHeader('alice'), threadId })
+    agent.addMessage(userMessage('deploy v3.0 to production'))
+    const first = recorder()
+    await agent.runAgent({}, first.subscriber)
+    expect(first.errors).toEqual([])
+    expect(first.seen).not.toContain('MESSAGES_SNAPSHOT')
+    expect(agent.pendingInterrupts).toHaveLength(2)
+    expect(agent.messages.map((m) => m.id)).toEqual(storedMessageIds(bounded.dbPath, threadId))
+    const [publish, deploy] = agent.pendingInterrupts
+    const second = recorder()
+    await agent.runAgent(
+      {
+        resume: [
+          { interruptId: publish!.id, status: 'resolved', payload: { approved: true } },
+          { interruptId: deploy!.id, status: 'resolved', payload: { approved: false } },
+        ],
+      },
+      second.subscriber,
+    )
+    expect(second.errors).toEqual([])
+    agent.addMessage(userMessage('thanks!'))
+    await agent.runAgent({}, recorder().subscriber)
+    const ids = storedMessageIds(bounded.dbPath, threadId)
+    expect(agent.messages.map((m) => m.id)).toEqual(ids)
+    expect(agent.messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+    ])
+  })
+})

@@ -45,6 +45,20 @@ export interface ThreadRecord {
   readonly updatedAt: number
   /** Stored when the thread is created (from its first user message), never derived from the history again. */
   readonly title: string | undefined
+  /**
+   * Running totals of the thread's messages (count, and bytes of their JSON), kept by every append in the same
+   * transaction, so the thread cap (`limits.threadMaxMessages` / `threadMaxBytes`) is checked in O(1).
+   */
+  readonly messageCount: number
+  readonly messageBytes: number
+}
+
+/** A stored message with its position in the thread (0-based, append order): the cursor of message pages. */
+export interface StoredMessage {
+  readonly position: number
+  readonly message: Message
+  /** Bytes of the message as stored JSON. */
+  readonly bytes: number
 }
 
 export interface RunRecord {
@@ -147,8 +161,10 @@ export interface AdmissionView {
   readonly thread: ThreadRecord
   readonly run: RunRecord | undefined
   readonly openBatch: BatchRecord | undefined
-  /** Only with `history: true`. */
-  readonly messages: readonly Message[]
+  /** Only with `history: true`: the ids among the asked `messageIds` that the thread already has. */
+  readonly knownMessageIds: ReadonlySet<string>
+  /** Only with `history: true`: the ids among the asked `toolCallIds` of calls the thread has (any status). */
+  readonly knownToolCallIds: ReadonlySet<string>
   /** Only with `history: true`. */
   readonly awaitingResults: readonly ToolCallRecord[]
 }

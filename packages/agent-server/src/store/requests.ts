@@ -30,6 +30,29 @@ export interface ThreadQuery {
   readonly pendingInterruptsAt?: number
 }
 
+/** A page of messages, newest end first chosen, answered in order (docs/protocol.md#threadsnapshot). */
+export interface MessagePageQuery {
+  /** Only messages at positions below this one (the cursor of the previous page); absent: up to the last message. */
+  readonly beforePosition?: number
+  /** At most this many messages. */
+  readonly limit: number
+  /**
+   * At most this many bytes of message JSON, counted from the newest message of the page backwards; the newest one
+   * is always included, however large. Absent: no byte bound.
+   */
+  readonly maxBytes?: number
+}
+
+/** What admission asks about a history besides the thread (`Store.getAdmissionView`). */
+export interface AdmissionViewOptions {
+  /** Read the calls awaiting a result and answer which of the ids below the thread knows. */
+  readonly history: boolean
+  /** Message ids of the input: answered in `knownMessageIds` (one bounded lookup, never the whole history). */
+  readonly messageIds?: readonly string[]
+  /** Tool call ids answered by the input's tool messages: answered in `knownToolCallIds`. */
+  readonly toolCallIds?: readonly string[]
+}
+
 export interface EventQuery {
   /** Only events with `seq > afterSeq`. @default 0 */
   readonly afterSeq?: number

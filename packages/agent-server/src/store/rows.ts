@@ -3,6 +3,7 @@ import type {
   DecisionVia,
   ExpiryPolicy,
   Interrupt,
+  Message,
   ResumeEntry,
   RunFinishedOutcome,
   ThreadStatus,
@@ -21,6 +22,7 @@ import type {
   RunStatus,
   StoredEvent,
   StoredInterrupt,
+  StoredMessage,
   ThreadHead,
   ThreadRecord,
   ToolCallKind,
@@ -40,6 +42,8 @@ export interface ThreadRow {
   created_at: number
   updated_at: number
   title: string | null
+  message_count: number
+  message_bytes: number
 }
 export interface RunRow {
   thread_id: string
@@ -153,6 +157,8 @@ export function toThread(row: ThreadRow): ThreadRecord {
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
     title: u(row.title),
+    messageCount: Number(row.message_count ?? 0),
+    messageBytes: Number(row.message_bytes ?? 0),
   }
 }
 
@@ -260,4 +266,9 @@ export function toRunKey(row: RunKeyRow): RunKey {
 
 export function toRunHeartbeat(row: RunLeaseRow): RunHeartbeat {
   return { threadId: row.thread_id, runId: row.run_id, cancelRequested: row.cancel_requested_at !== null }
+}
+
+/** A message row of a page (`Store.listMessagePage`): position, stored JSON and its size in bytes. */
+export function toStoredMessage(row: { position: number; json: string; bytes: number }): StoredMessage {
+  return { position: Number(row.position), message: JSON.parse(row.json) as Message, bytes: Number(row.bytes) }
 }

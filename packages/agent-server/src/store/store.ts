@@ -8,6 +8,7 @@ import type {
   PendingBatchRecord,
   RunHeartbeat,
   RunKey,
+  StoredMessage,
   RunRecord,
   StoredEvent,
   ThreadHead,
@@ -17,6 +18,7 @@ import type {
 } from './records.ts'
 import type {
   AbandonedRunsQuery,
+  AdmissionViewOptions,
   BeginEffectResult,
   ClaimBatchRequest,
   ClaimBatchResult,
@@ -24,6 +26,7 @@ import type {
   DueBatchQuery,
   EventQuery,
   FinishRunRequest,
+  MessagePageQuery,
   NewBatch,
   NewToolCall,
   OutboxFilter,
@@ -77,15 +80,25 @@ export interface Store {
   getThread(threadId: string): Promise<ThreadRecord | undefined>
   /**
    * Everything admission reads, from one consistent snapshot (one round trip): the thread, the
-   * run with this id, the open batch and — with `history` — the messages and the calls awaiting
-   * a browser/external result. `undefined` when the thread does not exist.
+   * run with this id, the open batch and — with `history` — which of the input's message and tool call ids the
+   * thread knows and the calls awaiting a browser/external result. Never the whole history: its size is bounded by
+   * the input, not by the thread. `undefined` when the thread does not exist.
    */
-  getAdmissionView(
-    threadId: string,
-    runId: string,
-    options: { readonly history: boolean },
-  ): Promise<AdmissionView | undefined>
+  getAdmissionView(threadId: string, runId: string, options: AdmissionViewOptions): Promise<AdmissionView | undefined>
+  /**
+   * The whole history, in order. Tooling and tests only: no request path reads it (docs/protocol.md#limits); they
+   * read `listMessagePage` and `getFirstUserMessage`, bounded queries.
+   */
   listMessages(threadId: string): Promise<Message[]>
+  /**
+   * The newest messages before `beforePosition` (up to `limit` and `maxBytes`), answered oldest first. One bounded
+   * query: only the rows of the page are read into memory.
+   */
+  listMessagePage(threadId: string, query: MessagePageQuery): Promise<StoredMessage[]>
+  /** The thread's first user message (the model window keeps it), by the position index. */
+  getFirstUserMessage(threadId: string): Promise<StoredMessage | undefined>
+  /** Ids of every tool call the thread has recorded (ids only: a new call must not reuse one). */
+  listToolCallIds(threadId: string): Promise<string[]>
   /**
    * The owner's threads, most recently updated first (keyset pagination). With
    * `pendingInterruptsAt`, only threads whose open batch has not expired at that time or is kept past its
@@ -127,6 +140,7 @@ export interface Store {
    * statement on PostgreSQL, which also NOTIFYs listeners). Fenced (see above). Revision: 0.
    */
   appendEvents(threadId: string, runId: string, events: readonly NewEvent[]): Promise<StoredEvent[]>
+  /** Events after `afterSeq` in order; with `limit`, one page (replay reads the log page by page). */
   readEvents(threadId: string, query: EventQuery): Promise<StoredEvent[]>
   /** `last_seq` and active run of each existing thread (one round trip; the live-tail poll). */
   pollThreads(threadIds: readonly string[]): Promise<ThreadHead[]>

@@ -1,6 +1,7 @@
 import { describe } from 'vitest'
 import { admissionCases } from '../store/conformance/admission-cases.ts'
 import { approvalCases } from '../store/conformance/approval-cases.ts'
+import { historyCases } from '../store/conformance/history-cases.ts'
 import { conformanceKit } from '../store/conformance/kit.ts'
 import type { ConformanceDatabase } from '../store/conformance/kit.ts'
 import { outboxCases } from '../store/conformance/outbox-cases.ts'
@@ -28,5 +29,6 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     approvalCases(kit)
     outboxCases(kit)
     permissionRuleCases(kit)
+    historyCases(kit)
   })
 }

@@ -9,7 +9,7 @@ import type { RunManager } from '../../core/run-manager.ts'
 import { logFrames } from '../../core/run-stream.ts'
 import { accessibleThread } from '../../core/thread-access.ts'
 import type { Audience } from '../../core/thread-access.ts'
-import { threadSnapshot, threadSummary } from '../../core/thread-view.ts'
+import { decodeMessagesCursor, parseSnapshotLimit, threadSnapshot, threadSummary } from '../../core/thread-view.ts'
 import type { Store, ThreadRecord } from '../../store/store.ts'
 import type { ServerEnv } from '../env.ts'
 import { requireJsonContentType } from '../middleware/json-body.ts'
@@ -27,6 +27,8 @@ export interface ThreadRoutesDeps {
   readonly sse: SseBodyOptions
   /** Aborted when the server closes: ends followed event streams. */
   readonly closing: AbortSignal
+  /** Bytes of message JSON in one snapshot page (`limits.snapshotPageBytes`). */
+  readonly snapshotPageBytes: number
 }
 
 const STATUSES: readonly ThreadStatus[] = ['idle', 'running', 'interrupted']
@@ -84,8 +86,17 @@ export function registerThreadRoutes(
   })
 
   app.get(`${basePath}/threads/:threadId`, auth, async (c) => {
+    // Query checked before the thread is looked up: a bad cursor is refused the same for every thread.
+    const limit = parseSnapshotLimit(c.req.query('limit'))
+    const before = c.req.query('before')
+    const beforePosition = before === undefined ? undefined : decodeMessagesCursor(before)
     const found = await thread(c.req.param('threadId'), c.get('principal'), 'readers')
-    return c.json(await threadSnapshot(store, found, now()))
+    const page = {
+      limit,
+      maxBytes: deps.snapshotPageBytes,
+      ...(beforePosition !== undefined ? { beforePosition } : {}),
+    }
+    return c.json(await threadSnapshot(store, found, now(), page))
   })
 
   app.get(`${basePath}/threads/:threadId/events`, auth, async (c) => {

@@ -183,15 +183,24 @@ export function admissionCases(kit: ConformanceKit): void {
         call(threadId, runId, 'c1', 'awaiting_decision'),
       ])
       await store.createBatch(batchFor(threadId, runId, `b-${threadId}`))
-      const view = (await store.getAdmissionView(threadId, runId, { history: true }))!
+      const view = (await store.getAdmissionView(threadId, runId, {
+        history: true,
+        messageIds: [`u-${runId}`, 'unknown-message'],
+        toolCallIds: ['ext', 'c1', 'unknown-call'],
+      }))!
       expect(view.thread.threadId).toBe(threadId)
       expect(view.run).toMatchObject({ runId, kind: 'input' })
       expect(view.openBatch?.batchId).toBe(`b-${threadId}`)
-      expect(view.messages.map((m) => m.id)).toEqual([`u-${runId}`])
+      // Only the ids asked about are looked up: the history itself is never read (issue 12.4).
+      expect([...view.knownMessageIds]).toEqual([`u-${runId}`])
+      expect([...view.knownToolCallIds].sort()).toEqual(['c1', 'ext'])
       expect(view.awaitingResults.map((c) => c.toolCallId)).toEqual(['ext'])
-      const light = (await store.getAdmissionView(threadId, 'other-run', { history: false }))!
+      const light = (await store.getAdmissionView(threadId, 'other-run', {
+        history: false,
+        messageIds: [`u-${runId}`],
+      }))!
       expect(light.run).toBeUndefined()
-      expect(light.messages).toEqual([])
+      expect(light.knownMessageIds.size).toBe(0)
       expect(light.awaitingResults).toEqual([])
     }))
 }

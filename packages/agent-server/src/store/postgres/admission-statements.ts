@@ -1,5 +1,5 @@
 import type { BatchRow, RunRow, ThreadRow, ToolCallRow } from '../rows.ts'
-import type { ClaimBatchRequest, StartInputRunRequest } from '../store.ts'
+import type { AdmissionViewOptions, ClaimBatchRequest, StartInputRunRequest } from '../store.ts'
 import { OPEN_BATCH_STATUS } from '../statuses.ts'
 import { sqlString } from '../sql-literals.ts'
 import { statement } from './query.ts'
@@ -12,22 +12,26 @@ import type { BatchWithInterrupts } from './statements.ts'
 const OPEN_BATCH = sqlString(OPEN_BATCH_STATUS)
 
 /** Everything admission reads, as one statement: one snapshot, one round trip. */
-export const admissionView = (threadId: string, runId: string, history: boolean) =>
+export const admissionView = (threadId: string, runId: string, options: AdmissionViewOptions) =>
   statement<{
     thread: ThreadRow | null
     run: RunRow | null
     batch: BatchWithInterrupts | null
-    messages: string[] | null
+    known_messages: string[] | null
+    known_calls: string[] | null
     awaiting: ToolCallRow[] | null
   }>(
     `SELECT
        (SELECT row_to_json(t) FROM threads t WHERE t.thread_id = $1) AS thread,
        (SELECT row_to_json(r) FROM runs r WHERE r.thread_id = $1 AND r.run_id = $2) AS run,
        (SELECT row_to_json(x) FROM (${BATCH_WITH_INTERRUPTS} WHERE b.thread_id = $1 AND b.status = ${OPEN_BATCH}) x) AS batch,
-       CASE WHEN $3 THEN (SELECT json_agg(m.json ORDER BY m.position) FROM messages m WHERE m.thread_id = $1) END AS messages,
+       CASE WHEN $3 THEN (SELECT array_agg(m.message_id) FROM messages m
+                          WHERE m.thread_id = $1 AND m.message_id = ANY($4::text[])) END AS known_messages,
+       CASE WHEN $3 THEN (SELECT array_agg(c.tool_call_id) FROM tool_calls c
+                          WHERE c.thread_id = $1 AND c.tool_call_id = ANY($5::text[])) END AS known_calls,
        CASE WHEN $3 THEN (SELECT json_agg(row_to_json(c) ORDER BY c.created_at, c.ordinal) FROM tool_calls c
                           WHERE c.thread_id = $1 AND c.status = 'awaiting_result') END AS awaiting`,
-    [threadId, runId, history],
+    [threadId, runId, options.history, [...(options.messageIds ?? [])], [...(options.toolCallIds ?? [])]],
   )
 
 /** A new thread, running its first run, at revision 1 (nothing when the id is taken). */

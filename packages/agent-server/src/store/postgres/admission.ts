@@ -6,7 +6,7 @@ import * as sql from './admission-statements.ts'
 import { appendMessagesTx } from './appends.ts'
 import type { Queryable } from './query.ts'
 import { rows } from './query.ts'
-import { getThread, settleToolCall } from './statements.ts'
+import { getThread, setTitleIfAbsent, settleToolCall } from './statements.ts'
 
 /**
  * The two admission writes of the PostgreSQL store, on its admission pool: the conditional
@@ -25,6 +25,8 @@ export async function startInputRunTx(q: Queryable, request: StartInputRunReques
   if ((await q.query(sql.insertInputRun(request))).rowCount === 0)
     throw new RollbackWith<StartRunResult>({ ok: false, reason: 'run_exists' })
   await appendMessagesTx(q, threadId, runId, request.messages, now)
+  // A thread created without a user message gets its title from the first one (issue 12.4: stored, never derived).
+  if (expectedRevision !== null && request.title !== undefined) await q.query(setTitleIfAbsent(threadId, request.title))
   for (const r of request.toolResults) {
     await q.query(settleToolCall(threadId, r.toolCallId, { status: r.status, result: r.result, now }))
   }

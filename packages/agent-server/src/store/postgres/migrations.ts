@@ -153,7 +153,16 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX webhook_outbox_due ON webhook_outbox (status, next_attempt_at);
   `,
-  // issue 15 (remembered permissions, docs/approvals.md#remembered-permissions): the rules made by
+  // 3 (issue 12.4, bounded threads; SQLite's 4): running totals of each thread's messages, kept by every append, so the thread
+  // cap is checked without reading a history; existing threads are counted once here.
+  `
+  ALTER TABLE threads ADD COLUMN message_count BIGINT NOT NULL DEFAULT 0;
+  ALTER TABLE threads ADD COLUMN message_bytes BIGINT NOT NULL DEFAULT 0;
+  UPDATE threads SET
+    message_count = (SELECT COUNT(*) FROM messages m WHERE m.thread_id = threads.thread_id),
+    message_bytes = (SELECT COALESCE(SUM(octet_length(m.json)), 0) FROM messages m WHERE m.thread_id = threads.thread_id);
+  `,
+  // 4 (issue 15, SQLite's 5; remembered permissions, docs/approvals.md#remembered-permissions): the rules made by
   // approvals with `remember` (never deleted; revoking stamps revoked_at) and the decision record of
   // every call a rule approved, one per call.
   `

@@ -5,12 +5,23 @@ import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-ru
 import { mergeDecisions } from '../permission-rules.ts'
 import type { Clock } from '../../clock.ts'
 import { systemClock } from '../../clock.ts'
-import { toBatch, toRun, toRunHeartbeat, toRunKey, toStoredEvent, toThread, toThreadHead, toToolCall } from '../rows.ts'
+import {
+  toBatch,
+  toRun,
+  toRunHeartbeat,
+  toRunKey,
+  toStoredEvent,
+  toStoredMessage,
+  toThread,
+  toThreadHead,
+  toToolCall,
+} from '../rows.ts'
 import { effectRefusal } from '../refusals.ts'
 import { rolledBack } from '../rollback-with.ts'
 import type {
   AbandonedRunsQuery,
   AdmissionView,
+  AdmissionViewOptions,
   BatchRecord,
   BeginEffectResult,
   ClaimBatchRequest,
@@ -19,6 +30,7 @@ import type {
   DueBatchQuery,
   EventQuery,
   FinishRunRequest,
+  MessagePageQuery,
   NewBatch,
   NewEvent,
   NewToolCall,
@@ -36,6 +48,7 @@ import type {
   Store,
   StoreChange,
   StoredEvent,
+  StoredMessage,
   TakeOverRequest,
   ThreadHead,
   ThreadQuery,
@@ -173,15 +186,16 @@ export class PostgresStore implements Store {
   async getAdmissionView(
     threadId: string,
     runId: string,
-    options: { readonly history: boolean },
+    options: AdmissionViewOptions,
   ): Promise<AdmissionView | undefined> {
-    const row = (await rows(this.#admission, admissionView(threadId, runId, options.history)))[0]!
+    const row = (await rows(this.#admission, admissionView(threadId, runId, options)))[0]!
     if (!row.thread) return undefined
     return {
       thread: toThread(row.thread),
       run: row.run ? toRun(row.run) : undefined,
       openBatch: row.batch ? toBatch(row.batch, row.batch.interrupts) : undefined,
-      messages: (row.messages ?? []).map((json) => JSON.parse(json) as Message),
+      knownMessageIds: new Set(row.known_messages ?? []),
+      knownToolCallIds: new Set(row.known_calls ?? []),
       awaitingResults: (row.awaiting ?? []).map(toToolCall),
     }
   }
@@ -192,6 +206,19 @@ export class PostgresStore implements Store {
 
   async listMessages(threadId: string): Promise<Message[]> {
     return (await rows(this.#pool, sql.listMessages(threadId))).map((r) => JSON.parse(r.json) as Message)
+  }
+
+  async listMessagePage(threadId: string, query: MessagePageQuery): Promise<StoredMessage[]> {
+    return (await rows(this.#pool, sql.messagePage(threadId, query))).map(toStoredMessage)
+  }
+
+  async getFirstUserMessage(threadId: string): Promise<StoredMessage | undefined> {
+    const row = (await rows(this.#pool, sql.firstUserMessage(threadId)))[0]
+    return row ? toStoredMessage(row) : undefined
+  }
+
+  async listToolCallIds(threadId: string): Promise<string[]> {
+    return (await rows(this.#pool, sql.listToolCallIds(threadId))).map((r) => r.tool_call_id)
   }
 
   async getRun(threadId: string, runId: string): Promise<RunRecord | undefined> {

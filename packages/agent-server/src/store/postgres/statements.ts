@@ -19,6 +19,7 @@ import type {
   NewEvent,
   NewToolCall,
   TakeOverRequest,
+  MessagePageQuery,
   ThreadQuery,
   ToolCallStatus,
 } from '../store.ts'
@@ -85,6 +86,36 @@ export const listThreads = (ownerId: string, query: ThreadQuery) =>
 
 export const listMessages = (threadId: string) =>
   statement<{ json: string }>('SELECT json FROM messages WHERE thread_id = $1 ORDER BY position', [threadId])
+
+/** A page of messages (docs/protocol.md#threadsnapshot): sizes first, then only the rows of the page. */
+export const messagePage = (threadId: string, query: MessagePageQuery) =>
+  statement<{ position: number; json: string; bytes: number }>(
+    `WITH newest AS (
+       SELECT position, octet_length(json) AS bytes FROM messages
+       WHERE thread_id = $1 AND ($2::bigint IS NULL OR position < $2)
+       ORDER BY position DESC LIMIT $3),
+     sized AS (
+       SELECT position, bytes, SUM(bytes) OVER (ORDER BY position DESC ROWS UNBOUNDED PRECEDING) AS upto FROM newest)
+     SELECT m.position, m.json, sized.bytes FROM sized
+     JOIN messages m ON m.thread_id = $1 AND m.position = sized.position
+     WHERE sized.upto = sized.bytes OR $4::bigint IS NULL OR sized.upto <= $4
+     ORDER BY m.position`,
+    [threadId, query.beforePosition ?? null, query.limit, query.maxBytes ?? null],
+  )
+
+export const firstUserMessage = (threadId: string) =>
+  statement<{ position: number; json: string; bytes: number }>(
+    `SELECT position, json, octet_length(json) AS bytes FROM messages
+     WHERE thread_id = $1 AND role = 'user' ORDER BY position LIMIT 1`,
+    [threadId],
+  )
+
+export const listToolCallIds = (threadId: string) =>
+  statement<{ tool_call_id: string }>('SELECT tool_call_id FROM tool_calls WHERE thread_id = $1', [threadId])
+
+/** The title from the first user message, when the thread has none yet. */
+export const setTitleIfAbsent = (threadId: string, title: string) =>
+  statement('UPDATE threads SET title = $2 WHERE thread_id = $1 AND title IS NULL', [threadId, title])
 
 export const getRun = (threadId: string, runId: string) =>
   statement<RunRow>('SELECT * FROM runs WHERE thread_id = $1 AND run_id = $2', [threadId, runId])
@@ -200,12 +231,20 @@ export const appendEvents = (threadId: string, runId: string, events: readonly N
     [threadId, runId, events.length, events.map((e) => e.type), events.map((e) => e.json), channel],
   )
 
-/** Appends after the thread row is locked by the caller (positions cannot collide). */
+/**
+ * Appends after the thread row is locked by the caller (positions cannot collide), and adds them to the thread's
+ * running totals (the thread cap, issue 12.4) in the same statement.
+ */
 export const appendMessages = (threadId: string, runId: string, messages: readonly Message[], now: number) =>
   statement(
-    `INSERT INTO messages (thread_id, position, message_id, role, run_id, json, created_at)
-     SELECT $1, (SELECT COALESCE(MAX(position), -1) FROM messages WHERE thread_id = $1) + m.ord, m.id, m.role, $2, m.json, $3
-     FROM unnest($4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS m(id, role, json, ord)`,
+    `WITH inserted AS (
+       INSERT INTO messages (thread_id, position, message_id, role, run_id, json, created_at)
+       SELECT $1, (SELECT COALESCE(MAX(position), -1) FROM messages WHERE thread_id = $1) + m.ord, m.id, m.role, $2, m.json, $3
+       FROM unnest($4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS m(id, role, json, ord)
+       RETURNING octet_length(json) AS bytes)
+     UPDATE threads SET message_count = message_count + (SELECT COUNT(*) FROM inserted),
+       message_bytes = message_bytes + (SELECT COALESCE(SUM(bytes), 0) FROM inserted)
+     WHERE thread_id = $1`,
     [
       threadId,
       runId,

@@ -31,6 +31,9 @@ export function startInputRunTx(s: SqliteStatements, request: StartInputRunReque
     decisionHash: null,
   })
   appendMessagesTx(s, threadId, runId, request.messages, now)
+  // A thread created without a user message gets its title from the first one (issue 12.4: stored, never derived).
+  if (expectedRevision !== null && request.title !== undefined)
+    s.setTitleIfAbsent.run({ threadId, title: request.title })
   for (const r of request.toolResults) s.settleToolCall.run({ ...r, threadId, now })
   return { ok: true, thread: toThread(s.getThread.get(threadId)!) }
 }

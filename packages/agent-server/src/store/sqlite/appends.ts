@@ -33,11 +33,14 @@ export function appendMessagesTx(
 ): void {
   if (messages.length === 0) return
   let position = s.nextPosition.get(threadId)!.next
+  let bytes = 0
   for (const message of messages) {
     const json = JSON.stringify(message)
+    bytes += Buffer.byteLength(json, 'utf8')
     s.insertMessage.run({ threadId, position, messageId: message.id, role: message.role, runId, json, now })
     position += 1
   }
+  s.addMessageTotals.run({ threadId, count: messages.length, bytes })
 }
 
 /** Throws unless `runId` is the thread's active run (inside a write transaction). */

@@ -9,6 +9,7 @@ import { systemClock } from '../../clock.ts'
 import type {
   AbandonedRunsQuery,
   AdmissionView,
+  AdmissionViewOptions,
   BatchRecord,
   BeginEffectResult,
   ClaimBatchRequest,
@@ -17,6 +18,7 @@ import type {
   DueBatchQuery,
   EventQuery,
   FinishRunRequest,
+  MessagePageQuery,
   NewBatch,
   NewEvent,
   NewToolCall,
@@ -33,6 +35,7 @@ import type {
   StartRunResult,
   Store,
   StoredEvent,
+  StoredMessage,
   TakeOverRequest,
   ThreadHead,
   ThreadQuery,
@@ -41,7 +44,17 @@ import type {
   ToolCallStatus,
 } from '../store.ts'
 import type { BatchRow } from '../rows.ts'
-import { toBatch, toRun, toRunHeartbeat, toRunKey, toStoredEvent, toThread, toThreadHead, toToolCall } from '../rows.ts'
+import {
+  toBatch,
+  toRun,
+  toRunHeartbeat,
+  toRunKey,
+  toStoredEvent,
+  toStoredMessage,
+  toThread,
+  toThreadHead,
+  toToolCall,
+} from '../rows.ts'
 import { effectRefusal } from '../refusals.ts'
 import { rolledBack } from '../rollback-with.ts'
 import { claimBatchesTx, claimBatchTx, startInputRunTx } from './admission.ts'
@@ -132,7 +145,7 @@ export class SqliteStore implements Store {
   async getAdmissionView(
     threadId: string,
     runId: string,
-    options: { readonly history: boolean },
+    options: AdmissionViewOptions,
   ): Promise<AdmissionView | undefined> {
     // A deferred transaction is one WAL snapshot: the reads below are mutually consistent.
     return this.#db.transaction((): AdmissionView | undefined => {
@@ -145,12 +158,20 @@ export class SqliteStore implements Store {
         thread: toThread(row),
         run: run ? toRun(run) : undefined,
         openBatch: batch ? this.#toBatch(batch) : undefined,
-        messages: options.history ? this.#messages(threadId) : [],
+        knownMessageIds: new Set(
+          options.history && options.messageIds?.length
+            ? s.knownMessageIds.all({ threadId, idsJson: JSON.stringify(options.messageIds) }).map((r) => r.message_id)
+            : [],
+        ),
+        knownToolCallIds: new Set(
+          options.history && options.toolCallIds?.length
+            ? s.knownToolCallIds
+                .all({ threadId, idsJson: JSON.stringify(options.toolCallIds) })
+                .map((r) => r.tool_call_id)
+            : [],
+        ),
         awaitingResults: options.history
-          ? s.listToolCalls
-              .all(threadId)
-              .filter((r) => r.status === 'awaiting_result')
-              .map(toToolCall)
+          ? s.listToolCallsByStatus.all({ threadId, statusesJson: '["awaiting_result"]' }).map(toToolCall)
           : [],
       }
     })()
@@ -173,6 +194,25 @@ export class SqliteStore implements Store {
     return this.#messages(threadId)
   }
 
+  async listMessagePage(threadId: string, query: MessagePageQuery): Promise<StoredMessage[]> {
+    const rows = this.#s.messagePage.all({
+      threadId,
+      before: query.beforePosition ?? Number.MAX_SAFE_INTEGER,
+      limit: query.limit,
+      maxBytes: query.maxBytes ?? Number.MAX_SAFE_INTEGER,
+    })
+    return rows.map(toStoredMessage)
+  }
+
+  async getFirstUserMessage(threadId: string): Promise<StoredMessage | undefined> {
+    const row = this.#s.firstUserMessage.get(threadId)
+    return row ? toStoredMessage(row) : undefined
+  }
+
+  async listToolCallIds(threadId: string): Promise<string[]> {
+    return this.#s.listToolCallIds.all(threadId).map((r) => r.tool_call_id)
+  }
+
   async getRun(threadId: string, runId: string): Promise<RunRecord | undefined> {
     const row = this.#s.getRun.get(threadId, runId)
     return row ? toRun(row) : undefined
@@ -193,10 +233,11 @@ export class SqliteStore implements Store {
     filter: { readonly status?: readonly ToolCallStatus[] } = {},
   ): Promise<ToolCallRecord[]> {
     const wanted = filter.status
-    return this.#s.listToolCalls
-      .all(threadId)
-      .filter((r) => wanted === undefined || wanted.includes(r.status))
-      .map(toToolCall)
+    const rows =
+      wanted === undefined
+        ? this.#s.listToolCalls.all(threadId)
+        : this.#s.listToolCallsByStatus.all({ threadId, statusesJson: JSON.stringify(wanted) })
+    return rows.map(toToolCall)
   }
 
   async getToolCall(threadId: string, toolCallId: string): Promise<ToolCallRecord | undefined> {

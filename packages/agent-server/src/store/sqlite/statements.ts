@@ -150,6 +150,39 @@ export function prepareStatements(db: Database.Database) {
     listMessages: prepare<[string], { json: string }>(
       'SELECT json FROM messages WHERE thread_id = ? ORDER BY position',
     ),
+    /** A page of messages (docs/protocol.md#threadsnapshot): sizes first, then only the rows of the page. */
+    messagePage: prepare<
+      ThreadKey & { before: number; limit: number; maxBytes: number },
+      { position: number; json: string; bytes: number }
+    >(
+      `WITH newest AS (
+         SELECT position, octet_length(json) AS bytes FROM messages
+         WHERE thread_id = @threadId AND position < @before
+         ORDER BY position DESC LIMIT @limit),
+       sized AS (
+         SELECT position, bytes, SUM(bytes) OVER (ORDER BY position DESC ROWS UNBOUNDED PRECEDING) AS upto FROM newest)
+       SELECT m.position, m.json, sized.bytes FROM sized
+       JOIN messages m ON m.thread_id = @threadId AND m.position = sized.position
+       WHERE sized.upto = sized.bytes OR sized.upto <= @maxBytes
+       ORDER BY m.position`,
+    ),
+    firstUserMessage: prepare<[string], { position: number; json: string; bytes: number }>(
+      `SELECT position, json, octet_length(json) AS bytes FROM messages
+       WHERE thread_id = ? AND role = 'user' ORDER BY position LIMIT 1`,
+    ),
+    knownMessageIds: prepare<ThreadKey & { idsJson: string }, { message_id: string }>(
+      `SELECT message_id FROM messages
+       WHERE thread_id = @threadId AND message_id IN (SELECT value FROM json_each(@idsJson))`,
+    ),
+    /** The running totals of the thread cap (issue 12.4), in the transaction of every append. */
+    addMessageTotals: prepare<ThreadKey & { count: number; bytes: number }>(
+      `UPDATE threads SET message_count = message_count + @count, message_bytes = message_bytes + @bytes
+       WHERE thread_id = @threadId`,
+    ),
+    /** The title from the first user message, when the thread has none yet. */
+    setTitleIfAbsent: prepare<ThreadKey & { title: string }>(
+      'UPDATE threads SET title = @title WHERE thread_id = @threadId AND title IS NULL',
+    ),
     nextPosition: prepare<[string], { next: number }>(
       'SELECT COALESCE(MAX(position), -1) + 1 AS next FROM messages WHERE thread_id = ?',
     ),
@@ -326,6 +359,17 @@ export function prepareStatements(db: Database.Database) {
     // ---- tool calls
     listToolCalls: prepare<[string], ToolCallRow>(
       'SELECT * FROM tool_calls WHERE thread_id = ? ORDER BY created_at, rowid',
+    ),
+    listToolCallsByStatus: prepare<ThreadKey & { statusesJson: string }, ToolCallRow>(
+      `SELECT * FROM tool_calls WHERE thread_id = @threadId AND status IN (SELECT value FROM json_each(@statusesJson))
+       ORDER BY created_at, rowid`,
+    ),
+    listToolCallIds: prepare<[string], { tool_call_id: string }>(
+      'SELECT tool_call_id FROM tool_calls WHERE thread_id = ?',
+    ),
+    knownToolCallIds: prepare<ThreadKey & { idsJson: string }, { tool_call_id: string }>(
+      `SELECT tool_call_id FROM tool_calls
+       WHERE thread_id = @threadId AND tool_call_id IN (SELECT value FROM json_each(@idsJson))`,
     ),
     getToolCall: prepare<[string, string], ToolCallRow>(
       'SELECT * FROM tool_calls WHERE thread_id = ? AND tool_call_id = ?',
