@@ -33,6 +33,10 @@ export const USAGE = `Usage: interlude-server [options]
   --static <dir>        serve a built workbench from <dir> at /
   --pacing-ms <ms>      scripted model: delay between streamed tokens (default 25)
   --base-path <path>    mount point of the API (default /api/agent)
+  --shutdown-grace-ms <ms>
+                        on SIGTERM/SIGINT, how long running turns may finish before they are
+                        handed over to the restart or another replica (default 10000); a second
+                        signal exits at once
   -h, --help            show this help
 `
 
@@ -57,6 +61,8 @@ export interface CliOptions {
   readonly approvers: readonly string[]
   /** `--webhook` URLs (signed with `INTERLUDE_WEBHOOK_SECRET`). */
   readonly webhooks: readonly string[]
+  /** `--shutdown-grace-ms`: `undefined` = the server's default (10000). */
+  readonly shutdownGraceMs?: number | undefined
   /** `--cors-origin`, checked like `AgentServerOptions.cors`. */
   readonly corsOrigins: readonly string[]
   /** `--agent`: a module whose default export is the agent (loaded by the CLI). */
@@ -115,6 +121,7 @@ export function parseCliArgs(
       static: { type: 'string' },
       'pacing-ms': { type: 'string' },
       'base-path': { type: 'string' },
+      'shutdown-grace-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -174,5 +181,9 @@ export function parseCliArgs(
     webhooks: webhookUrls(values.webhook ?? [], env),
     corsOrigins,
     agentModule: values.agent,
+    shutdownGraceMs:
+      values['shutdown-grace-ms'] === undefined
+        ? undefined
+        : positiveNumber('--shutdown-grace-ms', values['shutdown-grace-ms'], true),
   }
 }

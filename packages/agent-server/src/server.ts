@@ -75,6 +75,8 @@ export interface StartServerOptions {
   readonly cors?: CorsOptions
   /** See `AgentServerOptions.webhookDelivery`. */
   readonly webhookDelivery?: WebhookDeliveryOptions
+  /** See `AgentServerOptions.shutdownGraceMs`. @default 10000 */
+  readonly shutdownGraceMs?: number
 }
 
 export interface RunningServer {
@@ -87,6 +89,12 @@ export interface RunningServer {
   readonly store: Store
   /** Stops accepting connections, finishes active runs (as cancelled) and closes the store. */
   close(): Promise<void>
+  /**
+   * Graceful shutdown (SIGTERM/SIGINT in the CLI; docs/architecture.md, "Shutdown"): new requests get `503
+   * SERVER_SHUTTING_DOWN` while running turns finish for `graceMs` (default `shutdownGraceMs`); the rest are handed
+   * over (leases released, not cancelled); then the listener and the store close. Answers how many were handed over.
+   */
+  shutdown(graceMs?: number): Promise<number>
 }
 
 async function authenticatorFor(options: StartServerOptions, store: Store): Promise<Authenticate> {
@@ -154,6 +162,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       ...(options.webhooks !== undefined ? { webhooks: options.webhooks } : {}),
       ...(options.cors !== undefined ? { cors: options.cors } : {}),
       ...(options.webhookDelivery !== undefined ? { webhookDelivery: options.webhookDelivery } : {}),
+      ...(options.shutdownGraceMs !== undefined ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
     })
     await app.ready()
     if (options.staticDir !== undefined) app.use('*', serveStatic({ root: options.staticDir }))
@@ -181,6 +190,18 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           await closed
         })()
         return closing
+      },
+      shutdown: async (graceMs?: number) => {
+        let handedOver = 0
+        closing ??= (async () => {
+          // The listener stays open while draining: new requests are answered 503 SERVER_SHUTTING_DOWN.
+          handedOver = await app.shutdown(graceMs)
+          const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+          server.closeAllConnections()
+          await closed
+        })()
+        await closing
+        return handedOver
       },
     }
   } catch (error) {

@@ -23,6 +23,7 @@ export const ADMISSION_ERROR_CODES = [
   'DECISION_CONFLICT',
   'ALREADY_RESUMED',
   'STORE_UNAVAILABLE',
+  'SERVER_SHUTTING_DOWN',
 ] as const
 
 /** Codes carried by `RUN_ERROR { message, code }` once `RUN_STARTED` has been sent. */
@@ -72,6 +73,7 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   DECISION_CONFLICT: { status: 409, kind: 'admission', retryable: false },
   ALREADY_RESUMED: { status: 409, kind: 'admission', retryable: false },
   STORE_UNAVAILABLE: { status: 503, kind: 'admission', retryable: true },
+  SERVER_SHUTTING_DOWN: { status: 503, kind: 'admission', retryable: true },
   RUN_FAILED: { status: 500, kind: 'stream', retryable: false },
   MODEL_ERROR: { status: 502, kind: 'stream', retryable: false },
   TOOL_ERROR: { status: 500, kind: 'stream', retryable: false },

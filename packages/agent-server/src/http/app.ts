@@ -16,6 +16,7 @@ import { RunRecovery } from '../core/recovery.ts'
 import type { Limits } from '../core/limits.ts'
 import { DEFAULT_LIMITS } from '../core/limits.ts'
 import { RunManager } from '../core/run-manager.ts'
+import { DEFAULT_SHUTDOWN_GRACE_MS, refuseWhileDraining, ShutdownState } from '../core/shutdown.ts'
 import { ValidatorCache } from '../schema/validator-cache.ts'
 import type { Store, ThreadRecord } from '../store/store.ts'
 import type { WebhookEndpoint } from '../webhooks/webhook-config.ts'
@@ -93,6 +94,11 @@ export interface AgentServerOptions {
   readonly webhookDelivery?: WebhookDeliveryOptions
   /** Cross-origin access for browser apps on other origins (preflights, allowed headers). @default none: same origin only */
   readonly cors?: CorsOptions
+  /**
+   * Graceful shutdown (`shutdown()`, SIGTERM/SIGINT in the CLI): how long running turns may take to finish before
+   * their leases are released for the restart or another replica (docs/architecture.md, "Shutdown"). @default 10000
+   */
+  readonly shutdownGraceMs?: number
 }
 
 /** The sender settings a host may change (see `WebhookSenderOptions` for each default). */
@@ -114,6 +120,14 @@ export type AgentServer = Hono<ServerEnv> & {
   ready(): Promise<void>
   /** Cancels active runs, waits for their terminal events, then closes the store. */
   close(): Promise<void>
+  /**
+   * Graceful shutdown (docs/architecture.md, "Shutdown"): refuses new requests (`503 SERVER_SHUTTING_DOWN`), lets
+   * running turns finish for `graceMs`, releases the leases of the rest (never cancels them), ends open streams
+   * without a failure event, then closes the store. Answers how many turns were handed over.
+   */
+  shutdown(graceMs?: number): Promise<number>
+  /** True once `shutdown()` began: readiness answers 503. */
+  isShuttingDown(): boolean
 }
 
 function defaultLogError(message: string, error: unknown): void {
@@ -214,6 +228,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   app.notFound(notFoundHandler)
   // Preflights are answered before the ready gate and authentication (a browser sends no credentials with them).
   if (options.cors) app.use(`${basePath}/*`, corsMiddleware(options.cors))
+  const draining = new ShutdownState()
+  app.use('*', refuseWhileDraining(draining))
   app.use('*', awaitReady(ready))
 
   registerHealthRoute(app, basePath, { store, runs, logError })
@@ -234,7 +250,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     webhooks,
     expireBatch: (batch) => expirySweeper.expire(batch),
   }
-  registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse })
+  registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse, closing: draining.streamsEnd })
   const closing = new AbortController()
   registerThreadRoutes(app, basePath, authenticate, {
     store,
@@ -255,12 +271,33 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   registerInterruptRoutes(app, basePath, authenticate, { store, rights, now })
 
   let closingDone: Promise<void> | undefined
+  let handedOver = 0
+  const shutdown = async (graceMs: number): Promise<number> => {
+    closingDone ??= (async () => {
+      draining.begin()
+      // No takeovers of other replicas' runs and no new decisions while this process drains.
+      recovery.stop()
+      await expirySweeper.stop()
+      handedOver = await runs.drain(graceMs)
+      // The turns left are continued elsewhere: their clients reconnect with Last-Event-ID.
+      draining.endStreams()
+      closing.abort()
+      watcher.stop()
+      unwatch?.()
+      await sender?.stop()
+      await store.close()
+    })()
+    await closingDone
+    return handedOver
+  }
   return Object.assign(app, {
     runs,
     store,
     basePath,
     expirySweeper,
     ready,
+    shutdown: (graceMs?: number) => shutdown(graceMs ?? options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS),
+    isShuttingDown: () => draining.draining,
     close: () => {
       closingDone ??= (async () => {
         closing.abort()
