@@ -19,6 +19,7 @@ import {
 import { killDelayMs, trialTally } from '../test-utils/kill-trials.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 import { tailSse } from '../test-utils/sse-tail.ts'
+import type { TailFrame } from '../test-utils/sse-tail.ts'
 
 /**
  * kill -9 at random moments after admission (docs/architecture.md, "Durable continuation"): the process running a
@@ -62,7 +63,7 @@ async function pausedThread(server: ChildServer): Promise<{ threadId: string; in
 }
 
 /** POSTs the run, waits until it is admitted (the SSE answer began), waits `ms`, then SIGKILLs the server. */
-async function admitThenKill(server: ChildServer, input: RunAgentInput, ms: number): Promise<number> {
+async function admitThenKill(server: ChildServer, input: RunAgentInput, ms: number): Promise<TailFrame[]> {
   const response = await fetch(`${server.baseUrl}/runs`, {
     method: 'POST',
     headers: { ...authHeader('alice'), 'Content-Type': 'application/json', Accept: 'text/event-stream' },
@@ -73,16 +74,20 @@ async function admitThenKill(server: ChildServer, input: RunAgentInput, ms: numb
   await new Promise((resolve) => setTimeout(resolve, ms))
   await server.kill()
   await until(() => tail.ended(), 'the stream to break')
-  return tail.frames.length > 0 ? tail.frames[tail.frames.length - 1]!.id : 0
+  return tail.frames
 }
 
-/** The client reconnects: the same runId again, or the thread's events after the last id it saw. */
+/**
+ * The client reconnects: the same runId again (the run's whole stream), or the thread's events after the last id it
+ * saw (appended to what it had).
+ */
 async function reconnect(
   server: ChildServer,
   input: RunAgentInput,
-  lastEventId: number,
+  received: readonly TailFrame[],
   viaEvents: boolean,
 ): Promise<AgUiEvent[]> {
+  const lastEventId = received.length > 0 ? received[received.length - 1]!.id : 0
   if (!viaEvents) {
     const retry = await postRun(server, input)
     expect(retry.status).toBe(200)
@@ -94,7 +99,7 @@ async function reconnect(
   expect(res.status).toBe(200)
   const tail = tailSse(res)
   await until(() => tail.ended(), 'the replay to end')
-  return tail.frames.map((f) => f.event)
+  return [...received, ...tail.frames].map((f) => f.event)
 }
 
 /** Where the trials run: `afterKill()` is the server that continues after the kill (a restart, or another process). */
@@ -120,8 +125,10 @@ function replicaTopology(args: readonly string[], dispose: () => Promise<void>):
   let spare: Promise<ChildServer> | undefined
   return {
     first: async () => {
-      const [a, b] = await Promise.all([launch(), launch()])
-      spare = Promise.resolve(b)
+      // One after the other: the first creates the tables.
+      const a = await launch()
+      spare = launch()
+      await spare
       return a
     },
     afterKill: async () => {
@@ -177,9 +184,9 @@ describe.each(stores)('kill -9 after admission (%s): the turn is continued', (na
           interrupts.map((i) => ({ interruptId: i.id, status: 'resolved' as const, payload: { approved: true } })),
         )
         const ms = killDelayMs()
-        const lastEventId = await admitThenKill(server, input, ms)
+        const received = await admitThenKill(server, input, ms)
         server = await topology.afterKill()
-        const events = await reconnect(server, input, lastEventId, trial % 2 === 1)
+        const events = await reconnect(server, input, received, trial % 2 === 1)
         // The continuation reached the client: the resume run ends with RUN_FINISHED, never RUN_ERROR.
         expect(events.map((e) => e.type)).not.toContain(EventType.RUN_ERROR)
         expect(events[events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED, runId: input.runId })
@@ -228,9 +235,9 @@ describe.each(stores)('kill -9 after admission (%s): the turn is continued', (na
       for (let trial = 0; trial < INPUT_TRIALS; trial++) {
         const threadId = newThreadId()
         const input = runInput(threadId, [userMessage('deploy v4 to staging')])
-        const lastEventId = await admitThenKill(server, input, killDelayMs())
+        const received = await admitThenKill(server, input, killDelayMs())
         server = await topology.afterKill()
-        const events = await reconnect(server, input, lastEventId, trial % 2 === 1)
+        const events = await reconnect(server, input, received, trial % 2 === 1)
         expect(events.map((e) => e.type)).not.toContain(EventType.RUN_ERROR)
         const last = events[events.length - 1] as { type: string; runId?: string; outcome?: { type: string } }
         expect(last).toMatchObject({ type: EventType.RUN_FINISHED, runId: input.runId, outcome: { type: 'interrupt' } })
