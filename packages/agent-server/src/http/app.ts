@@ -217,7 +217,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
       await recovery.startup()
       // After startup recovery, whose `run.failed` rows it then sends with everything the outbox still holds.
       sender?.start()
-      recovery.startSweeping(Math.max(pollMs * 4, Math.floor(runs.leaseMs / 2)))
+      // Often enough that a run whose lease ended (or was released by a graceful shutdown) is continued soon.
+      recovery.startSweeping(Math.max(50, Math.min(pollMs * 4, Math.floor(runs.leaseMs / 2))))
       expirySweeper.start()
     })()
     return readyPromise
