@@ -61,9 +61,9 @@ export interface AgentServerOptions {
   readonly limits?: Partial<Limits>
   /**
    * This process is the only one using the store. At startup every run a previous process left
-   * `running` is closed at once (`RUN_ERROR RUN_FAILED`). With `false` (several replicas on one
-   * database) only runs whose lease ended are closed — at startup, by a periodic sweep and on first
-   * touch of their thread. @default true for SQLite, false otherwise
+   * `running` is taken over and continued (docs/architecture.md, "Durable continuation"). With `false` (several
+   * replicas on one database) only runs whose lease ended are taken over — at startup, by a periodic sweep and on
+   * first touch of their thread. @default true for SQLite, false otherwise
    */
   readonly exclusive?: boolean
   /** Lease of a running run, renewed by its process; after it the run counts as abandoned. @default 15000 */
