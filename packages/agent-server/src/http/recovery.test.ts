@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { EventType } from '@interlude/protocol'
+import { EventType, SYSTEM_EXPIRY_PRINCIPAL } from '@interlude/protocol'
 import type { ThreadSnapshot } from '@interlude/protocol'
 import { ThreadSnapshotSchema } from '@interlude/protocol/schemas'
 import type { AgentDefinition } from '../agent/agent.ts'
 import type { ToolDefinition } from '../agent/tool.ts'
 import type { Store } from '../store/store.ts'
-import { newThreadId, runInput, textOf, toolResults, types, userMessage } from '../test-utils/harness.ts'
+import { decisionHashSync } from '../core/decision-hash.ts'
+import { interruptsOf, newThreadId, runInput, textOf, toolResults, types, userMessage } from '../test-utils/harness.ts'
 import type { InProcessOptions, InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
@@ -253,5 +254,42 @@ describe('restart semantics: runs whose process died are continued', () => {
         .map((r) => r.toolCallId)
         .sort(),
     ).toEqual(['call_deploy', 'call_later'])
+  })
+
+  it("an expiry sweep's continuation whose process died is continued and closes its batch as expired", async () => {
+    const executed: string[] = []
+    const tool: ToolDefinition = {
+      ...deployTool(),
+      approval: 'always',
+      execute: (_args, ctx) => executed.push(ctx.toolCallId),
+    }
+    const s = await serve(commandAgent([tool]), { expirySweepMs: 0 })
+    const threadId = newThreadId()
+    const paused = await s.postRun(
+      runInput(threadId, [userMessage(JSON.stringify({ toolCalls: [{ name: 'deploy', args: {} }] }))]),
+    )
+    const [interrupt] = interruptsOf(paused.events)
+    const batch = (await s.store.getOpenBatch(threadId))!
+    // What a sweep that decided the batch (deny) and then died leaves: the claim, its record, a running run.
+    const decision = [{ interruptId: interrupt!.id, status: 'resolved' as const, payload: { approved: false } }]
+    const claimed = await s.store.claimBatch({
+      threadId,
+      batchId: batch.batchId,
+      runId: 'run-expiry-dead',
+      decisionHash: decisionHashSync(decision),
+      decision,
+      now: Date.now(),
+      executorId: 'exec-dead',
+      leaseUntil: Date.now() - 1,
+      decidedBy: SYSTEM_EXPIRY_PRINCIPAL,
+      via: 'expiry',
+    })
+    expect(claimed.ok).toBe(true)
+    const events = await eventsOf(s, threadId)
+    expect(events[events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED, runId: 'run-expiry-dead' })
+    expect((await s.store.getBatchOfInterrupt(threadId, interrupt!.id))?.status).toBe('expired')
+    expect(executed).toEqual([])
+    const result = toolResults(events).find((r) => r.toolCallId === interrupt!.toolCallId)
+    expect(result?.content).toMatchObject({ status: 'denied' })
   })
 })
