@@ -87,7 +87,11 @@ async function paused(cli: Cli): Promise<{ threadId: string; interrupts: Interru
 }
 
 /** Admits the resume, reads its stream until the kill, SIGKILLs the process 5 ms after admission. */
-async function resumeAndKill(cli: Cli, threadId: string, interrupts: Interrupt[]): Promise<{ at: number; last: number }> {
+async function resumeAndKill(
+  cli: Cli,
+  threadId: string,
+  interrupts: Interrupt[],
+): Promise<{ at: number; last: number }> {
   const response = await post(cli, {
     threadId,
     runId: randomUUID(),
@@ -159,7 +163,11 @@ async function sqlite(): Promise<void> {
     cli.child.kill('SIGKILL')
     fs.rmSync(dir, { recursive: true, force: true })
   }
-  report('SQLite, restart', takeover, `; of which the process start (until "listening on"): median ${median(starts).toFixed(0)} ms`)
+  report(
+    'SQLite, restart',
+    takeover,
+    `; of which the process start (until "listening on"): median ${median(starts).toFixed(0)} ms`,
+  )
 }
 
 async function postgres(): Promise<void> {

@@ -276,9 +276,12 @@ export class RunRecovery {
       }
       if (page.length < 1000) break
     }
-    return { started, decided, ends: [...[...texts].map((id) => ev.textEnd(id)), ...[...calls].map((id) => ev.toolEnd(id))] }
+    return {
+      started,
+      decided,
+      ends: [...[...texts].map((id) => ev.textEnd(id)), ...[...calls].map((id) => ev.toolEnd(id))],
+    }
   }
-
 }
 
 /** How recovery closes one call: its ledger status and its result. */

@@ -234,12 +234,15 @@ export class RunManager {
       }
     } catch (error) {
       if (error instanceof RunNotActiveError) fenced = true
-      else if (signal.reason !== ('handover' satisfies StopReason)) logError(`run ${plan.threadId}/${plan.runId} crashed`, error)
+      else if (signal.reason !== ('handover' satisfies StopReason))
+        logError(`run ${plan.threadId}/${plan.runId} crashed`, error)
     }
     if (fenced || signal.reason === ('fenced' satisfies StopReason)) return
     if (signal.reason === ('handover' satisfies StopReason)) {
       // Handed over: what the run emitted is kept, it is not ended; its continuation closes what is open.
-      await writer.flush().catch((error: unknown) => logError(`run ${plan.threadId}/${plan.runId}: handover flush`, error))
+      await writer
+        .flush()
+        .catch((error: unknown) => logError(`run ${plan.threadId}/${plan.runId}: handover flush`, error))
       return
     }
     terminal ??= ev.runError('INTERNAL', 'Internal error')

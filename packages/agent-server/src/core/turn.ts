@@ -108,7 +108,12 @@ export class Turn {
     const { store, agent, logError } = this.#deps
     const { threadId, principal } = this.#plan
     for (const call of await store.listToolCalls(threadId, { status: ['started'] })) {
-      const outcome = await settleUnsettled(agent.tools.get(call.toolName), call, { threadId, principal, state: this.state }, logError)
+      const outcome = await settleUnsettled(
+        agent.tools.get(call.toolName),
+        call,
+        { threadId, principal, state: this.state },
+        logError,
+      )
       yield* this.#settle(call, outcome.status, outcome.result, outcome.state)
     }
   }
@@ -147,7 +152,13 @@ export class Turn {
         }))
         await this.#writes.recordCalls(records)
         const recorded = records.map((r) => {
-          const record: ToolCallRecord = { ...r, result: undefined, attemptRunId: undefined, startedAt: undefined, finishedAt: undefined }
+          const record: ToolCallRecord = {
+            ...r,
+            result: undefined,
+            attemptRunId: undefined,
+            startedAt: undefined,
+            finishedAt: undefined,
+          }
           this.#calls.set(r.toolCallId, record)
           return record
         })
@@ -327,7 +338,10 @@ export class Turn {
   }
 
   /** Settles, runs or pauses recorded calls by their verdicts (one model response's calls). */
-  async *#processCalls(calls: readonly ToolCallRecord[], verdicts: readonly Verdict[]): AsyncGenerator<AgUiEvent, Step, undefined> {
+  async *#processCalls(
+    calls: readonly ToolCallRecord[],
+    verdicts: readonly Verdict[],
+  ): AsyncGenerator<AgUiEvent, Step, undefined> {
     const { now } = this.#deps
     // Everything that needs no decision is settled before the pause, so denied calls never look pending.
     const interrupts: PendingInterrupt[] = []

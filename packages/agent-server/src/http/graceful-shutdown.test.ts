@@ -38,7 +38,10 @@ async function startRun(server: ChildServer, input: RunAgentInput): Promise<SseT
   })
   expect(response.status).toBe(200)
   const tail = tailSse(response)
-  await tail.waitFor((t) => t.frames.some((f) => f.event.type === EventType.TEXT_MESSAGE_CONTENT), 'the model to stream')
+  await tail.waitFor(
+    (t) => t.frames.some((f) => f.event.type === EventType.TEXT_MESSAGE_CONTENT),
+    'the model to stream',
+  )
   return tail
 }
 
@@ -131,7 +134,10 @@ describe('SIGTERM: graceful shutdown of the CLI (SQLite)', () => {
     const tail = await startRun(server, input)
     const exited = exitOf(server)
     server.child.kill('SIGTERM')
-    await until(async () => (await fetch(`${server.baseUrl}/health`).catch(() => undefined))?.status === 503, 'draining')
+    await until(
+      async () => (await fetch(`${server.baseUrl}/health`).catch(() => undefined))?.status === 503,
+      'draining',
+    )
     server.child.kill('SIGTERM')
     // Exit code 1 is the second signal's; the turn was still running (no terminal event reached the client).
     expect(await exited).toBe(1)

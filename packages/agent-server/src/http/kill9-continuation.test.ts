@@ -170,85 +170,78 @@ describe.each(stores)('kill -9 after admission (%s): the turn is continued', (na
     topology = undefined
   })
 
-  it(
-    `${trials} resumes: every approved call runs exactly once, none is cancelled, the client sees RUN_FINISHED`,
-    async () => {
-      const dir = signalDir()
-      topology = await makeTopology(dir)
-      const tally = trialTally()
-      let server = await topology.first()
-      for (let trial = 0; trial < trials; trial++) {
-        const { threadId, interrupts } = await pausedThread(server)
-        const input = resumeInput(
-          threadId,
-          interrupts.map((i) => ({ interruptId: i.id, status: 'resolved' as const, payload: { approved: true } })),
-        )
-        const ms = killDelayMs()
-        const received = await admitThenKill(server, input, ms)
-        server = await topology.afterKill()
-        const events = await reconnect(server, input, received, trial % 2 === 1)
-        // The continuation reached the client: the resume run ends with RUN_FINISHED, never RUN_ERROR.
-        expect(events.map((e) => e.type)).not.toContain(EventType.RUN_ERROR)
-        expect(events[events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED, runId: input.runId })
+  it(`${trials} resumes: every approved call runs exactly once, none is cancelled, the client sees RUN_FINISHED`, async () => {
+    const dir = signalDir()
+    topology = await makeTopology(dir)
+    const tally = trialTally()
+    let server = await topology.first()
+    for (let trial = 0; trial < trials; trial++) {
+      const { threadId, interrupts } = await pausedThread(server)
+      const input = resumeInput(
+        threadId,
+        interrupts.map((i) => ({ interruptId: i.id, status: 'resolved' as const, payload: { approved: true } })),
+      )
+      const ms = killDelayMs()
+      const received = await admitThenKill(server, input, ms)
+      server = await topology.afterKill()
+      const events = await reconnect(server, input, received, trial % 2 === 1)
+      // The continuation reached the client: the resume run ends with RUN_FINISHED, never RUN_ERROR.
+      expect(events.map((e) => e.type)).not.toContain(EventType.RUN_ERROR)
+      expect(events[events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED, runId: input.runId })
 
-        const snap = await until(async () => {
-          const s = await snapshot(server, threadId)
-          return s.status === 'idle' ? s : undefined
-        }, 'the continued turn to finish')
-        expect(snap.interrupts).toBeUndefined()
-        const ran = executions(dir)
-        for (const interrupt of interrupts) {
-          const toolCallId = interrupt.toolCallId!
-          const result = snap.messages.find((m) => m.role === 'tool' && m.toolCallId === toolCallId) as
-            | { content: string }
-            | undefined
-          const content = JSON.parse(result!.content) as { status?: string }
-          // An admitted approval is never recorded as cancelled because a process died.
-          expect(content.status).not.toBe('cancelled')
-          const times = ran.filter((line) => line.endsWith(` ${toolCallId}`)).length
-          if (content.status === 'unknown') {
-            // Killed between the ledger's claim and the tool's result: reported, never re-run.
-            expect(times).toBeLessThanOrEqual(1)
-            tally.unknown++
-            tally.unknownRan += times
-          } else {
-            expect(times, `${toolCallId} after a kill at ${ms.toFixed(1)} ms`).toBe(1)
-            tally.once++
-          }
+      const snap = await until(async () => {
+        const s = await snapshot(server, threadId)
+        return s.status === 'idle' ? s : undefined
+      }, 'the continued turn to finish')
+      expect(snap.interrupts).toBeUndefined()
+      const ran = executions(dir)
+      for (const interrupt of interrupts) {
+        const toolCallId = interrupt.toolCallId!
+        const result = snap.messages.find((m) => m.role === 'tool' && m.toolCallId === toolCallId) as
+          { content: string } | undefined
+        const content = JSON.parse(result!.content) as { status?: string }
+        // An admitted approval is never recorded as cancelled because a process died.
+        expect(content.status).not.toBe('cancelled')
+        const times = ran.filter((line) => line.endsWith(` ${toolCallId}`)).length
+        if (content.status === 'unknown') {
+          // Killed between the ledger's claim and the tool's result: reported, never re-run.
+          expect(times).toBeLessThanOrEqual(1)
+          tally.unknown++
+          tally.unknownRan += times
+        } else {
+          expect(times, `${toolCallId} after a kill at ${ms.toFixed(1)} ms`).toBe(1)
+          tally.once++
         }
-        tally.trials++
       }
-      // Every admitted decision was carried out: at most the odd call caught mid-effect is unknown.
-      expect(tally.trials).toBe(trials)
-      expect(tally.once + tally.unknown).toBe(trials * 2)
-      console.info(`${name}: ${tally.trials} kills after resume admission; calls run once ${tally.once}, unknown ${tally.unknown} (of which the tool had run: ${tally.unknownRan})`)
-    },
-    240_000,
-  )
+      tally.trials++
+    }
+    // Every admitted decision was carried out: at most the odd call caught mid-effect is unknown.
+    expect(tally.trials).toBe(trials)
+    expect(tally.once + tally.unknown).toBe(trials * 2)
+    console.info(
+      `${name}: ${tally.trials} kills after resume admission; calls run once ${tally.once}, unknown ${tally.unknown} (of which the tool had run: ${tally.unknownRan})`,
+    )
+  }, 600_000)
 
-  it(
-    `${INPUT_TRIALS} runs with new input: the continuation calls the model again and pauses once`,
-    async () => {
-      const dir = signalDir()
-      topology = await makeTopology(dir)
-      let server = await topology.first()
-      for (let trial = 0; trial < INPUT_TRIALS; trial++) {
-        const threadId = newThreadId()
-        const input = runInput(threadId, [userMessage('deploy v4 to staging')])
-        const received = await admitThenKill(server, input, killDelayMs())
-        server = await topology.afterKill()
-        const events = await reconnect(server, input, received, trial % 2 === 1)
-        expect(events.map((e) => e.type)).not.toContain(EventType.RUN_ERROR)
-        const last = events[events.length - 1] as { type: string; runId?: string; outcome?: { type: string } }
-        expect(last).toMatchObject({ type: EventType.RUN_FINISHED, runId: input.runId, outcome: { type: 'interrupt' } })
-        const snap = await snapshot(server, threadId)
-        expect(snap.status).toBe('interrupted')
-        // One pause with both calls; the model's answer is in the history once.
-        expect(snap.interrupts).toHaveLength(2)
-        expect(snap.messages.filter((m) => m.role === 'assistant')).toHaveLength(1)
-      }
-      expect(executions(dir)).toEqual([])
-    },
-    120_000,
-  )
+  it(`${INPUT_TRIALS} runs with new input: the continuation calls the model again and pauses once`, async () => {
+    const dir = signalDir()
+    topology = await makeTopology(dir)
+    let server = await topology.first()
+    for (let trial = 0; trial < INPUT_TRIALS; trial++) {
+      const threadId = newThreadId()
+      const input = runInput(threadId, [userMessage('deploy v4 to staging')])
+      const received = await admitThenKill(server, input, killDelayMs())
+      server = await topology.afterKill()
+      const events = await reconnect(server, input, received, trial % 2 === 1)
+      expect(events.map((e) => e.type)).not.toContain(EventType.RUN_ERROR)
+      const last = events[events.length - 1] as { type: string; runId?: string; outcome?: { type: string } }
+      expect(last).toMatchObject({ type: EventType.RUN_FINISHED, runId: input.runId, outcome: { type: 'interrupt' } })
+      const snap = await snapshot(server, threadId)
+      expect(snap.status).toBe('interrupted')
+      // One pause with both calls; the model's answer is in the history once.
+      expect(snap.interrupts).toHaveLength(2)
+      expect(snap.messages.filter((m) => m.role === 'assistant')).toHaveLength(1)
+    }
+    expect(executions(dir)).toEqual([])
+  }, 300_000)
 })

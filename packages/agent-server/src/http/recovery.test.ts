@@ -116,7 +116,9 @@ describe('restart semantics: runs whose process died are continued', () => {
     // The replay is a touch: it starts the continuation and tails it to its end.
     const events = await eventsOf(s, threadId)
     // Consecutive content chunks counted once (the scripted model streams word by word).
-    expect(events.map((e) => e.type).filter((t, i, all) => t !== EventType.TEXT_MESSAGE_CONTENT || all[i - 1] !== t)).toEqual([
+    expect(
+      events.map((e) => e.type).filter((t, i, all) => t !== EventType.TEXT_MESSAGE_CONTENT || all[i - 1] !== t),
+    ).toEqual([
       EventType.RUN_STARTED,
       EventType.TEXT_MESSAGE_START,
       EventType.TEXT_MESSAGE_CONTENT,
