@@ -48,6 +48,10 @@ export const USAGE = `Usage: interlude-server [options]
   --thread-max-bytes <n>     bytes of messages one thread may hold (default 33554432 = 32 MiB)
   --model-window-messages <n>  newest messages the model sees per call (default 200)
   --model-window-bytes <n>   bytes of newest messages the model sees per call (default 262144)
+  --shutdown-grace-ms <ms>
+                        on SIGTERM/SIGINT, how long running turns may finish before they are
+                        handed over to the restart or another replica (default 10000); a second
+                        signal exits at once
   -h, --help            show this help
 `
 
@@ -72,6 +76,8 @@ export interface CliOptions {
   readonly approvers: readonly string[]
   /** `--webhook` URLs (signed with `INTERLUDE_WEBHOOK_SECRET`). */
   readonly webhooks: readonly string[]
+  /** `--shutdown-grace-ms`: `undefined` = the server's default (10000). */
+  readonly shutdownGraceMs?: number | undefined
   /** `--cors-origin`, checked like `AgentServerOptions.cors`. */
   readonly corsOrigins: readonly string[]
   /** `--agent`: a module whose default export is the agent (loaded by the CLI). */
@@ -165,6 +171,7 @@ export function parseCliArgs(
       'thread-max-bytes': { type: 'string' },
       'model-window-messages': { type: 'string' },
       'model-window-bytes': { type: 'string' },
+      'shutdown-grace-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -241,5 +248,9 @@ export function parseCliArgs(
     metricsHost: values['metrics-host'] ?? '127.0.0.1',
     metricsPrincipals,
     limits: limitFlags(values),
+    shutdownGraceMs:
+      values['shutdown-grace-ms'] === undefined
+        ? undefined
+        : positiveNumber('--shutdown-grace-ms', values['shutdown-grace-ms'], true),
   }
 }

@@ -55,23 +55,32 @@ export async function main(argv: readonly string[]): Promise<void> {
       ? { metricsPort: options.metricsPort, metricsHost: options.metricsHost }
       : {}),
     ...(Object.keys(options.limits).length > 0 ? { limits: options.limits } : {}),
+    ...(options.shutdownGraceMs !== undefined ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
   })
   process.stdout.write(`listening on ${server.url}\n`)
+  // docs/architecture.md, "Shutdown": the first SIGTERM/SIGINT drains (503 for new requests, running turns finish
+  // within the grace period, the rest are handed over with their leases); a second one exits at once.
   let stopping = false
-  const stop = (signal: string) => {
-    if (stopping) return
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      process.stdout.write(`${signal} again: exiting now\n`)
+      process.exit(1)
+    }
     stopping = true
     process.stdout.write(`${signal}: shutting down\n`)
-    server.close().then(
-      () => process.exit(0),
+    server.shutdown(options.shutdownGraceMs).then(
+      (handedOver) => {
+        process.stdout.write(`stopped; ${handedOver} run(s) handed over\n`)
+        process.exit(0)
+      },
       (error: unknown) => {
         console.error(error)
         process.exit(1)
       },
     )
   }
-  process.once('SIGINT', () => stop('SIGINT'))
-  process.once('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -90,6 +90,8 @@ export interface StartServerOptions {
   readonly metricsPort?: number
   /** @default '127.0.0.1' */
   readonly metricsHost?: string
+  /** See `AgentServerOptions.shutdownGraceMs`. @default 10000 */
+  readonly shutdownGraceMs?: number
 }
 
 export interface RunningServer {
@@ -104,6 +106,12 @@ export interface RunningServer {
   readonly metricsUrl?: string
   /** Stops accepting connections, finishes active runs (as cancelled) and closes the store. */
   close(): Promise<void>
+  /**
+   * Graceful shutdown (SIGTERM/SIGINT in the CLI; docs/architecture.md, "Shutdown"): new requests get `503
+   * SERVER_SHUTTING_DOWN` while running turns finish for `graceMs` (default `shutdownGraceMs`); the rest are handed
+   * over (leases released, not cancelled); then the listener and the store close. Answers how many were handed over.
+   */
+  shutdown(graceMs?: number): Promise<number>
 }
 
 async function authenticatorFor(options: StartServerOptions, store: Store): Promise<Authenticate> {
@@ -190,6 +198,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       logger: options.logger ?? createLogger(options.logLevel !== undefined ? { level: options.logLevel } : {}),
       ...(options.metricsPrincipals !== undefined ? { metricsPrincipals: options.metricsPrincipals } : {}),
       processMetrics: options.metricsPort !== undefined || (options.metricsPrincipals?.length ?? 0) > 0,
+      ...(options.shutdownGraceMs !== undefined ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
     })
     await app.ready()
     if (options.staticDir !== undefined) app.use('*', serveStatic({ root: options.staticDir }))
@@ -228,6 +237,18 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           lock?.release()
         })()
         return closing
+      },
+      shutdown: async (graceMs?: number) => {
+        let handedOver = 0
+        closing ??= (async () => {
+          // The listener stays open while draining: new requests are answered 503 SERVER_SHUTTING_DOWN.
+          handedOver = await app.shutdown(graceMs)
+          const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+          server.closeAllConnections()
+          await closed
+        })()
+        await closing
+        return handedOver
       },
     }
   } catch (error) {

@@ -25,6 +25,7 @@ export const ADMISSION_ERROR_CODES = [
   'STORE_UNAVAILABLE',
   // issue 12.4: the thread cap (also a run's RUN_ERROR code when its own output would cross it).
   'THREAD_TOO_LARGE',
+  'SERVER_SHUTTING_DOWN',
 ] as const
 
 /** Codes carried by `RUN_ERROR { message, code }` once `RUN_STARTED` has been sent. */
@@ -86,6 +87,7 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   ALREADY_RESUMED: { status: 409, kind: 'admission', retryable: false },
   STORE_UNAVAILABLE: { status: 503, kind: 'admission', retryable: true },
   THREAD_TOO_LARGE: { status: 413, kind: 'admission', retryable: false },
+  SERVER_SHUTTING_DOWN: { status: 503, kind: 'admission', retryable: true },
   RUN_FAILED: { status: 500, kind: 'stream', retryable: false },
   MODEL_ERROR: { status: 502, kind: 'stream', retryable: false },
   TOOL_ERROR: { status: 500, kind: 'stream', retryable: false },

@@ -226,7 +226,7 @@ describe('admission refusals: the code, its HTTP status, nothing changed', () =>
 })
 
 describe('first touch: a thread held by a run whose process died', () => {
-  it('admission closes the abandoned run once its lease ended and admits the input in the same request', async () => {
+  it('admission takes the abandoned run over once its lease ended; the input is admitted after its continuation', async () => {
     const threadId = newThreadId()
     const deadRunId = await heldByDeadRun(threadId, clock.now + LEASE_MS)
     const input = runInput(threadId, [userMessage('hello again')])
@@ -235,6 +235,11 @@ describe('first touch: a thread held by a run whose process died', () => {
     const start = clock.now
     clock.now = start + LEASE_MS + 1
     try {
+      // The first touch continues the dead run here (docs/architecture.md, "Durable continuation"): still busy.
+      expect((await s.postRun(input)).error?.code).toBe('THREAD_BUSY')
+      const replay = await s.threadEvents(threadId)
+      expect(replay.events[replay.events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED, runId: deadRunId })
+      expect(replay.events.map((e) => e.type)).not.toContain(EventType.RUN_ERROR)
       const admitted = await s.postRun(input)
       expect(admitted.status).toBe(200)
       expect(types(admitted.events)[0]).toBe(EventType.RUN_STARTED)
@@ -243,9 +248,7 @@ describe('first touch: a thread held by a run whose process died', () => {
     } finally {
       clock.now = start
     }
-    expect(await s.store.getRun(threadId, deadRunId)).toMatchObject({ status: 'failed', errorCode: 'RUN_FAILED' })
-    const replay = await s.threadEvents(threadId)
-    expect(replay.events.map((e) => e.type).slice(0, 1)).toEqual([EventType.RUN_ERROR])
+    expect(await s.store.getRun(threadId, deadRunId)).toMatchObject({ status: 'succeeded' })
   })
 
   it("another principal's held thread is not touched: THREAD_NOT_FOUND, nothing changed", async () => {

@@ -1,10 +1,11 @@
 import { InterludeError } from '@interlude/protocol'
 import type { PolicyContext, ResolvedTool, ToolContext } from '../agent/tool.ts'
 import { RunNotActiveError } from '../store/store.ts'
+import type { ToolCallRecord } from '../store/store.ts'
 import { publicMessage } from './events.ts'
 import { RunCancelled } from './run-cancelled.ts'
 import type { RunWrites } from './run-writes.ts'
-import { resultText, strictJson } from './strict-json.ts'
+import { parseJson, resultText, strictJson } from './strict-json.ts'
 
 const NOT_JSON_RESULT = 'Tool returned a value that is not JSON.'
 const NOT_JSON_STATE = 'Tool set a state that is not JSON.'
@@ -145,5 +146,59 @@ export class EffectsLedger {
     }
     await this.#d.writes.settle({ toolCallId, status: 'awaiting_result', result: undefined, message: undefined })
     return 'awaiting_result'
+  }
+}
+
+/** What an effect left `started` by a dead attempt is settled with (docs/architecture.md, "Durable continuation"). */
+export interface UnsettledOutcome {
+  readonly status: 'succeeded' | 'failed' | 'unknown'
+  readonly result: unknown
+  /** The state the tool's `reconcile` set (only with `succeeded`). */
+  readonly state?: unknown
+}
+
+export const UNKNOWN_EFFECT =
+  'The server stopped while this call was running. It may or may not have taken effect; it was not run again. Check before retrying.'
+
+/**
+ * An effect whose attempt died after the claim is never run again: the tool's optional `reconcile(toolCallId)` may
+ * tell what happened; otherwise it is `unknown` with a result that says so (the model reads it).
+ */
+export async function settleUnsettled(
+  tool: ResolvedTool | undefined,
+  call: ToolCallRecord,
+  context: { readonly threadId: string; readonly principal: string; readonly state: unknown },
+  logError: (message: string, error: unknown) => void,
+): Promise<UnsettledOutcome> {
+  const unknown: UnsettledOutcome = { status: 'unknown', result: { status: 'unknown', error: UNKNOWN_EFFECT } }
+  const reconcile = tool?.definition.reconcile
+  if (!reconcile) return unknown
+  let next = structuredClone(context.state)
+  let changed = false
+  const parsed = parseJson(call.argsText)
+  try {
+    const result = await reconcile(call.toolCallId, {
+      toolCallId: call.toolCallId,
+      idempotencyKey: call.toolCallId,
+      threadId: context.threadId,
+      runId: call.attemptRunId ?? call.runId,
+      principal: context.principal,
+      requestedArgs: parsed.ok ? parsed.value : undefined,
+      state: next,
+      updateState: (update) => {
+        next = update(next)
+        changed = true
+      },
+    })
+    if (!result || (result.status !== 'succeeded' && result.status !== 'failed')) return unknown
+    const value =
+      result.status === 'succeeded' ? result.result : (result.result ?? { status: 'error', error: 'The call failed.' })
+    // What reconcile hands back must be JSON, like any tool result.
+    resultText(value)
+    const state = changed && result.status === 'succeeded' ? (JSON.parse(strictJson(next)) as unknown) : undefined
+    return { status: result.status, result: value, ...(state !== undefined ? { state } : {}) }
+  } catch (error) {
+    logError(`reconcile of ${call.toolName} (${call.toolCallId}) threw`, error)
+    return unknown
   }
 }

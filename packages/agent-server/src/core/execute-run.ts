@@ -48,18 +48,40 @@ export interface ExecutionDeps {
  */
 export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGenerator<AgUiEvent, void, undefined> {
   const { threadId, runId } = plan
-  yield ev.runStarted(threadId, runId)
+  const continuation = plan.continuation
+  // A continuation goes on in the same run's log: what its dead attempt already wrote is not repeated, only what it
+  // left open is closed (docs/architecture.md, "Durable continuation").
+  if (continuation) yield* continuation.prefix
+  else yield ev.runStarted(threadId, runId)
   const turn = new Turn(plan, deps)
   try {
-    if (plan.kind === 'resume') {
+    if (plan.kind === 'resume' && !continuation) {
       // Who decided, right after RUN_STARTED: in the log, so every replay and follower sees it.
       const record = await deps.store.getDecision(threadId, runId)
       if (record) yield ev.decision(record)
     }
     await turn.load()
+    if (continuation) {
+      yield* turn.settleUnsettledEffects()
+      if (turn.takeStateChange()) yield ev.stateSnapshot(turn.state)
+    }
     if (plan.kind === 'resume') {
       yield* turn.applyDecisions(plan)
       if (turn.takeStateChange()) yield ev.stateSnapshot(turn.state)
+    }
+    if (continuation) {
+      const step = yield* turn.handleLeftCalls()
+      if (turn.takeStateChange() || step?.kind === 'interrupt') yield ev.stateSnapshot(turn.state)
+      if (step?.kind === 'interrupt') {
+        const checkpoint = turn.pauseSnapshot()
+        if (checkpoint !== undefined) yield ev.messagesSnapshot(checkpoint)
+        yield ev.runFinished(threadId, runId, { type: 'interrupt', interrupts: step.interrupts })
+        return
+      }
+      if (turn.answered()) {
+        yield ev.runFinished(threadId, runId, { type: 'success' })
+        return
+      }
     }
     const awaited = turn.awaitingResults()
     if (awaited.length > 0) {
@@ -101,6 +123,9 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
   } catch (error) {
     // Fenced: another process closed this run; write nothing more.
     if (error instanceof RunNotActiveError) throw error
+    // Graceful shutdown past its grace: stop here, write nothing more; the lease is released and the turn is
+    // continued elsewhere (docs/architecture.md, "Shutdown").
+    if (error instanceof RunCancelled && deps.signal.reason === 'handover') throw error
     if (error instanceof RunCancelled) {
       // Calls that never started get a cancelled result, so the history stays answerable.
       yield* turn.closeOpenCalls({

@@ -1,14 +1,17 @@
 import type { Logger } from '../observability/logger.ts'
-import { EventType } from '@interlude/protocol'
+import { DECISION_EVENT_NAME, EventType } from '@interlude/protocol'
 import type { AgUiEvent } from '@interlude/protocol'
 import type { ResolvedAgent } from '../agent/agent.ts'
 import type { Clock } from '../clock.ts'
 import { UNFINISHED_CALL_STATUSES } from '../store/statuses.ts'
-import type { CloseCall, RunRecord, Store, ThreadRecord, ToolCallRecord } from '../store/store.ts'
+import type { CloseCall, RunRecord, Store, ThreadRecord } from '../store/store.ts'
 import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import type { EventHub } from './event-hub.ts'
+import { settleUnsettled } from './effects-ledger.ts'
 import { ev, toNewEvent, toolResult } from './events.ts'
 import type { RunManager } from './run-manager.ts'
+import type { RunPlan } from './run-plan.ts'
+import { resumePlan } from './run-plan.ts'
 
 export interface RecoveryOptions {
   readonly store: Store
@@ -31,25 +34,24 @@ export interface RecoveryOptions {
 
 export const ABANDONED_MESSAGE = 'The server stopped while this run was executing.'
 const NOT_RUN = 'The server stopped before this call ran; it did not run.'
-const UNKNOWN =
-  'The server stopped while this call was running. It may or may not have taken effect; it was not run again. Check before retrying.'
 
 /**
- * Closes runs whose process died (docs/architecture.md, restart semantics): on start, periodically, and on
- * first touch of their thread. A run counts as abandoned once its lease ended (or, in exclusive
- * mode, at startup). Closing is exactly-once across replicas: the run is first taken over with a
- * conditional update, then closed in one `finishRun` transaction that is itself conditional on
- * the run still running:
+ * Takes over runs whose process died (docs/architecture.md, "Durable continuation"): on start, periodically, and on
+ * first touch of their thread. A run counts as abandoned once its lease ended (or, in exclusive mode, at startup;
+ * a graceful shutdown ends its leases at once). The takeover is exactly-once across replicas (a conditional update
+ * of the run's executor and lease); the winner then **continues** the run in this process, in the same run and the
+ * same log, from its last durable checkpoint (`executeRun` with a `continuation`):
  *
- * - calls that never started (`pending`, `awaiting_decision` outside a stored pending batch) get a
- *   cancelled result: they did not run;
- * - calls left `started` (an effect that may or may not have happened) are never re-executed:
- *   the tool's `reconcile(toolCallId)` may settle them, otherwise they become `unknown` with a
- *   result that says so (the model reads it) and are listed in the snapshot's `unsettledEffects`;
- * - open text messages and tool calls of the run's stream get their END events, then the results,
- *   then `RUN_ERROR { code: 'RUN_FAILED' }`;
- * - a batch the run had claimed is closed (`resolved`); a pending batch stays untouched and
- *   answerable; the thread is released.
+ * - the log is completed: `RUN_STARTED` (and the decision record) if the attempt died before writing them, END
+ *   events of the text messages and tool calls it left open;
+ * - effects left `started` are never re-executed: the tool's `reconcile(toolCallId)` may settle them, otherwise they
+ *   become `unknown` (listed in the snapshot's `unsettledEffects`, with a result the model reads);
+ * - the decision of a resume is applied to the calls it has not reached yet (an approved call whose effect never
+ *   started runs once — the ledger's claim makes it at most once), calls of the last model response that were not
+ *   handled are handled, and the model is called again where the turn needs it.
+ *
+ * Only when the run cannot be continued (its decision record is gone) is it closed as before: calls that never
+ * started get a cancelled result, then `RUN_ERROR RUN_FAILED`.
  */
 export class RunRecovery {
   readonly #o: RecoveryOptions
@@ -60,7 +62,7 @@ export class RunRecovery {
     this.#o = options
   }
 
-  /** Startup: closes abandoned runs (every running run of other executors in exclusive mode). */
+  /** Startup: continues abandoned runs (every running run of other executors in exclusive mode). */
   async startup(): Promise<void> {
     const { store, runs, exclusive, now } = this.#o
     const abandoned = await store.listAbandonedRuns({
@@ -97,7 +99,7 @@ export class RunRecovery {
   }
 
   /**
-   * First touch: if the thread's active run executes nowhere (not here, lease ended), close it.
+   * First touch: if the thread's active run executes nowhere (not here, lease ended), continue it here.
    * Returns the thread as it is afterwards.
    */
   async touch(thread: ThreadRecord): Promise<ThreadRecord> {
@@ -109,9 +111,12 @@ export class RunRecovery {
     return (await this.#o.store.getThread(thread.threadId)) ?? thread
   }
 
-  /** Takes over and closes one run. `false` if another process did (or the run is alive). */
+  /**
+   * Takes over one run and continues it here (or, if it cannot be continued, closes it). `false` if another process
+   * took it (or the run is alive).
+   */
   async close(threadId: string, runId: string, force: boolean): Promise<boolean> {
-    const { store, runs, hub, now } = this.#o
+    const { store, runs, now } = this.#o
     if (runs.isActive(threadId, runId)) return false
     try {
       const lease = runs.lease()
@@ -126,31 +131,77 @@ export class RunRecovery {
       if (!run) return false
       const thread = await store.getThread(threadId)
       if (!thread) return false
-      const closing = await this.#closing(thread, run)
-      const at = now()
-      const outbox = this.#o.webhooks?.failed({ threadId, owner: thread.ownerId, runId }, 'RUN_FAILED', at) ?? []
-      const stored = await store.finishRun({
-        threadId,
-        runId,
-        status: 'failed',
-        outcome: undefined,
-        errorCode: 'RUN_FAILED',
-        events: closing.events.map(toNewEvent),
-        closeBatch: run.batchId !== undefined ? { batchId: run.batchId, status: 'resolved' } : undefined,
-        closeCalls: closing.calls,
-        ...(closing.state !== undefined ? { state: closing.state } : {}),
-        now: at,
-        ...(outbox.length > 0 ? { outbox } : {}),
-      })
-      if (!stored) return false
-      hub.publish(threadId, stored)
-      this.#o.webhooks?.committed(outbox)
-      this.#o.log?.info({ event: 'recovery.closed', threadId, runId }, 'abandoned run closed by recovery')
-      return true
+      const plan = await this.#continuation(thread, run)
+      if (plan) {
+        runs.start(plan)
+        return true
+      }
+      return await this.#fail(thread, run)
     } catch (error) {
-      this.#o.logError(`could not close abandoned run ${threadId}/${runId}`, error)
+      this.#o.logError(`could not take over abandoned run ${threadId}/${runId}`, error)
       return false
     }
+  }
+
+  /** The plan that continues `run` in the same log, or `undefined` when its decision record is missing. */
+  async #continuation(thread: ThreadRecord, run: RunRecord): Promise<RunPlan | undefined> {
+    const { store } = this.#o
+    const { threadId, runId } = run
+    const log = await this.#logOf(threadId, runId)
+    const prefix: AgUiEvent[] = []
+    if (!log.started) prefix.push(ev.runStarted(threadId, runId))
+    const base = {
+      threadId,
+      runId,
+      principal: thread.ownerId,
+      // Browser tools and context of the original request are not stored: the continuation runs without them.
+      clientTools: [],
+      context: [],
+    }
+    if (run.kind !== 'resume') {
+      prefix.push(...log.ends)
+      return { kind: 'input', ...base, continuation: { prefix } }
+    }
+    const record = await store.getDecision(threadId, runId)
+    const first = record?.interruptIds[0]
+    const batch = first !== undefined ? await store.getBatchOfInterrupt(threadId, first) : undefined
+    if (!record || !batch) return undefined
+    if (!log.decided) prefix.push(ev.decision(record))
+    prefix.push(...log.ends)
+    const allCancelled = record.entries.every((e) => e.status === 'cancelled')
+    // As admission decided it: the expiry sweep's decision, or an all-cancelled resume after the deadline.
+    const expired = record.via === 'expiry' || (allCancelled && batch.expiresAt <= Date.parse(record.at))
+    return {
+      ...resumePlan({ threadId, runId, owner: thread.ownerId, batch, entries: record.entries, allCancelled, expired }),
+      continuation: { prefix },
+    }
+  }
+
+  /** The last resort: closes the run as failed, like a run whose decision cannot be carried out. */
+  async #fail(thread: ThreadRecord, run: RunRecord): Promise<boolean> {
+    const { store, hub, now } = this.#o
+    const { threadId, runId } = run
+    const closing = await this.#closing(thread, run)
+    const at = now()
+    const outbox = this.#o.webhooks?.failed({ threadId, owner: thread.ownerId, runId }, 'RUN_FAILED', at) ?? []
+    const stored = await store.finishRun({
+      threadId,
+      runId,
+      status: 'failed',
+      outcome: undefined,
+      errorCode: 'RUN_FAILED',
+      events: closing.events.map(toNewEvent),
+      closeBatch: run.batchId !== undefined ? { batchId: run.batchId, status: 'resolved' } : undefined,
+      closeCalls: closing.calls,
+      ...(closing.state !== undefined ? { state: closing.state } : {}),
+      now: at,
+      ...(outbox.length > 0 ? { outbox } : {}),
+    })
+    if (!stored) return false
+    hub.publish(threadId, stored)
+    this.#o.webhooks?.committed(outbox)
+    this.#o.log?.info({ event: 'recovery.closed', threadId, runId }, 'abandoned run closed by recovery')
+    return true
   }
 
   async #closing(
@@ -159,7 +210,7 @@ export class RunRecovery {
   ): Promise<{ events: AgUiEvent[]; calls: CloseCall[]; state: unknown }> {
     const { store } = this.#o
     const { threadId, runId } = run
-    const events: AgUiEvent[] = await this.#closeOpenConstructs(threadId, runId)
+    const events: AgUiEvent[] = [...(await this.#logOf(threadId, runId)).ends]
     const [calls, open] = await Promise.all([
       store.listToolCalls(threadId, { status: UNFINISHED_CALL_STATUSES }),
       store.getOpenBatch(threadId),
@@ -172,15 +223,16 @@ export class RunRecovery {
       if (answerable.has(call.toolCallId)) continue
       let closed: Reconciled
       if (call.status === 'started') {
-        const reconciled = await this.#reconcile(call, thread, state)
-        if (reconciled) {
-          closed = reconciled
-          if (reconciled.state !== undefined) {
-            state = reconciled.state
-            stateChanged = true
-          }
-        } else {
-          closed = { status: 'unknown', settled: toolResult(call.toolCallId, { status: 'unknown', error: UNKNOWN }) }
+        const outcome = await settleUnsettled(
+          this.#o.agent.tools.get(call.toolName),
+          call,
+          { threadId: thread.threadId, principal: thread.ownerId, state },
+          this.#o.logError,
+        )
+        closed = { status: outcome.status, settled: toolResult(call.toolCallId, outcome.result) }
+        if (outcome.state !== undefined) {
+          state = outcome.state
+          stateChanged = true
         }
       } else {
         closed = {
@@ -203,16 +255,22 @@ export class RunRecovery {
     return { events, calls: closeCalls, state: stateChanged ? state : undefined }
   }
 
-  /** END events for text messages and tool calls the dead run left open in its stream. */
-  async #closeOpenConstructs(threadId: string, runId: string): Promise<AgUiEvent[]> {
+  /** What the dead attempt's log holds: its start, its decision record, and the END events of what it left open. */
+  async #logOf(threadId: string, runId: string): Promise<{ started: boolean; decided: boolean; ends: AgUiEvent[] }> {
     const texts = new Set<string>()
     const calls = new Set<string>()
+    let started = false
+    let decided = false
     let after = 0
     for (;;) {
       const page = await this.#o.store.readEvents(threadId, { runId, afterSeq: after, limit: 1000 })
       for (const e of page) {
         after = e.seq
-        if (e.type === EventType.TEXT_MESSAGE_START) texts.add((JSON.parse(e.json) as { messageId: string }).messageId)
+        if (e.type === EventType.RUN_STARTED) started = true
+        else if (e.type === EventType.CUSTOM && (JSON.parse(e.json) as { name?: string }).name === DECISION_EVENT_NAME)
+          decided = true
+        else if (e.type === EventType.TEXT_MESSAGE_START)
+          texts.add((JSON.parse(e.json) as { messageId: string }).messageId)
         else if (e.type === EventType.TEXT_MESSAGE_END)
           texts.delete((JSON.parse(e.json) as { messageId: string }).messageId)
         else if (e.type === EventType.TOOL_CALL_START)
@@ -222,58 +280,16 @@ export class RunRecovery {
       }
       if (page.length < 1000) break
     }
-    return [...[...texts].map((id) => ev.textEnd(id)), ...[...calls].map((id) => ev.toolEnd(id))]
-  }
-
-  /**
-   * The tool's own answer for an effect left `started`; `undefined` when it cannot tell (no
-   * `reconcile`, no verdict, it threw, or its result is not JSON): the effect stays unknown.
-   */
-  async #reconcile(call: ToolCallRecord, thread: ThreadRecord, state: unknown): Promise<Reconciled | undefined> {
-    const reconcile = this.#o.agent.tools.get(call.toolName)?.definition.reconcile
-    if (!reconcile) return undefined
-    let next = structuredClone(state)
-    let changed = false
-    let requestedArgs: unknown
-    try {
-      requestedArgs = JSON.parse(call.argsText) as unknown
-    } catch {
-      requestedArgs = undefined
-    }
-    try {
-      const result = await reconcile(call.toolCallId, {
-        toolCallId: call.toolCallId,
-        idempotencyKey: call.toolCallId,
-        threadId: thread.threadId,
-        runId: call.attemptRunId ?? call.runId,
-        principal: thread.ownerId,
-        requestedArgs,
-        state: next,
-        updateState: (update) => {
-          next = update(next)
-          changed = true
-        },
-      })
-      if (!result || (result.status !== 'succeeded' && result.status !== 'failed')) return undefined
-      const value =
-        result.status === 'succeeded'
-          ? result.result
-          : (result.result ?? { status: 'error', error: 'The call failed.' })
-      return {
-        status: result.status,
-        settled: toolResult(call.toolCallId, value),
-        ...(changed && result.status === 'succeeded' ? { state: next } : {}),
-      }
-    } catch (error) {
-      this.#o.logError(`reconcile of ${call.toolName} (${call.toolCallId}) threw`, error)
-      return undefined
+    return {
+      started,
+      decided,
+      ends: [...[...texts].map((id) => ev.textEnd(id)), ...[...calls].map((id) => ev.toolEnd(id))],
     }
   }
 }
 
-/** How recovery closes one call: its ledger status, its result, and a reconciled state change. */
+/** How recovery closes one call: its ledger status and its result. */
 interface Reconciled {
   readonly status: CloseCall['status']
   readonly settled: ReturnType<typeof toolResult>
-  readonly state?: unknown
 }

@@ -46,7 +46,7 @@ interface ActiveRun {
 }
 
 /** Why a run's signal was aborted. */
-export type StopReason = 'cancel' | 'shutdown' | 'fenced'
+export type StopReason = 'cancel' | 'shutdown' | 'fenced' | 'handover'
 
 const key = (threadId: string, runId: string) => `${threadId}\u0000${runId}`
 
@@ -69,6 +69,8 @@ export class RunManager {
   readonly #shutdown = new AbortController()
   #timer: ReturnType<typeof setInterval> | undefined
   #beating = false
+  /** Set once the leases were handed over: no renewal may extend them again. */
+  #released = false
 
   constructor(options: RunManagerOptions) {
     this.#o = options
@@ -124,9 +126,39 @@ export class RunManager {
     this.#stopHeartbeat()
   }
 
+  /**
+   * Graceful shutdown (docs/architecture.md, "Shutdown"): running turns get `graceMs` to finish; the rest stop at
+   * their next stop point without ending (a running tool finishes first; nothing is marked cancelled), and every
+   * lease this process holds — queued continuations included — is released at once, so the restart or another
+   * replica continues those turns from their last durable checkpoint. Answers how many were handed over.
+   */
+  async drain(graceMs: number): Promise<number> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))
+    await Promise.race([this.idle(), grace])
+    clearTimeout(timer)
+    let handedOver = 0
+    for (const run of this.#active.values()) {
+      if (run.controller.signal.aborted) continue
+      run.controller.abort('handover' satisfies StopReason)
+      handedOver++
+    }
+    await this.idle()
+    await this.releaseLeases()
+    return handedOver
+  }
+
+  /** Ends every lease of this process now (lease 0): its running runs count as abandoned at once. */
+  async releaseLeases(): Promise<void> {
+    this.#released = true
+    this.#stopHeartbeat()
+    while (this.#beating) await new Promise((resolve) => setTimeout(resolve, 5))
+    await this.#o.store.heartbeatRuns(this.executorId, 0)
+  }
+
   /** One lease renewal + cancel-flag check (exposed for tests). */
   async heartbeat(): Promise<void> {
-    if (this.#beating || this.#active.size === 0) return
+    if (this.#beating || this.#active.size === 0 || this.#released) return
     this.#beating = true
     try {
       const beats = await this.#o.store.heartbeatRuns(this.executorId, this.#o.now() + this.leaseMs)
@@ -208,9 +240,17 @@ export class RunManager {
       }
     } catch (error) {
       if (error instanceof RunNotActiveError) fenced = true
-      else logError(`run ${plan.threadId}/${plan.runId} crashed`, error)
+      else if (signal.reason !== ('handover' satisfies StopReason))
+        logError(`run ${plan.threadId}/${plan.runId} crashed`, error)
     }
     if (fenced || signal.reason === ('fenced' satisfies StopReason)) return
+    if (signal.reason === ('handover' satisfies StopReason)) {
+      // Handed over: what the run emitted is kept, it is not ended; its continuation closes what is open.
+      await writer
+        .flush()
+        .catch((error: unknown) => logError(`run ${plan.threadId}/${plan.runId}: handover flush`, error))
+      return
+    }
     terminal ??= ev.runError('INTERNAL', 'Internal error')
     try {
       await writer.flush()

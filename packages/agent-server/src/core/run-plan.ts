@@ -1,4 +1,4 @@
-import type { Context, ResumeEntry, Tool } from '@interlude/protocol'
+import type { AgUiEvent, Context, ResumeEntry, Tool } from '@interlude/protocol'
 import type { BatchRecord } from '../store/store.ts'
 
 interface RunPlanBase {
@@ -9,6 +9,17 @@ interface RunPlanBase {
   /** Browser tools declared by the client in `RunAgentInput.tools`. */
   readonly clientTools: readonly Tool[]
   readonly context: readonly Context[]
+  /** Set when this plan continues a run whose process died (docs/architecture.md, "Durable continuation"). */
+  readonly continuation?: Continuation
+}
+
+/** How a continuation starts: what the dead attempt's log lacks or left open. */
+export interface Continuation {
+  /**
+   * Emitted first instead of `RUN_STARTED`: `RUN_STARTED` (and the decision record) only if the log does not have
+   * them, then the END events of text messages and tool calls the attempt left open.
+   */
+  readonly prefix: readonly AgUiEvent[]
 }
 
 /** A run with new input (user messages and/or browser/external tool results). */

@@ -14,7 +14,7 @@ import type { PolicyContext, ResolvedTool } from '../agent/tool.ts'
 import type { ModelChunk } from '../models/model.ts'
 import { NOT_STARTED_CALL_STATUSES, OPEN_CALL_STATUSES } from '../store/statuses.ts'
 import type { StoredInterrupt, ToolCallRecord } from '../store/store.ts'
-import { EffectsLedger, toolInvocation } from './effects-ledger.ts'
+import { EffectsLedger, settleUnsettled, toolInvocation } from './effects-ledger.ts'
 import type { EffectOutcome } from './effects-ledger.ts'
 import { ev, toolResult } from './events.ts'
 import type { ExecutionDeps } from './execute-run.ts'
@@ -30,7 +30,7 @@ import { RunWrites } from './run-writes.ts'
 import { callArgsKey, ruleFor, ruleFromApproval } from './permission-rules.ts'
 import { parseJson } from './strict-json.ts'
 import { authorizeCall, classifyCalls, recordedKind, recordedStatus } from './tool-verdicts.ts'
-import type { VerdictContext } from './tool-verdicts.ts'
+import type { Verdict, VerdictContext } from './tool-verdicts.ts'
 
 /** What a round of tool calls left: go on with the model, pause for decisions, or wait for results. */
 export type Step =
@@ -38,7 +38,7 @@ export type Step =
   | { readonly kind: 'interrupt'; readonly interrupts: Interrupt[] }
   | { readonly kind: 'waiting' }
 
-type SettledStatus = 'succeeded' | 'failed' | 'denied' | 'cancelled' | 'rejected'
+type SettledStatus = 'succeeded' | 'failed' | 'denied' | 'cancelled' | 'rejected' | 'unknown'
 
 interface ApprovalPayload {
   readonly approved: boolean
@@ -173,6 +173,91 @@ export class Turn {
       if (!NOT_STARTED_CALL_STATUSES.includes(record.status) || this.#batched.has(record.toolCallId)) continue
       yield* this.#settle(record, 'cancelled', result)
     }
+  }
+
+  // ---- continuation (docs/architecture.md, "Durable continuation") ----------------------------
+
+  /**
+   * Effects the dead attempt left `started` are never run again: the tool's `reconcile` settles them, or they
+   * become `unknown` (listed in the snapshot's `unsettledEffects`).
+   */
+  async *settleUnsettledEffects(): AsyncGenerator<AgUiEvent, void, undefined> {
+    const { store, agent, logError } = this.#deps
+    const { threadId, principal } = this.#plan
+    for (const call of await store.listToolCalls(threadId, { status: ['started'] })) {
+      const outcome = await settleUnsettled(
+        agent.tools.get(call.toolName),
+        call,
+        { threadId, principal, state: this.state },
+        logError,
+      )
+      yield* this.#settle(call, outcome.status, outcome.result, outcome.state)
+    }
+  }
+
+  /**
+   * The calls of the last model response the dead attempt recorded (or only wrote into the history) but did not
+   * handle: handled now as `handleToolCalls` would have — a tool whose effect never started runs once, a call
+   * needing a decision pauses. A batch the attempt already stored ends the run as its pause. `undefined`: nothing
+   * was left.
+   */
+  async *handleLeftCalls(): AsyncGenerator<AgUiEvent, Step | undefined, undefined> {
+    const { store, now } = this.#deps
+    const { threadId, runId } = this.#plan
+    const open = await store.getOpenBatch(threadId)
+    if (open !== undefined && open.runId === runId) {
+      for (const i of open.interrupts) this.#batched.add(i.toolCallId)
+      return { kind: 'interrupt', interrupts: open.interrupts.map((i) => i.interrupt) }
+    }
+    const last = this.#history[this.#history.length - 1]?.message
+    if (last?.role === 'assistant' && (last.toolCalls?.length ?? 0) > 0) {
+      const first = last.toolCalls![0]!
+      // One response's calls are recorded in one write: none of them is, or all are.
+      if ((await store.getToolCall(threadId, first.id)) === undefined) {
+        const calls = last.toolCalls!.map((c) => ({ id: c.id, name: c.function.name, argsText: c.function.arguments }))
+        const verdicts = await classifyCalls(calls, this.#verdicts, this.#deps.maxInterruptsPerBatch)
+        const records = calls.map((call, i) => ({
+          threadId,
+          toolCallId: call.id,
+          runId,
+          messageId: last.id,
+          toolName: call.name,
+          argsText: call.argsText,
+          kind: recordedKind(verdicts[i]!),
+          status: recordedStatus(verdicts[i]!),
+          now: now(),
+        }))
+        await this.#writes.recordCalls(records)
+        const recorded = records.map((r) => {
+          const record: ToolCallRecord = {
+            ...r,
+            result: undefined,
+            attemptRunId: undefined,
+            startedAt: undefined,
+            finishedAt: undefined,
+          }
+          this.#calls.set(r.toolCallId, record)
+          return record
+        })
+        return yield* this.#processCalls(recorded, verdicts)
+      }
+    }
+    const left = [...this.#calls.values()].filter(
+      (c) => c.runId === runId && NOT_STARTED_CALL_STATUSES.includes(c.status) && !this.#batched.has(c.toolCallId),
+    )
+    if (left.length === 0) return undefined
+    const verdicts = await classifyCalls(
+      left.map((c) => ({ id: c.toolCallId, name: c.toolName, argsText: c.argsText })),
+      this.#verdicts,
+      this.#deps.maxInterruptsPerBatch,
+    )
+    return yield* this.#processCalls(left, verdicts)
+  }
+
+  /** The history ends with the model's final answer: the attempt died after it, nothing is left to ask. */
+  answered(): boolean {
+    const last = this.#history[this.#history.length - 1]?.message
+    return last?.role === 'assistant' && (last.toolCalls?.length ?? 0) === 0 && this.#calls.size === 0
   }
 
   // ---- resume -------------------------------------------------------------------------------
@@ -368,12 +453,24 @@ export class Turn {
       })
     }
 
+    return yield* this.#processCalls(
+      response.calls.map((c) => this.#calls.get(c.id)!),
+      verdicts,
+    )
+  }
+
+  /** Settles, runs or pauses recorded calls by their verdicts (one model response's calls). */
+  async *#processCalls(
+    calls: readonly ToolCallRecord[],
+    verdicts: readonly Verdict[],
+  ): AsyncGenerator<AgUiEvent, Step, undefined> {
+    const { now } = this.#deps
     // Everything that needs no decision is settled before the pause, so denied calls never look pending.
     const interrupts: PendingInterrupt[] = []
     const expiry = { ttlMs: this.#deps.interruptTtlMs, onExpiry: this.#deps.onExpiry }
-    for (let i = 0; i < response.calls.length; i++) {
+    for (let i = 0; i < calls.length; i++) {
       const verdict = verdicts[i]!
-      const record = this.#calls.get(response.calls[i]!.id)!
+      const record = calls[i]!
       switch (verdict.kind) {
         case 'reject':
           yield* this.#settle(record, 'rejected', {

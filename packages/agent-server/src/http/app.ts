@@ -16,6 +16,7 @@ import { RunRecovery } from '../core/recovery.ts'
 import type { Limits } from '../core/limits.ts'
 import { DEFAULT_LIMITS } from '../core/limits.ts'
 import { RunManager } from '../core/run-manager.ts'
+import { DEFAULT_SHUTDOWN_GRACE_MS, refuseWhileDraining, ShutdownState } from '../core/shutdown.ts'
 import { ValidatorCache } from '../schema/validator-cache.ts'
 import type { Store, ThreadRecord } from '../store/store.ts'
 import type { WebhookEndpoint } from '../webhooks/webhook-config.ts'
@@ -70,9 +71,9 @@ export interface AgentServerOptions {
   readonly limits?: Partial<Limits>
   /**
    * This process is the only one using the store. At startup every run a previous process left
-   * `running` is closed at once (`RUN_ERROR RUN_FAILED`). With `false` (several replicas on one
-   * database) only runs whose lease ended are closed — at startup, by a periodic sweep and on first
-   * touch of their thread. @default true for SQLite, false otherwise
+   * `running` is taken over and continued (docs/architecture.md, "Durable continuation"). With `false` (several
+   * replicas on one database) only runs whose lease ended are taken over — at startup, by a periodic sweep and on
+   * first touch of their thread. @default true for SQLite, false otherwise
    */
   readonly exclusive?: boolean
   /** Lease of a running run, renewed by its process; after it the run counts as abandoned. @default 15000 */
@@ -118,6 +119,11 @@ export interface AgentServerOptions {
   readonly webhookDelivery?: WebhookDeliveryOptions
   /** Cross-origin access for browser apps on other origins (preflights, allowed headers). @default none: same origin only */
   readonly cors?: CorsOptions
+  /**
+   * Graceful shutdown (`shutdown()`, SIGTERM/SIGINT in the CLI): how long running turns may take to finish before
+   * their leases are released for the restart or another replica (docs/architecture.md, "Shutdown"). @default 10000
+   */
+  readonly shutdownGraceMs?: number
 }
 
 /** The sender settings a host may change (see `WebhookSenderOptions` for each default). */
@@ -143,6 +149,14 @@ export type AgentServer = Hono<ServerEnv> & {
   ready(): Promise<void>
   /** Cancels active runs, waits for their terminal events, then closes the store. */
   close(): Promise<void>
+  /**
+   * Graceful shutdown (docs/architecture.md, "Shutdown"): refuses new requests (`503 SERVER_SHUTTING_DOWN`), lets
+   * running turns finish for `graceMs`, releases the leases of the rest (never cancels them), ends open streams
+   * without a failure event, then closes the store. Answers how many turns were handed over.
+   */
+  shutdown(graceMs?: number): Promise<number>
+  /** True once `shutdown()` began: readiness answers 503. */
+  isShuttingDown(): boolean
 }
 
 /**
@@ -242,7 +256,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
       await recovery.startup()
       // After startup recovery, whose `run.failed` rows it then sends with everything the outbox still holds.
       sender?.start()
-      recovery.startSweeping(Math.max(pollMs * 4, Math.floor(runs.leaseMs / 2)))
+      // Often enough that a run whose lease ended (or was released by a graceful shutdown) is continued soon.
+      recovery.startSweeping(Math.max(50, Math.min(pollMs * 4, Math.floor(runs.leaseMs / 2))))
       expirySweeper.start()
     })()
     return readyPromise
@@ -254,6 +269,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   app.use('*', requestLog(logger, metrics))
   // Preflights are answered before the ready gate and authentication (a browser sends no credentials with them).
   if (options.cors) app.use(`${basePath}/*`, corsMiddleware(options.cors))
+  const draining = new ShutdownState()
+  app.use('*', refuseWhileDraining(draining))
   app.use('*', awaitReady(ready))
   // Ids in paths are checked once, here, before authentication, routes and stores (issue 12).
   app.use(`${basePath}/threads/*`, idParams(basePath))
@@ -278,7 +295,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     webhooks,
     expireBatch: (batch) => expirySweeper.expire(batch),
   }
-  registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse })
+  registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse, closing: draining.streamsEnd })
   const closing = new AbortController()
   registerThreadRoutes(app, basePath, authenticate, {
     store,
@@ -305,6 +322,25 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   })
 
   let closingDone: Promise<void> | undefined
+  let handedOver = 0
+  const shutdown = async (graceMs: number): Promise<number> => {
+    closingDone ??= (async () => {
+      draining.begin()
+      // No takeovers of other replicas' runs and no new decisions while this process drains.
+      recovery.stop()
+      await expirySweeper.stop()
+      handedOver = await runs.drain(graceMs)
+      // The turns left are continued elsewhere: their clients reconnect with Last-Event-ID.
+      draining.endStreams()
+      closing.abort()
+      watcher.stop()
+      unwatch?.()
+      await sender?.stop()
+      await store.close()
+    })()
+    await closingDone
+    return handedOver
+  }
   return Object.assign(app, {
     runs,
     store,
@@ -313,6 +349,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     logger,
     metrics,
     ready,
+    shutdown: (graceMs?: number) => shutdown(graceMs ?? options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS),
+    isShuttingDown: () => draining.draining,
     close: () => {
       closingDone ??= (async () => {
         closing.abort()

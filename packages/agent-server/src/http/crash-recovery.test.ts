@@ -26,6 +26,7 @@ import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
  * SIGKILL of a real server process (test/fixtures/crash-server.mjs on the built dist) at three
  * points of a release-assistant turn, then a restart on the same database:
  * (a) while paused, (b) while deploy executes, (c) after the tool results but before RUN_FINISHED.
+ * The restart continues the dead run (docs/architecture.md, "Durable continuation").
  */
 const tmp = tempDir()
 afterEach(() => killChildren())
@@ -120,7 +121,7 @@ describe.each(backends)('SIGKILL and restart on %s', (_name, makeBackend) => {
     expect(executions(dir)).toEqual([deploy.toolCallId])
   })
 
-  it('(b) while deploy executes: an unknown effect is reported, deploy never runs twice', async () => {
+  it('(b) while deploy executes: the turn continues with an unknown effect, deploy never runs twice', async () => {
     backend = await makeBackend()
     const dir = signalDir()
     const first = await launch(dir, '--block-deploy')
@@ -145,10 +146,13 @@ describe.each(backends)('SIGKILL and restart on %s', (_name, makeBackend) => {
     expect((snap.state as ReleaseState).releases).toHaveLength(1)
     expect((snap.state as ReleaseState).deployments).toEqual([])
 
-    // The resume's own stream (retry with the same runId) ends with RUN_ERROR RUN_FAILED.
+    // The resume's own stream (retry with the same runId) shows the continuation: the unknown effect, then the
+    // model's answer, then RUN_FINISHED (docs/architecture.md, "Durable continuation").
     const retry = await postRun(second, input)
     expect(retry.status).toBe(200)
-    expect(retry.events[retry.events.length - 1]).toMatchObject({ type: EventType.RUN_ERROR, code: 'RUN_FAILED' })
+    expect(types(retry.events).filter((t) => t === EventType.RUN_STARTED)).toHaveLength(1)
+    expect(retry.events[retry.events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED })
+    expect(textOf(retry.events).length).toBeGreaterThan(0)
     expect(toolResults(retry.events).find((r) => r.toolCallId === deploy.toolCallId)?.content).toMatchObject({
       status: 'unknown',
     })
@@ -160,7 +164,7 @@ describe.each(backends)('SIGKILL and restart on %s', (_name, makeBackend) => {
     expect(executions(dir)).toEqual([deploy.toolCallId])
   })
 
-  it('(c) after the tool results, before RUN_FINISHED: the thread is consistent and continues', async () => {
+  it('(c) after the tool results, before RUN_FINISHED: the model is called again and the turn finishes', async () => {
     backend = await makeBackend()
     const dir = signalDir()
     const first = await launch(dir, '--block-summary')
@@ -188,16 +192,19 @@ describe.each(backends)('SIGKILL and restart on %s', (_name, makeBackend) => {
     expect(snap).toMatchObject({ status: 'idle' })
     expect(snap.interrupts).toBeUndefined()
     expect(snap.unsettledEffects).toBeUndefined()
-    expect(snap.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool'])
+    // The model was called again for the summary the dead attempt did not finish.
+    expect(snap.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant'])
     expect(snap.state).toEqual({
       releases: [{ version: 'v3', toolCallId: publish.toolCallId }],
       deployments: [{ operationId: deploy.toolCallId, version: 'v3', environment: 'production' }],
     })
     const retry = await postRun(second, input)
     const kinds = types(retry.events)
-    // The open summary text is closed before the RUN_ERROR; both tool results are in the stream.
-    expect(kinds.slice(-2)).toEqual([EventType.TEXT_MESSAGE_END, EventType.RUN_ERROR])
-    expect(retry.events[retry.events.length - 1]).toMatchObject({ code: 'RUN_FAILED' })
+    // The open summary text is closed, then the continuation's summary follows; both tool results are in the stream.
+    const firstEnd = kinds.indexOf(EventType.TEXT_MESSAGE_END)
+    expect(kinds.slice(firstEnd + 1)).toContain(EventType.TEXT_MESSAGE_START)
+    expect(kinds[kinds.length - 1]).toBe(EventType.RUN_FINISHED)
+    expect(kinds).not.toContain(EventType.RUN_ERROR)
     expect(toolResults(retry.events)).toHaveLength(2)
     // The batch was closed with the run: a new request pauses with a fresh batch.
     const next = await postRun(second, runInput(threadId, [userMessage('deploy v4')]))

@@ -138,7 +138,8 @@ describe('webhooks end to end', () => {
     )
     await first.close()
 
-    // Between the two processes a run is left running by a process that died: the restart closes it (run.failed).
+    // Between the two processes a run is left running by a process that died: the restart continues it
+    // (docs/architecture.md, "Durable continuation"); its model fails again, so the continuation reports run.failed.
     const dead = createSqliteStore(tmp.dbPath)
     const deadThread = newThreadId()
     const started = await dead.startInputRun({
@@ -148,7 +149,7 @@ describe('webhooks end to end', () => {
       parentRunId: undefined,
       expectedRevision: null,
       initialState: {},
-      messages: [userMessage('hello')],
+      messages: [userMessage('explode after the restart')],
       toolResults: [],
       now: Date.now(),
       executorId: 'exec-dead',
@@ -182,7 +183,7 @@ describe('webhooks end to end', () => {
       threadId: deadThread,
       owner: 'bob',
       runId: 'run-of-a-dead-process',
-      errorCode: 'RUN_FAILED',
+      errorCode: 'MODEL_ERROR',
     })
   })
 

@@ -174,7 +174,8 @@ export interface SettleToolCallRequest {
   readonly toolCallId: string
   readonly status: Extract<
     ToolCallStatus,
-    'succeeded' | 'failed' | 'denied' | 'cancelled' | 'rejected' | 'awaiting_result'
+    // `unknown`: a continuation settles an effect its dead attempt left `started` (docs/architecture.md).
+    'succeeded' | 'failed' | 'denied' | 'cancelled' | 'rejected' | 'awaiting_result' | 'unknown'
   >
   readonly result: string | undefined
   /** The tool message that carries the result into history. */

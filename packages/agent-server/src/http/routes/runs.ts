@@ -18,6 +18,8 @@ export interface RunRoutesDeps {
   readonly hub: EventHub
   readonly limits: Limits
   readonly sse: SseBodyOptions
+  /** Aborted by a graceful shutdown once the runs were handed over: open run streams end (the client reconnects). */
+  readonly closing?: AbortSignal
 }
 
 /**
@@ -42,7 +44,18 @@ export function registerRunRoutes(
     // Admission time (validation, ownership, resume checks, claim), once the body was read.
     c.header('Server-Timing', `admission;dur=${(performance.now() - startedAt).toFixed(3)}`)
     const { threadId, runId } = input
-    const body = sseBody((signal) => logFrames(threadId, { store, hub, signal, runId, untilRunEnds: runId }), deps.sse)
+    const { closing } = deps
+    const body = sseBody(
+      (signal) =>
+        logFrames(threadId, {
+          store,
+          hub,
+          signal: closing ? AbortSignal.any([signal, closing]) : signal,
+          runId,
+          untilRunEnds: runId,
+        }),
+      deps.sse,
+    )
     return c.body(body, 200, SSE_HEADERS)
   })
 }
