@@ -23,6 +23,9 @@ export const ADMISSION_ERROR_CODES = [
   'DECISION_CONFLICT',
   'ALREADY_RESUMED',
   'STORE_UNAVAILABLE',
+  // Issue 12, item 5 (quotas and limits): per-principal quotas, and the server-wide body budget.
+  'RATE_LIMITED',
+  'SERVER_BUSY',
 ] as const
 
 /** Codes carried by `RUN_ERROR { message, code }` once `RUN_STARTED` has been sent. */
@@ -72,6 +75,8 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   DECISION_CONFLICT: { status: 409, kind: 'admission', retryable: false },
   ALREADY_RESUMED: { status: 409, kind: 'admission', retryable: false },
   STORE_UNAVAILABLE: { status: 503, kind: 'admission', retryable: true },
+  RATE_LIMITED: { status: 429, kind: 'admission', retryable: true },
+  SERVER_BUSY: { status: 503, kind: 'admission', retryable: true },
   RUN_FAILED: { status: 500, kind: 'stream', retryable: false },
   MODEL_ERROR: { status: 502, kind: 'stream', retryable: false },
   TOOL_ERROR: { status: 500, kind: 'stream', retryable: false },
