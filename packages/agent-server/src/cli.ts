@@ -48,7 +48,13 @@ export async function main(argv: readonly string[]): Promise<void> {
     // Each URL is signed with INTERLUDE_WEBHOOK_SECRET (checked by parseCliArgs).
     webhooks: options.webhooks.map((url) => ({ url })),
     ...(options.corsOrigins.length > 0 ? { cors: { origins: options.corsOrigins } } : {}),
+    limits: options.limits,
+    ...(options.sessionMaxAgeSeconds !== undefined ? { sessionMaxAgeSeconds: options.sessionMaxAgeSeconds } : {}),
+    secureCookies: options.secureCookies,
+    trustProxy: options.trustProxy,
   })
+  if (options.tokensOnCommandLine)
+    process.stderr.write('interlude-server: warning: --token secrets are visible in ps; prefer --tokens-file.\n')
   process.stdout.write(`listening on ${server.url}\n`)
   let stopping = false
   const stop = (signal: string) => {

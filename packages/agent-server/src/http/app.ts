@@ -1,4 +1,5 @@
 import { Hono } from 'hono'
+import type { MiddlewareHandler } from 'hono'
 import type { ExpiryPolicy } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { resolveAgent } from '../agent/agent.ts'
@@ -27,6 +28,9 @@ import type { ServerEnv } from './env.ts'
 import { auth } from './middleware/auth.ts'
 import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
 import { awaitReady } from './middleware/ready.ts'
+import { apiSecurityHeaders } from './middleware/static-files.ts'
+import type { QuotaRefusal } from './middleware/quotas.ts'
+import { quotaMiddleware, Quotas } from './middleware/quotas.ts'
 import type { CorsOptions } from './middleware/cors.ts'
 import { checkCorsOptions, corsMiddleware } from './middleware/cors.ts'
 import { registerDecisionRoutes } from './routes/decisions.ts'
@@ -93,6 +97,8 @@ export interface AgentServerOptions {
   readonly webhookDelivery?: WebhookDeliveryOptions
   /** Cross-origin access for browser apps on other origins (preflights, allowed headers). @default none: same origin only */
   readonly cors?: CorsOptions
+  /** Called on every quota refusal (`RATE_LIMITED`, `SERVER_BUSY`): the hook a refusal counter plugs into. */
+  readonly onQuotaRefused?: (refusal: QuotaRefusal) => void
 }
 
 /** The sender settings a host may change (see `WebhookSenderOptions` for each default). */
@@ -212,12 +218,25 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const app = new Hono<ServerEnv>()
   app.onError(errorHandler(logError))
   app.notFound(notFoundHandler)
+  // X-Content-Type-Options: nosniff on every answer (static answers get more, see static-files.ts).
+  app.use('*', apiSecurityHeaders)
   // Preflights are answered before the ready gate and authentication (a browser sends no credentials with them).
   if (options.cors) app.use(`${basePath}/*`, corsMiddleware(options.cors))
   app.use('*', awaitReady(ready))
 
   registerHealthRoute(app, basePath, { store, runs, logError })
-  const authenticate = auth(options.authenticate)
+  // Authentication, then the principal's quotas (README "Quotas and limits"), as one middleware for every route.
+  const quotas = new Quotas({
+    limits,
+    store,
+    ...(options.onQuotaRefused !== undefined ? { onQuotaRefused: options.onQuotaRefused } : {}),
+  })
+  const authenticated = auth(options.authenticate)
+  const limited = quotaMiddleware(quotas, basePath)
+  const authenticate: MiddlewareHandler<ServerEnv> = (c, next) =>
+    authenticated(c, async () => {
+      await limited(c, next)
+    })
   const sse: SseBodyOptions = {
     logError,
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
@@ -233,6 +252,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     rights,
     webhooks,
     expireBatch: (batch) => expirySweeper.expire(batch),
+    quota: quotas,
   }
   registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse })
   const closing = new AbortController()

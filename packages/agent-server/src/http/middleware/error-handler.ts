@@ -1,5 +1,6 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
 import { InterludeError } from '@interlude/protocol'
+import { retryAfterOf } from './rate-limited.ts'
 
 /**
  * The single error mapping: an `InterludeError` becomes `c.json(err.toEnvelope(), err.status)`;
@@ -10,6 +11,8 @@ export function errorHandler(logError: (message: string, error: unknown) => void
     const known = InterludeError.isInstance(error)
     const failure = InterludeError.fromUnknown(error)
     if (!known) logError(`${c.req.method} ${c.req.path} failed`, error)
+    const retryAfter = retryAfterOf(failure)
+    if (retryAfter !== undefined) c.header('Retry-After', retryAfter)
     return c.json(failure.toEnvelope(), failure.status as 400)
   }
 }
