@@ -6,6 +6,7 @@ import { checkCorsOptions } from './http/middleware/cors.ts'
 import fs from 'node:fs'
 import { tokensProblem } from './auth/authenticate.ts'
 import { addToken, parseTokenEntries, TOKENS_ENV } from './auth/token-sources.ts'
+import { SESSION_SECRET_ENV } from './auth/session-secret.ts'
 import type { Limits } from './core/limits.ts'
 import { NO_PRINCIPAL_QUOTAS } from './core/limits.ts'
 export const USAGE = `Usage: interlude-server [options]
@@ -228,6 +229,10 @@ export function parseCliArgs(
   if (values['db-schema'] !== undefined && !/^[A-Za-z_][\w$]{0,62}$/.test(values['db-schema']))
     throw new Error('--db-schema must be a plain identifier')
   const tokens = collectTokens(values.token ?? [], values['tokens-file'], env)
+  if (postgres && tokens === undefined && !env[SESSION_SECRET_ENV])
+    throw new Error(
+      `--db postgres://… without tokens needs ${SESSION_SECRET_ENV} (one session secret for every replica), or --tokens-file`,
+    )
   const sessionMaxAge = values['session-max-age']
   if (sessionMaxAge !== undefined && !(Number.isInteger(Number(sessionMaxAge)) && Number(sessionMaxAge) > 0))
     throw new Error('--session-max-age must be a positive number of seconds')
