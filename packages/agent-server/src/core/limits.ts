@@ -43,7 +43,8 @@ export interface Limits {
   readonly maxRequestsPerSecond: number
   /**
    * Bytes of request bodies buffered at once, across all requests of this process. A body that does not fit is not
-   * read: `SERVER_BUSY` (503) with `Retry-After`. @default 64 MiB
+   * read: `SERVER_BUSY` (503) with `Retry-After`. Bodies up to 64 KiB are not counted (the connection caps bound
+   * them), so small requests pass while large ones wait. @default 64 MiB
    */
   readonly maxBufferedBodyBytes: number
   /** The share of `maxBufferedBodyBytes` one principal may hold at once (`RATE_LIMITED`). @default 16 MiB */

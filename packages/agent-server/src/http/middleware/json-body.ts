@@ -107,6 +107,9 @@ class BodyRefused extends Error {
 
 const IDLE = Symbol('idle')
 
+/** Bodies up to this size are not charged to the body budget (see `reserve` in `readJsonBody`). */
+export const SMALL_BODY_BYTES = 64 * 1024
+
 /** One read, or `IDLE` when nothing arrived for `ms`. */
 async function readWithin(
   reader: ReadableStreamDefaultReader<Uint8Array>,
@@ -137,7 +140,9 @@ export async function readJsonBody(request: Request, limits: number | JsonBodyLi
   let total = 0
   let reserved = 0
   const reserve = (bytes: number) => {
-    if (!budget || bytes <= reserved) return
+    // Small bodies are not counted: the connection caps bound them (maxConnections x 64 KiB), and so a principal's
+    // decision or message still gets through while others hold the budget with large bodies.
+    if (!budget || bytes <= reserved || bytes <= SMALL_BODY_BYTES) return
     budget.bodies.reserve(budget.principal, bytes - reserved)
     reserved = bytes
   }
