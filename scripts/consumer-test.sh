@@ -86,7 +86,8 @@ fi
 step "npx interlude-server --port 0 on PostgreSQL (pg installed as the optional peer)"
 schema="consumer_$$"
 # Its own session, so that killing the group also ends the node process npx starts.
-setsid bash -c 'cd "$1" && exec npx --no-install interlude-server --port 0 --host 127.0.0.1 --db "$2" --db-schema "$3"' \
+# Cookie mode on PostgreSQL needs the shared session secret (README "Sessions and secrets").
+INTERLUDE_SESSION_SECRET="consumer-test-secret-$$" setsid bash -c 'cd "$1" && exec npx --no-install interlude-server --port 0 --host 127.0.0.1 --db "$2" --db-schema "$3"' \
   _ "$app" "$pg_url" "$schema" >"$work/cli.log" 2>&1 &
 cli_pid=$!
 for _ in $(seq 1 300); do

@@ -44,9 +44,13 @@ export function cliHasFlag(flag: string): boolean {
   return help.stdout.includes(flag)
 }
 
+let noQuotas: string[] | undefined
+
 /** `src/cli.ts` through tsx on a free port with 0 ms pacing, plus `args` (tokens, `--db`, …). */
 export function spawnCli(args: readonly string[]): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...tsx, cli, '--port', '0', '--pacing-ms', '0', ...args], {
+  // The bench's one principal carries every client's load: per-principal quotas off (README "Quotas and limits").
+  noQuotas ??= cliHasFlag('--no-quotas') ? ['--no-quotas'] : []
+  const child = spawn(process.execPath, [...tsx, cli, '--port', '0', '--pacing-ms', '0', ...noQuotas, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   return launched(child, () => child.kill('SIGTERM'))

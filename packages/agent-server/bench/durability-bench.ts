@@ -30,6 +30,7 @@ import { scriptedModel } from '../src/models/scripted.ts'
 import { admissionRound, countFrames, fmt, median, percentile } from './bench-utils.ts'
 import { launched, spawnCli } from './cli-process.ts'
 import { startServer } from '../src/server.ts'
+import { NO_PRINCIPAL_QUOTAS } from '../src/core/limits.ts'
 import { withDefaultUser } from '../src/store/postgres/connection.ts'
 import { createPostgresStore } from '../src/store/postgres/postgres-store.ts'
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts'
@@ -232,10 +233,24 @@ async function runThroughput(): Promise<{ bare: number; durable: Record<string, 
   const agent = { model: scriptedModel(() => ({ text }), { pacingMs: 0 }) }
   const bare = await bareHonoServer()
   const servers: [string, Awaited<ReturnType<typeof startServer>>][] = [
-    ['SQLite', await startServer({ dbPath: path.join(tmp, 'run.db'), tokens: { bench: 'bench-secret' }, agent })],
+    [
+      'SQLite',
+      await startServer({
+        dbPath: path.join(tmp, 'run.db'),
+        tokens: { bench: 'bench-secret' },
+        agent,
+        limits: NO_PRINCIPAL_QUOTAS,
+      }),
+    ],
     [
       'PostgreSQL',
-      await startServer({ dbUrl: PG_URL, dbSchema: await newSchema(), tokens: { bench: 'bench-secret' }, agent }),
+      await startServer({
+        dbUrl: PG_URL,
+        dbSchema: await newSchema(),
+        tokens: { bench: 'bench-secret' },
+        agent,
+        limits: NO_PRINCIPAL_QUOTAS,
+      }),
     ],
   ]
   const samples: Record<string, number[]> = { bare: [], SQLite: [], PostgreSQL: [] }

@@ -20,6 +20,7 @@ import { streamSSE } from 'hono/streaming'
 import { EventType } from '@interlude/protocol'
 import { scriptedModel } from '../src/models/scripted.ts'
 import { startServer } from '../src/server.ts'
+import { NO_PRINCIPAL_QUOTAS } from '../src/core/limits.ts'
 import { admissionRound, countFrames, fmt, median, percentile } from './bench-utils.ts'
 import { spawnCli } from './cli-process.ts'
 
@@ -65,7 +66,8 @@ async function eventsPerSecond() {
     dbPath: path.join(dir, 'bench.db'),
     tokens: { bench: 'bench-secret' },
     agent,
-    limits: {},
+    // The bench's one principal carries every client's load.
+    limits: { ...NO_PRINCIPAL_QUOTAS },
   })
   const bare = await bareHonoServer(sameEvents())
   const ours: number[] = []

@@ -6,6 +6,11 @@ import { resolveWebhookEndpoints, WEBHOOK_SECRET_ENV } from './webhooks/webhook-
 import { checkCorsOptions } from './http/middleware/cors.ts'
 import { isLogLevel, LOG_LEVEL_ENV, LOG_LEVELS } from './observability/logger.ts'
 import type { LogLevel } from './observability/logger.ts'
+import fs from 'node:fs'
+import { tokensProblem } from './auth/authenticate.ts'
+import { addToken, parseTokenEntries, TOKENS_ENV } from './auth/token-sources.ts'
+import { SESSION_SECRET_ENV } from './auth/session-secret.ts'
+import { NO_PRINCIPAL_QUOTAS } from './core/limits.ts'
 export const USAGE = `Usage: interlude-server [options]
 
   --port <n>            port to listen on (default 8787; 0 = any free port)
@@ -23,8 +28,14 @@ export const USAGE = `Usage: interlude-server [options]
   --interrupt-ttl <s>   seconds before an interrupt batch expires (default 3600)
   --on-expiry <policy>  deny | cancel | keep: what an expired batch gets, for tools that set no
                         onExpiry (default: deny for approvals, cancel for questions)
-  --token <name=secret> bearer token for principal <name>; repeatable. Without tokens,
-                        signed anonymous-session cookies are used.
+  --token <name=secret> bearer token for principal <name>; repeatable (visible in ps: prefer
+                        --tokens-file or INTERLUDE_TOKENS). Without tokens, signed anonymous-session
+                        cookies are used (secret: INTERLUDE_SESSION_SECRET, or <db>.session-secret)
+  --tokens-file <path>  bearer tokens, one name=secret per line (# comments); also INTERLUDE_TOKENS
+                        (name=secret,name=secret). Whitespace or a shared secret is refused
+  --session-max-age <s> lifetime of an anonymous session from its issue time (default 2592000 = 30 d)
+  --secure-cookies      always Secure + __Host- session cookies (default: when the request is https)
+  --trust-proxy         believe X-Forwarded-Proto from a TLS-terminating proxy
   --approver <name>     principal who may decide every interrupt batch (besides each
                         thread's owner); repeatable
   --webhook <url>       POST interrupt.opened / .decided / .expired and run.failed here,
@@ -52,6 +63,19 @@ export const USAGE = `Usage: interlude-server [options]
                         on SIGTERM/SIGINT, how long running turns may finish before they are
                         handed over to the restart or another replica (default 10000); a second
                         signal exits at once
+ Quotas and limits (0 turns one off; README "Quotas and limits"):
+  --max-runs-per-principal <n>      concurrent runs of one principal (default 16)
+  --max-streams-per-principal <n>   open event streams of one principal (default 32)
+  --max-new-threads-per-minute <n>  new threads of one principal per minute (default 60)
+  --max-requests-per-second <n>     requests of one principal per second (default 100)
+  --no-quotas                       all per-principal quotas off (load tests)
+  --max-body-bytes <n>              request body size (default 8388608)
+  --max-buffered-body-bytes <n>     bodies buffered at once, all requests (default 67108864)
+  --body-idle-timeout-ms <ms>       a body sending nothing this long is refused (default 10000)
+  --headers-timeout-ms <ms>         the header block must arrive within it (default 10000)
+  --request-timeout-ms <ms>         the whole request must arrive within it (default 60000)
+  --max-connections <n>             open connections (default 1000; keep below ulimit -n)
+  --max-connections-per-ip <n>      open connections per client address (default 256; 0 behind a proxy)
   -h, --help            show this help
 `
 
@@ -87,28 +111,86 @@ export interface CliOptions {
   readonly metricsPort: number | undefined
   readonly metricsHost: string
   readonly metricsPrincipals: readonly string[]
-  /** `--thread-max-*`, `--model-window-*` (issue 12.4): only the flags given. */
+  /** Quota and limit flags (only those given). */
   readonly limits: Partial<Limits>
+  /** `--session-max-age` in seconds. */
+  readonly sessionMaxAgeSeconds: number | undefined
+  /** `--secure-cookies`: `true`; otherwise `'auto'`. */
+  readonly secureCookies: true | 'auto'
+  readonly trustProxy: boolean
+  /** Where the tokens came from, for the startup warning about `--token` in `ps`. */
+  readonly tokensOnCommandLine: boolean
 }
 
-/** The history bounds of the command line (docs/protocol.md#limits), each a positive integer. */
+/** Flag → limit, each a non-negative integer. */
 const LIMIT_FLAGS = {
+  'max-runs-per-principal': 'maxConcurrentRunsPerPrincipal',
+  'max-streams-per-principal': 'maxOpenStreamsPerPrincipal',
+  'max-new-threads-per-minute': 'maxNewThreadsPerMinute',
+  'max-requests-per-second': 'maxRequestsPerSecond',
+  'max-body-bytes': 'maxBodyBytes',
+  'max-buffered-body-bytes': 'maxBufferedBodyBytes',
+  'body-idle-timeout-ms': 'bodyIdleTimeoutMs',
+  'headers-timeout-ms': 'headersTimeoutMs',
+  'request-timeout-ms': 'requestTimeoutMs',
+  'max-connections': 'maxConnections',
+  'max-connections-per-ip': 'maxConnectionsPerIp',
   'thread-max-messages': 'threadMaxMessages',
   'thread-max-bytes': 'threadMaxBytes',
   'model-window-messages': 'modelWindowMessages',
   'model-window-bytes': 'modelWindowBytes',
-} as const
+} as const satisfies Record<string, keyof Limits>
 
-function limitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS, string>>): Partial<Limits> {
-  const limits: Partial<Record<keyof Limits, number>> = {}
-  for (const [flag, key] of Object.entries(LIMIT_FLAGS) as [keyof typeof LIMIT_FLAGS, keyof Limits][]) {
+/** History bounds (docs/protocol.md#limits) cannot be turned off: 0 is refused. */
+const POSITIVE_LIMITS = new Set<string>([
+  'threadMaxMessages',
+  'threadMaxBytes',
+  'modelWindowMessages',
+  'modelWindowBytes',
+])
+
+function limitFlags(values: Readonly<Record<string, unknown>>, noQuotas: boolean): Partial<Limits> {
+  const limits: Record<string, number> = noQuotas ? { ...NO_PRINCIPAL_QUOTAS } : {}
+  for (const [flag, key] of Object.entries(LIMIT_FLAGS)) {
     const text = values[flag]
-    if (text === undefined) continue
-    const n = positiveNumber(`--${flag}`, text, false)
-    if (!Number.isSafeInteger(n)) throw new Error(`--${flag} must be a positive integer`)
+    if (typeof text !== 'string') continue
+    const n = Number(text)
+    if (!Number.isInteger(n) || n < 0 || text.trim() === '') throw new Error(`--${flag} must be a non-negative integer`)
+    if ((key === 'maxBodyBytes' || POSITIVE_LIMITS.has(key)) && n === 0) throw new Error(`--${flag} must be positive`)
     limits[key] = n
   }
-  return limits
+  return limits as Partial<Limits>
+}
+
+/** `--token` flags, `--tokens-file` and `INTERLUDE_TOKENS`, merged (a principal named twice is an error), then checked. */
+function collectTokens(
+  flags: readonly string[],
+  file: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, string> | undefined {
+  const tokens: Record<string, string> = {}
+  for (const spec of flags) {
+    const eq = spec.indexOf('=')
+    if (eq <= 0 || eq === spec.length - 1)
+      throw new Error(`--token must look like name=secret (got "${spec.slice(0, Math.max(eq, 0))}=…")`)
+    addToken(tokens, spec.slice(0, eq), spec.slice(eq + 1), '--token')
+  }
+  if (file !== undefined) {
+    let text: string
+    try {
+      text = fs.readFileSync(file, 'utf8')
+    } catch (error) {
+      throw new Error(`--tokens-file ${file}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`)
+    }
+    parseTokenEntries(text, `--tokens-file ${file}`, { commas: false, into: tokens })
+  }
+  const fromEnv = env[TOKENS_ENV]
+  if (fromEnv !== undefined && fromEnv.trim() !== '')
+    parseTokenEntries(fromEnv, TOKENS_ENV, { commas: true, into: tokens })
+  if (Object.keys(tokens).length === 0) return undefined
+  const problem = tokensProblem(tokens)
+  if (problem !== undefined) throw new Error(problem)
+  return tokens
 }
 
 function positiveNumber(flag: string, text: string, allowZero: boolean): number {
@@ -167,11 +249,13 @@ export function parseCliArgs(
       'metrics-port': { type: 'string' },
       'metrics-host': { type: 'string' },
       'metrics-principal': { type: 'string', multiple: true },
-      'thread-max-messages': { type: 'string' },
-      'thread-max-bytes': { type: 'string' },
-      'model-window-messages': { type: 'string' },
-      'model-window-bytes': { type: 'string' },
       'shutdown-grace-ms': { type: 'string' },
+      'tokens-file': { type: 'string' },
+      'session-max-age': { type: 'string' },
+      'secure-cookies': { type: 'boolean' },
+      'trust-proxy': { type: 'boolean' },
+      'no-quotas': { type: 'boolean' },
+      ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: 'string' as const }])),
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -186,13 +270,14 @@ export function parseCliArgs(
   if (values['db-schema'] !== undefined && !postgres) throw new Error('--db-schema needs a postgres:// --db URL')
   if (values['db-schema'] !== undefined && !/^[A-Za-z_][\w$]{0,62}$/.test(values['db-schema']))
     throw new Error('--db-schema must be a plain identifier')
-  let tokens: Record<string, string> | undefined
-  for (const spec of values.token ?? []) {
-    const eq = spec.indexOf('=')
-    if (eq <= 0 || eq === spec.length - 1) throw new Error(`--token must look like name=secret (got "${spec}")`)
-    tokens ??= {}
-    tokens[spec.slice(0, eq)] = spec.slice(eq + 1)
-  }
+  const tokens = collectTokens(values.token ?? [], values['tokens-file'], env)
+  if (postgres && tokens === undefined && !env[SESSION_SECRET_ENV])
+    throw new Error(
+      `--db postgres://… without tokens needs ${SESSION_SECRET_ENV} (one session secret for every replica), or --tokens-file`,
+    )
+  const sessionMaxAge = values['session-max-age']
+  if (sessionMaxAge !== undefined && !(Number.isInteger(Number(sessionMaxAge)) && Number(sessionMaxAge) > 0))
+    throw new Error('--session-max-age must be a positive number of seconds')
   const approvers = [...new Set(values.approver ?? [])]
   if (approvers.some((name) => name.trim() === '' || name !== name.trim()))
     throw new Error('--approver must be a principal name without surrounding spaces')
@@ -247,10 +332,14 @@ export function parseCliArgs(
     metricsPort,
     metricsHost: values['metrics-host'] ?? '127.0.0.1',
     metricsPrincipals,
-    limits: limitFlags(values),
     shutdownGraceMs:
       values['shutdown-grace-ms'] === undefined
         ? undefined
         : positiveNumber('--shutdown-grace-ms', values['shutdown-grace-ms'], true),
+    limits: limitFlags(values, values['no-quotas'] === true),
+    sessionMaxAgeSeconds: sessionMaxAge === undefined ? undefined : Number(sessionMaxAge),
+    secureCookies: values['secure-cookies'] === true ? true : 'auto',
+    trustProxy: values['trust-proxy'] === true,
+    tokensOnCommandLine: (values.token ?? []).length > 0,
   }
 }

@@ -95,7 +95,9 @@ describe('interlude-server CLI', () => {
     expect(() => parseCliArgs(['--model', 'gpt'])).toThrow(/scripted or openai/)
     expect(() => parseCliArgs(['--token', 'nosecret'])).toThrow(/name=secret/)
     expect(() => parseCliArgs(['--interrupt-ttl', '0'])).toThrow(/positive/)
-    expect(parseCliArgs(['--db', 'postgres://u@h:5432/d', '--db-schema', 's1'])).toMatchObject({
+    // Cookie mode on PostgreSQL needs the shared session secret (README "Sessions and secrets").
+    const pgEnv = { INTERLUDE_SESSION_SECRET: 'one-secret-for-every-replica' }
+    expect(parseCliArgs(['--db', 'postgres://u@h:5432/d', '--db-schema', 's1'], pgEnv)).toMatchObject({
       db: 'postgres://u@h:5432/d',
       dbSchema: 's1',
       exclusive: false,

@@ -54,9 +54,14 @@ export async function main(argv: readonly string[]): Promise<void> {
     ...(options.metricsPort !== undefined
       ? { metricsPort: options.metricsPort, metricsHost: options.metricsHost }
       : {}),
-    ...(Object.keys(options.limits).length > 0 ? { limits: options.limits } : {}),
     ...(options.shutdownGraceMs !== undefined ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
+    limits: options.limits,
+    ...(options.sessionMaxAgeSeconds !== undefined ? { sessionMaxAgeSeconds: options.sessionMaxAgeSeconds } : {}),
+    secureCookies: options.secureCookies,
+    trustProxy: options.trustProxy,
   })
+  if (options.tokensOnCommandLine)
+    process.stderr.write('interlude-server: warning: --token secrets are visible in ps; prefer --tokens-file.\n')
   process.stdout.write(`listening on ${server.url}\n`)
   // docs/architecture.md, "Shutdown": the first SIGTERM/SIGINT drains (503 for new requests, running turns finish
   // within the grace period, the rest are handed over with their leases); a second one exits at once.

@@ -33,7 +33,8 @@ export type { Script, ScriptedModelOptions, ScriptedResponse } from './models/sc
 export { openaiModel } from './models/openai.ts'
 export type { OpenAIChatClient, OpenAIModelOptions } from './models/openai.ts'
 
-export { DEFAULT_LIMITS } from './core/limits.ts'
+export { DEFAULT_LIMITS, NO_PRINCIPAL_QUOTAS } from './core/limits.ts'
+export type { QuotaName, QuotaRefusal } from './http/middleware/quotas.ts'
 export type { Limits } from './core/limits.ts'
 
 export { createSqliteStore } from './store/sqlite/sqlite-store.ts'

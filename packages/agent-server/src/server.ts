@@ -3,13 +3,17 @@ import type { AddressInfo } from 'node:net'
 import type { ExpiryPolicy } from '@interlude/protocol'
 import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
-import { serveStatic } from '@hono/node-server/serve-static'
 import type { AgentDefinition } from './agent/agent.ts'
 import type { CanDecide } from './agent/decider.ts'
 import type { Authenticate } from './auth/authenticate.ts'
-import { anonymousSessionCookie, bearerTokens, generateSessionSecret } from './auth/authenticate.ts'
+import { anonymousSessionCookie, bearerTokens, weakTokenNames } from './auth/authenticate.ts'
+import { resolveSessionSecret } from './auth/session-secret.ts'
 import type { Clock } from './clock.ts'
 import type { Limits } from './core/limits.ts'
+import { DEFAULT_LIMITS } from './core/limits.ts'
+import { capConnections, checkConnectionLimits, serverTimeoutOptions } from './http/connection-limits.ts'
+import { staticFiles } from './http/middleware/static-files.ts'
+import type { QuotaRefusal } from './http/middleware/quotas.ts'
 import { releaseAssistant } from './demo/release-assistant.ts'
 import type { AgentServer, WebhookDeliveryOptions } from './http/app.ts'
 import { createAgentServer } from './http/app.ts'
@@ -52,8 +56,21 @@ export interface StartServerOptions {
   readonly now?: Clock
   /** Bearer tokens by principal name; without them, signed anonymous-session cookies are used. */
   readonly tokens?: Readonly<Record<string, string>>
-  /** Secret of the anonymous-session cookies. @default a secret generated once and kept in the store */
+  /**
+   * Secret of the anonymous-session cookies (README "Sessions and secrets"). @default `INTERLUDE_SESSION_SECRET`,
+   * else (SQLite) a random secret kept in `<db>.session-secret` (mode 0600); PostgreSQL requires the variable
+   */
   readonly sessionSecret?: string
+  /** Server-side lifetime of an anonymous session from its issue time. @default 30 days */
+  readonly sessionMaxAgeSeconds?: number
+  /** `Secure` + `__Host-` session cookies: always, never, or when the request is HTTPS. @default 'auto' */
+  readonly secureCookies?: boolean | 'auto'
+  /** Believe `X-Forwarded-Proto` from a TLS-terminating proxy (for `secureCookies: 'auto'`). @default false */
+  readonly trustProxy?: boolean
+  /** Startup warnings (weak tokens, a public bind without tokens, a loosened secret file). @default stderr */
+  readonly warn?: (message: string) => void
+  /** See `AgentServerOptions.onQuotaRefused`. */
+  readonly onQuotaRefused?: (refusal: QuotaRefusal) => void
   /** Scripted-model token pacing in ms. @default 0 */
   readonly pacingMs?: number
   /** @default '/api/agent' */
@@ -114,13 +131,40 @@ export interface RunningServer {
   shutdown(graceMs?: number): Promise<number>
 }
 
-async function authenticatorFor(options: StartServerOptions, store: Store): Promise<Authenticate> {
-  if (options.tokens && Object.keys(options.tokens).length > 0) return bearerTokens(options.tokens)
-  const secret =
-    options.sessionSecret ??
-    process.env.INTERLUDE_SESSION_SECRET ??
-    (await store.getOrCreateSetting('session_secret', generateSessionSecret))
-  return anonymousSessionCookie({ secret })
+function defaultWarn(message: string): void {
+  process.stderr.write(`interlude-server: warning: ${message}\n`)
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host)
+}
+
+/**
+ * Bearer tokens (refused when a secret has whitespace or two principals share one; warned when short), else signed
+ * anonymous sessions whose secret is never a database row (README "Sessions and secrets").
+ */
+function authenticatorFor(options: StartServerOptions, store: Store, warn: (message: string) => void): Authenticate {
+  const host = options.host ?? '127.0.0.1'
+  if (options.tokens && Object.keys(options.tokens).length > 0) {
+    const authenticate = bearerTokens(options.tokens)
+    const weak = weakTokenNames(options.tokens)
+    if (weak.length > 0) warn(`the token of ${weak.join(', ')} has fewer than 16 characters: easy to guess.`)
+    return authenticate
+  }
+  if (!isLoopback(host))
+    warn(`listening on ${host} without tokens: anyone who reaches it gets an anonymous session (use --tokens-file).`)
+  const secret = resolveSessionSecret({
+    explicit: options.sessionSecret,
+    env: process.env,
+    sqlitePath: store.kind === 'sqlite' ? (options.dbPath ?? ':memory:') : undefined,
+    warn,
+  })
+  return anonymousSessionCookie({
+    secret,
+    ...(options.sessionMaxAgeSeconds !== undefined ? { maxAgeSeconds: options.sessionMaxAgeSeconds } : {}),
+    ...(options.secureCookies !== undefined ? { secure: options.secureCookies } : {}),
+    ...(options.trustProxy !== undefined ? { trustProxy: options.trustProxy } : {}),
+  })
 }
 
 /** `postgres://` / `postgresql://` URLs select the PostgreSQL store. */
@@ -178,7 +222,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const app = createAgentServer({
       agent,
       store,
-      authenticate: await authenticatorFor(options, store),
+      authenticate: authenticatorFor(options, store, options.warn ?? defaultWarn),
       ...(options.basePath !== undefined ? { basePath: options.basePath } : {}),
       ...(options.now !== undefined ? { now: options.now } : {}),
       ...(options.interruptTtlSeconds !== undefined ? { interruptTtlSeconds: options.interruptTtlSeconds } : {}),
@@ -199,14 +243,26 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       ...(options.metricsPrincipals !== undefined ? { metricsPrincipals: options.metricsPrincipals } : {}),
       processMetrics: options.metricsPort !== undefined || (options.metricsPrincipals?.length ?? 0) > 0,
       ...(options.shutdownGraceMs !== undefined ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
+      ...(options.onQuotaRefused !== undefined ? { onQuotaRefused: options.onQuotaRefused } : {}),
     })
     await app.ready()
-    if (options.staticDir !== undefined) app.use('*', serveStatic({ root: options.staticDir }))
+    // No dotfiles, no symlinks out of the root, nosniff / CSP frame-ancestors / Referrer-Policy (README).
+    if (options.staticDir !== undefined) app.use('*', staticFiles(options.staticDir))
     const host = options.host ?? '127.0.0.1'
+    const limits = { ...DEFAULT_LIMITS, ...options.limits }
+    checkConnectionLimits(limits)
     const { server, port } = await new Promise<{ server: Server; port: number }>((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, (info: AddressInfo) =>
-        resolve({ server: s as Server, port: info.port }),
+      const s = serve(
+        {
+          fetch: app.fetch,
+          port: options.port ?? 0,
+          hostname: host,
+          // Slow-header and slow-body clients are cut off by Node itself (README "Quotas and limits").
+          serverOptions: serverTimeoutOptions(limits),
+        },
+        (info: AddressInfo) => resolve({ server: s as Server, port: info.port }),
       )
+      capConnections(s as Server, limits)
       s.once('error', reject)
     })
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`

@@ -26,6 +26,9 @@ export const ADMISSION_ERROR_CODES = [
   // issue 12.4: the thread cap (also a run's RUN_ERROR code when its own output would cross it).
   'THREAD_TOO_LARGE',
   'SERVER_SHUTTING_DOWN',
+  // Issue 12, item 5 (quotas and limits): per-principal quotas, and the server-wide body budget.
+  'RATE_LIMITED',
+  'SERVER_BUSY',
 ] as const
 
 /** Codes carried by `RUN_ERROR { message, code }` once `RUN_STARTED` has been sent. */
@@ -88,6 +91,8 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   STORE_UNAVAILABLE: { status: 503, kind: 'admission', retryable: true },
   THREAD_TOO_LARGE: { status: 413, kind: 'admission', retryable: false },
   SERVER_SHUTTING_DOWN: { status: 503, kind: 'admission', retryable: true },
+  RATE_LIMITED: { status: 429, kind: 'admission', retryable: true },
+  SERVER_BUSY: { status: 503, kind: 'admission', retryable: true },
   RUN_FAILED: { status: 500, kind: 'stream', retryable: false },
   MODEL_ERROR: { status: 502, kind: 'stream', retryable: false },
   TOOL_ERROR: { status: 500, kind: 'stream', retryable: false },

@@ -37,6 +37,16 @@ export interface AdmissionDeps {
   readonly webhooks?: WebhookOutbox
   /** First touch of a batch past its deadline (`ExpirySweeper.expire`); without it new input waits for the sweep. */
   readonly expireBatch?: ExpireBatch
+  /**
+   * Per-principal quotas checked right before an admission write, never for a retry that joins an admitted run
+   * (`Quotas.beforeStart`: concurrent runs of the thread's owner, new threads per minute). Throws `RATE_LIMITED`;
+   * the answer releases the in-flight slot once the write is done.
+   */
+  readonly quota?: AdmissionQuota
+}
+
+export interface AdmissionQuota {
+  beforeStart(owner: string, options: { readonly threadId: string; readonly newThread: boolean }): Promise<() => void>
 }
 
 /** Admission answers with a run to start, or with an already admitted run whose events to send. */
@@ -270,19 +280,22 @@ async function admitInput(
   checkThreadCap(thread, added, deps.limits)
   // Stored once, from the first user message (the thread's or a later input's when the thread had none).
   const title = thread?.title === undefined ? threadTitle(userMessages) : undefined
-  const started = await store.startInputRun({
-    threadId,
-    ownerId: principal,
-    runId,
-    parentRunId: input.parentRunId,
-    expectedRevision: thread ? thread.revision : null,
-    initialState: deps.agent.initialState(),
-    messages: added,
-    toolResults,
-    now: deps.now(),
-    ...deps.lease(),
-    ...(title !== undefined ? { title } : {}),
-  })
+  const release = await deps.quota?.beforeStart(principal, { threadId, newThread: thread === undefined })
+  const started = await store
+    .startInputRun({
+      threadId,
+      ownerId: principal,
+      runId,
+      parentRunId: input.parentRunId,
+      expectedRevision: thread ? thread.revision : null,
+      initialState: deps.agent.initialState(),
+      messages: added,
+      toolResults,
+      now: deps.now(),
+      ...deps.lease(),
+      ...(title !== undefined ? { title } : {}),
+    })
+    .finally(release)
   if (!started.ok) {
     if (started.reason === 'busy') throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.')
     return RETRY

@@ -108,18 +108,21 @@ export async function admitResume(
   const record = decisionRecord(batch, { runId, entries: check.entries, decidedBy: principal, via, now })
   const interrupts = batch.interrupts.map((i) => i.interrupt)
   const outbox = deps.webhooks?.decided({ threadId, owner, runId, interrupts }, record, now) ?? []
-  const claim = await store.claimBatch({
-    threadId,
-    batchId: batch.batchId,
-    runId,
-    decisionHash: hash,
-    decision: check.entries,
-    now,
-    ...deps.lease(),
-    decidedBy: principal,
-    via,
-    ...(outbox.length > 0 ? { outbox } : {}),
-  })
+  const release = await deps.quota?.beforeStart(owner, { threadId, newThread: false })
+  const claim = await store
+    .claimBatch({
+      threadId,
+      batchId: batch.batchId,
+      runId,
+      decisionHash: hash,
+      decision: check.entries,
+      now,
+      ...deps.lease(),
+      decidedBy: principal,
+      via,
+      ...(outbox.length > 0 ? { outbox } : {}),
+    })
+    .finally(release)
   if (claim.ok) {
     deps.webhooks?.committed(outbox)
     const { tools, context } = request

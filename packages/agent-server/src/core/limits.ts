@@ -48,6 +48,41 @@ export interface Limits {
    * of messages; above it the pause sends none (docs/protocol.md#what-a-run-streams). @default 64 KiB
    */
   readonly pauseSnapshotMaxBytes: number
+
+  // ---- Quotas and limits (issue 12, item 5; README "Quotas and limits"). `0` turns a limit off.
+
+  /**
+   * Runs of one principal executing at once (new input and resumes; the thread owner is charged). Counted in the store
+   * at admission, so it holds across replicas (plus this process's admissions in flight). `RATE_LIMITED`. @default 16
+   */
+  readonly maxConcurrentRunsPerPrincipal: number
+  /** Event streams (`POST /runs`, `GET …/events`) one principal holds open on this process. `RATE_LIMITED`. @default 32 */
+  readonly maxOpenStreamsPerPrincipal: number
+  /** Threads one principal may create per minute (per process). `RATE_LIMITED`. @default 60 */
+  readonly maxNewThreadsPerMinute: number
+  /** Authenticated requests of one principal per second (per process). `RATE_LIMITED`. @default 100 */
+  readonly maxRequestsPerSecond: number
+  /**
+   * Bytes of request bodies buffered at once, across all requests of this process. A body that does not fit is not
+   * read: `SERVER_BUSY` (503) with `Retry-After`. Bodies up to 64 KiB are not counted (the connection caps bound
+   * them), so small requests pass while large ones wait. @default 64 MiB
+   */
+  readonly maxBufferedBodyBytes: number
+  /** The share of `maxBufferedBodyBytes` one principal may hold at once (`RATE_LIMITED`). @default 16 MiB */
+  readonly maxBufferedBodyBytesPerPrincipal: number
+  /** A body that sends nothing for this long is refused (`INVALID_INPUT`, `reason: 'body_timeout'`). @default 10000 */
+  readonly bodyIdleTimeoutMs: number
+  /** Node `server.headersTimeout`: the whole header block must arrive within it, or the socket is closed. @default 10000 */
+  readonly headersTimeoutMs: number
+  /** Node `server.requestTimeout`: the whole request (headers and body) must arrive within it. @default 60000 */
+  readonly requestTimeoutMs: number
+  /** Node `server.maxConnections`: keep it below the process's open-file limit (`ulimit -n`). @default 1000 */
+  readonly maxConnections: number
+  /**
+   * Open connections from one remote address; beyond it new sockets are closed at once. Behind a reverse proxy every
+   * connection comes from the proxy: raise it or set `0`. @default 256
+   */
+  readonly maxConnectionsPerIp: number
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -63,4 +98,27 @@ export const DEFAULT_LIMITS: Limits = {
   modelWindowBytes: 256 * 1024,
   snapshotPageBytes: 1024 * 1024,
   pauseSnapshotMaxBytes: 64 * 1024,
+  maxConcurrentRunsPerPrincipal: 16,
+  maxOpenStreamsPerPrincipal: 32,
+  maxNewThreadsPerMinute: 60,
+  maxRequestsPerSecond: 100,
+  maxBufferedBodyBytes: 64 * 1024 * 1024,
+  maxBufferedBodyBytesPerPrincipal: 16 * 1024 * 1024,
+  bodyIdleTimeoutMs: 10_000,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  maxConnections: 1000,
+  maxConnectionsPerIp: 256,
 }
+
+/**
+ * The per-principal quotas turned off: for load tests and benchmarks that put many users' traffic on one principal
+ * (the server-wide limits stay on).
+ */
+export const NO_PRINCIPAL_QUOTAS = {
+  maxConcurrentRunsPerPrincipal: 0,
+  maxOpenStreamsPerPrincipal: 0,
+  maxNewThreadsPerMinute: 0,
+  maxRequestsPerSecond: 0,
+  maxBufferedBodyBytesPerPrincipal: 0,
+} as const satisfies Partial<Limits>

@@ -1,4 +1,5 @@
 import { Hono } from 'hono'
+import type { MiddlewareHandler } from 'hono'
 import type { ExpiryPolicy } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { resolveAgent } from '../agent/agent.ts'
@@ -29,6 +30,9 @@ import { auth } from './middleware/auth.ts'
 import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
 import { awaitReady } from './middleware/ready.ts'
 import { idParams } from './id-params.ts'
+import { apiSecurityHeaders } from './middleware/static-files.ts'
+import type { QuotaRefusal } from './middleware/quotas.ts'
+import { quotaMiddleware, Quotas } from './middleware/quotas.ts'
 import type { CorsOptions } from './middleware/cors.ts'
 import { checkCorsOptions, corsMiddleware } from './middleware/cors.ts'
 import { registerDecisionRoutes } from './routes/decisions.ts'
@@ -124,6 +128,8 @@ export interface AgentServerOptions {
    * their leases are released for the restart or another replica (docs/architecture.md, "Shutdown"). @default 10000
    */
   readonly shutdownGraceMs?: number
+  /** Called on every quota refusal (`RATE_LIMITED`, `SERVER_BUSY`): the hook a refusal counter plugs into. */
+  readonly onQuotaRefused?: (refusal: QuotaRefusal) => void
 }
 
 /** The sender settings a host may change (see `WebhookSenderOptions` for each default). */
@@ -267,6 +273,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   app.onError(errorHandler(logError))
   app.notFound(notFoundHandler)
   app.use('*', requestLog(logger, metrics))
+  // X-Content-Type-Options: nosniff on every answer (static answers get more, see static-files.ts).
+  app.use('*', apiSecurityHeaders)
   // Preflights are answered before the ready gate and authentication (a browser sends no credentials with them).
   if (options.cors) app.use(`${basePath}/*`, corsMiddleware(options.cors))
   const draining = new ShutdownState()
@@ -277,7 +285,21 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
 
   const readiness: ReadinessCheck[] = [storeWritable(store, logError), ...(options.readiness ?? [])]
   registerHealthRoute(app, basePath, { store, readiness, logError })
-  const authenticate = auth(options.authenticate)
+  // Authentication, then the principal's quotas (README "Quotas and limits"), as one middleware for every route.
+  const quotas = new Quotas({
+    limits,
+    store,
+    onQuotaRefused: (refusal) => {
+      metrics.recordQuotaRefusal(refusal.quota)
+      options.onQuotaRefused?.(refusal)
+    },
+  })
+  const authenticated = auth(options.authenticate)
+  const limited = quotaMiddleware(quotas, basePath)
+  const authenticate: MiddlewareHandler<ServerEnv> = (c, next) =>
+    authenticated(c, async () => {
+      await limited(c, next)
+    })
   const sse: SseBodyOptions = {
     logError,
     openStreams: metrics.openStreams,
@@ -294,6 +316,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     rights,
     webhooks,
     expireBatch: (batch) => expirySweeper.expire(batch),
+    quota: quotas,
   }
   registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse, closing: draining.streamsEnd })
   const closing = new AbortController()

@@ -1,5 +1,6 @@
 import type { Logger } from '../observability/logger.ts'
 import type { ServerMetrics } from '../observability/metrics.ts'
+import type { BodyBudget } from './middleware/body-budget.ts'
 
 /** Hono variables set by the middleware of the agent server. */
 export interface ServerEnv {
@@ -14,5 +15,7 @@ export interface ServerEnv {
     metrics: ServerMetrics
     /** The code of the error envelope this request was answered with (set by the error handler). */
     errorCode: string | undefined
+    /** The process's budget of buffered request bodies (`BodyBudget`), set by the quota middleware. */
+    bodyBudget: BodyBudget | undefined
   }
 }

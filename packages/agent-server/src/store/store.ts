@@ -79,6 +79,11 @@ export interface Store {
 
   getThread(threadId: string): Promise<ThreadRecord | undefined>
   /**
+   * Optional: how many of the owner's threads have a run executing (`status = 'running'`), one indexed count (the
+   * concurrent-runs quota at admission). Without it the quota counts only this process's admissions in flight.
+   */
+  countRunningRuns?(ownerId: string): Promise<number>
+  /**
    * Everything admission reads, from one consistent snapshot (one round trip): the thread, the
    * run with this id, the open batch and — with `history` — which of the input's message and tool call ids the
    * thread knows and the calls awaiting a browser/external result. Never the whole history: its size is bounded by

@@ -15,6 +15,7 @@ import type {
 } from '@interlude/protocol'
 import type { RunningServer, StartServerOptions } from '../server.ts'
 import { startServer } from '../server.ts'
+import { NO_PRINCIPAL_QUOTAS } from '../core/limits.ts'
 
 /** Bearer tokens of the test principals: `eng` owns threads a manager `mgr` approves in the approvals tests. */
 export const TOKENS = {
@@ -45,7 +46,9 @@ export async function startTestServer(options: Partial<StartServerOptions> = {})
   const logError = (message: string, error: unknown) => {
     logged.push({ message, error })
   }
-  const server = await startServer({ dbPath: tmp.dbPath, tokens: TOKENS, pacingMs: 0, logError, ...options })
+  // One principal here stands for many users: per-principal quotas only where a test sets them (quotas.test.ts).
+  const limits = { ...NO_PRINCIPAL_QUOTAS, ...options.limits }
+  const server = await startServer({ dbPath: tmp.dbPath, tokens: TOKENS, pacingMs: 0, logError, ...options, limits })
   return Object.assign(server, {
     dbPath: tmp.dbPath,
     logged,

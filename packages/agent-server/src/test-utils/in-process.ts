@@ -5,6 +5,7 @@ import { bearerTokens } from '../auth/authenticate.ts'
 import { releaseAssistant } from '../demo/release-assistant.ts'
 import type { AgentServer, AgentServerOptions } from '../http/app.ts'
 import { createAgentServer } from '../http/app.ts'
+import { NO_PRINCIPAL_QUOTAS } from '../core/limits.ts'
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts'
 import type { Store } from '../store/store.ts'
 import type { RunResponse } from './harness.ts'
@@ -89,6 +90,8 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
         logged.push({ message, error })
       },
       ...serverOptions,
+      // One principal here stands for many users: per-principal quotas only where a test sets them.
+      limits: { ...NO_PRINCIPAL_QUOTAS, ...serverOptions.limits },
       store,
       authenticate: bearerTokens(TOKENS),
     })

@@ -1,5 +1,6 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
 import { InterludeError } from '@interlude/protocol'
+import { retryAfterOf } from './rate-limited.ts'
 
 /** `Retry-After` (seconds) of `503 STORE_UNAVAILABLE`. */
 export const STORE_RETRY_AFTER_S = 5
@@ -14,8 +15,10 @@ export function errorHandler(logError: (message: string, error: unknown) => void
     const failure = InterludeError.fromUnknown(error)
     if (!known) logError(`${c.req.method} ${c.req.path} failed`, error)
     c.set('errorCode', failure.code)
-    // A store that cannot take writes now may take them soon (issue 12): tell clients when to try again.
-    if (failure.code === 'STORE_UNAVAILABLE') c.header('Retry-After', String(STORE_RETRY_AFTER_S))
+    // A refusal that may pass soon says when (quotas: details.retryAfterSeconds; a store that cannot take writes now).
+    const retryAfter =
+      retryAfterOf(failure) ?? (failure.code === 'STORE_UNAVAILABLE' ? String(STORE_RETRY_AFTER_S) : undefined)
+    if (retryAfter !== undefined) c.header('Retry-After', retryAfter)
     return c.json(failure.toEnvelope(), failure.status as 400)
   }
 }

@@ -191,6 +191,13 @@ export const PG_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (thread_id, tool_call_id)
   );
   `,
+  // Issue 12, item 6 (sessions and secrets): the anonymous-session secret no longer lives in the database (replicas
+  // read INTERLUDE_SESSION_SECRET). Issue 12, item 5 (quotas): the concurrent-runs quota counts an owner's running
+  // threads at admission.
+  `
+  DELETE FROM settings WHERE key = 'session_secret';
+  CREATE INDEX threads_running_by_owner ON threads (owner_id) WHERE status = 'running';
+  `,
 ]
 
 export function quoteIdent(name: string): string {

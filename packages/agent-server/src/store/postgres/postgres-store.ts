@@ -178,6 +178,10 @@ export class PostgresStore implements Store {
     return (await rows(this.#pool, sql.getSetting(key)))[0]!.value
   }
 
+  async countRunningRuns(ownerId: string): Promise<number> {
+    return (await rows(this.#pool, sql.countRunning(ownerId)))[0]?.n ?? 0
+  }
+
   async getThread(threadId: string): Promise<ThreadRecord | undefined> {
     const row = (await rows(this.#pool, sql.getThread(threadId)))[0]
     return row ? toThread(row) : undefined

@@ -61,6 +61,10 @@ export const upsertSetting = (key: string, value: string) =>
 
 // ---- reads -----------------------------------------------------------------------------------
 
+export const countRunning = (ownerId: string) =>
+  statement<{ n: number }>("SELECT COUNT(*)::int AS n FROM threads WHERE owner_id = $1 AND status = 'running'", [
+    ownerId,
+  ])
 export const getThread = (threadId: string) =>
   statement<ThreadRow>('SELECT * FROM threads WHERE thread_id = $1', [threadId])
 

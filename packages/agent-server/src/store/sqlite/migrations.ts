@@ -187,6 +187,11 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (thread_id, tool_call_id)
   );
   `,
+  // Issue 12, item 6 (sessions and secrets): the anonymous-session secret no longer lives in the database (it comes
+  // from INTERLUDE_SESSION_SECRET or a 0600 file beside it); whoever could read the row could mint any cookie.
+  `
+  DELETE FROM settings WHERE key = 'session_secret';
+  `,
 ]
 
 export function migrate(db: Database.Database): number {

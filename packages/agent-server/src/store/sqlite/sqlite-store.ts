@@ -94,7 +94,12 @@ export class SqliteStore implements Store {
   constructor(file: string, options: SqliteStoreOptions = {}) {
     this.path = file
     this.#now = options.now ?? systemClock
-    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
+    if (file !== ':memory:') {
+      // Issue 12, item 6: readable by this user only (a new directory 0700, a new file 0600; SQLite gives its -wal and
+      // -shm files the database file's mode).
+      fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 })
+      fs.closeSync(fs.openSync(file, 'a', 0o600))
+    }
     const Driver = loadSqlite()
     this.#db = new Driver(file)
     this.#db.pragma('journal_mode = WAL')
@@ -135,6 +140,10 @@ export class SqliteStore implements Store {
       this.#s.insertSetting.run(key, value)
       return value
     })
+  }
+
+  async countRunningRuns(ownerId: string): Promise<number> {
+    return this.#s.countRunning.get(ownerId)?.n ?? 0
   }
 
   async getThread(threadId: string): Promise<ThreadRecord | undefined> {

@@ -64,6 +64,9 @@ export function prepareStatements(db: Database.Database) {
 
     // ---- threads
     getThread: prepare<[string], ThreadRow>('SELECT * FROM threads WHERE thread_id = ?'),
+    countRunning: prepare<[string], { n: number }>(
+      "SELECT COUNT(*) AS n FROM threads WHERE owner_id = ? AND status = 'running'",
+    ),
     listThreads: prepare<
       {
         owner: string

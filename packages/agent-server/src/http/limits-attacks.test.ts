@@ -1,0 +1,223 @@
+import { spawn } from 'node:child_process'
+import type { ChildProcessWithoutNullStreams } from 'node:child_process'
+import fs from 'node:fs'
+import http from 'node:http'
+import net from 'node:net'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { newThreadId, runInput, tempDir, userMessage } from '../test-utils/harness.ts'
+
+// Issue 12, item 5, each attack as a bounded loop on loopback against the real CLI in a child process (its RSS is
+// read from /proc): 1,050 slow-header connections locked everyone out (at `ulimit -n 1024`); 200 held 8 MB bodies took
+// RSS from 105 MB to 1.65 GB; 8 MB deeply nested bodies cost seconds of blocking parse each.
+
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/interlude-server.js')
+const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli.js')
+const tmp = tempDir()
+const children: ChildProcessWithoutNullStreams[] = []
+const sockets: net.Socket[] = []
+afterEach(() => {
+  for (const socket of sockets.splice(0)) socket.destroy()
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
+})
+afterAll(() => tmp.cleanup())
+
+const SECRETS: Record<string, string> = Object.fromEntries(
+  ['alice', 'bob', ...Array.from({ length: 10 }, (_, i) => `p${i}`)].map((name) => [name, `${name}-secret-token-xyz`]),
+)
+const bearer = (name: string) => ({ Authorization: `Bearer ${SECRETS[name]!}` })
+
+interface Child {
+  readonly port: number
+  readonly url: string
+  readonly child: ChildProcessWithoutNullStreams
+  rssMb(): number
+}
+
+/** The CLI with tokens from INTERLUDE_TOKENS, at an open-file limit of `nofile`. */
+function launch(args: string[], nofile = 4096): Promise<Child> {
+  if (!fs.existsSync(DIST)) throw new Error(`${DIST} is missing: run "pnpm --filter @interlude/agent-server build"`)
+  const db = path.join(tmp.dir, `${newThreadId()}.db`)
+  const command = [process.execPath, BIN, '--port', '0', '--db', db, '--pacing-ms', '0', ...args]
+  const child = spawn('bash', ['-c', `ulimit -n ${nofile} && exec "$@"`, 'bash', ...command], {
+    stdio: 'pipe',
+    env: {
+      ...process.env,
+      INTERLUDE_TOKENS: Object.entries(SECRETS)
+        .map(([n, s]) => `${n}=${s}`)
+        .join(','),
+    },
+  })
+  children.push(child)
+  return new Promise((resolve, reject) => {
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8')
+      const match = /listening on (http:\/\/127\.0\.0\.1:(\d+))\n/.exec(out)
+      if (match)
+        resolve({
+          url: match[1]!,
+          port: Number(match[2]),
+          child,
+          rssMb: () => {
+            const status = fs.readFileSync(`/proc/${child.pid!}/status`, 'utf8')
+            return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024
+          },
+        })
+    })
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')))
+    child.once('exit', (code) => reject(new Error(`CLI exited with ${code}: ${err}`)))
+  })
+}
+
+/** One request on a fresh connection (no pooled keep-alive socket the server may be closing meanwhile). */
+function request(
+  server: Child,
+  method: string,
+  urlPath: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port: server.port, method, path: urlPath, headers, agent: false },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => (text += chunk))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+async function bobRuns(server: Child): Promise<void> {
+  const body = JSON.stringify(runInput(newThreadId(), [userMessage('hello')]))
+  const answer = await request(
+    server,
+    'POST',
+    '/api/agent/runs',
+    { 'Content-Type': 'application/json', ...bearer('bob') },
+    body,
+  )
+  expect(answer.status).toBe(200)
+  expect(answer.text).toContain('RUN_FINISHED')
+}
+
+/** Opens a socket (from `localAddress`) and writes `head`; resolves once connected. */
+function openSocket(port: number, head: string | Buffer, localAddress = '127.0.0.1'): Promise<net.Socket> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress })
+    sockets.push(socket)
+    socket.on('error', () => undefined)
+    // Flowing, so that the server's answer and close are seen even when nobody reads the data.
+    socket.resume()
+    socket.once('connect', () => {
+      socket.write(head)
+      resolve(socket)
+    })
+    socket.once('close', () => resolve(socket))
+  })
+}
+
+/** The first response line a socket receives (or 'closed'). */
+function statusLine(socket: net.Socket): Promise<string> {
+  return new Promise((resolve) => {
+    let text = ''
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1')
+      const end = text.indexOf('\r\n')
+      if (end >= 0) resolve(text.slice(0, end))
+    })
+    socket.once('close', () => resolve(text.split('\r\n')[0] || 'closed'))
+  })
+}
+
+describe('attacks on the limits (real CLI, child process)', () => {
+  it('600 slow-header sockets from one address at ulimit -n 512: the rest are still served; the server reaps them', async () => {
+    const server = await launch(
+      ['--max-connections', '400', '--max-connections-per-ip', '100', '--headers-timeout-ms', '2000'],
+      512,
+    )
+    // The attacker's address is 127.0.0.2 (loopback too); bob comes from 127.0.0.1.
+    const held = await Promise.all(
+      Array.from({ length: 600 }, () =>
+        openSocket(server.port, 'GET /api/agent/threads HTTP/1.1\r\nHost: x\r\n', '127.0.0.2'),
+      ),
+    )
+    await bobRuns(server)
+    expect((await request(server, 'GET', '/api/agent/threads', bearer('bob'))).status).toBe(200)
+    // Beyond the per-address cap sockets were closed at once; the others by the headers timeout (bounded wait).
+    for (let i = 0; i < 200 && held.some((s) => !s.destroyed && s.readyState !== 'closed'); i++)
+      await new Promise((r) => setTimeout(r, 100))
+    expect(held.filter((s) => !s.destroyed && s.readyState !== 'closed')).toHaveLength(0)
+    await bobRuns(server)
+  }, 120_000)
+
+  it('100 held 8 MB bodies by 10 principals: refused beyond the body budget, RSS stays bounded, bob is served', async () => {
+    const server = await launch(['--body-idle-timeout-ms', '4000'])
+    await bobRuns(server)
+    const before = server.rssMb()
+    const length = 8 * 1024 * 1024
+    // Each attacker sends all but the last byte of its body and holds it.
+    const payload = Buffer.alloc(length - 1, 0x20)
+    const attacks = Array.from({ length: 100 }, async (_, i) => {
+      const head =
+        `POST /api/agent/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        `Authorization: Bearer ${SECRETS[`p${i % 10}`]!}\r\nContent-Length: ${length}\r\n\r\n`
+      const socket = await openSocket(server.port, head)
+      const line = statusLine(socket)
+      socket.write(payload)
+      return line
+    })
+    // While the bodies are held: bob's small request passes (small bodies are not charged to the budget).
+    await new Promise((r) => setTimeout(r, 1000))
+    await bobRuns(server)
+    const during = server.rssMb()
+    const lines = await Promise.all(attacks)
+    const count = (re: RegExp) => lines.filter((l) => re.test(l)).length
+    // The budget (64 MiB) holds 8 bodies at once, a principal's share (16 MiB) 2: the rest is refused unread (how many
+    // depends on how fast the 100 arrive against the idle timeout that frees held reservations, so only "some" here).
+    expect(count(/ 503 /) + count(/ 429 /)).toBeGreaterThan(0)
+    // Every one is answered with a typed refusal: the held ones by the idle timeout (400 body_timeout); none is run.
+    expect(count(/ 503 | 429 | 400 /)).toBe(100)
+    const after = server.rssMb()
+    // Stated bound: under half of the 800 MB the bodies weigh (measured +240 MB: the 64 MiB budget, socket buffers,
+    // discarded chunks not yet collected); before the budget every byte was kept (+1.5 GB for 200 bodies).
+    expect(during - before).toBeLessThan(400)
+    expect(after - before).toBeLessThan(400)
+    process.stdout.write(
+      `[limits] held bodies: RSS ${before.toFixed(0)} → ${during.toFixed(0)} → ${after.toFixed(0)} MB\n`,
+    )
+    await bobRuns(server)
+  }, 120_000)
+
+  it('deeply nested 8 MB bodies are refused before parsing (INVALID_INPUT too_deep); bob is served meanwhile', async () => {
+    const server = await launch([])
+    const depth = 4 * 1024 * 1024 - 8
+    const nested = `${'['.repeat(depth)}${']'.repeat(depth)}`
+    const answers = Promise.all(
+      Array.from({ length: 10 }, async (_, i) => {
+        const headers = { 'Content-Type': 'application/json', ...bearer(`p${i}`) }
+        const answer = await request(server, 'POST', '/api/agent/runs', headers, nested)
+        return { status: answer.status, body: JSON.parse(answer.text) as unknown }
+      }),
+    )
+    await bobRuns(server)
+    const done = await answers
+    // Each is refused before any parse: too deep, or (beyond the 64 MiB body budget, 8 at once) not read at all.
+    for (const answer of done) {
+      if (answer.status === 503) expect(answer.body).toMatchObject({ error: { code: 'SERVER_BUSY' } })
+      else {
+        expect(answer.status).toBe(400)
+        expect(answer.body).toMatchObject({ error: { code: 'INVALID_INPUT', details: { reason: 'too_deep' } } })
+      }
+    }
+    expect(done.filter((a) => a.status === 400).length).toBeGreaterThanOrEqual(2)
+    await bobRuns(server)
+  }, 120_000)
+})
