@@ -120,6 +120,8 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
       deps.logError(`run ${threadId}/${runId} failed`, error)
     }
     const code = (STREAM_ERROR_CODES as readonly string[]).includes(failure.code) ? failure.code : 'RUN_FAILED'
-    yield ev.runError(code, failure.message)
+    // Typed details of a model failure or a usage cap (issue 14): kinds and numbers only, no upstream text.
+    const details = code === 'MODEL_ERROR' || code === 'USAGE_LIMIT_EXCEEDED' ? failure.details : undefined
+    yield ev.runError(code, failure.message, details)
   }
 }
