@@ -3,7 +3,7 @@ import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completio
 import { InterludeError } from '@interlude/protocol'
 import type { ModelChunk, ModelProvider, ModelRequest, ModelUsage } from './model.ts'
 import { isModuleNotFound, missingPeer } from '../store/optional-peer.ts'
-import { modelError, isRetryableRequestError, requestError } from './model-errors.ts'
+import { isRetryableRequestError, modelError, requestError, statusOf } from './model-errors.ts'
 import { toOpenAIMessages } from './openai-messages.ts'
 import { abortableSleep, retryDelayMs } from './openai-retry.ts'
 import { CallGuard } from './openai-stream-guard.ts'
@@ -50,6 +50,8 @@ export interface OpenAIModelOptions {
   /** Send `stream_options: { include_usage: true }` (some compatible servers reject it). @default true */
   readonly includeUsage?: boolean
   readonly temperature?: number
+  /** Called before each back-off wait (for logs and metrics): which retry, how long, the upstream status. */
+  readonly onRetry?: (retry: { readonly attempt: number; readonly delayMs: number; readonly status?: number }) => void
   /** A preconfigured client, e.g. `new OpenAI({...})` (overrides apiKey/baseURL). */
   readonly client?: OpenAIChatClient
 }
@@ -115,10 +117,10 @@ export function openaiModel(options: OpenAIModelOptions = {}): ModelProvider {
         if (guard.signal.aborted) throw error
         if (attempt >= maxRetries || !isRetryableRequestError(error)) throw requestError(error)
         guard.pause()
-        await abortableSleep(
-          retryDelayMs((error as { headers?: unknown }).headers, attempt, maxRetryDelayMs),
-          guard.signal,
-        )
+        const delayMs = retryDelayMs((error as { headers?: unknown }).headers, attempt, maxRetryDelayMs)
+        const status = statusOf(error)
+        options.onRetry?.({ attempt: attempt + 1, delayMs, ...(status !== undefined ? { status } : {}) })
+        await abortableSleep(delayMs, guard.signal)
       }
     }
   }
