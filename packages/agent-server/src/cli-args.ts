@@ -33,6 +33,16 @@ export const USAGE = `Usage: interlude-server [options]
   --static <dir>        serve a built workbench from <dir> at /
   --pacing-ms <ms>      scripted model: delay between streamed tokens (default 25)
   --base-path <path>    mount point of the API (default /api/agent)
+  --model-timeout-ms <ms>          openai: time to response headers, per attempt (default 60000; 0 = off)
+  --model-idle-timeout-ms <ms>     openai: silence between streamed chunks, SSE comments do not count
+                                   (default 60000; 0 = off)
+  --model-total-timeout-ms <ms>    openai: one whole model call, retries included (default 300000; 0 = off)
+  --model-max-retries <n>          openai: retries of 408/409/429/5xx/connection errors (default 2)
+  --model-max-retry-delay-ms <ms>  openai: longest back-off wait, whatever Retry-After says (default 10000)
+  --model-max-output-tokens <n>    openai: max_completion_tokens of every request (default 4096; 0 = not sent)
+  --max-tool-argument-bytes <n>    larger tool-call arguments are rejected and not kept (default 65536)
+  --max-tokens-per-thread <n>      token cap of one thread (input + output; default none)
+  --max-tokens-per-principal <n>   token cap of all threads of one principal (default none)
   -h, --help            show this help
 `
 
@@ -61,6 +71,36 @@ export interface CliOptions {
   readonly corsOrigins: readonly string[]
   /** `--agent`: a module whose default export is the agent (loaded by the CLI). */
   readonly agentModule: string | undefined
+  /** `--model-*` flags: options of the OpenAI provider (issue 14). */
+  readonly openai: CliOpenAIOptions
+  /** `--max-tool-argument-bytes` (`Limits.maxToolArgumentBytes`). */
+  readonly maxToolArgumentBytes: number | undefined
+  /** `--max-tokens-per-thread`, `--max-tokens-per-principal`. */
+  readonly usage: { readonly maxTokensPerThread?: number; readonly maxTokensPerPrincipal?: number }
+}
+
+export interface CliOpenAIOptions {
+  readonly timeoutMs?: number
+  readonly idleTimeoutMs?: number
+  readonly totalTimeoutMs?: number
+  readonly maxRetries?: number
+  readonly maxRetryDelayMs?: number
+  readonly maxCompletionTokens?: number
+}
+
+const MODEL_FLAGS = {
+  'model-timeout-ms': 'timeoutMs',
+  'model-idle-timeout-ms': 'idleTimeoutMs',
+  'model-total-timeout-ms': 'totalTimeoutMs',
+  'model-max-retries': 'maxRetries',
+  'model-max-retry-delay-ms': 'maxRetryDelayMs',
+  'model-max-output-tokens': 'maxCompletionTokens',
+} as const satisfies Record<string, keyof CliOpenAIOptions>
+
+function nonNegativeInteger(flag: string, text: string, allowZero: boolean): number {
+  const n = positiveNumber(flag, text, allowZero)
+  if (!Number.isSafeInteger(n)) throw new Error(`${flag} must be an integer`)
+  return n
 }
 
 function positiveNumber(flag: string, text: string, allowZero: boolean): number {
@@ -115,6 +155,15 @@ export function parseCliArgs(
       static: { type: 'string' },
       'pacing-ms': { type: 'string' },
       'base-path': { type: 'string' },
+      'model-timeout-ms': { type: 'string' },
+      'model-idle-timeout-ms': { type: 'string' },
+      'model-total-timeout-ms': { type: 'string' },
+      'model-max-retries': { type: 'string' },
+      'model-max-retry-delay-ms': { type: 'string' },
+      'model-max-output-tokens': { type: 'string' },
+      'max-tool-argument-bytes': { type: 'string' },
+      'max-tokens-per-thread': { type: 'string' },
+      'max-tokens-per-principal': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -150,6 +199,17 @@ export function parseCliArgs(
   if (values.agent !== undefined && values.model !== undefined)
     throw new Error('--agent brings its own model: leave out --model')
   if (values.agent !== undefined && values.agent.trim() === '') throw new Error('--agent needs a module path')
+  const openai: Record<string, number> = {}
+  for (const [flag, key] of Object.entries(MODEL_FLAGS)) {
+    const text = values[flag as keyof typeof MODEL_FLAGS]
+    if (text === undefined) continue
+    if (model !== 'openai') throw new Error(`--${flag} needs --model openai`)
+    openai[key] = nonNegativeInteger(`--${flag}`, text, true)
+  }
+  const optionalCount = (flag: 'max-tool-argument-bytes' | 'max-tokens-per-thread' | 'max-tokens-per-principal') =>
+    values[flag] === undefined ? undefined : nonNegativeInteger(`--${flag}`, values[flag], false)
+  const maxTokensPerThread = optionalCount('max-tokens-per-thread')
+  const maxTokensPerPrincipal = optionalCount('max-tokens-per-principal')
   const port = positiveNumber('--port', values.port ?? '8787', true)
   if (!Number.isInteger(port) || port > 65535) throw new Error('--port must be an integer between 0 and 65535')
   return {
@@ -174,5 +234,11 @@ export function parseCliArgs(
     webhooks: webhookUrls(values.webhook ?? [], env),
     corsOrigins,
     agentModule: values.agent,
+    openai: openai as CliOpenAIOptions,
+    maxToolArgumentBytes: optionalCount('max-tool-argument-bytes'),
+    usage: {
+      ...(maxTokensPerThread !== undefined ? { maxTokensPerThread } : {}),
+      ...(maxTokensPerPrincipal !== undefined ? { maxTokensPerPrincipal } : {}),
+    },
   }
 }

@@ -48,6 +48,16 @@ export async function main(argv: readonly string[]): Promise<void> {
     // Each URL is signed with INTERLUDE_WEBHOOK_SECRET (checked by parseCliArgs).
     webhooks: options.webhooks.map((url) => ({ url })),
     ...(options.corsOrigins.length > 0 ? { cors: { origins: options.corsOrigins } } : {}),
+    // issue 14: model bounds, tool-argument cap, token caps; each model call's usage is logged.
+    openai: options.openai,
+    ...(options.maxToolArgumentBytes !== undefined ? { limits: { maxToolArgumentBytes: options.maxToolArgumentBytes } } : {}),
+    usage: {
+      ...options.usage,
+      onUsage: ({ threadId, runId, model, usage }) =>
+        process.stdout.write(
+          `usage thread=${threadId} run=${runId} model=${model} input=${usage.inputTokens} output=${usage.outputTokens}\n`,
+        ),
+    },
   })
   process.stdout.write(`listening on ${server.url}\n`)
   let stopping = false

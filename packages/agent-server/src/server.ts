@@ -19,6 +19,7 @@ import { createSqliteStore } from './store/sqlite/sqlite-store.ts'
 import type { Store } from './store/store.ts'
 import type { WebhookEndpoint } from './webhooks/webhook-config.ts'
 import type { CorsOptions } from './http/middleware/cors.ts'
+import type { UsageOptions } from './core/usage.ts'
 
 export interface StartServerOptions {
   /** @default 0 (an ephemeral port) */
@@ -75,6 +76,8 @@ export interface StartServerOptions {
   readonly cors?: CorsOptions
   /** See `AgentServerOptions.webhookDelivery`. */
   readonly webhookDelivery?: WebhookDeliveryOptions
+  /** See `AgentServerOptions.usage`. */
+  readonly usage?: UsageOptions
 }
 
 export interface RunningServer {
@@ -154,6 +157,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       ...(options.webhooks !== undefined ? { webhooks: options.webhooks } : {}),
       ...(options.cors !== undefined ? { cors: options.cors } : {}),
       ...(options.webhookDelivery !== undefined ? { webhookDelivery: options.webhookDelivery } : {}),
+      ...(options.usage !== undefined ? { usage: options.usage } : {}),
     })
     await app.ready()
     if (options.staticDir !== undefined) app.use('*', serveStatic({ root: options.staticDir }))

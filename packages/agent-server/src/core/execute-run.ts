@@ -11,6 +11,7 @@ import { modelEvents } from './model-events.ts'
 import { RunCancelled } from './run-cancelled.ts'
 import type { RunPlan } from './run-plan.ts'
 import { Turn } from './turn.ts'
+import type { UsageOptions } from './usage.ts'
 
 /** What the execution core needs from the server. */
 export interface ExecutionDeps {
@@ -34,6 +35,10 @@ export interface ExecutionDeps {
   readonly logError: (message: string, error: unknown) => void
   /** Webhook rows for the batches the run opens (docs/approvals.md, "Webhooks"). */
   readonly webhooks?: WebhookOutbox
+  /** Token caps and the usage hook (issue 14, docs/protocol.md#token-usage). */
+  readonly usage?: UsageOptions
+  /** Tool-call arguments larger than this are rejected and stored as a short placeholder. @default 65536 */
+  readonly maxToolArgumentBytes?: number
 }
 
 /**

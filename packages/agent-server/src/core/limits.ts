@@ -27,6 +27,11 @@ export interface Limits {
    * with more entries is `INVALID_INPUT`. @default 16
    */
   readonly maxInterruptsPerBatch: number
+  /**
+   * Bytes of one tool call's arguments as the model streamed them. Larger arguments are rejected (an
+   * error result the model reads) and the history keeps a short placeholder instead (issue 14). @default 64 KiB
+   */
+  readonly maxToolArgumentBytes: number
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -36,4 +41,5 @@ export const DEFAULT_LIMITS: Limits = {
   maxMessageBytes: 1024 * 1024,
   maxPayloadBytes: 64 * 1024,
   maxInterruptsPerBatch: 16,
+  maxToolArgumentBytes: 64 * 1024,
 }

@@ -13,6 +13,7 @@ import { ev, isTerminal, toNewEvent } from './events.ts'
 import { executeRun } from './execute-run.ts'
 import { LogWriter } from './log-writer.ts'
 import type { RunPlan } from './run-plan.ts'
+import type { UsageOptions } from './usage.ts'
 
 export interface RunManagerOptions {
   readonly store: Store
@@ -34,6 +35,10 @@ export interface RunManagerOptions {
   readonly heartbeatMs?: number
   /** Webhook rows of opened batches and failed runs (docs/approvals.md, "Webhooks"). */
   readonly webhooks?: WebhookOutbox
+  /** Token caps and the usage hook (issue 14). */
+  readonly usage?: UsageOptions
+  /** See `Limits.maxToolArgumentBytes`. */
+  readonly maxToolArgumentBytes?: number
 }
 
 interface ActiveRun {
@@ -188,6 +193,8 @@ export class RunManager {
         persistEmitted: () => writer.flush(),
         logError,
         ...(this.#o.webhooks !== undefined ? { webhooks: this.#o.webhooks } : {}),
+        ...(this.#o.usage !== undefined ? { usage: this.#o.usage } : {}),
+        ...(this.#o.maxToolArgumentBytes !== undefined ? { maxToolArgumentBytes: this.#o.maxToolArgumentBytes } : {}),
       })
       for await (const event of events) {
         if (isTerminal(event.type)) {

@@ -35,6 +35,8 @@ import { registerInterruptRoutes } from './routes/interrupts.ts'
 import { registerRunRoutes } from './routes/runs.ts'
 import { registerThreadRoutes } from './routes/threads.ts'
 import type { SseBodyOptions } from './sse-response.ts'
+import { checkUsageOptions } from '../core/usage.ts'
+import type { UsageOptions } from '../core/usage.ts'
 
 export interface AgentServerOptions {
   readonly agent: AgentDefinition
@@ -93,6 +95,8 @@ export interface AgentServerOptions {
   readonly webhookDelivery?: WebhookDeliveryOptions
   /** Cross-origin access for browser apps on other origins (preflights, allowed headers). @default none: same origin only */
   readonly cors?: CorsOptions
+  /** Token caps per thread / per principal and the `onUsage` hook (docs/protocol.md#token-usage). @default no caps */
+  readonly usage?: UsageOptions
 }
 
 /** The sender settings a host may change (see `WebhookSenderOptions` for each default). */
@@ -136,6 +140,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const ttlSeconds = options.interruptTtlSeconds ?? 3600
   if (!(ttlSeconds > 0)) throw new RangeError('interruptTtlSeconds must be positive.')
   if (options.cors) checkCorsOptions(options.cors)
+  checkUsageOptions(options.usage)
   const expiryProblem = expiryOptionProblem(options.onExpiry)
   if (expiryProblem !== undefined) throw new RangeError(expiryProblem)
   const validators = new ValidatorCache()
@@ -167,6 +172,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     logError,
     webhooks,
     ...(options.runLeaseMs !== undefined ? { leaseMs: options.runLeaseMs } : {}),
+    ...(options.usage !== undefined ? { usage: options.usage } : {}),
+    maxToolArgumentBytes: limits.maxToolArgumentBytes,
   })
   const recovery = new RunRecovery({
     store,

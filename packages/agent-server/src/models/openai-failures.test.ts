@@ -253,7 +253,7 @@ describe('typed model errors, without upstream text', () => {
       expect(fake.requests).toHaveLength(c.requests)
       expect(r.raw).not.toMatch(/org-4711|sk-live|sk-test-key|Rate limit|Incorrect|maximum context/)
       // The run record says the same, and the thread takes new input.
-      expect(await s.store.getRun(threadId, r.events[0]!.runId as string)).toMatchObject({
+      expect(await s.store.getRun(threadId, (r.events[0] as { runId: string }).runId)).toMatchObject({
         status: 'failed',
         errorCode: 'MODEL_ERROR',
       })

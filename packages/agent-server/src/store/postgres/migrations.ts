@@ -153,6 +153,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX webhook_outbox_due ON webhook_outbox (status, next_attempt_at);
   `,
+  // issue 14 (model boundary): tokens each run's model calls used, for the run view and the
+  // operator's caps per thread and per owner (docs/protocol.md#token-usage).
+  `
+  ALTER TABLE runs ADD COLUMN input_tokens BIGINT NOT NULL DEFAULT 0, ADD COLUMN output_tokens BIGINT NOT NULL DEFAULT 0;
+  `,
 ]
 
 export function quoteIdent(name: string): string {

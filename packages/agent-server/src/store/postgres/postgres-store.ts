@@ -40,7 +40,10 @@ import type {
   ThreadRecord,
   ToolCallRecord,
   ToolCallStatus,
+  UsageCounts,
+  UsageScope,
 } from '../store.ts'
+import { addRunUsage, sumUsage } from './usage.ts'
 import { admissionView } from './admission-statements.ts'
 import { claimBatch, startInputRunTx } from './admission.ts'
 import { appendEventsTx, appendMessagesTx } from './appends.ts'
@@ -177,6 +180,14 @@ export class PostgresStore implements Store {
 
   async listMessages(threadId: string): Promise<Message[]> {
     return (await rows(this.#pool, sql.listMessages(threadId))).map((r) => JSON.parse(r.json) as Message)
+  }
+
+  async addRunUsage(threadId: string, runId: string, usage: { inputTokens: number; outputTokens: number }): Promise<void> {
+    await addRunUsage(this.#pool, threadId, runId, usage)
+  }
+
+  async sumUsage(scope: UsageScope): Promise<UsageCounts> {
+    return sumUsage(this.#pool, scope)
   }
 
   async getRun(threadId: string, runId: string): Promise<RunRecord | undefined> {

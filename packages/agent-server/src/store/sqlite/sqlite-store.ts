@@ -37,7 +37,10 @@ import type {
   ThreadRecord,
   ToolCallRecord,
   ToolCallStatus,
+  UsageCounts,
+  UsageScope,
 } from '../store.ts'
+import { sqliteUsage } from './usage.ts'
 import type { BatchRow } from '../rows.ts'
 import { toBatch, toRun, toRunHeartbeat, toRunKey, toStoredEvent, toThread, toThreadHead, toToolCall } from '../rows.ts'
 import { effectRefusal } from '../refusals.ts'
@@ -70,6 +73,7 @@ export class SqliteStore implements Store {
   readonly path: string
   readonly #db: Database.Database
   readonly #s: SqliteStatements
+  readonly #usage: ReturnType<typeof sqliteUsage>
   readonly #now: Clock
   #closed = false
 
@@ -86,6 +90,7 @@ export class SqliteStore implements Store {
     this.#db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
     migrate(this.#db)
     this.#s = prepareStatements(this.#db)
+    this.#usage = sqliteUsage(this.#db)
   }
 
   /** Direct access for tests and tooling (e.g. a before/after dump). */
@@ -165,6 +170,14 @@ export class SqliteStore implements Store {
   async getRun(threadId: string, runId: string): Promise<RunRecord | undefined> {
     const row = this.#s.getRun.get(threadId, runId)
     return row ? toRun(row) : undefined
+  }
+
+  async addRunUsage(threadId: string, runId: string, usage: { inputTokens: number; outputTokens: number }): Promise<void> {
+    this.#write(() => this.#usage.add(threadId, runId, usage))
+  }
+
+  async sumUsage(scope: UsageScope): Promise<UsageCounts> {
+    return this.#usage.sum(scope)
   }
 
   async getOpenBatch(threadId: string): Promise<BatchRecord | undefined> {
