@@ -384,8 +384,14 @@ export function editedResult(args: unknown, result: unknown): unknown {
   return {
     note: 'A person edited the arguments before approving this call. It ran with editedArguments, not with the arguments you proposed.',
     editedArguments: args,
-    result,
+    // The ledger hands results over as the text the model reads: nest JSON as JSON, not as a string.
+    result: typeof result === 'string' ? jsonOrText(result) : result,
   }
+}
+
+function jsonOrText(text: string): unknown {
+  const parsed = parseJson(text)
+  return parsed.ok ? parsed.value : text
 }
 
 /** Tool-call arguments kept in the history at most (`Limits.maxToolArgumentBytes`). */
