@@ -7,6 +7,7 @@ import { outboxCases } from '../store/conformance/outbox-cases.ts'
 import { readCases } from '../store/conformance/read-cases.ts'
 import { revisionCases } from '../store/conformance/revision-cases.ts'
 import { runCases } from '../store/conformance/run-cases.ts'
+import { usageCases } from '../store/conformance/usage-cases.ts'
 
 export type { ConformanceDatabase } from '../store/conformance/kit.ts'
 
@@ -26,5 +27,6 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     revisionCases(kit)
     approvalCases(kit)
     outboxCases(kit)
+    usageCases(kit)
   })
 }
