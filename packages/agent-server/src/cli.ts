@@ -50,7 +50,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     ...(options.corsOrigins.length > 0 ? { cors: { origins: options.corsOrigins } } : {}),
     // issue 14: model bounds, tool-argument cap, token caps; each model call's usage is logged.
     openai: options.openai,
-    ...(options.maxToolArgumentBytes !== undefined ? { limits: { maxToolArgumentBytes: options.maxToolArgumentBytes } } : {}),
+    ...(options.maxToolArgumentBytes !== undefined
+      ? { limits: { maxToolArgumentBytes: options.maxToolArgumentBytes } }
+      : {}),
     usage: {
       ...options.usage,
       onUsage: ({ threadId, runId, model, usage }) =>

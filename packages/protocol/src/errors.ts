@@ -26,7 +26,13 @@ export const ADMISSION_ERROR_CODES = [
 ] as const
 
 /** Codes carried by `RUN_ERROR { message, code }` once `RUN_STARTED` has been sent. */
-export const STREAM_ERROR_CODES = ['RUN_FAILED', 'MODEL_ERROR', 'TOOL_ERROR', 'INTERNAL', 'USAGE_LIMIT_EXCEEDED'] as const
+export const STREAM_ERROR_CODES = [
+  'RUN_FAILED',
+  'MODEL_ERROR',
+  'TOOL_ERROR',
+  'INTERNAL',
+  'USAGE_LIMIT_EXCEEDED',
+] as const
 
 /** Codes raised locally by clients (never sent by a server). */
 export const CLIENT_ERROR_CODES = [

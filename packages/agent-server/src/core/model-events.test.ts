@@ -128,9 +128,13 @@ describe('model stream → AG-UI events', () => {
   })
 
   it('a provider’s typed error keeps its code, message and details; usage chunks go to onUsage, not to events', async () => {
-    const typed = new InterludeError('MODEL_ERROR', 'The model’s answer was cut off at its output limit; it was not kept.', {
-      details: { kind: 'truncated', retryable: false },
-    })
+    const typed = new InterludeError(
+      'MODEL_ERROR',
+      'The model’s answer was cut off at its output limit; it was not kept.',
+      {
+        details: { kind: 'truncated', retryable: false },
+      },
+    )
     const usage: unknown[] = []
     const failing = async function* (): AsyncGenerator<ModelChunk> {
       yield text('cut')

@@ -319,7 +319,12 @@ export class Turn {
   }
 
   /** A server tool runs now; an external tool is started and its result awaited. */
-  async *#runEffect(tool: ResolvedTool, record: ToolCallRecord, args: unknown, edited = false): AsyncGenerator<AgUiEvent> {
+  async *#runEffect(
+    tool: ResolvedTool,
+    record: ToolCallRecord,
+    args: unknown,
+    edited = false,
+  ): AsyncGenerator<AgUiEvent> {
     const invocation = () =>
       toolInvocation(this.#policyContext(record.toolCallId), this.#deps.toolSignal ?? this.#deps.signal)
     let outcome: EffectOutcome | 'awaiting_result' | undefined

@@ -3,7 +3,16 @@ import { EventType } from '@interlude/protocol'
 import type { AgUiEvent } from '@interlude/protocol'
 import { releaseAssistant } from '../demo/release-assistant.ts'
 import type { TestServer } from '../test-utils/harness.ts'
-import { authHeader, newThreadId, postRun, runInput, startTestServer, textOf, types, userMessage } from '../test-utils/harness.ts'
+import {
+  authHeader,
+  newThreadId,
+  postRun,
+  runInput,
+  startTestServer,
+  textOf,
+  types,
+  userMessage,
+} from '../test-utils/harness.ts'
 import type { FakeOpenAI } from '../test-utils/fake-openai.ts'
 import { chunk, errorOf, startFakeOpenAI, streamOf } from '../test-utils/fake-openai.ts'
 import type { OpenAIModelOptions } from './openai.ts'
@@ -31,7 +40,13 @@ afterEach(async () => {
 async function serve(options: Partial<OpenAIModelOptions> = {}): Promise<TestServer> {
   server = await startTestServer({
     agent: releaseAssistant({
-      model: openaiModel({ apiKey: 'sk-test-key', baseURL: fake.baseURL, model: 'fake-model', maxRetries: 0, ...options }),
+      model: openaiModel({
+        apiKey: 'sk-test-key',
+        baseURL: fake.baseURL,
+        model: 'fake-model',
+        maxRetries: 0,
+        ...options,
+      }),
     }),
   })
   return server
@@ -221,7 +236,11 @@ describe('typed model errors, without upstream text', () => {
       name: 'context_length_exceeded',
       handlers: () => [
         errorOf(400, {
-          error: { message: `maximum context length ${SECRET}`, code: 'context_length_exceeded', type: 'invalid_request_error' },
+          error: {
+            message: `maximum context length ${SECRET}`,
+            code: 'context_length_exceeded',
+            type: 'invalid_request_error',
+          },
         }),
       ],
       details: { kind: 'context_length', retryable: false, status: 400 },
@@ -284,7 +303,9 @@ describe('truncated and filtered answers are not success', () => {
     fake.queue.push(
       streamOf([
         chunk({
-          tool_calls: [{ index: 0, id: 'call_pub', type: 'function', function: { name: 'publish_release', arguments: '{"ver' } }],
+          tool_calls: [
+            { index: 0, id: 'call_pub', type: 'function', function: { name: 'publish_release', arguments: '{"ver' } },
+          ],
         }),
         chunk({}, 'length'),
       ]),

@@ -45,12 +45,19 @@ async function serve(
       model: openaiModel({ apiKey: 'test-key', baseURL: fake.baseURL, model: 'fake-model', maxRetries: 0, ...options }),
     }),
     ...(extra.usage ? { usage: extra.usage } : {}),
-    ...(extra.maxToolArgumentBytes !== undefined ? { limits: { maxToolArgumentBytes: extra.maxToolArgumentBytes } } : {}),
+    ...(extra.maxToolArgumentBytes !== undefined
+      ? { limits: { maxToolArgumentBytes: extra.maxToolArgumentBytes } }
+      : {}),
   })
   return server
 }
 
-type Sent = { role: string; content: unknown; tool_calls?: { function: { arguments: string } }[]; tool_call_id?: string }
+type Sent = {
+  role: string
+  content: unknown
+  tool_calls?: { function: { arguments: string } }[]
+  tool_call_id?: string
+}
 const sent = (i: number) => fake.requests[i]!.messages as Sent[]
 const answer = (text: string, usage?: [number, number]) =>
   streamOf([chunk({ role: 'assistant', content: text }), chunk({}, 'stop'), ...(usage ? [usageChunk(...usage)] : [])])
@@ -82,7 +89,11 @@ describe('oversized tool-call arguments', () => {
     const huge = `{"version":"${'x'.repeat(1024 * 1024)}"}`
     fake.queue.push(
       streamOf([
-        chunk({ tool_calls: [{ index: 0, id: 'call_big', type: 'function', function: { name: 'publish_release', arguments: '' } }] }),
+        chunk({
+          tool_calls: [
+            { index: 0, id: 'call_big', type: 'function', function: { name: 'publish_release', arguments: '' } },
+          ],
+        }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: huge } }] }),
         chunk({}, 'tool_calls'),
       ]),
@@ -117,7 +128,12 @@ describe('oversized tool-call arguments', () => {
       streamOf([
         chunk({
           tool_calls: [
-            { index: 0, id: 'call_p', type: 'function', function: { name: 'publish_release', arguments: '{"version":"v2.1"}' } },
+            {
+              index: 0,
+              id: 'call_p',
+              type: 'function',
+              function: { name: 'publish_release', arguments: '{"version":"v2.1"}' },
+            },
           ],
         }),
         chunk({}, 'tool_calls'),
@@ -155,7 +171,9 @@ describe('edited arguments', () => {
     const edited = { version: 'v2.1', environment: 'staging' }
     await postRun(
       s,
-      resumeInput(threadId, [{ interruptId: approval!.id, status: 'resolved', payload: { approved: true, editedArgs: edited } }]),
+      resumeInput(threadId, [
+        { interruptId: approval!.id, status: 'resolved', payload: { approved: true, editedArgs: edited } },
+      ]),
     )
     const messages = sent(1)
     expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool'])
@@ -175,7 +193,12 @@ describe('edited arguments', () => {
       streamOf([
         chunk({
           tool_calls: [
-            { index: 0, id: 'call_pub', type: 'function', function: { name: 'publish_release', arguments: '{"version":"v3"}' } },
+            {
+              index: 0,
+              id: 'call_pub',
+              type: 'function',
+              function: { name: 'publish_release', arguments: '{"version":"v3"}' },
+            },
           ],
         }),
         chunk({}, 'tool_calls'),
@@ -184,7 +207,10 @@ describe('edited arguments', () => {
     const threadId = newThreadId()
     const [approval] = interruptsOf((await postRun(s, runInput(threadId, [userMessage('publish v3')]))).events)
     fake.queue.push(answer('Published.'))
-    await postRun(s, resumeInput(threadId, [{ interruptId: approval!.id, status: 'resolved', payload: { approved: true } }]))
+    await postRun(
+      s,
+      resumeInput(threadId, [{ interruptId: approval!.id, status: 'resolved', payload: { approved: true } }]),
+    )
     expect(JSON.parse(sent(1)[3]!.content as string)).toEqual({ published: 'v3' })
   })
 })
@@ -210,7 +236,9 @@ describe('client context', () => {
 
 describe('token usage', () => {
   const runView = async (s: TestServer, threadId: string, runId: string) =>
-    (await (await fetch(`${s.baseUrl}/threads/${threadId}/runs/${runId}`, { headers: authHeader('alice') })).json()) as RunView
+    (await (
+      await fetch(`${s.baseUrl}/threads/${threadId}/runs/${runId}`, { headers: authHeader('alice') })
+    ).json()) as RunView
 
   it('is recorded per run (summed over its model calls), shown by the run view and reported to onUsage', async () => {
     const reports: UsageReport[] = []
@@ -238,7 +266,11 @@ describe('token usage', () => {
       [threadId, input.runId, 'alice', 'openai:fake-model', 120],
       [threadId, input.runId, 'alice', 'openai:fake-model', 135],
     ])
-    expect(await s.store.sumUsage({ ownerId: 'alice' })).toEqual({ inputTokens: 230, outputTokens: 25, totalTokens: 255 })
+    expect(await s.store.sumUsage({ ownerId: 'alice' })).toEqual({
+      inputTokens: 230,
+      outputTokens: 25,
+      totalTokens: 255,
+    })
   })
 
   it('a failed call’s reported tokens count too', async () => {

@@ -111,7 +111,11 @@ export function openaiModel(options: OpenAIModelOptions = {}): ModelProvider {
       guard.awaitingHeaders()
       try {
         // The SDK's own retries and timeout are off: the guard bounds the call.
-        const stream = await sdk.chat.completions.create(body, { signal: guard.signal, maxRetries: 0, timeout: 2 ** 31 - 1 })
+        const stream = await sdk.chat.completions.create(body, {
+          signal: guard.signal,
+          maxRetries: 0,
+          timeout: 2 ** 31 - 1,
+        })
         return stream as unknown as AsyncIterable<Chunk>
       } catch (error) {
         if (guard.signal.aborted) throw error

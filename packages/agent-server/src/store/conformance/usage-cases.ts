@@ -26,8 +26,16 @@ export function usageCases(kit: ConformanceKit): void {
       await start(store, bobs.threadId, bobs.runId, null, { ownerId: 'bob' })
       await store.addRunUsage(bobs.threadId, bobs.runId, { inputTokens: 7, outputTokens: 7 })
 
-      expect(await store.sumUsage({ threadId: a.threadId })).toEqual({ inputTokens: 231, outputTokens: 26, totalTokens: 257 })
-      expect(await store.sumUsage({ ownerId: 'alice' })).toEqual({ inputTokens: 241, outputTokens: 29, totalTokens: 270 })
+      expect(await store.sumUsage({ threadId: a.threadId })).toEqual({
+        inputTokens: 231,
+        outputTokens: 26,
+        totalTokens: 257,
+      })
+      expect(await store.sumUsage({ ownerId: 'alice' })).toEqual({
+        inputTokens: 241,
+        outputTokens: 29,
+        totalTokens: 270,
+      })
       expect(await store.sumUsage({ ownerId: 'bob' })).toEqual({ inputTokens: 7, outputTokens: 7, totalTokens: 14 })
       expect(await store.sumUsage({ threadId: 'nope' })).toEqual({ inputTokens: 0, outputTokens: 0, totalTokens: 0 })
       expect(await store.sumUsage({ ownerId: 'nobody' })).toEqual({ inputTokens: 0, outputTokens: 0, totalTokens: 0 })

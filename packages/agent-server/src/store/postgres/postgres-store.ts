@@ -182,7 +182,11 @@ export class PostgresStore implements Store {
     return (await rows(this.#pool, sql.listMessages(threadId))).map((r) => JSON.parse(r.json) as Message)
   }
 
-  async addRunUsage(threadId: string, runId: string, usage: { inputTokens: number; outputTokens: number }): Promise<void> {
+  async addRunUsage(
+    threadId: string,
+    runId: string,
+    usage: { inputTokens: number; outputTokens: number },
+  ): Promise<void> {
     await addRunUsage(this.#pool, threadId, runId, usage)
   }
 

@@ -21,9 +21,10 @@ export async function sumUsage(q: Queryable, scope: UsageScope): Promise<UsageCo
   type Sum = { input: string | null; output: string | null }
   const query =
     'threadId' in scope
-      ? statement<Sum>('SELECT SUM(input_tokens) AS input, SUM(output_tokens) AS output FROM runs WHERE thread_id = $1', [
-          scope.threadId,
-        ])
+      ? statement<Sum>(
+          'SELECT SUM(input_tokens) AS input, SUM(output_tokens) AS output FROM runs WHERE thread_id = $1',
+          [scope.threadId],
+        )
       : statement<Sum>(
           `SELECT SUM(r.input_tokens) AS input, SUM(r.output_tokens) AS output
              FROM threads t JOIN runs r ON r.thread_id = t.thread_id WHERE t.owner_id = $1`,

@@ -172,7 +172,11 @@ export class SqliteStore implements Store {
     return row ? toRun(row) : undefined
   }
 
-  async addRunUsage(threadId: string, runId: string, usage: { inputTokens: number; outputTokens: number }): Promise<void> {
+  async addRunUsage(
+    threadId: string,
+    runId: string,
+    usage: { inputTokens: number; outputTokens: number },
+  ): Promise<void> {
     this.#write(() => this.#usage.add(threadId, runId, usage))
   }
 
