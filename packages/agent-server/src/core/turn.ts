@@ -199,7 +199,7 @@ export class Turn {
     await checkUsageCaps(store, { threadId, principal }, options)
     for await (const chunk of open()) {
       if (chunk.type === 'usage') {
-        await store.addRunUsage(threadId, runId, chunk.usage)
+        await store.addRunUsage?.(threadId, runId, chunk.usage)
         try {
           options?.onUsage?.({ threadId, runId, principal, model: agent.model.name, usage: chunk.usage })
         } catch (error) {

@@ -1,7 +1,7 @@
 import { InterludeError } from '@interlude/protocol'
 import type { UsageLimitDetails } from '@interlude/protocol'
 import type { ModelUsage } from '../models/model.ts'
-import type { Store } from '../store/store.ts'
+import type { Store, UsageScope } from '../store/store.ts'
 
 /** One model call's token counts, as the `onUsage` hook sees them (docs/protocol.md#token-usage). */
 export interface UsageReport {
@@ -24,11 +24,13 @@ export interface UsageOptions {
   readonly onUsage?: (report: UsageReport) => void
 }
 
-export function checkUsageOptions(options: UsageOptions | undefined): void {
+export function checkUsageOptions(options: UsageOptions | undefined, store: Store): void {
   for (const key of ['maxTokensPerThread', 'maxTokensPerPrincipal'] as const) {
     const value = options?.[key]
-    if (value !== undefined && !(Number.isSafeInteger(value) && value > 0))
-      throw new RangeError(`usage.${key} must be a positive integer.`)
+    if (value === undefined) continue
+    if (!(Number.isSafeInteger(value) && value > 0)) throw new RangeError(`usage.${key} must be a positive integer.`)
+    if (!store.sumUsage || !store.addRunUsage)
+      throw new RangeError(`usage.${key} needs a store with addRunUsage and sumUsage.`)
   }
 }
 
@@ -42,13 +44,15 @@ export async function checkUsageCaps(
   scope: { readonly threadId: string; readonly principal: string },
   options: UsageOptions | undefined,
 ): Promise<void> {
-  const checks: [UsageLimitDetails['scope'], number | undefined, () => ReturnType<Store['sumUsage']>][] = [
-    ['thread', options?.maxTokensPerThread, () => store.sumUsage({ threadId: scope.threadId })],
-    ['principal', options?.maxTokensPerPrincipal, () => store.sumUsage({ ownerId: scope.principal })],
+  const sumUsage = store.sumUsage?.bind(store)
+  if (!sumUsage) return // refused at startup when a cap is set (checkUsageOptions)
+  const checks: [UsageLimitDetails['scope'], number | undefined, UsageScope][] = [
+    ['thread', options?.maxTokensPerThread, { threadId: scope.threadId }],
+    ['principal', options?.maxTokensPerPrincipal, { ownerId: scope.principal }],
   ]
-  for (const [name, limit, sum] of checks) {
+  for (const [name, limit, of] of checks) {
     if (limit === undefined) continue
-    const used = (await sum()).totalTokens
+    const used = (await sumUsage(of)).totalTokens
     if (used >= limit) {
       const details: UsageLimitDetails = { scope: name, limit, used }
       throw new InterludeError(

@@ -117,7 +117,7 @@ function outcomesSince(messages: readonly Message[], from: number): ToolOutcome[
     if (m.role !== 'assistant') continue
     for (const call of m.toolCalls ?? []) {
       let args = parse(call.function.arguments)
-      let result = results.get(call.id) ?? 'no result'
+      let result: unknown = results.get(call.id) ?? 'no result'
       // A person edited the arguments (docs/approvals.md#edited-arguments): the result says which ran.
       if (typeof result === 'object' && result !== null && 'editedArguments' in result) {
         const edited = result as { editedArguments: unknown; result: unknown }

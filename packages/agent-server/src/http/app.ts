@@ -140,7 +140,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const ttlSeconds = options.interruptTtlSeconds ?? 3600
   if (!(ttlSeconds > 0)) throw new RangeError('interruptTtlSeconds must be positive.')
   if (options.cors) checkCorsOptions(options.cors)
-  checkUsageOptions(options.usage)
+  checkUsageOptions(options.usage, options.store)
   const expiryProblem = expiryOptionProblem(options.onExpiry)
   if (expiryProblem !== undefined) throw new RangeError(expiryProblem)
   const validators = new ValidatorCache()

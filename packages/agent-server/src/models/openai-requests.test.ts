@@ -266,7 +266,7 @@ describe('token usage', () => {
       [threadId, input.runId, 'alice', 'openai:fake-model', 120],
       [threadId, input.runId, 'alice', 'openai:fake-model', 135],
     ])
-    expect(await s.store.sumUsage({ ownerId: 'alice' })).toEqual({
+    expect(await s.store.sumUsage?.({ ownerId: 'alice' })).toEqual({
       inputTokens: 230,
       outputTokens: 25,
       totalTokens: 255,
