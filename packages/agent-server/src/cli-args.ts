@@ -76,6 +76,16 @@ export const USAGE = `Usage: interlude-server [options]
   --request-timeout-ms <ms>         the whole request must arrive within it (default 60000)
   --max-connections <n>             open connections (default 1000; keep below ulimit -n)
   --max-connections-per-ip <n>      open connections per client address (default 256; 0 behind a proxy)
+  --model-timeout-ms <ms>          openai: time to response headers, per attempt (default 60000; 0 = off)
+  --model-idle-timeout-ms <ms>     openai: silence between streamed chunks, SSE comments do not count
+                                   (default 60000; 0 = off)
+  --model-total-timeout-ms <ms>    openai: one whole model call, retries included (default 300000; 0 = off)
+  --model-max-retries <n>          openai: retries of 408/409/429/5xx/connection errors (default 2)
+  --model-max-retry-delay-ms <ms>  openai: longest back-off wait, whatever Retry-After says (default 10000)
+  --model-max-output-tokens <n>    openai: max_completion_tokens of every request (default 4096; 0 = not sent)
+  --max-tool-argument-bytes <n>    larger tool-call arguments are rejected and not kept (default 65536)
+  --max-tokens-per-thread <n>      token cap of one thread (input + output; default none)
+  --max-tokens-per-principal <n>   token cap of all threads of one principal (default none)
   -h, --help            show this help
 `
 
@@ -120,6 +130,36 @@ export interface CliOptions {
   readonly trustProxy: boolean
   /** Where the tokens came from, for the startup warning about `--token` in `ps`. */
   readonly tokensOnCommandLine: boolean
+  /** `--model-*` flags: options of the OpenAI provider (issue 14). */
+  readonly openai: CliOpenAIOptions
+  /** `--max-tool-argument-bytes` (`Limits.maxToolArgumentBytes`). */
+  readonly maxToolArgumentBytes: number | undefined
+  /** `--max-tokens-per-thread`, `--max-tokens-per-principal`. */
+  readonly usage: { readonly maxTokensPerThread?: number; readonly maxTokensPerPrincipal?: number }
+}
+
+export interface CliOpenAIOptions {
+  readonly timeoutMs?: number
+  readonly idleTimeoutMs?: number
+  readonly totalTimeoutMs?: number
+  readonly maxRetries?: number
+  readonly maxRetryDelayMs?: number
+  readonly maxCompletionTokens?: number
+}
+
+const MODEL_FLAGS = {
+  'model-timeout-ms': 'timeoutMs',
+  'model-idle-timeout-ms': 'idleTimeoutMs',
+  'model-total-timeout-ms': 'totalTimeoutMs',
+  'model-max-retries': 'maxRetries',
+  'model-max-retry-delay-ms': 'maxRetryDelayMs',
+  'model-max-output-tokens': 'maxCompletionTokens',
+} as const satisfies Record<string, keyof CliOpenAIOptions>
+
+function nonNegativeInteger(flag: string, text: string, allowZero: boolean): number {
+  const n = positiveNumber(flag, text, allowZero)
+  if (!Number.isSafeInteger(n)) throw new Error(`${flag} must be an integer`)
+  return n
 }
 
 /** Flag → limit, each a non-negative integer. */
@@ -256,6 +296,15 @@ export function parseCliArgs(
       'trust-proxy': { type: 'boolean' },
       'no-quotas': { type: 'boolean' },
       ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: 'string' as const }])),
+      'model-timeout-ms': { type: 'string' },
+      'model-idle-timeout-ms': { type: 'string' },
+      'model-total-timeout-ms': { type: 'string' },
+      'model-max-retries': { type: 'string' },
+      'model-max-retry-delay-ms': { type: 'string' },
+      'model-max-output-tokens': { type: 'string' },
+      'max-tool-argument-bytes': { type: 'string' },
+      'max-tokens-per-thread': { type: 'string' },
+      'max-tokens-per-principal': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -306,6 +355,17 @@ export function parseCliArgs(
   const metricsPrincipals = [...new Set(values['metrics-principal'] ?? [])]
   if (metricsPrincipals.some((name) => name.trim() === '' || name !== name.trim()))
     throw new Error('--metrics-principal must be a principal name without surrounding spaces')
+  const openai: Record<string, number> = {}
+  for (const [flag, key] of Object.entries(MODEL_FLAGS)) {
+    const text = values[flag as keyof typeof MODEL_FLAGS]
+    if (text === undefined) continue
+    if (model !== 'openai') throw new Error(`--${flag} needs --model openai`)
+    openai[key] = nonNegativeInteger(`--${flag}`, text, true)
+  }
+  const optionalCount = (flag: 'max-tool-argument-bytes' | 'max-tokens-per-thread' | 'max-tokens-per-principal') =>
+    values[flag] === undefined ? undefined : nonNegativeInteger(`--${flag}`, values[flag], false)
+  const maxTokensPerThread = optionalCount('max-tokens-per-thread')
+  const maxTokensPerPrincipal = optionalCount('max-tokens-per-principal')
   return {
     port,
     host: values.host ?? '127.0.0.1',
@@ -341,5 +401,11 @@ export function parseCliArgs(
     secureCookies: values['secure-cookies'] === true ? true : 'auto',
     trustProxy: values['trust-proxy'] === true,
     tokensOnCommandLine: (values.token ?? []).length > 0,
+    openai: openai as CliOpenAIOptions,
+    maxToolArgumentBytes: optionalCount('max-tool-argument-bytes'),
+    usage: {
+      ...(maxTokensPerThread !== undefined ? { maxTokensPerThread } : {}),
+      ...(maxTokensPerPrincipal !== undefined ? { maxTokensPerPrincipal } : {}),
+    },
   }
 }

@@ -113,6 +113,49 @@ describe('interlude-server CLI', () => {
     expect(() => parseCliArgs(['--bogus'])).toThrow()
   })
 
+  it('parses the model bounds and token caps of issue 14', () => {
+    expect(
+      parseCliArgs([
+        '--model',
+        'openai',
+        '--model-timeout-ms',
+        '5000',
+        '--model-idle-timeout-ms',
+        '0',
+        '--model-total-timeout-ms',
+        '90000',
+        '--model-max-retries',
+        '0',
+        '--model-max-retry-delay-ms',
+        '2000',
+        '--model-max-output-tokens',
+        '1024',
+        '--max-tool-argument-bytes',
+        '4096',
+        '--max-tokens-per-thread',
+        '100000',
+        '--max-tokens-per-principal',
+        '2000000',
+      ]),
+    ).toMatchObject({
+      openai: {
+        timeoutMs: 5000,
+        idleTimeoutMs: 0,
+        totalTimeoutMs: 90000,
+        maxRetries: 0,
+        maxRetryDelayMs: 2000,
+        maxCompletionTokens: 1024,
+      },
+      maxToolArgumentBytes: 4096,
+      usage: { maxTokensPerThread: 100000, maxTokensPerPrincipal: 2000000 },
+    })
+    expect(parseCliArgs([])).toMatchObject({ openai: {}, maxToolArgumentBytes: undefined, usage: {} })
+    expect(() => parseCliArgs(['--model-idle-timeout-ms', '100'])).toThrow(/needs --model openai/)
+    expect(() => parseCliArgs(['--model', 'openai', '--model-max-retries', '1.5'])).toThrow(/integer/)
+    expect(() => parseCliArgs(['--model', 'openai', '--model-timeout-ms=-1'])).toThrow(/non-negative/)
+    expect(() => parseCliArgs(['--max-tokens-per-thread', '0'])).toThrow(/positive/)
+  })
+
   it('serves anonymous-session cookies, survives SIGKILL while paused, and resumes after a restart', async () => {
     const db = path.join(tmp.dir, 'cli.db')
     const first = await launch(['--db', db])

@@ -55,10 +55,16 @@ export async function main(argv: readonly string[]): Promise<void> {
       ? { metricsPort: options.metricsPort, metricsHost: options.metricsHost }
       : {}),
     ...(options.shutdownGraceMs !== undefined ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
-    limits: options.limits,
+    limits: {
+      ...options.limits,
+      ...(options.maxToolArgumentBytes !== undefined ? { maxToolArgumentBytes: options.maxToolArgumentBytes } : {}),
+    },
     ...(options.sessionMaxAgeSeconds !== undefined ? { sessionMaxAgeSeconds: options.sessionMaxAgeSeconds } : {}),
     secureCookies: options.secureCookies,
     trustProxy: options.trustProxy,
+    // issue 14: model bounds and token caps (usage is stored per run: GET …/runs/:runId).
+    openai: options.openai,
+    usage: options.usage,
   })
   if (options.tokensOnCommandLine)
     process.stderr.write('interlude-server: warning: --token secrets are visible in ps; prefer --tokens-file.\n')

@@ -28,6 +28,7 @@ import { createLogger } from './observability/logger.ts'
 import type { Logger, LogLevel } from './observability/logger.ts'
 import { acquireSqliteLock } from './store/sqlite/process-lock.ts'
 import type { ProcessLock } from './store/sqlite/process-lock.ts'
+import type { UsageOptions } from './core/usage.ts'
 
 export interface StartServerOptions {
   /** @default 0 (an ephemeral port) */
@@ -109,6 +110,8 @@ export interface StartServerOptions {
   readonly metricsHost?: string
   /** See `AgentServerOptions.shutdownGraceMs`. @default 10000 */
   readonly shutdownGraceMs?: number
+  /** See `AgentServerOptions.usage`. */
+  readonly usage?: UsageOptions
 }
 
 export interface RunningServer {
@@ -244,6 +247,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       processMetrics: options.metricsPort !== undefined || (options.metricsPrincipals?.length ?? 0) > 0,
       ...(options.shutdownGraceMs !== undefined ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
       ...(options.onQuotaRefused !== undefined ? { onQuotaRefused: options.onQuotaRefused } : {}),
+      ...(options.usage !== undefined ? { usage: options.usage } : {}),
     })
     await app.ready()
     // No dotfiles, no symlinks out of the root, nosniff / CSP frame-ancestors / Referrer-Policy (README).

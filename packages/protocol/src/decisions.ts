@@ -94,6 +94,15 @@ export interface RunView {
   readonly errorCode?: string
   /** The decision this run carries out (resume runs). */
   readonly decision?: DecisionRecord
+  /** Tokens the run's model calls used so far, when the provider reports usage (docs/protocol.md#token-usage). */
+  readonly usage?: RunUsage
+}
+
+/** Token counts of a run's model calls (summed over its calls). */
+export interface RunUsage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly totalTokens: number
 }
 
 /** One open batch in `GET {base}/interrupts?status=pending`. */

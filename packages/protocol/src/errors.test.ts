@@ -51,6 +51,11 @@ describe('error codes', () => {
     expect(ERROR_CODES.STORE_UNAVAILABLE).toEqual({ status: 503, kind: 'admission', retryable: true })
   })
 
+  it('USAGE_LIMIT_EXCEEDED is a stream code with the nominal status 429 (issue 14)', () => {
+    expect((STREAM_ERROR_CODES as readonly string[]).includes('USAGE_LIMIT_EXCEEDED')).toBe(true)
+    expect(ERROR_CODES.USAGE_LIMIT_EXCEEDED).toEqual({ status: 429, kind: 'stream', retryable: false })
+  })
+
   it('rejects unknown codes', () => {
     expect(isErrorCode('NOPE')).toBe(false)
     expect(isErrorCode(42)).toBe(false)

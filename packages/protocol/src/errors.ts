@@ -32,7 +32,13 @@ export const ADMISSION_ERROR_CODES = [
 ] as const
 
 /** Codes carried by `RUN_ERROR { message, code }` once `RUN_STARTED` has been sent. */
-export const STREAM_ERROR_CODES = ['RUN_FAILED', 'MODEL_ERROR', 'TOOL_ERROR', 'INTERNAL'] as const
+export const STREAM_ERROR_CODES = [
+  'RUN_FAILED',
+  'MODEL_ERROR',
+  'TOOL_ERROR',
+  'INTERNAL',
+  'USAGE_LIMIT_EXCEEDED',
+] as const
 
 /**
  * Admission codes that can also end a stream as `RUN_ERROR.code` (docs/protocol.md#error-codes): a run whose store
@@ -97,6 +103,8 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   MODEL_ERROR: { status: 502, kind: 'stream', retryable: false },
   TOOL_ERROR: { status: 500, kind: 'stream', retryable: false },
   INTERNAL: { status: 500, kind: 'stream', retryable: false },
+  // issue 14: an operator's token cap (per thread or per principal) was reached before a model call.
+  USAGE_LIMIT_EXCEEDED: { status: 429, kind: 'stream', retryable: false },
   PROTOCOL_ERROR: { status: 502, kind: 'client', retryable: true },
   NETWORK_ERROR: { status: 503, kind: 'client', retryable: true },
   ABORTED: { status: 499, kind: 'client', retryable: false },
@@ -104,6 +112,40 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   BATCH_CLAIMED: { status: 409, kind: 'client', retryable: false },
   RECOVERY_REQUIRED: { status: 409, kind: 'client', retryable: false },
   INVALID_STATE: { status: 409, kind: 'client', retryable: false },
+}
+
+/**
+ * What went wrong with a model call, in `RUN_ERROR.details` of a `MODEL_ERROR` (docs/protocol.md#model-errors).
+ * Never carries upstream text: only a kind, whether trying again later may help, and the upstream HTTP status.
+ */
+export const MODEL_ERROR_KINDS = [
+  'auth',
+  'rate_limited',
+  'unavailable',
+  'context_length',
+  'timeout',
+  'bad_request',
+  'stream_reset',
+  'truncated',
+  'content_filter',
+] as const
+export type ModelErrorKind = (typeof MODEL_ERROR_KINDS)[number]
+
+export interface ModelErrorDetails {
+  readonly kind: ModelErrorKind
+  /** Whether the same input may succeed later (capacity, network), as opposed to configuration or thread size. */
+  readonly retryable: boolean
+  /** The upstream HTTP status, when the provider answered with one. */
+  readonly status?: number
+  /** For `timeout`: which bound ran out. */
+  readonly timeout?: 'headers' | 'idle' | 'total'
+}
+
+/** `RUN_ERROR.details` of `USAGE_LIMIT_EXCEEDED`: which cap was reached (docs/protocol.md#token-usage). */
+export interface UsageLimitDetails {
+  readonly scope: 'thread' | 'principal'
+  readonly limit: number
+  readonly used: number
 }
 
 const ALL_CODES = new Set<string>(Object.keys(ERROR_CODES))

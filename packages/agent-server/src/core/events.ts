@@ -21,7 +21,11 @@ export const ev = {
     runId,
     outcome,
   }),
-  runError: (code: ErrorCode, message: string): AgUiEvent => ({ type: EventType.RUN_ERROR, message, code }),
+  /** `details` (typed, never upstream text): `MODEL_ERROR` and `USAGE_LIMIT_EXCEEDED` (docs/protocol.md#model-errors). */
+  runError: (code: ErrorCode, message: string, details?: unknown): AgUiEvent =>
+    (details === undefined
+      ? { type: EventType.RUN_ERROR, message, code }
+      : { type: EventType.RUN_ERROR, message, code, details }) as AgUiEvent,
   textStart: (messageId: string): AgUiEvent => ({ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' }),
   textContent: (messageId: string, delta: string): AgUiEvent => ({
     type: EventType.TEXT_MESSAGE_CONTENT,

@@ -12,6 +12,7 @@ import type { HistoryLimits } from './model-window.ts'
 import { RunCancelled } from './run-cancelled.ts'
 import type { RunPlan } from './run-plan.ts'
 import { Turn } from './turn.ts'
+import type { UsageOptions } from './usage.ts'
 
 /** What the execution core needs from the server. */
 export interface ExecutionDeps {
@@ -37,6 +38,10 @@ export interface ExecutionDeps {
   readonly webhooks?: WebhookOutbox
   /** Thread cap, model window and pause snapshot bounds (issue 12.4); defaults of `core/limits.ts`. */
   readonly history?: Partial<HistoryLimits>
+  /** Token caps and the usage hook (issue 14, docs/protocol.md#token-usage). */
+  readonly usage?: UsageOptions
+  /** Tool-call arguments larger than this are rejected and stored as a short placeholder. @default 65536 */
+  readonly maxToolArgumentBytes?: number
 }
 
 /**
@@ -150,6 +155,8 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
       deps.logError(`run ${threadId}/${runId} failed`, error)
     }
     const code = (RUN_ERROR_CODES as readonly string[]).includes(failure.code) ? failure.code : 'RUN_FAILED'
-    yield ev.runError(code, failure.message)
+    // Typed details of a model failure or a usage cap (issue 14): kinds and numbers only, no upstream text.
+    const details = code === 'MODEL_ERROR' || code === 'USAGE_LIMIT_EXCEEDED' ? failure.details : undefined
+    yield ev.runError(code, failure.message, details)
   }
 }

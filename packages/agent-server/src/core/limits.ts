@@ -83,6 +83,10 @@ export interface Limits {
    * connection comes from the proxy: raise it or set `0`. @default 256
    */
   readonly maxConnectionsPerIp: number
+   * Bytes of one tool call's arguments as the model streamed them. Larger arguments are rejected (an
+   * error result the model reads) and the history keeps a short placeholder instead (issue 14). @default 64 KiB
+   */
+  readonly maxToolArgumentBytes: number
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -109,6 +113,7 @@ export const DEFAULT_LIMITS: Limits = {
   requestTimeoutMs: 60_000,
   maxConnections: 1000,
   maxConnectionsPerIp: 256,
+  maxToolArgumentBytes: 64 * 1024,
 }
 
 /**

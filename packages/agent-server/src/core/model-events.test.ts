@@ -127,6 +127,30 @@ describe('model stream → AG-UI events', () => {
     expect(error).toMatchObject({ code: 'MODEL_ERROR', message: 'The model request failed.', cause: secret })
   })
 
+  it('a provider’s typed error keeps its code, message and details; usage chunks go to onUsage, not to events', async () => {
+    const typed = new InterludeError(
+      'MODEL_ERROR',
+      'The model’s answer was cut off at its output limit; it was not kept.',
+      {
+        details: { kind: 'truncated', retryable: false },
+      },
+    )
+    const usage: unknown[] = []
+    const failing = async function* (): AsyncGenerator<ModelChunk> {
+      yield text('cut')
+      yield { type: 'usage', usage: { inputTokens: 3, outputTokens: 4, totalTokens: 7 } }
+      throw typed
+    }
+    const { events, error } = await translate(failing(), { onUsage: (u) => usage.push(u) })
+    expect(events.map((e) => e.type)).toEqual([
+      EventType.TEXT_MESSAGE_START,
+      EventType.TEXT_MESSAGE_CONTENT,
+      EventType.TEXT_MESSAGE_END,
+    ])
+    expect(error).toBe(typed)
+    expect(usage).toEqual([{ inputTokens: 3, outputTokens: 4, totalTokens: 7 }])
+  })
+
   it('a stream failing mid-arguments closes the text and every call, in the cancel order, then is MODEL_ERROR', async () => {
     const failing = async function* (): AsyncGenerator<ModelChunk> {
       yield text('a')

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { InterludeError } from '@interlude/protocol'
 import type { AgUiEvent, Tool } from '@interlude/protocol'
 import type { ResolvedAgent } from '../agent/agent.ts'
-import type { ModelChunk, ModelTool } from '../models/model.ts'
+import type { ModelChunk, ModelTool, ModelUsage } from '../models/model.ts'
 import { ev } from './events.ts'
 import { RunCancelled } from './run-cancelled.ts'
 
@@ -27,6 +27,8 @@ export interface ModelEventsOptions {
   readonly signal: AbortSignal
   /** Whether the thread already has a call with this id (a model may repeat or invent ids). */
   readonly isTaken: (toolCallId: string) => boolean
+  /** Token counts the provider reported for this call (also when the call then fails: the tokens were spent). */
+  readonly onUsage?: (usage: ModelUsage) => void
 }
 
 /** What the model is offered: the agent's tools, then the browser tools the client declared (agent names win). */
@@ -58,7 +60,8 @@ function callId(proposed: string | undefined, current: readonly ModelCall[], isT
  * Translates a model stream into AG-UI events (docs/protocol.md): text deltas as one
  * `TEXT_MESSAGE_*` sequence, each tool call as `TOOL_CALL_START` / `_ARGS`, and at the end the
  * `END` of whatever is still open, so the sequence stays valid (also when cancelled or failed mid-stream).
- * Returns the response. A failing stream is `MODEL_ERROR` (its text only goes to the cause); a
+ * Returns the response. A failing stream is `MODEL_ERROR` (its text only goes to the cause; a provider's
+ * `InterludeError` is passed through with its details); a
  * cancel is `RunCancelled`. Writes nothing: what the response changes is the turn's business.
  */
 export async function* modelEvents(
@@ -72,6 +75,10 @@ export async function* modelEvents(
   let textOpen = false
   try {
     for await (const chunk of stream) {
+      if (chunk.type === 'usage') {
+        options.onUsage?.(chunk.usage)
+        continue
+      }
       if (signal.aborted) break
       if (chunk.type === 'text') {
         if (chunk.delta.length === 0) continue
@@ -103,6 +110,9 @@ export async function* modelEvents(
     if (textOpen) yield ev.textEnd(messageId)
     for (const call of calls) yield ev.toolEnd(call.id)
     if (signal.aborted) throw new RunCancelled()
+    // A provider's typed error (model-errors.ts: MODEL_ERROR with details) or a usage cap keeps its
+    // code, message and details; anything else is a generic MODEL_ERROR.
+    if (InterludeError.isInstance(error)) throw error
     throw new InterludeError('MODEL_ERROR', 'The model request failed.', { cause: error })
   }
   if (textOpen) yield ev.textEnd(messageId)

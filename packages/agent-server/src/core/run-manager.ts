@@ -15,6 +15,7 @@ import { executeRun } from './execute-run.ts'
 import { LogWriter } from './log-writer.ts'
 import type { RunPlan } from './run-plan.ts'
 import type { HistoryLimits } from './model-window.ts'
+import type { UsageOptions } from './usage.ts'
 
 export interface RunManagerOptions {
   readonly store: Store
@@ -38,6 +39,10 @@ export interface RunManagerOptions {
   readonly webhooks?: WebhookOutbox
   /** Thread cap, model window and pause snapshot bounds (issue 12.4). */
   readonly history?: Partial<HistoryLimits>
+  /** Token caps and the usage hook (issue 14). */
+  readonly usage?: UsageOptions
+  /** See `Limits.maxToolArgumentBytes`. */
+  readonly maxToolArgumentBytes?: number
 }
 
 interface ActiveRun {
@@ -225,6 +230,8 @@ export class RunManager {
         logError,
         ...(this.#o.webhooks !== undefined ? { webhooks: this.#o.webhooks } : {}),
         ...(this.#o.history !== undefined ? { history: this.#o.history } : {}),
+        ...(this.#o.usage !== undefined ? { usage: this.#o.usage } : {}),
+        ...(this.#o.maxToolArgumentBytes !== undefined ? { maxToolArgumentBytes: this.#o.maxToolArgumentBytes } : {}),
       })
       for await (const event of events) {
         if (isTerminal(event.type)) {

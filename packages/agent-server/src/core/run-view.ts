@@ -18,5 +18,6 @@ export function runView(run: RunRecord, decision: DecisionRecord | undefined): R
     ...(run.outcome !== undefined ? { outcome: run.outcome } : {}),
     ...(run.errorCode !== undefined ? { errorCode: run.errorCode } : {}),
     ...(decision !== undefined ? { decision } : {}),
+    ...(run.usage !== undefined ? { usage: run.usage } : {}),
   }
 }

@@ -31,6 +31,7 @@ import { callArgsKey, ruleFor, ruleFromApproval } from './permission-rules.ts'
 import { parseJson } from './strict-json.ts'
 import { authorizeCall, classifyCalls, recordedKind, recordedStatus } from './tool-verdicts.ts'
 import type { Verdict, VerdictContext } from './tool-verdicts.ts'
+import { checkUsageCaps } from './usage.ts'
 
 /** What a round of tool calls left: go on with the model, pause for decisions, or wait for results. */
 export type Step =
@@ -326,7 +327,7 @@ export class Turn {
       // Stored before the effect runs: a continuation after a crash makes the same rule (same id), once.
       await this.#rememberApproval(tool, payload.remember, args, item.interrupt.id)
     }
-    yield* this.#runEffect(tool, record, args)
+    yield* this.#runEffect(tool, record, args, payload.editedArgs !== undefined)
   }
 
   async #rememberApproval(tool: ResolvedTool, scope: RememberScope, args: unknown, interruptId: string): Promise<void> {
@@ -369,20 +370,42 @@ export class Turn {
       maxMessages: this.#limits.modelWindowMessages,
       maxBytes: this.#limits.modelWindowBytes,
     })
-    const stream = agent.model.stream({
+    const request = {
       systemPrompt: agent.definition.systemPrompt,
       messages,
       tools: modelTools(agent, this.#plan.clientTools),
       context: this.#plan.context,
       state: this.state,
       signal,
-    })
+    }
+    const stream = this.#accounted(() => agent.model.stream(request))
     const options: ModelEventsOptions = {
       messageId: `msg_${randomUUID()}`,
       signal,
       isTaken: (id) => this.#calls.has(id) || this.#callIds.has(id),
     }
     return { stream, options }
+  }
+
+  /**
+   * The provider's stream behind the token caps (checked before the call) and with its usage
+   * recorded on the run as it arrives (issue 14, docs/protocol.md#token-usage).
+   */
+  async *#accounted(open: () => AsyncIterable<ModelChunk>): AsyncGenerator<ModelChunk> {
+    const { store, usage: options, agent } = this.#deps
+    const { threadId, runId, principal } = this.#plan
+    await checkUsageCaps(store, { threadId, principal }, options)
+    for await (const chunk of open()) {
+      if (chunk.type === 'usage') {
+        await store.addRunUsage?.(threadId, runId, chunk.usage)
+        try {
+          options?.onUsage?.({ threadId, runId, principal, model: agent.model.name, usage: chunk.usage })
+        } catch (error) {
+          this.#deps.logError('onUsage threw', error)
+        }
+      }
+      yield chunk
+    }
   }
 
   /** A text-only answer joins the history (calls are recorded by `handleToolCalls`). */
@@ -401,28 +424,38 @@ export class Turn {
   async *handleToolCalls(response: ModelResponse): AsyncGenerator<AgUiEvent, Step, undefined> {
     const { threadId, runId } = this.#plan
     const { now } = this.#deps
+    // Oversized arguments are refused and never stored: a placeholder takes their place in the
+    // history, so one runaway output cannot be re-sent on every later turn (issue 14).
+    const maxArgs = this.#deps.maxToolArgumentBytes ?? DEFAULT_MAX_TOOL_ARGUMENT_BYTES
+    const sizes = response.calls.map((c) => Buffer.byteLength(c.argsText, 'utf8'))
+    const argsOf = response.calls.map((c, i) => (sizes[i]! > maxArgs ? oversizedPlaceholder(sizes[i]!) : c.argsText))
     const draft: AssistantMessage = {
       id: response.messageId,
       role: 'assistant',
       ...(response.text.length > 0 ? { content: response.text } : {}),
-      toolCalls: response.calls.map((c) => ({
+      toolCalls: response.calls.map((c, i) => ({
         id: c.id,
         type: 'function' as const,
-        function: { name: c.name, arguments: c.argsText },
+        function: { name: c.name, arguments: argsOf[i]! },
       })),
     }
     // Checked before anything of the response is stored: its calls then never wait for results.
     this.#checkCap(1, sized(draft).bytes)
-    const verdicts = await classifyCalls(response.calls, this.#verdicts, this.#deps.maxInterruptsPerBatch)
+    const kept = response.calls.filter((_, i) => sizes[i]! <= maxArgs)
+    const classified = await classifyCalls(kept, this.#verdicts, this.#deps.maxInterruptsPerBatch)
+    let next = 0
+    const verdicts: Verdict[] = response.calls.map((_, i) =>
+      sizes[i]! > maxArgs ? oversizedVerdict(sizes[i]!, maxArgs) : classified[next++]!,
+    )
 
     const assistant: AssistantMessage = {
       id: response.messageId,
       role: 'assistant',
       ...(response.text.length > 0 ? { content: response.text } : {}),
-      toolCalls: response.calls.map((c) => ({
+      toolCalls: response.calls.map((c, i) => ({
         id: c.id,
         type: 'function' as const,
-        function: { name: c.name, arguments: c.argsText },
+        function: { name: c.name, arguments: argsOf[i]! },
       })),
     }
     await this.#writes.appendMessage(assistant)
@@ -436,7 +469,7 @@ export class Turn {
         runId,
         messageId: response.messageId,
         toolName: call.name,
-        argsText: call.argsText,
+        argsText: argsOf[i]!,
         kind: recordedKind(verdict),
         status: recordedStatus(verdict),
         now: now(),
@@ -506,7 +539,12 @@ export class Turn {
   }
 
   /** A server tool runs now; an external tool is started and its result awaited. */
-  async *#runEffect(tool: ResolvedTool, record: ToolCallRecord, args: unknown): AsyncGenerator<AgUiEvent> {
+  async *#runEffect(
+    tool: ResolvedTool,
+    record: ToolCallRecord,
+    args: unknown,
+    edited = false,
+  ): AsyncGenerator<AgUiEvent> {
     const invocation = () =>
       toolInvocation(this.#policyContext(record.toolCallId), this.#deps.toolSignal ?? this.#deps.signal)
     let outcome: EffectOutcome | 'awaiting_result' | undefined
@@ -516,7 +554,13 @@ export class Turn {
     } else {
       outcome = await this.#ledger.execute(tool, record.toolCallId, args, invocation)
     }
-    if (typeof outcome === 'object') yield* this.#settle(record, outcome.status, outcome.result, outcome.state)
+    if (typeof outcome === 'object')
+      yield* this.#settle(
+        record,
+        outcome.status,
+        edited ? editedResult(args, outcome.result) : outcome.result,
+        outcome.state,
+      )
   }
 
   #policyContext(toolCallId: string): PolicyContext {
@@ -553,5 +597,39 @@ export class Turn {
       this.#stateChanged = true
     }
     yield settled.event
+  }
+}
+
+/**
+ * The result of a call a person edited before approving (issue 14): the model's own `tool_calls`
+ * still show what it proposed, so the result says explicitly that the call ran with other arguments,
+ * and which (docs/approvals.md#edited-arguments).
+ */
+export function editedResult(args: unknown, result: unknown): unknown {
+  return {
+    note: 'A person edited the arguments before approving this call. It ran with editedArguments, not with the arguments you proposed.',
+    editedArguments: args,
+    // The ledger hands results over as the text the model reads: nest JSON as JSON, not as a string.
+    result: typeof result === 'string' ? jsonOrText(result) : result,
+  }
+}
+
+function jsonOrText(text: string): unknown {
+  const parsed = parseJson(text)
+  return parsed.ok ? parsed.value : text
+}
+
+/** Tool-call arguments kept in the history at most (`Limits.maxToolArgumentBytes`). */
+export const DEFAULT_MAX_TOOL_ARGUMENT_BYTES = 64 * 1024
+
+/** What the history keeps of oversized arguments: valid JSON that says what happened. */
+export function oversizedPlaceholder(bytes: number): string {
+  return JSON.stringify({ omitted: `The arguments (${bytes} bytes) were too large and were not kept.` })
+}
+
+function oversizedVerdict(bytes: number, max: number): Verdict {
+  return {
+    kind: 'reject',
+    error: `The arguments were too large (${bytes} bytes, at most ${max}); they were omitted and the call did not run. Call the tool again with smaller arguments.`,
   }
 }

@@ -119,11 +119,18 @@ function outcomesSince(messages: readonly Message[], from: number): ToolOutcome[
   for (const m of messages.slice(from)) {
     if (m.role !== 'assistant') continue
     for (const call of m.toolCalls ?? []) {
-      const args = parse(call.function.arguments)
+      let args = parse(call.function.arguments)
+      let result: unknown = results.get(call.id) ?? 'no result'
+      // A person edited the arguments (docs/approvals.md#edited-arguments): the result says which ran.
+      if (typeof result === 'object' && result !== null && 'editedArguments' in result) {
+        const edited = result as { editedArguments: unknown; result: unknown }
+        args = edited.editedArguments
+        result = edited.result
+      }
       outcomes.push({
         name: call.function.name,
         args: typeof args === 'object' && args !== null ? (args as Record<string, unknown>) : {},
-        result: (results.get(call.id) ?? 'no result') as Record<string, unknown> | string,
+        result: result as Record<string, unknown> | string,
       })
     }
   }

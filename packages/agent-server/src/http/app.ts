@@ -50,6 +50,8 @@ import { registerPermissionRuleRoutes } from './routes/permission-rules.ts'
 import { registerRunRoutes } from './routes/runs.ts'
 import { registerThreadRoutes } from './routes/threads.ts'
 import type { SseBodyOptions } from './sse-response.ts'
+import { checkUsageOptions } from '../core/usage.ts'
+import type { UsageOptions } from '../core/usage.ts'
 
 export interface AgentServerOptions {
   readonly agent: AgentDefinition
@@ -130,6 +132,8 @@ export interface AgentServerOptions {
   readonly shutdownGraceMs?: number
   /** Called on every quota refusal (`RATE_LIMITED`, `SERVER_BUSY`): the hook a refusal counter plugs into. */
   readonly onQuotaRefused?: (refusal: QuotaRefusal) => void
+  /** Token caps per thread / per principal and the `onUsage` hook (docs/protocol.md#token-usage). @default no caps */
+  readonly usage?: UsageOptions
 }
 
 /** The sender settings a host may change (see `WebhookSenderOptions` for each default). */
@@ -182,6 +186,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const ttlSeconds = options.interruptTtlSeconds ?? 3600
   if (!(ttlSeconds > 0)) throw new RangeError('interruptTtlSeconds must be positive.')
   if (options.cors) checkCorsOptions(options.cors)
+  checkUsageOptions(options.usage, options.store)
   const expiryProblem = expiryOptionProblem(options.onExpiry)
   if (expiryProblem !== undefined) throw new RangeError(expiryProblem)
   const validators = new ValidatorCache()
@@ -223,6 +228,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     webhooks,
     history: limits,
     ...(options.runLeaseMs !== undefined ? { leaseMs: options.runLeaseMs } : {}),
+    ...(options.usage !== undefined ? { usage: options.usage } : {}),
+    maxToolArgumentBytes: limits.maxToolArgumentBytes,
   })
   activeRuns = () => runs.activeCount
   const recovery = new RunRecovery({

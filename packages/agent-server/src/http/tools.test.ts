@@ -145,7 +145,11 @@ describe('tools', () => {
       ]),
     )
     expect(calls[1]!.args).toEqual({ amount: 150, to: 'carol' })
-    expect(textOf(good.events)).toBe('done: {"paid":150}')
+    // The model reads that a person edited the arguments (docs/approvals.md#edited-arguments).
+    expect(JSON.parse(textOf(good.events).replace(/^done: /, ''))).toMatchObject({
+      editedArguments: { amount: 150, to: 'carol' },
+      result: { paid: 150 },
+    })
 
     const invalid = await s.postRun(
       runInput(newThreadId(), [

@@ -27,6 +27,15 @@ export type ModelChunk =
   | { readonly type: 'text'; readonly delta: string }
   | { readonly type: 'tool_call_start'; readonly id: string | undefined; readonly name: string; readonly key: string }
   | { readonly type: 'tool_call_args'; readonly key: string; readonly delta: string }
+  /** Token counts of this call, when the provider reports them (may come before a failure: tokens were spent). */
+  | { readonly type: 'usage'; readonly usage: ModelUsage }
+
+/** Tokens one model call used (docs/protocol.md#token-usage). */
+export interface ModelUsage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly totalTokens: number
+}
 
 /** One model behind one interface: the scripted provider and the OpenAI provider implement it. */
 export interface ModelProvider {

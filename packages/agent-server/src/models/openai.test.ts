@@ -1,5 +1,3 @@
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { EventType } from '@interlude/protocol'
 import { releaseAssistant } from '../demo/release-assistant.ts'
@@ -18,60 +16,27 @@ import {
   types,
   userMessage,
 } from '../test-utils/harness.ts'
+import type { FakeOpenAI } from '../test-utils/fake-openai.ts'
+import { chunk, startFakeOpenAI, streamOf } from '../test-utils/fake-openai.ts'
 import { openaiModel } from './openai.ts'
 
-/** A local OpenAI-compatible server: each request is answered by the next queued handler. */
-type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: Record<string, unknown>) => void
-const queue: Handler[] = []
-const requests: Record<string, unknown>[] = []
-let fake: http.Server
+let fake: FakeOpenAI
+let queue: FakeOpenAI['queue']
+let requests: FakeOpenAI['requests']
 let baseURL: string
 
-function chunk(delta: Record<string, unknown>, finish: string | null = null): string {
-  return `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 0, model: 'fake-model', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
-}
-
-function streamOf(frames: string[], options: { drop?: boolean } = {}): Handler {
-  return (_req, res) => {
-    res.writeHead(200, { 'Content-Type': 'text/event-stream' })
-    for (const f of frames) res.write(f)
-    if (options.drop) {
-      // Kill the connection mid-stream, without a final chunk.
-      setTimeout(() => res.socket?.destroy(), 10)
-      return
-    }
-    res.end('data: [DONE]\n\n')
-  }
-}
-
 beforeAll(async () => {
-  fake = http.createServer((req, res) => {
-    let raw = ''
-    req.on('data', (c: Buffer) => (raw += c.toString('utf8')))
-    req.on('end', () => {
-      const body = JSON.parse(raw) as Record<string, unknown>
-      requests.push(body)
-      const handler = queue.shift()
-      if (!handler) {
-        res.writeHead(500).end('no handler queued')
-        return
-      }
-      handler(req, res, body)
-    })
-  })
-  await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve))
-  baseURL = `http://127.0.0.1:${(fake.address() as AddressInfo).port}/v1`
+  fake = await startFakeOpenAI()
+  ;({ queue, requests, baseURL } = fake)
 })
 afterAll(async () => {
-  fake.closeAllConnections()
-  await new Promise<void>((resolve) => fake.close(() => resolve()))
+  await fake.close()
 })
 
 let server: TestServer
 afterEach(async () => {
   await server?.dispose()
-  queue.length = 0
-  requests.length = 0
+  fake.reset()
 })
 
 async function serve(maxRetries = 0): Promise<TestServer> {
@@ -213,7 +178,7 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
     })
   }
 
-  it('an HTTP error from the model is RUN_ERROR MODEL_ERROR with a generic message', async () => {
+  it('an HTTP error from the model is RUN_ERROR MODEL_ERROR with typed details and no upstream text', async () => {
     const s = await serve()
     queue.push((_req, res) => {
       res.writeHead(500, { 'Content-Type': 'application/json' })
@@ -225,7 +190,8 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
     expect(r.events[1]).toEqual({
       type: EventType.RUN_ERROR,
       code: 'MODEL_ERROR',
-      message: 'The model request failed.',
+      message: 'The model provider is unavailable; try again later.',
+      details: { kind: 'unavailable', retryable: true, status: 500 },
     })
     expect(r.raw).not.toContain('org-42')
     // The thread is usable afterwards.
@@ -233,7 +199,7 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
     expect(textOf((await postRun(s, runInput(threadId, [userMessage('again')]))).events)).toBe('hi')
   })
 
-  it('retries a 503 through the SDK when maxRetries allows it', async () => {
+  it('retries a 503 when maxRetries allows it', async () => {
     const s = await serve(1)
     queue.push((_req, res) =>
       res

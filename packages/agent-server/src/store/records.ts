@@ -79,7 +79,19 @@ export interface RunRecord {
   /** While running: the executor renews this; after it, the run counts as abandoned. */
   readonly leaseUntil: number | undefined
   readonly cancelRequested: boolean
+  /** Tokens its model calls used (absent while none were reported). */
+  readonly usage?: UsageCounts
 }
+
+/** Token counts (issue 14, docs/protocol.md#token-usage). */
+export interface UsageCounts {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly totalTokens: number
+}
+
+/** Whose usage to sum: one thread's runs, or the runs of every thread a principal owns. */
+export type UsageScope = { readonly threadId: string } | { readonly ownerId: string }
 
 export type InterruptKind = 'approval' | 'input'
 

@@ -28,6 +28,7 @@ import type {
   ToolCallKind,
   ToolCallRecord,
   ToolCallStatus,
+  UsageCounts,
 } from './store.ts'
 
 /** Database rows, shared by the SQLite and PostgreSQL stores (same column names in both). */
@@ -60,6 +61,9 @@ export interface RunRow {
   executor_id: string | null
   lease_until: number | null
   cancel_requested_at: number | null
+  /** Added by a later migration (issue 14); BIGINT arrives as a string from PostgreSQL. */
+  input_tokens?: number | string
+  output_tokens?: number | string
 }
 export interface BatchRow {
   batch_id: string
@@ -178,7 +182,17 @@ export function toRun(row: RunRow): RunRecord {
     executorId: u(row.executor_id),
     leaseUntil: row.lease_until === null ? undefined : Number(row.lease_until),
     cancelRequested: row.cancel_requested_at !== null && row.cancel_requested_at !== undefined,
+    ...usageOfRow(row),
   }
+}
+
+/** The run's token counts, when its model calls reported any. */
+function usageOfRow(row: RunRow): { usage?: UsageCounts } {
+  const inputTokens = Number(row.input_tokens ?? 0)
+  const outputTokens = Number(row.output_tokens ?? 0)
+  return inputTokens + outputTokens > 0
+    ? { usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens } }
+    : {}
 }
 
 export function toToolCall(row: ToolCallRow): ToolCallRecord {

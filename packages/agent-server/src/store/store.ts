@@ -15,6 +15,8 @@ import type {
   ThreadRecord,
   ToolCallRecord,
   ToolCallStatus,
+  UsageCounts,
+  UsageScope,
 } from './records.ts'
 import type {
   AbandonedRunsQuery,
@@ -111,6 +113,13 @@ export interface Store {
    */
   listThreads(ownerId: string, query: ThreadQuery): Promise<ThreadRecord[]>
   getRun(threadId: string, runId: string): Promise<RunRecord | undefined>
+  /**
+   * Adds one model call's tokens to a run (any status; not fenced: tokens were spent either way).
+   * Optional for custom stores: without it no usage is recorded (issue 14).
+   */
+  addRunUsage?(threadId: string, runId: string, usage: { inputTokens: number; outputTokens: number }): Promise<void>
+  /** Tokens used so far by a thread's runs, or by the runs of every thread a principal owns. Required by token caps. */
+  sumUsage?(scope: UsageScope): Promise<UsageCounts>
   /** The thread's open batch (status `pending`, expired or not). At most one exists per thread. */
   getOpenBatch(threadId: string): Promise<BatchRecord | undefined>
   /** The batch (any status) that contains this interrupt id on this thread. */

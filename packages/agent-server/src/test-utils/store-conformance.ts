@@ -9,6 +9,7 @@ import { permissionRuleCases } from '../store/conformance/permission-rule-cases.
 import { readCases } from '../store/conformance/read-cases.ts'
 import { revisionCases } from '../store/conformance/revision-cases.ts'
 import { runCases } from '../store/conformance/run-cases.ts'
+import { usageCases } from '../store/conformance/usage-cases.ts'
 
 export type { ConformanceDatabase } from '../store/conformance/kit.ts'
 
@@ -30,5 +31,6 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     outboxCases(kit)
     permissionRuleCases(kit)
     historyCases(kit)
+    usageCases(kit)
   })
 }

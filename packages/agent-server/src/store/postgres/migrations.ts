@@ -198,6 +198,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   DELETE FROM settings WHERE key = 'session_secret';
   CREATE INDEX threads_running_by_owner ON threads (owner_id) WHERE status = 'running';
   `,
+  // issue 14 (model boundary): tokens each run's model calls used, for the run view and the
+  // operator's caps per thread and per owner (docs/protocol.md#token-usage).
+  `
+  ALTER TABLE runs ADD COLUMN input_tokens BIGINT NOT NULL DEFAULT 0, ADD COLUMN output_tokens BIGINT NOT NULL DEFAULT 0;
+  `,
 ]
 
 export function quoteIdent(name: string): string {

@@ -55,7 +55,10 @@ import type {
   ThreadRecord,
   ToolCallRecord,
   ToolCallStatus,
+  UsageCounts,
+  UsageScope,
 } from '../store.ts'
+import { addRunUsage, sumUsage } from './usage.ts'
 import { admissionView } from './admission-statements.ts'
 import { claimBatch, startInputRunTx } from './admission.ts'
 import { appendEventsTx, appendMessagesTx } from './appends.ts'
@@ -223,6 +226,18 @@ export class PostgresStore implements Store {
 
   async listToolCallIds(threadId: string): Promise<string[]> {
     return (await rows(this.#pool, sql.listToolCallIds(threadId))).map((r) => r.tool_call_id)
+  }
+
+  async addRunUsage(
+    threadId: string,
+    runId: string,
+    usage: { inputTokens: number; outputTokens: number },
+  ): Promise<void> {
+    await addRunUsage(this.#pool, threadId, runId, usage)
+  }
+
+  async sumUsage(scope: UsageScope): Promise<UsageCounts> {
+    return sumUsage(this.#pool, scope)
   }
 
   async getRun(threadId: string, runId: string): Promise<RunRecord | undefined> {

@@ -192,6 +192,12 @@ export const MIGRATIONS: readonly string[] = [
   `
   DELETE FROM settings WHERE key = 'session_secret';
   `,
+  // issue 14 (model boundary): tokens each run's model calls used, for the run view and the
+  // operator's caps per thread and per owner (docs/protocol.md#token-usage).
+  `
+  ALTER TABLE runs ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE runs ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+  `,
 ]
 
 export function migrate(db: Database.Database): number {

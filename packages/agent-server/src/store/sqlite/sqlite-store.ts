@@ -42,7 +42,10 @@ import type {
   ThreadRecord,
   ToolCallRecord,
   ToolCallStatus,
+  UsageCounts,
+  UsageScope,
 } from '../store.ts'
+import { sqliteUsage } from './usage.ts'
 import type { BatchRow } from '../rows.ts'
 import {
   toBatch,
@@ -88,6 +91,7 @@ export class SqliteStore implements Store {
   readonly #db: Database.Database
   readonly #s: SqliteStatements
   readonly #rules: ReturnType<typeof preparePermissionRules>
+  readonly #usage: ReturnType<typeof sqliteUsage>
   readonly #now: Clock
   #closed = false
 
@@ -110,6 +114,7 @@ export class SqliteStore implements Store {
     migrate(this.#db)
     this.#s = prepareStatements(this.#db)
     this.#rules = preparePermissionRules(this.#db)
+    this.#usage = sqliteUsage(this.#db)
   }
 
   /** Direct access for tests and tooling (e.g. a before/after dump). */
@@ -225,6 +230,18 @@ export class SqliteStore implements Store {
   async getRun(threadId: string, runId: string): Promise<RunRecord | undefined> {
     const row = this.#s.getRun.get(threadId, runId)
     return row ? toRun(row) : undefined
+  }
+
+  async addRunUsage(
+    threadId: string,
+    runId: string,
+    usage: { inputTokens: number; outputTokens: number },
+  ): Promise<void> {
+    this.#write(() => this.#usage.add(threadId, runId, usage))
+  }
+
+  async sumUsage(scope: UsageScope): Promise<UsageCounts> {
+    return this.#usage.sum(scope)
   }
 
   async getOpenBatch(threadId: string): Promise<BatchRecord | undefined> {
