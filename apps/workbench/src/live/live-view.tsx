@@ -1,13 +1,18 @@
 import { InterruptForm, useInterruptForm } from '@interlude/react'
 import type { InterruptDrafts, ResumeOptions, UseInterruptFormResult } from '@interlude/react'
 import type { InterludeError } from '@interlude/protocol'
+import { cancelAll } from '@interlude/client'
 import { useCallback, useEffect, useRef, useState } from 'react'
+import { workbenchDecisionsClient } from '../approvals/approvals-view.tsx'
+import { describeError } from '../approvals/use-pending-batches.ts'
+import { DecisionTrail } from '../ui/decision-trail.tsx'
 import type { Recorder } from '../recording/recorder.ts'
+import { createRecordingFetch } from '../recording/recording-fetch.ts'
 import type { Json } from '../recording/recording-types.ts'
 import { toJson, toRecordedError } from '../recording/to-json.ts'
 import { JsonView } from '../ui/json-view.tsx'
 import { MessageList } from '../ui/message-list.tsx'
-import { earliestExpiry, useExpired } from './expiry.ts'
+import { batchPolicy, earliestExpiry, useExpired } from './expiry.ts'
 import { draftChoices } from './draft-choices.ts'
 import { threadFromUrl, writeThreadToUrl } from './thread-url.ts'
 import { useInbox } from './use-inbox.ts'
@@ -21,14 +26,18 @@ export interface LiveViewProps {
 
 export function LiveView({ recorder, active }: LiveViewProps) {
   const [initialThread] = useState(threadFromUrl)
-  const chat = useRecordedChat(recorder, initialThread)
+  const { chat, decisions, addDecisions } = useRecordedChat(recorder, initialThread)
   const { runtime } = chat
+  // Closing an expired `keep` batch goes through the decisions API (recorded like the chat's requests).
+  const [decider] = useState(() => workbenchDecisionsClient(createRecordingFetch(recorder)))
   const [draft, setDraft] = useState('')
   const [localError, setLocalError] = useState<string | undefined>()
   const [recovering, setRecovering] = useState(false)
-  // The server says the thread is paused but shows no batch: its questions expired unanswered
-  // (a snapshot carries only unexpired interrupts). Kept per thread id, so another thread clears it.
-  const [expiredThread, setExpiredThread] = useState<string | undefined>()
+  // The server says the thread is paused but shows no batch: its questions passed their deadline and the server is
+  // about to apply their policy (docs/approvals.md#deadlines: deny or cancel, then the turn goes on). Nothing is
+  // stranded; the page reads the thread again shortly. Kept per thread id, so another thread clears it.
+  const [expiringThread, setExpiringThread] = useState<string | undefined>()
+  const [closing, setClosing] = useState(false)
   const recoveredFor = useRef<string | undefined>(undefined)
   const lastChoices = useRef<string | undefined>(undefined)
 
@@ -54,20 +63,25 @@ export function LiveView({ recorder, active }: LiveViewProps) {
             interrupts: result.snapshot.interrupts?.length ?? 0,
           })
           setLocalError(undefined)
-          const expiredOnServer =
-            result.snapshot.status === 'interrupted' && (result.snapshot.interrupts?.length ?? 0) === 0
-          setExpiredThread(expiredOnServer ? result.snapshot.threadId : undefined)
+          addDecisions(result.snapshot.decisions)
+          const expiring = result.snapshot.status === 'interrupted' && (result.snapshot.interrupts?.length ?? 0) === 0
+          setExpiringThread(expiring ? result.snapshot.threadId : undefined)
         })
         .catch((error: unknown) => {
           const recorded = toRecordedError(error)
           recorder.addAction('recover-failed', undefined, recorded)
-          // A thread the server has never seen (nothing sent yet) is simply new.
-          if (recorded.code !== 'THREAD_NOT_FOUND' && recorded.code !== 'NOT_FOUND')
+          // A thread the server has never seen (nothing sent yet) is simply new. A recover that finds a run
+          // already followed here (INVALID_STATE) has nothing to restore.
+          if (
+            recorded.code !== 'THREAD_NOT_FOUND' &&
+            recorded.code !== 'NOT_FOUND' &&
+            recorded.code !== 'INVALID_STATE'
+          )
             setLocalError(`${recorded.code}: ${recorded.message}`)
         })
         .finally(() => setRecovering(false))
     },
-    [recorder, runtime],
+    [recorder, runtime, addDecisions],
   )
 
   // A reload with ?thread=… brings the thread back from the server (a paused batch reappears).
@@ -136,9 +150,41 @@ export function LiveView({ recorder, active }: LiveViewProps) {
     act('resume', { batchId: resume.batchId, entries: toJson(resume.entries) }, () => chat.resume(resume))
   }
 
-  const busy = chat.isLoading || recovering
-  const threadExpired = expiredThread !== undefined && expiredThread === chat.threadId && batch === undefined
-  const blocked = chat.recovery.required || threadExpired
+  const policy = batch ? batchPolicy(batch.interrupts) : undefined
+  const expiring = expiringThread !== undefined && expiringThread === chat.threadId && batch === undefined
+
+  // Past the deadline the server decides (deny / cancel) within about a second; read the thread again so the system
+  // decision and the continued turn show up. A `keep` batch stays until somebody closes it.
+  const needsReread = (expired && policy !== 'keep' && !chat.isLoading) || expiring
+  useEffect(() => {
+    if (!needsReread || !active) return
+    const timer = setTimeout(() => recover('deadline'), 1500)
+    return () => clearTimeout(timer)
+  }, [needsReread, active, recover, decisions.length, chat.messages.length])
+
+  /** Closes an expired `keep` batch: every answer cancelled, through the decisions API; the same thread goes on. */
+  const closeExpired = () => {
+    if (batch === undefined) return
+    const threadId = chat.threadId
+    const resume = cancelAll(batch)
+    setClosing(true)
+    recorder.addAction('close-expired', { threadId, entries: toJson(resume) })
+    decider
+      .decide(threadId, { resume })
+      .then(({ runId }) => {
+        recorder.addAction('close-expired-accepted', { threadId, runId })
+        recover('closed')
+      })
+      .catch((error: unknown) => {
+        recorder.addAction('close-expired-refused', { threadId }, toRecordedError(error))
+        setLocalError(describeError(error))
+        recover('close-refused')
+      })
+      .finally(() => setClosing(false))
+  }
+
+  const busy = chat.isLoading || recovering || closing
+  const blocked = chat.recovery.required
   const awaiting = new Set<string>()
   for (const interrupt of batch?.interrupts ?? [])
     if (typeof interrupt.toolCallId === 'string') awaiting.add(interrupt.toolCallId)
@@ -191,16 +237,11 @@ export function LiveView({ recorder, active }: LiveViewProps) {
       </aside>
 
       <main className="chat" aria-label="Live chat">
-        {threadExpired && !chat.recovery.required && (
-          <div className="banner recovery" role="alert" data-testid="thread-expired">
-            <p>
-              This conversation is paused on questions that expired before they were answered, so it cannot continue.
-              Start a new conversation (the server keeps what already happened).
-            </p>
-            <button type="button" className="primary" onClick={newConversation}>
-              New conversation
-            </button>
-          </div>
+        {expiring && !chat.recovery.required && (
+          <p className="muted" role="status" data-testid="thread-expiring">
+            The questions of this conversation passed their deadline; the server is applying their expiry policy and the
+            conversation continues on its own.
+          </p>
         )}
         {chat.recovery.required && (
           <div className="banner recovery" role="alert">
@@ -214,6 +255,7 @@ export function LiveView({ recorder, active }: LiveViewProps) {
           </div>
         )}
         <MessageList messages={chat.messages} awaitingToolCallIds={awaiting} busy={chat.isLoading} />
+        <DecisionTrail decisions={decisions} label="Decisions on this conversation" />
         {batch !== undefined && (
           <section
             className="batch"
@@ -222,10 +264,21 @@ export function LiveView({ recorder, active }: LiveViewProps) {
             data-expired={expired ? 'true' : 'false'}
           >
             {expired ? (
-              <p className="error" role="alert" data-testid="batch-expired">
-                This request expired at {new Date(expiresAt ?? 0).toLocaleTimeString()} and can no longer be answered.
-                Start a new conversation to continue.
-              </p>
+              <div className="error" role="alert" data-testid="batch-expired" data-policy={policy}>
+                <p>
+                  This request expired at {new Date(expiresAt ?? 0).toLocaleTimeString()} and can no longer be answered.{' '}
+                  {policy === 'keep'
+                    ? 'It stays open until it is closed: closing cancels every answer (nothing runs) and the conversation continues.'
+                    : policy === 'cancel'
+                      ? 'The server cancels every answer and the turn ends; the conversation then continues.'
+                      : 'The server denies it (the assistant is told it expired) and the conversation continues.'}
+                </p>
+                {policy === 'keep' && (
+                  <button type="button" className="primary" disabled={busy || !active} onClick={closeExpired}>
+                    Close the batch
+                  </button>
+                )}
+              </div>
             ) : (
               expiresAt !== undefined && (
                 <p className="muted">Answer before {new Date(expiresAt).toLocaleTimeString()}.</p>
