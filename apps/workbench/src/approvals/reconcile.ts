@@ -5,7 +5,8 @@ import { authHeaders } from '../auth/session-token.ts'
 export type ReconcileOutcome = 'succeeded' | 'failed'
 
 /**
- * Settles an effect whose outcome is unknown, by hand (the server's reconcile route). The route belongs to the
+ * Settles an effect whose outcome is unknown, by hand: `POST {base}/threads/:threadId/effects/:toolCallId/reconcile`
+ * with `{ outcome }` (the same route `useChat().reconcileEffect` calls). The route belongs to the
  * server; this is the workbench's thin call of it.
  */
 export async function reconcileEffect(
@@ -20,7 +21,7 @@ export async function reconcileEffect(
       method: 'POST',
       credentials: 'same-origin',
       headers: { 'Content-Type': 'application/json', ...authHeaders() },
-      body: JSON.stringify({ status: outcome }),
+      body: JSON.stringify({ outcome }),
     },
   )
   if (response.ok) return
