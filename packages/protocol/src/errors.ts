@@ -23,6 +23,9 @@ export const ADMISSION_ERROR_CODES = [
   'DECISION_CONFLICT',
   'ALREADY_RESUMED',
   'STORE_UNAVAILABLE',
+  // issue 11 (wt-f): results for browser calls another client already settled; reconcile of a settled effect.
+  'TOOL_RESULTS_ALREADY_SUBMITTED',
+  'EFFECT_NOT_UNKNOWN',
 ] as const
 
 /** Codes carried by `RUN_ERROR { message, code }` once `RUN_STARTED` has been sent. */
@@ -72,6 +75,8 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   DECISION_CONFLICT: { status: 409, kind: 'admission', retryable: false },
   ALREADY_RESUMED: { status: 409, kind: 'admission', retryable: false },
   STORE_UNAVAILABLE: { status: 503, kind: 'admission', retryable: true },
+  TOOL_RESULTS_ALREADY_SUBMITTED: { status: 409, kind: 'admission', retryable: false },
+  EFFECT_NOT_UNKNOWN: { status: 409, kind: 'admission', retryable: false },
   RUN_FAILED: { status: 500, kind: 'stream', retryable: false },
   MODEL_ERROR: { status: 502, kind: 'stream', retryable: false },
   TOOL_ERROR: { status: 500, kind: 'stream', retryable: false },
