@@ -12,6 +12,7 @@ import { toJson } from '../recording/to-json.ts'
 import { DecisionTrail } from '../ui/decision-trail.tsx'
 import { MessageList } from '../ui/message-list.tsx'
 import { decisionSummary } from './decision-summary.ts'
+import { reconcileEffect } from './reconcile.ts'
 import { UnknownEffects } from './unknown-effects.tsx'
 import { batchKey, describeError, usePendingBatches } from './use-pending-batches.ts'
 import { useThreadSnapshot } from './use-thread-snapshot.ts'
@@ -48,7 +49,8 @@ const POLICY_TEXT = {
 export function ApprovalsView({ recorder, active }: ApprovalsViewProps) {
   // Reads (the inbox, snapshots, polled) are not recorded; decisions and reconciliations are, like the chat's requests.
   const [reader] = useState(() => workbenchDecisionsClient())
-  const [actor] = useState(() => workbenchDecisionsClient(createRecordingFetch(recorder)))
+  const [reconcileFetch] = useState(() => createRecordingFetch(recorder))
+  const [actor] = useState(() => workbenchDecisionsClient(reconcileFetch))
   const inbox = usePendingBatches(reader, active)
   const [selected, setSelected] = useState<PendingBatch | undefined>()
   const [outcome, setOutcome] = useState<{ key: string; text: string; error?: boolean } | undefined>()
@@ -170,10 +172,12 @@ export function ApprovalsView({ recorder, active }: ApprovalsViewProps) {
               interruptLabels={new Map(selected.interrupts.map((i) => [i.id, i.message ?? i.id]))}
             />
             <UnknownEffects
-              threadId={selected.threadId}
               effects={thread.snapshot?.unsettledEffects ?? []}
-              recorder={recorder}
-              onSettled={thread.refresh}
+              disabled={!active}
+              onReconcile={(toolCallId, outcome) => {
+                recorder.addAction('reconcile', { threadId: selected.threadId, toolCallId, outcome })
+                return reconcileEffect(selected.threadId, toolCallId, outcome, reconcileFetch).then(thread.refresh)
+              }}
             />
             {stillPending ? (
               <PendingBatchForm

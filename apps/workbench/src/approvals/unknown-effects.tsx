@@ -1,32 +1,28 @@
 import type { UnsettledEffect } from '@interlude/protocol'
 import { useState } from 'react'
-import type { Recorder } from '../recording/recorder.ts'
-import { reconcileEffect } from './reconcile.ts'
 import type { ReconcileOutcome } from './reconcile.ts'
 import { describeError } from './use-pending-batches.ts'
 
 export interface UnknownEffectsProps {
-  readonly threadId: string
   readonly effects: readonly UnsettledEffect[]
-  readonly recorder: Recorder
-  readonly onSettled: () => void
+  readonly disabled?: boolean
+  /** Records what the person found (the server's reconcile route); rejects with its typed error. */
+  readonly onReconcile: (toolCallId: string, outcome: ReconcileOutcome) => Promise<unknown>
 }
 
 /**
  * Effects whose outcome is unknown (the process died while the tool ran; docs/architecture.md#unknown-effects).
  * They are shown as unknown — never as failed, never re-run — and a person who checked the system the tool acts on
- * records what happened.
+ * records what happened. Used by the chat (`useChat().reconcileEffect`) and the Approvals view.
  */
-export function UnknownEffects({ threadId, effects, recorder, onSettled }: UnknownEffectsProps) {
+export function UnknownEffects({ effects, disabled = false, onReconcile }: UnknownEffectsProps) {
   const [busy, setBusy] = useState<string | undefined>()
   const [problem, setProblem] = useState<string | undefined>()
   if (effects.length === 0) return null
   const settle = (toolCallId: string, outcome: ReconcileOutcome) => {
     setBusy(toolCallId)
     setProblem(undefined)
-    recorder.addAction('reconcile', { threadId, toolCallId, outcome })
-    reconcileEffect(threadId, toolCallId, outcome)
-      .then(() => onSettled())
+    onReconcile(toolCallId, outcome)
       .catch((reason: unknown) => setProblem(describeError(reason)))
       .finally(() => setBusy(undefined))
   }
@@ -45,12 +41,16 @@ export function UnknownEffects({ threadId, effects, recorder, onSettled }: Unkno
             <span className="batch-actions">
               <button
                 type="button"
-                disabled={busy !== undefined}
+                disabled={disabled || busy !== undefined}
                 onClick={() => settle(effect.toolCallId, 'succeeded')}
               >
                 It happened
               </button>
-              <button type="button" disabled={busy !== undefined} onClick={() => settle(effect.toolCallId, 'failed')}>
+              <button
+                type="button"
+                disabled={disabled || busy !== undefined}
+                onClick={() => settle(effect.toolCallId, 'failed')}
+              >
                 It did not happen
               </button>
             </span>

@@ -1,13 +1,10 @@
 import { InterruptForm, useInterruptForm } from '@interlude/react'
 import type { InterruptDrafts, ResumeOptions, UseInterruptFormResult } from '@interlude/react'
 import type { InterludeError } from '@interlude/protocol'
-import { cancelAll } from '@interlude/client'
 import { useCallback, useEffect, useRef, useState } from 'react'
-import { workbenchDecisionsClient } from '../approvals/approvals-view.tsx'
-import { describeError } from '../approvals/use-pending-batches.ts'
+import { UnknownEffects } from '../approvals/unknown-effects.tsx'
 import { DecisionTrail } from '../ui/decision-trail.tsx'
 import type { Recorder } from '../recording/recorder.ts'
-import { createRecordingFetch } from '../recording/recording-fetch.ts'
 import type { Json } from '../recording/recording-types.ts'
 import { toJson, toRecordedError } from '../recording/to-json.ts'
 import { JsonView } from '../ui/json-view.tsx'
@@ -28,8 +25,6 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   const [initialThread] = useState(threadFromUrl)
   const { chat, decisions, addDecisions } = useRecordedChat(recorder, initialThread)
   const { runtime } = chat
-  // Closing an expired `keep` batch goes through the decisions API (recorded like the chat's requests).
-  const [decider] = useState(() => workbenchDecisionsClient(createRecordingFetch(recorder)))
   const [draft, setDraft] = useState('')
   const [localError, setLocalError] = useState<string | undefined>()
   const [recovering, setRecovering] = useState(false)
@@ -37,7 +32,6 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   // about to apply their policy (docs/approvals.md#deadlines: deny or cancel, then the turn goes on). Nothing is
   // stranded; the page reads the thread again shortly. Kept per thread id, so another thread clears it.
   const [expiringThread, setExpiringThread] = useState<string | undefined>()
-  const [closing, setClosing] = useState(false)
   const recoveredFor = useRef<string | undefined>(undefined)
   const lastChoices = useRef<string | undefined>(undefined)
 
@@ -45,7 +39,8 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   // The form state lives here (controlled <InterruptForm>): the recorder reads the drafts directly.
   const form = useInterruptForm(batch, { messages: chat.messages })
   const expiresAt = batch ? earliestExpiry(batch.interrupts) : undefined
-  const expired = useExpired(expiresAt)
+  // The runtime marks a batch past its deadline (`expired`); the page's own timer says so at the moment it passes.
+  const expired = useExpired(expiresAt) || batch?.expired === true
   const inbox = useInbox(active, `${chat.threadId}:${chat.isLoading ? 'busy' : 'idle'}:${batch?.id ?? ''}`)
 
   useEffect(() => writeThreadToUrl(chat.threadId), [chat.threadId])
@@ -153,37 +148,36 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   const policy = batch ? batchPolicy(batch.interrupts) : undefined
   const expiring = expiringThread !== undefined && expiringThread === chat.threadId && batch === undefined
 
-  // Past the deadline the server decides (deny / cancel) within about a second; read the thread again so the system
-  // decision and the continued turn show up. A `keep` batch stays until somebody closes it.
-  const needsReread = (expired && policy !== 'keep' && !chat.isLoading) || expiring
+  // Past the deadline the server decides a deny / cancel batch within about a second, and the runtime, which follows
+  // the thread while a batch is pending, shows that decision live. A reload in that second finds the thread paused
+  // without a batch: read it again shortly.
   useEffect(() => {
-    if (!needsReread || !active) return
+    if (!expiring || !active) return
     const timer = setTimeout(() => recover('deadline'), 1500)
     return () => clearTimeout(timer)
-  }, [needsReread, active, recover, decisions.length, chat.messages.length])
+  }, [expiring, active, recover])
 
-  /** Closes an expired `keep` batch: every answer cancelled, through the decisions API; the same thread goes on. */
+  /** Closes an expired `keep` batch: every answer cancelled (the one answer it still admits); the same thread goes on. */
   const closeExpired = () => {
     if (batch === undefined) return
-    const threadId = chat.threadId
-    const resume = cancelAll(batch)
-    setClosing(true)
-    recorder.addAction('close-expired', { threadId, entries: toJson(resume) })
-    decider
-      .decide(threadId, { resume })
-      .then(({ runId }) => {
-        recorder.addAction('close-expired-accepted', { threadId, runId })
-        recover('closed')
-      })
-      .catch((error: unknown) => {
-        recorder.addAction('close-expired-refused', { threadId }, toRecordedError(error))
-        setLocalError(describeError(error))
-        recover('close-refused')
-      })
-      .finally(() => setClosing(false))
+    const entries = batch.interrupts.map((interrupt) => ({ interruptId: interrupt.id, status: 'cancelled' as const }))
+    recorder.add({ kind: 'form', batchId: batch.id, phase: 'submit', choices: {}, entries: toJson(entries) as never })
+    act('close-expired', { batchId: batch.id, entries: toJson(entries) }, () =>
+      chat.resume({ batchId: batch.id, entries }),
+    )
   }
 
-  const busy = chat.isLoading || recovering || closing
+  /** Browser calls waiting on the server after a reload: run them here once, or report them unavailable. */
+  const settle = (run: boolean) => {
+    act('settle-tool-calls', { run, toolCallIds: chat.pendingToolCalls.map((c) => c.toolCallId) }, () =>
+      chat.settleToolCalls({ run }).then(() => {
+        // Another tab settled them first (409 TOOL_RESULTS_ALREADY_SUBMITTED): show the winner's results.
+        if (runtime.getSnapshot().error?.code === 'TOOL_RESULTS_ALREADY_SUBMITTED') recover('settled-elsewhere')
+      }),
+    )
+  }
+
+  const busy = chat.isLoading || recovering
   const blocked = chat.recovery.required
   const awaiting = new Set<string>()
   for (const interrupt of batch?.interrupts ?? [])
@@ -256,6 +250,31 @@ export function LiveView({ recorder, active }: LiveViewProps) {
         )}
         <MessageList messages={chat.messages} awaitingToolCallIds={awaiting} busy={chat.isLoading} />
         <DecisionTrail decisions={decisions} label="Decisions on this conversation" />
+        <UnknownEffects
+          effects={chat.unsettledEffects ?? []}
+          disabled={busy || !active}
+          onReconcile={(toolCallId, outcome) => {
+            recorder.addAction('reconcile', { threadId: chat.threadId, toolCallId, outcome })
+            return chat.reconcileEffect({ toolCallId, outcome })
+          }}
+        />
+        {chat.pendingToolCalls.length > 0 && !chat.isLoading && (
+          <section className="banner settle" aria-label="Browser work waiting" data-testid="pending-tool-calls">
+            <p>
+              The assistant is waiting for this browser to run{' '}
+              {chat.pendingToolCalls.map((call) => call.toolName).join(', ')}. Run it here once (another open tab may do
+              it instead; the server takes the first answer), or report it unavailable.
+            </p>
+            <div className="batch-actions">
+              <button type="button" className="primary" disabled={busy || !active} onClick={() => settle(true)}>
+                Run it here
+              </button>
+              <button type="button" disabled={busy || !active} onClick={() => settle(false)}>
+                Report unavailable
+              </button>
+            </div>
+          </section>
+        )}
         {batch !== undefined && (
           <section
             className="batch"

@@ -1,9 +1,10 @@
 import { useChat } from '@interlude/react'
 import type { UseChatResult } from '@interlude/react'
 import type { DecisionRecord } from '@interlude/protocol'
-import { useCallback, useEffect, useState } from 'react'
+import { useCallback, useEffect, useMemo, useState } from 'react'
 import { decisionFromEvent, mergeDecisions } from '../approvals/decision-summary.ts'
 import { authHeaders } from '../auth/session-token.ts'
+import { WORKBENCH_TOOLS } from './browser-tools.ts'
 import { projectSnapshot } from '../recording/project-snapshot.ts'
 import type { Recorder } from '../recording/recorder.ts'
 import { createRecordingFetch } from '../recording/recording-fetch.ts'
@@ -34,6 +35,7 @@ export function useRecordedChat(recorder: Recorder, initialThreadId: string | un
     credentials: 'same-origin',
     headers: authHeaders,
     fetch: recordingFetch,
+    tools: WORKBENCH_TOOLS,
     onEvent: (event) => {
       const record = decisionFromEvent(event)
       if (record !== undefined) addRecords([record])
@@ -53,7 +55,14 @@ export function useRecordedChat(recorder: Recorder, initialThreadId: string | un
     record()
     return runtime.subscribe(record)
   }, [runtime, recorder])
-  const decisions = records.threadId === chat.threadId ? records.list : NONE
+  // `useChat().decisions` (the snapshot's records and every `interlude.decision` event, a follow-joined run's too);
+  // the page's own collection covers a runtime without it.
+  const own = records.threadId === chat.threadId ? records.list : NONE
+  const held = (chat as { decisions?: readonly DecisionRecord[] }).decisions
+  const decisions = useMemo(
+    () => (held === undefined || held.length === 0 ? own : mergeDecisions(held, own)),
+    [held, own],
+  )
   return { chat, decisions, addDecisions: addRecords }
 }
 
