@@ -17,6 +17,9 @@ const test = base.extend<{ server: RunningServer }>({
   },
 })
 
+// Two browser contexts, a server of their own and a deadline: slower than one page on this shared 2-core machine.
+test.describe.configure({ timeout: 120_000 })
+
 test('the engineer asks to deploy, the manager approves in the Approvals view, the engineer sees it live', async ({
   browser,
   server,
@@ -98,4 +101,43 @@ test('the engineer is not an approver: the Approvals view lists only their own b
   await expect(batchForm(eng.page)).toBeVisible()
   await eng.context.close()
   await mgr.context.close()
+})
+
+test('keep: the manager closes an expired batch in the Approvals view and the engineer’s thread continues', async ({
+  browser,
+}) => {
+  const server = await startTwoPrincipalServer({ interruptTtl: 2, extraArgs: ['--on-expiry', 'keep'] })
+  try {
+    const eng = await openAs(browser, server, 'eng')
+    const mgr = await openAs(browser, server, 'mgr', 'approvals')
+    await startRelease(eng.page)
+    const id = await threadId(eng.page)
+    await expect(eng.page.getByTestId('batch-expired')).toHaveAttribute('data-policy', 'keep', { timeout: 15_000 })
+
+    // Past its deadline the batch is still in the manager's inbox, marked expired, with its policy and a close.
+    await expect(approvalItem(mgr.page, id)).toContainText('expired')
+    await approvalItem(mgr.page, id).click()
+    const batch = mgr.page.locator('.approvals section.batch')
+    await expect(batch).toHaveAttribute('data-policy', 'keep')
+    await expect(mgr.page.getByTestId('approval-deadline')).toContainText('policy keep')
+    await batch.getByRole('button', { name: 'Close the batch' }).click()
+    await expect(mgr.page.getByTestId('batch-closed')).toContainText('Cancelled by mgr via api')
+
+    // The engineer's open page: the batch retires, the cancelled calls are cancelled (not denied), the same thread
+    // goes on.
+    await expect(eng.page.locator('section.batch')).toHaveCount(0)
+    await expect(eng.page.getByTestId('decision')).toHaveText(/^Cancelled by mgr via api at /)
+    await expect(toolCall(eng.page, 'deploy')).toHaveAttribute('data-state', 'cancelled')
+    await waitForTurnEnd(eng.page)
+    await eng.page.locator('#composer').fill('hello')
+    await eng.page.locator('#composer').press('Enter')
+    await expect(eng.page.getByText(/^I can publish and deploy releases/)).toBeVisible()
+    expect(await threadId(eng.page)).toBe(id)
+    const thread = await threadAs(server, 'eng', id)
+    expect(thread.state.deployments ?? []).toHaveLength(0)
+    await eng.context.close()
+    await mgr.context.close()
+  } finally {
+    await server.stop()
+  }
 })

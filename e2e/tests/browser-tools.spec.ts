@@ -46,6 +46,9 @@ async function send(page: Page, text: string): Promise<void> {
   await page.locator('#composer').press('Enter')
 }
 
+// Two browser contexts, a server of their own and a deadline: slower than one page on this shared 2-core machine.
+test.describe.configure({ timeout: 120_000 })
+
 test('a response with a browser call and an approval completes: approved, the tool runs, the browser call runs once', async ({
   page,
 }) => {
