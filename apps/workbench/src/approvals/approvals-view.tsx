@@ -8,7 +8,7 @@ import { readToken } from '../auth/session-token.ts'
 import { useExpired } from '../live/expiry.ts'
 import type { Recorder } from '../recording/recorder.ts'
 import { createRecordingFetch } from '../recording/recording-fetch.ts'
-import { toJson } from '../recording/to-json.ts'
+import { toJson, toRecordedError } from '../recording/to-json.ts'
 import { DecisionTrail } from '../ui/decision-trail.tsx'
 import { MessageList } from '../ui/message-list.tsx'
 import { decisionSummary } from './decision-summary.ts'
@@ -79,11 +79,7 @@ export function ApprovalsView({ recorder, active }: ApprovalsViewProps) {
         thread.refresh()
       })
       .catch((reason: unknown) => {
-        recorder.addAction(
-          `${action}-refused`,
-          { threadId: batch.threadId },
-          toJson({ message: describeError(reason) }) as never,
-        )
+        recorder.addAction(`${action}-refused`, { threadId: batch.threadId }, toRecordedError(reason))
         setOutcome({ key, text: describeError(reason), error: true })
         inbox.refresh()
         thread.refresh()

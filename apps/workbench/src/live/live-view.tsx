@@ -161,7 +161,13 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   const closeExpired = () => {
     if (batch === undefined) return
     const entries = batch.interrupts.map((interrupt) => ({ interruptId: interrupt.id, status: 'cancelled' as const }))
-    recorder.add({ kind: 'form', batchId: batch.id, phase: 'submit', choices: {}, entries: toJson(entries) as never })
+    recorder.add({
+      kind: 'form',
+      batchId: batch.id,
+      phase: 'submit',
+      choices: {},
+      entries: entries.map((e) => toJson(e)),
+    })
     act('close-expired', { batchId: batch.id, entries: toJson(entries) }, () =>
       chat.resume({ batchId: batch.id, entries }),
     )
