@@ -356,3 +356,81 @@ describe('browser tools', () => {
     expect(textOf(first.result.current.messages)).toMatch(/done: .*unavailable/)
   })
 })
+
+describe('unknown effects', () => {
+  /** What a process killed while `deploy` ran leaves in the store: the run running with an ended lease, the call started. */
+  async function deadRun(server: RunningServer, threadId: string) {
+    const { store } = server
+    const runId = 'run-dead'
+    const now = Date.now()
+    await store.startInputRun({
+      threadId,
+      ownerId: 'eng',
+      runId,
+      parentRunId: undefined,
+      expectedRevision: null,
+      initialState: {},
+      messages: [{ id: 'u1', role: 'user', content: 'deploy please' }],
+      toolResults: [],
+      now,
+      executorId: 'exec-dead',
+      leaseUntil: now - 1,
+    })
+    await store.appendEvents(threadId, runId, [
+      { type: 'RUN_STARTED', json: JSON.stringify({ type: 'RUN_STARTED', threadId, runId }) },
+    ])
+    const call = { id: 'call_deploy', type: 'function' as const, function: { name: 'deploy', arguments: '{}' } }
+    await store.appendMessages(threadId, runId, [{ id: 'a1', role: 'assistant', toolCalls: [call] }])
+    await store.insertToolCalls([
+      {
+        threadId,
+        toolCallId: call.id,
+        runId,
+        messageId: 'a1',
+        toolName: 'deploy',
+        argsText: '{}',
+        kind: 'server',
+        status: 'pending',
+        now,
+      },
+    ])
+    await store.beginEffect(threadId, call.id, runId, now)
+  }
+
+  it('an unknown effect is shown as unknown and reconciled by hand, never re-run', async () => {
+    const deploys = { count: 0 }
+    const deploy = defineTool({
+      name: 'deploy',
+      description: 'Deploy',
+      parameters: { type: 'object' },
+      execute: () => ++deploys.count,
+    })
+    const server = await serve({
+      agent: { model: scriptedModel(() => ({ text: 'ok' })), tools: [deploy] },
+      exclusive: false,
+    })
+    const threadId = newThread()
+    await deadRun(server, threadId)
+    const { result } = mount(server, { threadId })
+    await act(async () => void (await result.current.recover()))
+    expect(result.current.unsettledEffects).toEqual([
+      { toolCallId: 'call_deploy', toolName: 'deploy', status: 'unknown' },
+    ])
+
+    await act(() =>
+      result.current.reconcileEffect({ toolCallId: 'call_deploy', outcome: 'succeeded', result: { ok: true } }),
+    )
+    expect(result.current.unsettledEffects).toBeUndefined()
+    expect(deploys.count).toBe(0)
+    // The server agrees (a reload shows no unknown effect), and a different answer now is refused, typed.
+    await act(async () => void (await result.current.recover()))
+    expect(result.current.unsettledEffects).toBeUndefined()
+    let refused: unknown
+    await act(async () => {
+      refused = await result.current
+        .reconcileEffect({ toolCallId: 'call_deploy', outcome: 'failed' })
+        .catch((e: unknown) => e)
+    })
+    expect(InterludeError.isInstance(refused) && refused.code).toBe('EFFECT_NOT_UNKNOWN')
+  })
+})
