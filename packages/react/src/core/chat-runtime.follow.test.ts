@@ -104,11 +104,12 @@ describe('ChatRuntime: deadlines', () => {
   it('a keep batch past its deadline is marked expired; only its all-cancelled close is accepted and sent', async () => {
     const ctx = setup()
     const { rt, transport } = ctx
-    const keep = { expiresAt: new Date(T0 + 1000).toISOString(), metadata: { onExpiry: 'keep' } }
+    const keep = { expiresAt: new Date(T0 + 10).toISOString(), metadata: { onExpiry: 'keep' } }
     const { batch } = await pause(ctx, [approvalInterrupt('i-1', 'call-1', keep)])
     expect(batch.expired).toBeUndefined()
-    ctx.clock.now = T0 + 1000
-    await new Promise((resolve) => setTimeout(resolve, 1100)) // the timer waits the deadline out on the runtime's clock
+    ctx.clock.now = T0 + 10
+    // The runtime's timer (armed for the 10 ms left on its clock) fires before this later, longer one.
+    await new Promise((resolve) => setTimeout(resolve, 20))
     const expired = rt.getSnapshot().pendingInterrupts!
     expect(expired).toMatchObject({ id: batch.id, expired: true, interrupts: batch.interrupts })
     expect(codeOf(() => rt.resume(approveAll(expired)))).toBe('INTERRUPT_EXPIRED')
