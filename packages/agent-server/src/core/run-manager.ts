@@ -91,7 +91,8 @@ export class RunManager {
     this.#active.set(id, { controller, done })
     this.#startHeartbeat()
     // Cancelled before it was admitted (a stop right after the request): it stops at its first stop point.
-    if (this.#tombstones.take(plan.threadId, plan.runId, plan.principal)) controller.abort('cancel' satisfies StopReason)
+    if (this.#tombstones.take(plan.threadId, plan.runId, plan.principal))
+      controller.abort('cancel' satisfies StopReason)
   }
 
   /**

@@ -30,6 +30,7 @@ import { awaitReady } from './middleware/ready.ts'
 import type { CorsOptions } from './middleware/cors.ts'
 import { checkCorsOptions, corsMiddleware } from './middleware/cors.ts'
 import { registerDecisionRoutes } from './routes/decisions.ts'
+import { registerEffectRoutes } from './routes/effects.ts'
 import { registerHealthRoute } from './routes/health.ts'
 import { registerInterruptRoutes } from './routes/interrupts.ts'
 import { registerRunRoutes } from './routes/runs.ts'
@@ -253,6 +254,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     limits,
   })
   registerInterruptRoutes(app, basePath, authenticate, { store, rights, now })
+  registerEffectRoutes(app, basePath, authenticate, { access: { store, rights, recovery }, store, now, limits })
 
   let closingDone: Promise<void> | undefined
   return Object.assign(app, {

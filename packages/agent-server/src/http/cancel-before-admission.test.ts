@@ -68,7 +68,9 @@ describe('cancel before admission', () => {
     const s = await serve(agent)
     const threadId = newThreadId()
     const interrupt = await pause(s, threadId)
-    const resume = resumeInput(threadId, [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }])
+    const resume = resumeInput(threadId, [
+      { interruptId: interrupt.id, status: 'resolved', payload: { approved: true } },
+    ])
 
     // The cancel arrives first: the run does not exist yet.
     const early = await cancel(s, threadId, resume.runId)
@@ -103,7 +105,9 @@ describe('cancel before admission', () => {
     const s = await serve(agent)
     const threadId = newThreadId()
     const interrupt = await pause(s, threadId)
-    const resume = resumeInput(threadId, [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }])
+    const resume = resumeInput(threadId, [
+      { interruptId: interrupt.id, status: 'resolved', payload: { approved: true } },
+    ])
     const foreign = await cancel(s, threadId, resume.runId, 'bob')
     expect(foreign.status).toBe(404)
     expect(((await foreign.json()) as { error: { code: string } }).error.code).toBe('THREAD_NOT_FOUND')

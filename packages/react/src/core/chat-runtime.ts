@@ -289,7 +289,8 @@ export class ChatRuntime<TState = unknown> {
     const transport = this.#transport
     if (!transport.reconcile || !this.#features.available) throw noServerSnapshots()
     await transport.reconcile(threadId, options)
-    if (this.#state.threadId === threadId) this.#store.commit({ type: 'effect/reconciled', toolCallId: options.toolCallId })
+    if (this.#state.threadId === threadId)
+      this.#store.commit({ type: 'effect/reconciled', toolCallId: options.toolCallId })
   }
 
   /**

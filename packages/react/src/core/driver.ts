@@ -99,7 +99,8 @@ function flushAndRead(host: DriverHost): CoreState {
 export async function driveInteraction(host: DriverHost, plan: InteractionPlan): Promise<void> {
   const { gen } = plan
   try {
-    let runId = plan.kind === 'attach' ? plan.runId : plan.kind === 'settle' ? host.settings().generateId() : plan.input.runId
+    let runId =
+      plan.kind === 'attach' ? plan.runId : plan.kind === 'settle' ? host.settings().generateId() : plan.input.runId
     let input = plan.kind === 'attach' || plan.kind === 'settle' ? undefined : plan.input
     let roundtrips = 0
     const results = async (calls: readonly ToolCallRef[], run = true) => {
@@ -114,6 +115,18 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
       return true
     }
     if (plan.kind === 'settle') {
+      // Another of the owner's clients may have settled them meanwhile: ask first, run nothing twice
+      // that we can see (the server still admits only the first result set).
+      if (host.features().available) {
+        const { messages } = await host.transport().getThread(plan.threadId, { signal: plan.signal })
+        const answered = toolCallIdsOf(messages.filter((m) => m.role === 'tool'))
+        const taken = plan.calls.filter((c) => answered.has(c.toolCallId)).map((c) => c.toolCallId)
+        if (taken.length > 0)
+          throw clientError('TOOL_RESULTS_ALREADY_SUBMITTED', 'These browser tool calls already have a result.', {
+            toolCallIds: taken,
+          })
+        if (!host.isCurrent(gen)) return
+      }
       const tools = host.settings().tools
       const calls = plan.calls.map((c) => ({
         id: c.toolCallId,

@@ -61,11 +61,7 @@ export function isKept(interrupts: readonly Interrupt[]): boolean {
  * Any expired interrupt blocks the whole batch (checked at the claim and before every send), except
  * the all-cancelled close of a `keep` batch, which the server admits past the deadline.
  */
-export function checkNotExpired(
-  interrupts: readonly Interrupt[],
-  now: number,
-  entries?: readonly ResumeEntry[],
-): void {
+export function checkNotExpired(interrupts: readonly Interrupt[], now: number, entries?: readonly ResumeEntry[]): void {
   if (entries && isKept(interrupts) && entries.every((e) => e.status === 'cancelled')) return
   const expired = interrupts.filter((i) => isExpiredAt(i.expiresAt, now)).map((i) => i.id)
   if (expired.length > 0)

@@ -126,7 +126,11 @@ function withDecisions(decisions: readonly DecisionRecord[], events: readonly Ag
   let next = decisions
   for (const e of events) {
     const value = (e as { name?: unknown; value?: DecisionRecord }).value
-    if (e.type !== 'CUSTOM' || (e as { name?: unknown }).name !== 'interlude.decision' || typeof value?.runId !== 'string')
+    if (
+      e.type !== 'CUSTOM' ||
+      (e as { name?: unknown }).name !== 'interlude.decision' ||
+      typeof value?.runId !== 'string'
+    )
       continue
     if (!next.some((d) => d.runId === value.runId)) next = Object.freeze([...next, Object.freeze(value)])
   }
