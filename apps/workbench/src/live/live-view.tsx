@@ -287,6 +287,7 @@ export function LiveView({ recorder, active }: LiveViewProps) {
             aria-label="Pending approvals"
             data-batch-id={batch.id}
             data-expired={expired ? 'true' : 'false'}
+            data-policy={policy}
           >
             {expired ? (
               <div className="error" role="alert" data-testid="batch-expired" data-policy={policy}>
