@@ -1,7 +1,7 @@
 /**
  * `pnpm bench`: every Interlude benchmark, one after the other, each printing its side-by-side
  * table (docs/quality.md). Benchmarks are never part of the test gate.
- *   BENCH=client,server pnpm bench   — run a subset (sse, client, bundle, server, durability, approvals)
+ *   BENCH=client,server pnpm bench   — run a subset (sse, client, bundle, browser, server, durability, approvals)
  */
 import { spawnSync } from 'node:child_process'
 import { dirname, join } from 'node:path'
@@ -24,6 +24,13 @@ const all: { name: string; title: string; cwd: string; args: string[] }[] = [
     title: 'Bundle size: useChat + runtime vs HttpAgent (react)',
     cwd: here,
     args: [...tsNode, 'bundle-size.ts'],
+  },
+  {
+    name: 'browser',
+    title:
+      'In the browser: a 2,000-message thread streaming at ~100 deltas/s, useChat vs a bare React component (react)',
+    cwd: here,
+    args: [...tsNode, 'browser-stream.ts'],
   },
   {
     name: 'server',

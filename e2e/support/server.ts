@@ -15,6 +15,8 @@ export interface ServerOptions {
   /** Scripted model token pacing in ms. @default 0 (fast tests) */
   readonly pacingMs?: number
   readonly extraArgs?: readonly string[]
+  /** `--agent <module>` instead of the scripted release assistant (the module brings its own model). */
+  readonly agentModule?: string
 }
 
 export interface RunningServer {
@@ -47,8 +49,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     String(options.port ?? 0),
     '--db',
     dbPath,
-    '--model',
-    'scripted',
+    ...(options.agentModule === undefined ? ['--model', 'scripted'] : ['--agent', options.agentModule]),
     '--static',
     WORKBENCH_DIST,
     '--pacing-ms',

@@ -119,7 +119,11 @@ test.describe('replay', () => {
       frames: { kind: string; purpose?: string; phase?: string }[]
     }
     expect(recording.version).toBe(1)
-    expect(recording.frames.filter((f) => f.kind === 'request-start').map((f) => f.purpose)).toEqual(['run', 'resume'])
+    // The run, the thread followed while the batch was pending (a decision made elsewhere would arrive there), the
+    // resume; follow reconnects (if any) come between.
+    const purposes = recording.frames.filter((f) => f.kind === 'request-start').map((f) => f.purpose)
+    expect(purposes.filter((p) => p !== 'follow')).toEqual(['run', 'resume'])
+    expect(purposes.slice(0, 2)).toEqual(['run', 'follow'])
     expect(recording.frames.some((f) => f.kind === 'form' && f.phase === 'submit')).toBe(true)
     expect(recording.frames.filter((f) => f.kind === 'sse-event').length).toBeGreaterThan(10)
 

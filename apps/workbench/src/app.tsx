@@ -1,4 +1,7 @@
 import { useCallback, useState, useSyncExternalStore } from 'react'
+import { ApprovalsView } from './approvals/approvals-view.tsx'
+import { adoptTokenFromUrl } from './auth/session-token.ts'
+import { SignIn } from './auth/sign-in.tsx'
 import { LiveView } from './live/live-view.tsx'
 import { Recorder } from './recording/recorder.ts'
 import { downloadRecording, readRecordingFile } from './recording/recording-file.ts'
@@ -13,6 +16,20 @@ type Mode =
 
 export const APP_NAME = '@interlude/workbench'
 
+/** The live session's two views: the owner's chat, and the deciders' Approvals view (`?view=approvals`). */
+type LiveTab = 'chat' | 'approvals'
+
+function initialTab(): LiveTab {
+  return new URLSearchParams(window.location.search).get('view') === 'approvals' ? 'approvals' : 'chat'
+}
+
+function writeTabToUrl(tab: LiveTab): void {
+  const url = new URL(window.location.href)
+  if (tab === 'approvals') url.searchParams.set('view', 'approvals')
+  else url.searchParams.delete('view')
+  window.history.replaceState(null, '', url)
+}
+
 function initialMode(): Mode {
   // `?replay=<id>` opens a shipped recording directly; the live session is then not even mounted
   // until "Return to Live".
@@ -24,7 +41,15 @@ function initialMode(): Mode {
 export function App() {
   const [recorder] = useState(() => new Recorder())
   const [mode, setMode] = useState<Mode>(initialMode)
-  const [liveMounted, setLiveMounted] = useState(() => mode.kind === 'live')
+  const [liveMounted, setLiveMounted] = useState(() => {
+    // `?token=` is moved into this tab's session storage before the live session makes its first request; a
+    // replay opened by `?replay=` neither reads nor writes storage.
+    if (mode.kind === 'live') adoptTokenFromUrl()
+    return mode.kind === 'live'
+  })
+  const [tab, setTab] = useState<LiveTab>(initialTab)
+  // A new token is a new principal: the live session starts again (the thread in the address is kept).
+  const [session, setSession] = useState(0)
   const [loadProblems, setLoadProblems] = useState<readonly string[]>([])
   const status = useSyncExternalStore(recorder.subscribe, recorder.getStatus, recorder.getStatus)
   const replaying = mode.kind === 'replay'
@@ -35,9 +60,15 @@ export function App() {
   }, [])
 
   const returnToLive = useCallback(() => {
+    if (!liveMounted) adoptTokenFromUrl()
     setLiveMounted(true)
     setMode({ kind: 'live' })
-  }, [])
+  }, [liveMounted])
+
+  const chooseTab = (next: LiveTab) => {
+    setTab(next)
+    writeTabToUrl(next)
+  }
 
   const currentRecording = useCallback(
     () =>
@@ -68,7 +99,18 @@ export function App() {
         <span className={`mode-pill ${replaying ? 'pill-replay' : 'pill-live'}`} data-testid="mode">
           {replaying ? 'Replay' : 'Live'}
         </span>
+        {!replaying && liveMounted && (
+          <nav className="tabs" aria-label="Views">
+            <button type="button" aria-pressed={tab === 'chat'} onClick={() => chooseTab('chat')}>
+              Chat
+            </button>
+            <button type="button" aria-pressed={tab === 'approvals'} onClick={() => chooseTab('approvals')}>
+              Approvals
+            </button>
+          </nav>
+        )}
         <div className="header-actions">
+          {!replaying && liveMounted && <SignIn onChange={() => setSession((n) => n + 1)} />}
           <span
             className="recorder-status"
             data-testid="recorder-status"
@@ -148,10 +190,17 @@ export function App() {
       {/* The live session stays mounted (hidden and inert) during replay so that "Return to Live"
           continues with the current live batch and its form drafts. */}
       {liveMounted && (
-        <div className="live-container" hidden={replaying} inert={replaying}>
-          <ErrorBoundary label="live session">
-            <LiveView recorder={recorder} active={!replaying} />
-          </ErrorBoundary>
+        <div className="live-container" hidden={replaying} inert={replaying} key={session}>
+          <div hidden={tab !== 'chat'}>
+            <ErrorBoundary label="live session">
+              <LiveView recorder={recorder} active={!replaying && tab === 'chat'} />
+            </ErrorBoundary>
+          </div>
+          <div hidden={tab !== 'approvals'}>
+            <ErrorBoundary label="approvals">
+              <ApprovalsView recorder={recorder} active={!replaying && tab === 'approvals'} />
+            </ErrorBoundary>
+          </div>
         </div>
       )}
       {mode.kind === 'replay' && (

@@ -29,6 +29,9 @@ export const ADMISSION_ERROR_CODES = [
   // Issue 12, item 5 (quotas and limits): per-principal quotas, and the server-wide body budget.
   'RATE_LIMITED',
   'SERVER_BUSY',
+  // issue 11 (wt-f): results for browser calls another client already settled; reconcile of a settled effect.
+  'TOOL_RESULTS_ALREADY_SUBMITTED',
+  'EFFECT_NOT_UNKNOWN',
 ] as const
 
 /** Codes carried by `RUN_ERROR { message, code }` once `RUN_STARTED` has been sent. */
@@ -99,6 +102,8 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   SERVER_SHUTTING_DOWN: { status: 503, kind: 'admission', retryable: true },
   RATE_LIMITED: { status: 429, kind: 'admission', retryable: true },
   SERVER_BUSY: { status: 503, kind: 'admission', retryable: true },
+  TOOL_RESULTS_ALREADY_SUBMITTED: { status: 409, kind: 'admission', retryable: false },
+  EFFECT_NOT_UNKNOWN: { status: 409, kind: 'admission', retryable: false },
   RUN_FAILED: { status: 500, kind: 'stream', retryable: false },
   MODEL_ERROR: { status: 502, kind: 'stream', retryable: false },
   TOOL_ERROR: { status: 500, kind: 'stream', retryable: false },

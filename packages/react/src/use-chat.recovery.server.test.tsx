@@ -198,8 +198,9 @@ describe('useChat recovery against the agent server', () => {
     const threadId = thread()
     const tabA = mount({ threadId })
     await pause(tabA.result)
-    const tabB = mount({ threadId })
-    const tabC = mount({ threadId })
+    // Tabs that do not follow the thread (`follow: false`) learn of tab A's decision only when they answer.
+    const tabB = mount({ threadId, follow: false })
+    const tabC = mount({ threadId, follow: false })
     await act(async () => void (await tabB.result.current.recover()))
     await act(async () => void (await tabC.result.current.recover()))
     approveAll(tabA.result)

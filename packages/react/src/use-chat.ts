@@ -20,6 +20,8 @@ const COMMANDS = [
   'getRecoveryConfiguration',
   'setThreadId',
   'newThread',
+  'settleToolCalls',
+  'reconcileEffect',
 ] as const satisfies readonly (keyof ChatRuntime)[]
 
 /** The command methods of a runtime, as `useChat` returns them. */

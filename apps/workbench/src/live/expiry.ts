@@ -29,3 +29,21 @@ export function useExpired(expiresAt: number | undefined, now: () => number = Da
   }, [expiresAt, now])
   return expiresAt !== undefined && expiredAt === expiresAt
 }
+
+/**
+ * What the server does when the batch's deadline passes (`interrupt.metadata.onExpiry`, docs/approvals.md#deadlines):
+ * `keep` when any interrupt says so (keep wins in a mixed batch), else `cancel` when every interrupt says cancel,
+ * else `deny`. `undefined` when the server did not say (an older server).
+ */
+export function batchPolicy(
+  interrupts: readonly { readonly metadata?: unknown }[],
+): 'deny' | 'cancel' | 'keep' | undefined {
+  const policies = interrupts.map((i) => {
+    const value = (i.metadata as { onExpiry?: unknown } | undefined)?.onExpiry
+    return value === 'deny' || value === 'cancel' || value === 'keep' ? value : undefined
+  })
+  if (policies.includes('keep')) return 'keep'
+  if (policies.length > 0 && policies.every((p) => p === 'cancel')) return 'cancel'
+  if (policies.some((p) => p === 'deny')) return 'deny'
+  return undefined
+}

@@ -2,12 +2,14 @@ import { InterruptForm, useInterruptForm } from '@interlude/react'
 import type { InterruptDrafts, ResumeOptions, UseInterruptFormResult } from '@interlude/react'
 import type { InterludeError } from '@interlude/protocol'
 import { useCallback, useEffect, useRef, useState } from 'react'
+import { UnknownEffects } from '../approvals/unknown-effects.tsx'
+import { DecisionTrail } from '../ui/decision-trail.tsx'
 import type { Recorder } from '../recording/recorder.ts'
 import type { Json } from '../recording/recording-types.ts'
 import { toJson, toRecordedError } from '../recording/to-json.ts'
 import { JsonView } from '../ui/json-view.tsx'
 import { MessageList } from '../ui/message-list.tsx'
-import { earliestExpiry, useExpired } from './expiry.ts'
+import { batchPolicy, earliestExpiry, useExpired } from './expiry.ts'
 import { draftChoices } from './draft-choices.ts'
 import { threadFromUrl, writeThreadToUrl } from './thread-url.ts'
 import { useInbox } from './use-inbox.ts'
@@ -21,14 +23,15 @@ export interface LiveViewProps {
 
 export function LiveView({ recorder, active }: LiveViewProps) {
   const [initialThread] = useState(threadFromUrl)
-  const chat = useRecordedChat(recorder, initialThread)
+  const { chat, decisions, addDecisions } = useRecordedChat(recorder, initialThread)
   const { runtime } = chat
   const [draft, setDraft] = useState('')
   const [localError, setLocalError] = useState<string | undefined>()
   const [recovering, setRecovering] = useState(false)
-  // The server says the thread is paused but shows no batch: its questions expired unanswered
-  // (a snapshot carries only unexpired interrupts). Kept per thread id, so another thread clears it.
-  const [expiredThread, setExpiredThread] = useState<string | undefined>()
+  // The server says the thread is paused but shows no batch: its questions passed their deadline and the server is
+  // about to apply their policy (docs/approvals.md#deadlines: deny or cancel, then the turn goes on). Nothing is
+  // stranded; the page reads the thread again shortly. Kept per thread id, so another thread clears it.
+  const [expiringThread, setExpiringThread] = useState<string | undefined>()
   const recoveredFor = useRef<string | undefined>(undefined)
   const lastChoices = useRef<string | undefined>(undefined)
 
@@ -36,7 +39,8 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   // The form state lives here (controlled <InterruptForm>): the recorder reads the drafts directly.
   const form = useInterruptForm(batch, { messages: chat.messages })
   const expiresAt = batch ? earliestExpiry(batch.interrupts) : undefined
-  const expired = useExpired(expiresAt)
+  // The runtime marks a batch past its deadline (`expired`); the page's own timer says so at the moment it passes.
+  const expired = useExpired(expiresAt) || batch?.expired === true
   const inbox = useInbox(active, `${chat.threadId}:${chat.isLoading ? 'busy' : 'idle'}:${batch?.id ?? ''}`)
 
   useEffect(() => writeThreadToUrl(chat.threadId), [chat.threadId])
@@ -54,20 +58,25 @@ export function LiveView({ recorder, active }: LiveViewProps) {
             interrupts: result.snapshot.interrupts?.length ?? 0,
           })
           setLocalError(undefined)
-          const expiredOnServer =
-            result.snapshot.status === 'interrupted' && (result.snapshot.interrupts?.length ?? 0) === 0
-          setExpiredThread(expiredOnServer ? result.snapshot.threadId : undefined)
+          addDecisions(result.snapshot.decisions)
+          const expiring = result.snapshot.status === 'interrupted' && (result.snapshot.interrupts?.length ?? 0) === 0
+          setExpiringThread(expiring ? result.snapshot.threadId : undefined)
         })
         .catch((error: unknown) => {
           const recorded = toRecordedError(error)
           recorder.addAction('recover-failed', undefined, recorded)
-          // A thread the server has never seen (nothing sent yet) is simply new.
-          if (recorded.code !== 'THREAD_NOT_FOUND' && recorded.code !== 'NOT_FOUND')
+          // A thread the server has never seen (nothing sent yet) is simply new. A recover that finds a run
+          // already followed here (INVALID_STATE) has nothing to restore.
+          if (
+            recorded.code !== 'THREAD_NOT_FOUND' &&
+            recorded.code !== 'NOT_FOUND' &&
+            recorded.code !== 'INVALID_STATE'
+          )
             setLocalError(`${recorded.code}: ${recorded.message}`)
         })
         .finally(() => setRecovering(false))
     },
-    [recorder, runtime],
+    [recorder, runtime, addDecisions],
   )
 
   // A reload with ?thread=… brings the thread back from the server (a paused batch reappears).
@@ -136,9 +145,46 @@ export function LiveView({ recorder, active }: LiveViewProps) {
     act('resume', { batchId: resume.batchId, entries: toJson(resume.entries) }, () => chat.resume(resume))
   }
 
+  const policy = batch ? batchPolicy(batch.interrupts) : undefined
+  const expiring = expiringThread !== undefined && expiringThread === chat.threadId && batch === undefined
+
+  // Past the deadline the server decides a deny / cancel batch within about a second, and the runtime, which follows
+  // the thread while a batch is pending, shows that decision live. A reload in that second finds the thread paused
+  // without a batch: read it again shortly.
+  useEffect(() => {
+    if (!expiring || !active) return
+    const timer = setTimeout(() => recover('deadline'), 1500)
+    return () => clearTimeout(timer)
+  }, [expiring, active, recover])
+
+  /** Closes an expired `keep` batch: every answer cancelled (the one answer it still admits); the same thread goes on. */
+  const closeExpired = () => {
+    if (batch === undefined) return
+    const entries = batch.interrupts.map((interrupt) => ({ interruptId: interrupt.id, status: 'cancelled' as const }))
+    recorder.add({
+      kind: 'form',
+      batchId: batch.id,
+      phase: 'submit',
+      choices: {},
+      entries: entries.map((e) => toJson(e)),
+    })
+    act('close-expired', { batchId: batch.id, entries: toJson(entries) }, () =>
+      chat.resume({ batchId: batch.id, entries }),
+    )
+  }
+
+  /** Browser calls waiting on the server after a reload: run them here once, or report them unavailable. */
+  const settle = (run: boolean) => {
+    act('settle-tool-calls', { run, toolCallIds: chat.pendingToolCalls.map((c) => c.toolCallId) }, () =>
+      chat.settleToolCalls({ run }).then(() => {
+        // Another tab settled them first (409 TOOL_RESULTS_ALREADY_SUBMITTED): show the winner's results.
+        if (runtime.getSnapshot().error?.code === 'TOOL_RESULTS_ALREADY_SUBMITTED') recover('settled-elsewhere')
+      }),
+    )
+  }
+
   const busy = chat.isLoading || recovering
-  const threadExpired = expiredThread !== undefined && expiredThread === chat.threadId && batch === undefined
-  const blocked = chat.recovery.required || threadExpired
+  const blocked = chat.recovery.required
   const awaiting = new Set<string>()
   for (const interrupt of batch?.interrupts ?? [])
     if (typeof interrupt.toolCallId === 'string') awaiting.add(interrupt.toolCallId)
@@ -191,16 +237,11 @@ export function LiveView({ recorder, active }: LiveViewProps) {
       </aside>
 
       <main className="chat" aria-label="Live chat">
-        {threadExpired && !chat.recovery.required && (
-          <div className="banner recovery" role="alert" data-testid="thread-expired">
-            <p>
-              This conversation is paused on questions that expired before they were answered, so it cannot continue.
-              Start a new conversation (the server keeps what already happened).
-            </p>
-            <button type="button" className="primary" onClick={newConversation}>
-              New conversation
-            </button>
-          </div>
+        {expiring && !chat.recovery.required && (
+          <p className="muted" role="status" data-testid="thread-expiring">
+            The questions of this conversation passed their deadline; the server is applying their expiry policy and the
+            conversation continues on its own.
+          </p>
         )}
         {chat.recovery.required && (
           <div className="banner recovery" role="alert">
@@ -214,18 +255,56 @@ export function LiveView({ recorder, active }: LiveViewProps) {
           </div>
         )}
         <MessageList messages={chat.messages} awaitingToolCallIds={awaiting} busy={chat.isLoading} />
+        <DecisionTrail decisions={decisions} label="Decisions on this conversation" />
+        <UnknownEffects
+          effects={chat.unsettledEffects ?? []}
+          disabled={busy || !active}
+          onReconcile={(toolCallId, outcome) => {
+            recorder.addAction('reconcile', { threadId: chat.threadId, toolCallId, outcome })
+            return chat.reconcileEffect({ toolCallId, outcome })
+          }}
+        />
+        {chat.pendingToolCalls.length > 0 && !chat.isLoading && (
+          <section className="banner settle" aria-label="Browser work waiting" data-testid="pending-tool-calls">
+            <p>
+              The assistant is waiting for this browser to run{' '}
+              {chat.pendingToolCalls.map((call) => call.toolName).join(', ')}. Run it here once (another open tab may do
+              it instead; the server takes the first answer), or report it unavailable.
+            </p>
+            <div className="batch-actions">
+              <button type="button" className="primary" disabled={busy || !active} onClick={() => settle(true)}>
+                Run it here
+              </button>
+              <button type="button" disabled={busy || !active} onClick={() => settle(false)}>
+                Report unavailable
+              </button>
+            </div>
+          </section>
+        )}
         {batch !== undefined && (
           <section
             className="batch"
             aria-label="Pending approvals"
             data-batch-id={batch.id}
             data-expired={expired ? 'true' : 'false'}
+            data-policy={policy}
           >
             {expired ? (
-              <p className="error" role="alert" data-testid="batch-expired">
-                This request expired at {new Date(expiresAt ?? 0).toLocaleTimeString()} and can no longer be answered.
-                Start a new conversation to continue.
-              </p>
+              <div className="error" role="alert" data-testid="batch-expired" data-policy={policy}>
+                <p>
+                  This request expired at {new Date(expiresAt ?? 0).toLocaleTimeString()} and can no longer be answered.{' '}
+                  {policy === 'keep'
+                    ? 'It stays open until it is closed: closing cancels every answer (nothing runs) and the conversation continues.'
+                    : policy === 'cancel'
+                      ? 'The server cancels every answer and the turn ends; the conversation then continues.'
+                      : 'The server denies it (the assistant is told it expired) and the conversation continues.'}
+                </p>
+                {policy === 'keep' && (
+                  <button type="button" className="primary" disabled={busy || !active} onClick={closeExpired}>
+                    Close the batch
+                  </button>
+                )}
+              </div>
             ) : (
               expiresAt !== undefined && (
                 <p className="muted">Answer before {new Date(expiresAt).toLocaleTimeString()}.</p>

@@ -1,5 +1,6 @@
 import type { ThreadListPage, ThreadSummary } from '@interlude/protocol'
 import { useCallback, useEffect, useState } from 'react'
+import { authHeaders } from '../auth/session-token.ts'
 
 export interface InboxState {
   readonly threads: readonly ThreadSummary[]
@@ -23,7 +24,11 @@ export function useInbox(active: boolean, refreshKey: string): InboxState {
     if (!active) return
     const controller = new AbortController()
     setLoading(true)
-    fetch('/api/agent/threads?status=interrupted', { credentials: 'same-origin', signal: controller.signal })
+    fetch('/api/agent/threads?status=interrupted', {
+      credentials: 'same-origin',
+      headers: authHeaders(),
+      signal: controller.signal,
+    })
       .then(async (response) => {
         const body: unknown = await response.json().catch(() => undefined)
         if (response.status === 404) {

@@ -18,6 +18,8 @@ export interface ChatSnapshotLike {
   readonly error: unknown
   readonly recovery: { readonly revision: number; readonly required: boolean }
   readonly unsettledEffects?: readonly unknown[] | undefined
+  /** `useChat().decisions`, where the SDK has it. */
+  readonly decisions?: readonly unknown[] | undefined
 }
 
 export function projectSnapshot(chat: ChatSnapshotLike): SnapshotProjection {
@@ -37,5 +39,6 @@ export function projectSnapshot(chat: ChatSnapshotLike): SnapshotProjection {
     error: chat.error === undefined || chat.error === null ? null : toRecordedError(chat.error),
     recovery: { revision: chat.recovery.revision, required: chat.recovery.required },
     unsettledEffects: (chat.unsettledEffects ?? []).map((item) => toJson(item)),
+    ...(chat.decisions === undefined ? {} : { decisions: chat.decisions.map((item) => toJson(item)) }),
   }
 }

@@ -72,7 +72,7 @@ describe('createRecordingFetch', () => {
     expect(frames[4]).toMatchObject({ outcome: 'complete', eventCount: 2 })
   })
 
-  it('classifies resume, events, thread, inbox and cancel requests', async () => {
+  it('classifies resume, events, thread, inbox, cancel, follow and decisions requests', async () => {
     const { recorder, recordingFetch } = setup(
       async () => new Response('{}', { status: 200, headers: { 'content-type': 'application/json' } }),
     )
@@ -89,8 +89,22 @@ describe('createRecordingFetch', () => {
     await recordingFetch(new URL('http://x/api/agent/threads/t'))
     await recordingFetch('/api/agent/threads?status=interrupted')
     await recordingFetch('/api/agent/threads/t/runs/b/cancel', { method: 'POST' })
+    await recordingFetch('/api/agent/threads/t/events?after=3&follow=1')
+    await recordingFetch('/api/agent/threads/t/decisions', {
+      method: 'POST',
+      body: JSON.stringify({ runId: 'd', resume: [{ interruptId: 'i', status: 'cancelled' }] }),
+    })
     const starts = recorder.frames.filter((f) => f.kind === 'request-start')
-    expect(starts.map((f) => f.purpose)).toEqual(['resume', 'events', 'thread', 'inbox', 'cancel'])
+    expect(starts.map((f) => f.purpose)).toEqual([
+      'resume',
+      'events',
+      'thread',
+      'inbox',
+      'cancel',
+      'follow',
+      'decisions',
+    ])
+    expect(starts[6]).toMatchObject({ input: { runId: 'd', resume: [{ interruptId: 'i', status: 'cancelled' }] } })
     expect(starts[0]).toMatchObject({ input: { resume: [{ interruptId: 'i', status: 'cancelled' }] } })
   })
 

@@ -175,7 +175,11 @@ function purposeOf(method: string, pathname: string, search: URLSearchParams, bo
     return isRecord(body) && Array.isArray(body.resume) && body.resume.length > 0 ? 'resume' : 'run'
   }
   if (method === 'POST' && pathname.endsWith('/cancel')) return 'cancel'
-  if (method === 'GET' && /\/threads\/[^/]+\/events$/.test(pathname)) return 'events'
+  if (method === 'POST' && /\/threads\/[^/]+\/decisions$/.test(pathname)) return 'decisions'
+  if (method === 'GET' && /\/threads\/[^/]+\/events$/.test(pathname)) {
+    const follow = search.get('follow')
+    return follow === '1' || follow === 'true' ? 'follow' : 'events'
+  }
   if (method === 'GET' && /\/threads\/[^/]+$/.test(pathname)) return 'thread'
   if (method === 'GET' && pathname.endsWith('/threads') && search.has('status')) return 'inbox'
   return 'other'

@@ -38,10 +38,27 @@ export interface SnapshotProjection {
   readonly error: RecordedError | null
   readonly recovery: { readonly revision: number; readonly required: boolean }
   readonly unsettledEffects: readonly Json[]
+  /**
+   * The decision records the client holds (`useChat().decisions`: who decided each batch, via what, when). Absent in
+   * recordings made before decisions reached the client; a replay then reads them from the `interlude.decision`
+   * events.
+   */
+  readonly decisions?: readonly Json[]
 }
 
 /** What an HTTP request was for. */
-export type RequestPurpose = 'run' | 'resume' | 'events' | 'thread' | 'inbox' | 'cancel' | 'other'
+export type RequestPurpose =
+  | 'run'
+  | 'resume'
+  | 'events'
+  /** `GET …/events?follow=1`: the thread followed while a batch is pending (a decision made elsewhere joins here). */
+  | 'follow'
+  | 'thread'
+  | 'inbox'
+  | 'cancel'
+  /** `POST …/threads/:id/decisions` (the Approvals view, closing an expired `keep` batch). */
+  | 'decisions'
+  | 'other'
 
 interface FrameBase {
   readonly seq: number

@@ -27,7 +27,7 @@ function isJson(value: unknown, depth = 0): boolean {
 }
 
 const KNOWN_KINDS = new Set<string>(FRAME_KINDS)
-const PURPOSES = new Set(['run', 'resume', 'events', 'thread', 'inbox', 'cancel', 'other'])
+const PURPOSES = new Set(['run', 'resume', 'events', 'follow', 'thread', 'inbox', 'cancel', 'decisions', 'other'])
 const END_OUTCOMES = new Set(['complete', 'http-error', 'network-error', 'aborted', 'stream-error'])
 
 export function checkRecording(value: unknown): RecordingCheck {
@@ -169,6 +169,8 @@ function checkSnapshot(value: unknown, at: string, problem: (path: string, text:
   for (const key of ['messages', 'unsettledEffects'] as const) {
     if (!Array.isArray(value[key]) || !isJson(value[key])) problem(`${at}.${key}`, 'must be a JSON array')
   }
+  if (value.decisions !== undefined && (!Array.isArray(value.decisions) || !isJson(value.decisions)))
+    problem(`${at}.decisions`, 'must be a JSON array')
   if (!isJson(value.state ?? null)) problem(`${at}.state`, 'must be JSON')
   const batch = value.pendingInterrupts
   if (batch !== null) {

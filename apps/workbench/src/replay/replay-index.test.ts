@@ -105,4 +105,51 @@ describe('buildReplayIndex', () => {
     expect(index.inspect(4)?.frame).toBe(frames[4])
     expect(index.inspect(13)).toBeUndefined()
   })
+
+  it('carries the decision records: from interlude.decision events, and from snapshots that hold them', () => {
+    const decision = {
+      threadId: 'thread-1',
+      runId: 'run_mgr',
+      interruptIds: ['i1', 'i2'],
+      entries: [
+        { interruptId: 'i1', status: 'resolved', payload: { approved: true } },
+        { interruptId: 'i2', status: 'resolved', payload: { approved: true } },
+      ],
+      decidedBy: 'mgr',
+      via: 'api',
+      at: '2026-11-30T10:32:00.000Z',
+    }
+    const later = {
+      ...decision,
+      runId: 'run_expiry',
+      decidedBy: 'system:expiry',
+      via: 'expiry',
+      at: '2026-11-30T11:00:00.000Z',
+    }
+    const followed: RecordingFrame[] = [
+      {
+        seq: 0,
+        t: 0,
+        kind: 'request-start',
+        requestId: 'f1',
+        method: 'GET',
+        path: '/api/agent/threads/t/events',
+        purpose: 'follow',
+      },
+      { seq: 1, t: 1, kind: 'sse-event', requestId: 'f1', sseId: '7', event: { type: 'RUN_STARTED' } },
+      {
+        seq: 2,
+        t: 2,
+        kind: 'sse-event',
+        requestId: 'f1',
+        sseId: '8',
+        event: { type: 'CUSTOM', name: 'interlude.decision', value: decision },
+      },
+      { seq: 3, t: 3, kind: 'snapshot', snapshot: snapshotOf({ decisions: [decision, later] }) },
+    ]
+    const replay = buildReplayIndex({ ...recording, frames: followed })
+    expect(replay.inspect(1)?.decisions).toEqual([])
+    expect(replay.inspect(2)?.decisions).toEqual([decision])
+    expect(replay.inspect(3)?.decisions.map((d) => d.runId)).toEqual(['run_mgr', 'run_expiry'])
+  })
 })

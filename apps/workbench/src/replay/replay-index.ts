@@ -1,3 +1,5 @@
+import type { DecisionRecord } from '@interlude/protocol'
+import { decisionFromEvent, isDecisionRecord, mergeDecisions } from '../approvals/decision-summary.ts'
 import type {
   FormFrame,
   Json,
@@ -42,6 +44,11 @@ export interface InspectorView {
   /** The latest form choices for that batch captured at or before the frame. */
   readonly form: FormFrame | undefined
   readonly request: RequestView | undefined
+  /**
+   * Who decided which batch, as far as the client knew at the frame: the snapshot's `decisions` (where recorded)
+   * and every `interlude.decision` event received so far (a follow-joined run's too).
+   */
+  readonly decisions: readonly DecisionRecord[]
 }
 
 export interface TimelineEntry {
@@ -69,6 +76,8 @@ export function buildReplayIndex(recording: Recording): ReplayIndex {
   const formsByBatch = new Map<string, number[]>()
   const requests = new Map<string, { start?: number; response?: number; end?: number; events: number[] }>()
   const pausedFrames: number[] = []
+  const decisionsAt: (readonly DecisionRecord[])[] = []
+  let decisions: readonly DecisionRecord[] = []
   const timeline: TimelineEntry[] = []
 
   let lastSnapshot = -1
@@ -79,6 +88,8 @@ export function buildReplayIndex(recording: Recording): ReplayIndex {
     switch (frame.kind) {
       case 'snapshot': {
         lastSnapshot = index
+        const held = (frame.snapshot.decisions ?? []).filter((d): d is Json & DecisionRecord => isDecisionRecord(d))
+        if (held.length > 0) decisions = mergeDecisions(decisions, held)
         const batch = frame.snapshot.pendingInterrupts
         if (batch) {
           if (batch.id !== lastBatch?.id) pausedFrames.push(index)
@@ -100,13 +111,19 @@ export function buildReplayIndex(recording: Recording): ReplayIndex {
           lastRequest = frame.requestId
         } else if (frame.kind === 'request-response') entry.response = index
         else if (frame.kind === 'request-end') entry.end = index
-        else entry.events.push(index)
+        else {
+          entry.events.push(index)
+          const record = decisionFromEvent(frame.event)
+          if (record !== undefined && !decisions.some((d) => d.runId === record.runId))
+            decisions = mergeDecisions(decisions, [record])
+        }
         requests.set(frame.requestId, entry)
         break
       }
       case 'action':
         break
     }
+    decisionsAt.push(decisions)
     snapshotAt.push(lastSnapshot)
     batchAt.push(lastBatch)
     requestAt.push(
@@ -135,6 +152,7 @@ export function buildReplayIndex(recording: Recording): ReplayIndex {
       snapshot,
       batch,
       batchState: pending ? 'pending' : batch ? 'answered' : 'none',
+      decisions: decisionsAt[index] ?? [],
       form: formFrame?.kind === 'form' ? formFrame : undefined,
       request:
         requestId === undefined || entry === undefined

@@ -55,6 +55,8 @@ describe('ReplayView over the shipped recordings', () => {
         setItem.mockRestore()
       }
     },
+    // Hundreds of renders in jsdom: seconds on a shared 2-core machine, so more than the default 5 s.
+    30_000,
   )
 
   it('steps with the arrow keys and jumps with Home and End', () => {

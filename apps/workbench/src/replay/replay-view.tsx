@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef } from 'react'
 import type { Recording } from '../recording/recording-types.ts'
+import { DecisionTrail } from '../ui/decision-trail.tsx'
 import { MessageList } from '../ui/message-list.tsx'
 import { BatchReadonly } from './batch-readonly.tsx'
 import { InspectorPanel, formatT } from './inspector-panel.tsx'
@@ -212,6 +213,7 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
             awaitingToolCallIds={awaiting}
             busy={snapshot?.isLoading ?? false}
           />
+          <DecisionTrail decisions={view?.decisions ?? []} label="Decisions at this frame" />
           {view?.batch && view.batchState !== 'none' && (
             <BatchReadonly
               batch={view.batch}

@@ -55,26 +55,34 @@ function prettyArgs(text: string | undefined): string {
   }
 }
 
-function resultState(result: MessageLike | undefined): 'denied' | 'failed' | 'done' | undefined {
+export type ToolResultState = 'denied' | 'cancelled' | 'unknown' | 'failed' | 'done'
+
+/**
+ * What a tool result says happened. Cancelled (nothing ran, no answer) is not "denied" (a person said no), and an
+ * effect whose outcome is unknown (the process died while it ran: `{ status: "unknown" }`) is not "failed": it may
+ * well have happened, so it is shown as unknown until somebody checks.
+ */
+export function resultState(result: MessageLike | undefined): ToolResultState | undefined {
   if (result === undefined) return undefined
-  if (typeof result.error === 'string') return 'failed'
   const text = textOf(result.content)
+  let value: unknown
   try {
-    const value: unknown = JSON.parse(text)
-    if (typeof value === 'object' && value !== null) {
-      const record = value as Record<string, unknown>
-      if (
-        record.denied === true ||
-        record.approved === false ||
-        record.status === 'denied' ||
-        record.status === 'cancelled'
-      )
-        return 'denied'
-      if (typeof record.error === 'string' || record.status === 'failed') return 'failed'
-    }
+    value = JSON.parse(text)
   } catch {
-    if (/\b(denied|cancelled|canceled)\b/i.test(text)) return 'denied'
+    value = undefined
   }
+  if (typeof value === 'object' && value !== null) {
+    const record = value as Record<string, unknown>
+    if (record.status === 'unknown') return 'unknown'
+    if (record.status === 'cancelled') return 'cancelled'
+    if (record.denied === true || record.approved === false || record.status === 'denied') return 'denied'
+    if (typeof result.error === 'string' || typeof record.error === 'string' || record.status === 'failed')
+      return 'failed'
+    return 'done'
+  }
+  if (typeof result.error === 'string') return 'failed'
+  if (/\b(cancelled|canceled)\b/i.test(text)) return 'cancelled'
+  if (/\bdenied\b/i.test(text)) return 'denied'
   return 'done'
 }
 
@@ -129,6 +137,8 @@ const TOOL_STATE_LABEL = {
   running: 'running…',
   pending: 'no result',
   denied: 'denied',
+  cancelled: 'cancelled',
+  unknown: 'outcome unknown',
   failed: 'failed',
   done: 'done',
 } as const

@@ -245,6 +245,7 @@ async function admitInput(
   const toolMessages: Message[] = []
   const userMessages: Message[] = []
   const toolResults: { toolCallId: string; status: 'succeeded' | 'cancelled'; result: string }[] = []
+  const settledElsewhere: string[] = []
   for (const message of input.messages) {
     if (seen.has(message.id))
       throw new InterludeError('INVALID_INPUT', 'Message ids must be unique.', { details: { messageId: message.id } })
@@ -263,9 +264,17 @@ async function admitInput(
           details: { toolCallId: message.toolCallId },
         })
       }
-      // A known but settled (or server-side, or awaiting-decision) call: ignored.
+      // A browser call settled already (another of the owner's clients sent its result first, or the
+      // next message cancelled it): this result set is refused, so exactly one client's counts.
+      else if ((await store.getToolCall(threadId, message.toolCallId))?.kind === 'client')
+        settledElsewhere.push(message.toolCallId)
+      // A known server-side or awaiting-decision call: ignored.
     }
   }
+  if (settledElsewhere.length > 0)
+    throw new InterludeError('TOOL_RESULTS_ALREADY_SUBMITTED', 'These browser tool calls already have a result.', {
+      details: { toolCallIds: settledElsewhere },
+    })
   // A new user message abandons calls still waiting for a result, so the history stays answerable.
   if (userMessages.length > 0) {
     for (const call of awaiting) {

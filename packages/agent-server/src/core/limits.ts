@@ -83,6 +83,7 @@ export interface Limits {
    * connection comes from the proxy: raise it or set `0`. @default 256
    */
   readonly maxConnectionsPerIp: number
+  /**
    * Bytes of one tool call's arguments as the model streamed them. Larger arguments are rejected (an
    * error result the model reads) and the history keeps a short placeholder instead (issue 14). @default 64 KiB
    */

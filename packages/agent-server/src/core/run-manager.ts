@@ -13,6 +13,7 @@ import type { EventHub } from './event-hub.ts'
 import { ev, isTerminal, toNewEvent } from './events.ts'
 import { executeRun } from './execute-run.ts'
 import { LogWriter } from './log-writer.ts'
+import { CancelTombstones } from './cancel-tombstones.ts'
 import type { RunPlan } from './run-plan.ts'
 import type { HistoryLimits } from './model-window.ts'
 import type { UsageOptions } from './usage.ts'
@@ -76,10 +77,13 @@ export class RunManager {
   #beating = false
   /** Set once the leases were handed over: no renewal may extend them again. */
   #released = false
+  /** Cancels that arrived before their run started here (`cancelBeforeStart`). */
+  readonly #tombstones: CancelTombstones
 
   constructor(options: RunManagerOptions) {
     this.#o = options
     this.leaseMs = options.leaseMs ?? 15_000
+    this.#tombstones = new CancelTombstones(options.now)
   }
 
   /** Lease fields for a run admitted now by this process. */
@@ -97,6 +101,17 @@ export class RunManager {
     })
     this.#active.set(id, { controller, done })
     this.#startHeartbeat()
+    // Cancelled before it was admitted (a stop right after the request): it stops at its first stop point.
+    if (this.#tombstones.take(plan.threadId, plan.runId, plan.principal))
+      controller.abort('cancel' satisfies StopReason)
+  }
+
+  /**
+   * A cancel by `principal` for a run that is not executing here (yet): kept for a minute, so a run
+   * admitted under that runId afterwards is cancelled at once (docs/protocol.md#cancel).
+   */
+  cancelBeforeStart(threadId: string, runId: string, principal: string): void {
+    if (!this.#active.has(key(threadId, runId))) this.#tombstones.record(threadId, runId, principal)
   }
 
   isActive(threadId: string, runId: string): boolean {

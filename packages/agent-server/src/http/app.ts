@@ -45,6 +45,7 @@ import { ServerMetrics } from '../observability/metrics.ts'
 import { requestLog } from '../observability/request-log.ts'
 import { logRunEvents } from '../observability/run-log.ts'
 import { withTypedErrors } from '../store/store-errors.ts'
+import { registerEffectRoutes } from './routes/effects.ts'
 import { registerInterruptRoutes } from './routes/interrupts.ts'
 import { registerPermissionRuleRoutes } from './routes/permission-rules.ts'
 import { registerRunRoutes } from './routes/runs.ts'
@@ -350,6 +351,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     metrics,
     principals: [...(options.metricsPrincipals ?? []), ...(options.approvers ?? [])],
   })
+  registerEffectRoutes(app, basePath, authenticate, { access: { store, rights, recovery }, store, now, limits })
 
   let closingDone: Promise<void> | undefined
   let handedOver = 0

@@ -249,3 +249,13 @@ export interface OutboxFilter {
   readonly status?: OutboxStatus
   readonly limit?: number
 }
+
+/** `reconcileEffect` (issue 11, wt-f): what a person found out about an effect whose outcome was unknown. */
+export interface ReconcileEffectRequest {
+  readonly threadId: string
+  readonly toolCallId: string
+  readonly status: Extract<ToolCallStatus, 'succeeded' | 'failed'>
+  /** The ledger's result text (the outcome, who reconciled it and when). */
+  readonly result: string
+  readonly now: number
+}

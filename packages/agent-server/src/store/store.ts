@@ -34,6 +34,7 @@ import type {
   OutboxFilter,
   OutboxSettlement,
   PendingBatchQuery,
+  ReconcileEffectRequest,
   SettleToolCallRequest,
   StartInputRunRequest,
   StartRunResult,
@@ -180,6 +181,12 @@ export interface Store {
    * Revision: +1 (with or without state or message).
    */
   settleToolCall(request: SettleToolCallRequest): Promise<void>
+  /**
+   * Settles an effect whose outcome is `unknown` by hand (docs/protocol.md, reconcile route): one conditional
+   * update, only from `unknown`. `false`: the call is not unknown (settled already, or never unknown). Not fenced
+   * (no run is active for it); like every ledger-only write, revision: 0.
+   */
+  reconcileEffect(request: ReconcileEffectRequest): Promise<boolean>
 
   /**
    * Stores an interrupt batch (its interrupts, its expiry policy) and `outbox`, and marks the thread

@@ -1,7 +1,7 @@
 import type { Message } from '@interlude/protocol'
 import type { DriverHost } from './driver.ts'
 import type { InteractionPlan } from './interaction-plan.ts'
-import type { BrowserTool } from './types.ts'
+import type { BrowserTool, PendingToolCall } from './types.ts'
 
 /**
  * Which browser tools of a finished run execute here, and how (README "Browser tools"): only
@@ -16,7 +16,7 @@ const executable = (tool: BrowserTool): tool is Executable => Boolean(tool.handl
 export interface ToolCallRef {
   readonly id: string
   readonly name: string
-  readonly tool: Executable
+  readonly tool: BrowserTool
 }
 
 /** What the driver saw of one run's tool calls. */
@@ -60,6 +60,28 @@ export function eligibleCalls(
   return eligible
 }
 
+/**
+ * Unanswered calls of this client's browser tools in `history` (only those in `ids`, if given): what
+ * the server still waits for but this client must not run on its own — saved calls a resumed run
+ * lists (a response that held a browser call and an approval), calls of a run decided elsewhere, and
+ * an idle thread's calls after a cold reload. They are offered to a person (`settleToolCalls`).
+ */
+export function offeredCalls(
+  tools: readonly BrowserTool[],
+  history: readonly Message[],
+  ids?: readonly string[],
+): PendingToolCall[] {
+  const names = new Set(tools.map((t) => t.name))
+  const answered = toolCallIdsOf(history.filter((m) => m.role === 'tool'))
+  const offered: PendingToolCall[] = []
+  for (const m of history)
+    if (m.role === 'assistant')
+      for (const c of m.toolCalls ?? [])
+        if (names.has(c.function.name) && !answered.has(c.id) && (!ids || ids.includes(c.id)))
+          offered.push(Object.freeze({ toolCallId: c.id, toolName: c.function.name, args: c.function.arguments }))
+  return offered
+}
+
 function argumentsOf(messages: readonly Message[], toolCallId: string): string | undefined {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!
@@ -70,12 +92,15 @@ function argumentsOf(messages: readonly Message[], toolCallId: string): string |
   return undefined
 }
 
-/** Runs one call; a failure (bad arguments, a throwing handler) becomes an error result, never a throw. */
+const UNAVAILABLE = 'The tool is unavailable in this client; it did not run.'
+
+/** Runs one call (or, with `run` false, reports it unavailable); a failure (bad arguments, a throwing handler) becomes an error result, never a throw. */
 export async function executeTool(
   host: DriverHost,
   plan: InteractionPlan,
   runId: string,
   call: ToolCallRef,
+  run = true,
 ): Promise<Message> {
   const id = host.settings().generateId()
   const answer = (content: string, error?: string): Message =>
@@ -91,8 +116,10 @@ export async function executeTool(
   } catch {
     return answer(JSON.stringify({ error: 'Invalid tool arguments (not JSON).' }), 'Invalid tool arguments (not JSON).')
   }
+  const handler = call.tool.handler
+  if (!run || !handler) return answer(JSON.stringify({ error: UNAVAILABLE }), UNAVAILABLE)
   try {
-    const value = await call.tool.handler(args, {
+    const value = await handler(args, {
       toolCallId: call.id,
       threadId: plan.threadId,
       runId,

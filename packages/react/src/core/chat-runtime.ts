@@ -20,6 +20,7 @@ import type { RecoveryKey } from './shared-recovery.ts'
 import { SharedRecovery } from './shared-recovery.ts'
 import { refCount } from './ref-count.ts'
 import { applyEvents } from './assemble.ts'
+import { offeredCalls } from './browser-tools.ts'
 import { createHttpTransport } from './http-transport.ts'
 import { noServerSnapshots, ServerFeatures } from './server-features.ts'
 import type { Transport } from './transport.ts'
@@ -29,11 +30,13 @@ import type {
   ConversationSnapshot,
   FinishInfo,
   PendingInterruptBatch,
+  ReconcileEffectOptions,
   RecoverResult,
   RecoveryConfiguration,
   RestoreOptions,
   ResumeOptions,
   SendMessageInput,
+  SettleToolCallsOptions,
 } from './types.ts'
 
 type Updater<T> = T | ((previous: T) => T)
@@ -256,7 +259,38 @@ export class ChatRuntime<TState = unknown> {
       batch,
       lastEventId: snapshot.lastEventId === undefined ? s.lastEventId : String(snapshot.lastEventId),
       unsettledEffects: snapshot.unsettledEffects === undefined ? undefined : frozenJsonCopy(snapshot.unsettledEffects),
+      decisions: snapshot.decisions && Object.freeze(frozenJsonCopy(snapshot.decisions)),
+      // An idle server thread may still wait for results of browser calls (a cold reload): offered, never run unasked.
+      toolCalls: snapshot.status === 'idle' ? offeredCalls(this.#resolved.tools, installed.messages) : [],
     })
+  }
+
+  /**
+   * Settles the offered browser calls (`pendingToolCalls`: a cold reload, a run decided elsewhere):
+   * runs their handlers once (`run: true`) or reports them unavailable, then continues the turn
+   * with the results. The server admits the first result set of the thread's clients; another
+   * client's is refused with `TOOL_RESULTS_ALREADY_SUBMITTED` (then `recover()` shows the winner's).
+   */
+  readonly settleToolCalls = (options: SettleToolCallsOptions = { run: true }): Promise<void> => {
+    this.#assertMessagesUnlocked('settle tool calls')
+    const calls = this.#state.toolCalls
+    if (calls.length === 0) throw clientError('INVALID_STATE', 'No browser tool calls wait for a result.')
+    return this.#interactions.start({ kind: 'settle', calls, run: options.run !== false })
+  }
+
+  /**
+   * Records what a person found out about an effect whose outcome is unknown (`unsettledEffects`):
+   * `POST …/effects/:toolCallId/reconcile`. Never re-runs the tool. Rejects with the server's typed
+   * error; on success the effect leaves `unsettledEffects`.
+   */
+  readonly reconcileEffect = async (options: ReconcileEffectOptions): Promise<void> => {
+    this.#assertAlive()
+    const { threadId } = this.#state
+    const transport = this.#transport
+    if (!transport.reconcile || !this.#features.available) throw noServerSnapshots()
+    await transport.reconcile(threadId, options)
+    if (this.#state.threadId === threadId)
+      this.#store.commit({ type: 'effect/reconciled', toolCallId: options.toolCallId })
   }
 
   /**

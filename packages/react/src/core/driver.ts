@@ -6,8 +6,8 @@ import type {
   RunAgentInput,
   RunFinishedEvent,
 } from '@interlude/protocol'
-import type { RunToolCalls } from './browser-tools.ts'
-import { eligibleCalls, executeTool, toolCallIdsOf } from './browser-tools.ts'
+import type { RunToolCalls, ToolCallRef } from './browser-tools.ts'
+import { eligibleCalls, executeTool, offeredCalls, toolCallIdsOf } from './browser-tools.ts'
 import { clientError, isFatal, protocolViolation, runError, toInterludeError } from './errors.ts'
 import { checkNotExpired } from './guards.ts'
 import { idleWatchdog } from './idle-watchdog.ts'
@@ -18,7 +18,7 @@ import type { CoreState } from './reducer.ts'
 import type { ServerFeatures } from './server-features.ts'
 import { streamCut } from './server-features.ts'
 import type { Transport, TransportEvent } from './transport.ts'
-import type { ConnectionStatus } from './types.ts'
+import type { ConnectionStatus, PendingToolCall } from './types.ts'
 
 /**
  * The asynchronous half of the runtime: one logical interaction (send, resume, attach), its
@@ -35,7 +35,8 @@ export type DriverSettings = Pick<
 
 /** How the driver ends an interaction (a local stop is the runtime's own). */
 export type Settlement =
-  | { readonly outcome: 'success' | 'cancelled' }
+  | { readonly outcome: 'success'; readonly offered?: readonly PendingToolCall[] }
+  | { readonly outcome: 'cancelled' }
   | { readonly outcome: 'failed'; readonly error: InterludeError }
   | { readonly outcome: 'interrupt'; readonly interrupts: readonly Interrupt[] }
 
@@ -98,9 +99,42 @@ function flushAndRead(host: DriverHost): CoreState {
 export async function driveInteraction(host: DriverHost, plan: InteractionPlan): Promise<void> {
   const { gen } = plan
   try {
-    let runId = plan.kind === 'attach' ? plan.runId : plan.input.runId
-    let input = plan.kind === 'attach' ? undefined : plan.input
+    let runId =
+      plan.kind === 'attach' ? plan.runId : plan.kind === 'settle' ? host.settings().generateId() : plan.input.runId
+    let input = plan.kind === 'attach' || plan.kind === 'settle' ? undefined : plan.input
     let roundtrips = 0
+    const results = async (calls: readonly ToolCallRef[], run = true) => {
+      host.toolsStarted(gen)
+      const answers = await Promise.all(calls.map((call) => executeTool(host, plan, runId, call, run)))
+      if (!host.isCurrent(gen)) return false
+      runId = host.settings().generateId()
+      const messages = [...flushAndRead(host).messages, ...answers]
+      host.followUp(gen, runId, messages)
+      // Follow-ups never carry `resume`; the checkpoint is the current one plus the tool results.
+      input = buildInput(plan.threadId, runId, messages, host.read().state, plan.config)
+      return true
+    }
+    if (plan.kind === 'settle') {
+      // Another of the owner's clients may have settled them meanwhile: ask first, run nothing twice
+      // that we can see (the server still admits only the first result set).
+      if (host.features().available) {
+        const { messages } = await host.transport().getThread(plan.threadId, { signal: plan.signal })
+        const answered = toolCallIdsOf(messages.filter((m) => m.role === 'tool'))
+        const taken = plan.calls.filter((c) => answered.has(c.toolCallId)).map((c) => c.toolCallId)
+        if (taken.length > 0)
+          throw clientError('TOOL_RESULTS_ALREADY_SUBMITTED', 'These browser tool calls already have a result.', {
+            toolCallIds: taken,
+          })
+        if (!host.isCurrent(gen)) return
+      }
+      const tools = host.settings().tools
+      const calls = plan.calls.map((c) => ({
+        id: c.toolCallId,
+        name: c.toolName,
+        tool: tools.find((t) => t.name === c.toolName) ?? { name: c.toolName, description: '' },
+      }))
+      if (!(await results(calls, plan.run))) return
+    }
     for (;;) {
       const run = await runOnce(host, plan, runId, input)
       if (run === RETIRED) return
@@ -114,13 +148,18 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
         host.settle(gen, { outcome: 'cancelled' })
         return
       }
-      // An attached or joined client did not start the run: it never executes the run's browser tools.
+      // An attached or joined client did not start the run: it never executes the run's browser
+      // tools. What the server still waits for and is not run here (those, and saved calls a
+      // resumed run lists) is offered (`pendingToolCalls`); the server admits one client's results.
+      const tools = host.settings().tools
+      const pendingIds = outcome.pendingToolCallIds
       const calls =
-        plan.kind === 'attach' || run.joined || run.toolCalls.started.size === 0
+        plan.kind === 'attach' || run.joined
           ? []
-          : eligibleCalls(host.settings().tools, flushAndRead(host).messages, run.toolCalls, outcome.pendingToolCallIds)
+          : eligibleCalls(tools, flushAndRead(host).messages, run.toolCalls, pendingIds)
       if (calls.length === 0) {
-        host.settle(gen, { outcome: 'success' })
+        const offered = pendingIds?.length ? offeredCalls(tools, flushAndRead(host).messages, pendingIds) : []
+        host.settle(gen, offered.length > 0 ? { outcome: 'success', offered } : { outcome: 'success' })
         return
       }
       roundtrips += 1
@@ -131,14 +170,7 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
         })
         return
       }
-      host.toolsStarted(gen)
-      const results = await Promise.all(calls.map((call) => executeTool(host, plan, runId, call)))
-      if (!host.isCurrent(gen)) return
-      runId = host.settings().generateId()
-      const messages = [...flushAndRead(host).messages, ...results]
-      host.followUp(gen, runId, messages)
-      // Follow-ups never carry `resume`; the checkpoint is the current one plus the tool results.
-      input = buildInput(plan.threadId, runId, messages, host.read().state, plan.config)
+      if (!(await results(calls))) return
     }
   } catch (error) {
     if (host.isCurrent(gen)) host.settle(gen, { outcome: 'failed', error: toInterludeError(error) })
@@ -189,7 +221,7 @@ async function runOnce(
     const settings = host.settings()
     // Expiry is checked before claiming and again right before every send of the resume.
     if (!progress.acked && post !== undefined && plan.kind === 'resume')
-      checkNotExpired(plan.interrupts, settings.now())
+      checkNotExpired(plan.interrupts, settings.now(), plan.input.resume)
     // One attempt = one request; the idle watchdog aborts only the attempt, never the interaction.
     const watchdog = idleWatchdog(signal, settings.reconnect.idleTimeoutMs)
     const options = { signal: watchdog.signal, onActivity: watchdog.alive }

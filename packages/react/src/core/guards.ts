@@ -52,8 +52,17 @@ export function checkNoActiveRun(s: CoreState, what: 'restore' | 'recover'): voi
   if (s.run) throw clientError('INVALID_STATE', `Cannot ${what} while a run is active.`, { reason: 'busy' })
 }
 
-/** Any expired interrupt blocks the whole batch (checked at the claim and before every send). */
-export function checkNotExpired(interrupts: readonly Interrupt[], now: number): void {
+/** A batch kept open past its deadline (`metadata.onExpiry: 'keep'`, docs/approvals.md#deadlines). */
+export function isKept(interrupts: readonly Interrupt[]): boolean {
+  return interrupts.some((i) => (i.metadata as { onExpiry?: unknown } | undefined)?.onExpiry === 'keep')
+}
+
+/**
+ * Any expired interrupt blocks the whole batch (checked at the claim and before every send), except
+ * the all-cancelled close of a `keep` batch, which the server admits past the deadline.
+ */
+export function checkNotExpired(interrupts: readonly Interrupt[], now: number, entries?: readonly ResumeEntry[]): void {
+  if (entries && isKept(interrupts) && entries.every((e) => e.status === 'cancelled')) return
   const expired = interrupts.filter((i) => isExpiredAt(i.expiresAt, now)).map((i) => i.id)
   if (expired.length > 0)
     throw clientError('INTERRUPT_EXPIRED', 'The interrupt batch has expired; start a new thread to continue.', {
@@ -74,8 +83,9 @@ export function checkResumable(
     throw clientError('STALE_BATCH', 'Stale interrupt batch.')
   if (s.run) throw clientError('INVALID_STATE', 'A run is in progress.')
   const now = clock()
-  checkNotExpired(batch.interrupts, now)
-  const check = checkResume(batch.interrupts, options.entries, { now, expiry: 'refuse-all' })
+  const kept = isKept(batch.interrupts)
+  if (!kept) checkNotExpired(batch.interrupts, now)
+  const check = checkResume(batch.interrupts, options.entries, { now, expiry: kept ? 'refuse-resolved' : 'refuse-all' })
   if (!check.ok) throw resumeCheckError(check)
   return { batch, entries: check.entries }
 }

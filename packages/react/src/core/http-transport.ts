@@ -4,6 +4,7 @@ import type { Endpoint, EndpointName, Endpoints } from './endpoints.ts'
 import { endpointUrl } from './endpoints.ts'
 import { DEFAULTS } from './options.ts'
 import type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } from './transport.ts'
+import type { ReconcileEffectOptions } from './types.ts'
 
 type Lazy<T> = T | (() => T)
 
@@ -117,6 +118,15 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
 
   const sse = { Accept: 'text/event-stream' }
 
+  async function post(target: string, body: unknown): Promise<void> {
+    const res = await request(
+      target,
+      { method: 'POST', body: JSON.stringify(body) },
+      { Accept: 'application/json', 'Content-Type': 'application/json' },
+    )
+    await res.body?.cancel().catch(() => undefined)
+  }
+
   return {
     async *run(input: RunAgentInput, { signal, onActivity }: RunRequestOptions) {
       const res = await request(
@@ -127,13 +137,16 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
       yield* events(res, signal, onActivity)
     },
 
-    async *connect(threadId: string, { lastEventId, signal, onActivity, follow }: ConnectOptions) {
+    async *connect(threadId: string, { lastEventId, signal, onActivity, follow, stay }: ConnectOptions) {
       const extra: Record<string, string> = { ...sse }
-      if (lastEventId !== undefined) extra['Last-Event-ID'] = lastEventId
+      const query: string[] = stay ? ['follow=1'] : []
+      if (lastEventId !== undefined) {
+        extra['Last-Event-ID'] = lastEventId
+        query.push(`after=${encodeURIComponent(lastEventId)}`)
+      }
       const target = url(follow ? 'follow' : 'events', threadId)
-      const query =
-        lastEventId === undefined ? '' : `${target.includes('?') ? '&' : '?'}after=${encodeURIComponent(lastEventId)}`
-      const res = await request(`${target}${query}`, { method: 'GET', signal }, extra)
+      const search = query.length === 0 ? '' : `${target.includes('?') ? '&' : '?'}${query.join('&')}`
+      const res = await request(`${target}${search}`, { method: 'GET', signal }, extra)
       yield* events(res, signal, onActivity)
     },
 
@@ -159,12 +172,11 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
     },
 
     async cancel(threadId: string, runId: string): Promise<void> {
-      const res = await request(
-        url('cancel', threadId, runId),
-        { method: 'POST', body: '{}' },
-        { Accept: 'application/json', 'Content-Type': 'application/json' },
-      )
-      await res.body?.cancel().catch(() => undefined)
+      await post(url('cancel', threadId, runId), {})
+    },
+
+    async reconcile(threadId: string, { toolCallId, ...body }: ReconcileEffectOptions): Promise<void> {
+      await post(`${url('snapshot', threadId)}/effects/${encodeURIComponent(toolCallId)}/reconcile`, body)
     },
   }
 }

@@ -22,6 +22,8 @@ export type {
   FinishInfo,
   InteractionOutcome,
   PendingInterruptBatch,
+  PendingToolCall,
+  ReconcileEffectOptions,
   ReconnectOptions,
   RecoverResult,
   RecoveryConfiguration,
@@ -30,6 +32,7 @@ export type {
   ResumeOptions,
   RetryOptions,
   SendMessageInput,
+  SettleToolCallsOptions,
 } from './types.ts'
 export { InterludeError } from '@interlude/protocol'
-export type { ErrorCode, Interrupt, Message, ResumeEntry, ThreadSnapshot } from '@interlude/protocol'
+export type { DecisionRecord, ErrorCode, Interrupt, Message, ResumeEntry, ThreadSnapshot } from '@interlude/protocol'

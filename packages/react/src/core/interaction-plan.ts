@@ -1,7 +1,7 @@
 import type { Interrupt, Message, ResumeEntry, RunAgentInput } from '@interlude/protocol'
 import type { ResolvedOptions } from './options.ts'
 import type { CoreState } from './reducer.ts'
-import type { PendingInterruptBatch } from './types.ts'
+import type { PendingInterruptBatch, PendingToolCall } from './types.ts'
 
 /** What a command asks the runtime to start: one union, so every kind carries exactly its own data. */
 export type InteractionRequest =
@@ -10,7 +10,9 @@ export type InteractionRequest =
   /** The answers to the claimed batch (already checked, frozen). */
   | { readonly kind: 'resume'; readonly batch: PendingInterruptBatch; readonly entries: readonly ResumeEntry[] }
   /** Join a run that is already running on the server (`recover()` of a running thread). */
-  | { readonly kind: 'attach'; readonly runId: string }
+  | { readonly kind: 'attach'; readonly runId: string; readonly from?: string }
+  /** Settle browser calls the server waits for (run them, or report them unavailable), then continue. */
+  | { readonly kind: 'settle'; readonly calls: readonly PendingToolCall[]; readonly run: boolean }
 
 /** Request-shaping configuration captured when the interaction starts (option changes later do not leak in). */
 export interface InteractionConfig {
@@ -34,6 +36,7 @@ export type InteractionPlan = PlanBase &
     | { readonly kind: 'resume'; readonly input: RunAgentInput; readonly interrupts: readonly Interrupt[] }
     /** `from`: replay cursor (events before the run's RUN_STARTED are skipped). */
     | { readonly kind: 'attach'; readonly runId: string; readonly from: string }
+    | { readonly kind: 'settle'; readonly calls: readonly PendingToolCall[]; readonly run: boolean }
   )
 
 /** The request configuration of the current options (also what `getRecoveryConfiguration` reports). */
@@ -96,6 +99,8 @@ export function planInteraction(
       return { ...base, kind: 'resume', input, interrupts: request.batch.interrupts }
     }
     case 'attach':
-      return { ...base, kind: 'attach', runId, from: '0' }
+      return { ...base, kind: 'attach', runId, from: request.from ?? '0' }
+    case 'settle':
+      return { ...base, ...request }
   }
 }

@@ -2,6 +2,7 @@ import type { AgUiEvent, Message } from '@interlude/protocol'
 import { interruptProblems } from '@interlude/protocol'
 import type { ChatStore } from './chat-store.ts'
 import { DeltaInbox } from './delta-inbox.ts'
+import { Follower } from './follower.ts'
 import type { DriverHost, Settlement } from './driver.ts'
 import { driveInteraction } from './driver.ts'
 import { protocolViolation } from './errors.ts'
@@ -41,6 +42,7 @@ export class Interactions<TState> implements DriverHost {
   readonly #waiters = new Map<number, () => void>()
   #gen = 0
   #disposed = false
+  readonly #follower: Follower
   /** Called after every interaction settles (after the settling commit), like `onFinish`. */
   readonly finished = new ListenerSet<[FinishInfo]>()
 
@@ -51,6 +53,17 @@ export class Interactions<TState> implements DriverHost {
       () => env.options().throttleMs,
       () => this.flush(),
     )
+    this.#follower = new Follower({
+      store: env.store as ChatStore<unknown>,
+      features: env.features,
+      options: env.options,
+      transport: env.transport,
+      join: (runId, from) => {
+        if (!this.#store.state.run && !this.#disposed) void this.start({ kind: 'attach', runId, from })
+      },
+    })
+    // Internal, not an external side effect: the follower opens nothing until a batch is pending.
+    env.store.subscribe(() => this.#follower.sync(this.#disposed))
   }
 
   get disposed(): boolean {
@@ -99,8 +112,10 @@ export class Interactions<TState> implements DriverHost {
     this.#controllers.get(run.gen)?.abort()
     const transport = this.#env.transport()
     const features = this.#env.features
-    // A plain AG-UI server has no cancel route: closing the stream is all it gets.
-    if (run.acknowledged && transport.cancel && features.available) {
+    // A plain AG-UI server has no cancel route: closing the stream is all it gets. Once the request
+    // is on its way the server may admit it after this stop: cancel it by the runId we sent (the
+    // server keeps the cancel for a run it admits slightly later, docs/protocol.md#cancel).
+    if ((run.acknowledged || run.connection !== 'idle') && transport.cancel && features.available) {
       transport.cancel(this.#store.state.threadId, run.runId).catch((error: unknown) => features.observe(error))
     }
     this.settle(run.gen, { outcome: 'stopped' })
@@ -130,6 +145,7 @@ export class Interactions<TState> implements DriverHost {
     for (const resolve of this.#waiters.values()) resolve()
     this.#waiters.clear()
     this.finished.clear()
+    this.#follower.sync(true)
   }
 
   settle(gen: number, settlement: Ending): void {

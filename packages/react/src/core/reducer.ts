@@ -1,4 +1,4 @@
-import type { AgUiEvent, InterludeError, Message } from '@interlude/protocol'
+import type { AgUiEvent, DecisionRecord, InterludeError, Message } from '@interlude/protocol'
 import { applyEvents } from './assemble.ts'
 import type {
   ChatSnapshot,
@@ -6,6 +6,7 @@ import type {
   ConnectionStatus,
   ConversationSnapshot,
   PendingInterruptBatch,
+  PendingToolCall,
   RecoveryState,
 } from './types.ts'
 
@@ -16,7 +17,7 @@ import type {
  * earlier through per-run AbortControllers).
  */
 
-export type InteractionKind = 'send' | 'resume' | 'attach'
+export type InteractionKind = 'send' | 'resume' | 'attach' | 'settle'
 
 /** One logical interaction: a send, a resume (and its follow-up runs), or an attach to a live run. */
 export interface Interaction {
@@ -48,11 +49,16 @@ export interface CoreState {
   /** Last SSE id seen on this thread (the resume point for reconnects and joins). */
   readonly lastEventId: string | undefined
   readonly unsettledEffects: ConversationSnapshot['unsettledEffects']
+  /** The thread's decision records (restored, and from `CUSTOM interlude.decision` events), oldest first. */
+  readonly decisions: readonly DecisionRecord[]
+  /** Browser calls waiting for a result here: from a restore or a run this client did not start. */
+  readonly toolCalls: readonly PendingToolCall[]
 }
 
 /** How an interaction ended, as committed: a published batch, a failure with its error, or neither. */
 export type Settled =
-  | { readonly outcome: 'success' | 'cancelled' | 'stopped' }
+  | { readonly outcome: 'success'; readonly offered?: readonly PendingToolCall[] }
+  | { readonly outcome: 'cancelled' | 'stopped' }
   | { readonly outcome: 'failed'; readonly error: InterludeError }
   | { readonly outcome: 'interrupt'; readonly batch: PendingInterruptBatch }
 
@@ -89,7 +95,13 @@ export type Action =
       readonly batch: PendingInterruptBatch | undefined
       readonly lastEventId: string | undefined
       readonly unsettledEffects: ConversationSnapshot['unsettledEffects']
+      readonly decisions: readonly DecisionRecord[] | undefined
+      readonly toolCalls: readonly PendingToolCall[]
     }
+  /** The open batch's deadline passed (a `keep` batch stays answerable by the all-cancelled close). */
+  | { readonly type: 'batch/expired'; readonly id: string }
+  | { readonly type: 'tool-calls/offered'; readonly toolCalls: readonly PendingToolCall[] }
+  | { readonly type: 'effect/reconciled'; readonly toolCallId: string }
 
 export function initialState(threadId: string, messages: readonly Message[], state: unknown): CoreState {
   return {
@@ -102,7 +114,27 @@ export function initialState(threadId: string, messages: readonly Message[], sta
     recovery: { revision: 0, required: false },
     lastEventId: undefined,
     unsettledEffects: undefined,
+    decisions: NONE,
+    toolCalls: NONE,
   }
+}
+
+const NONE: readonly never[] = Object.freeze([])
+
+/** Decision records carried by `CUSTOM interlude.decision` events, appended once per run. */
+function withDecisions(decisions: readonly DecisionRecord[], events: readonly AgUiEvent[]): readonly DecisionRecord[] {
+  let next = decisions
+  for (const e of events) {
+    const value = (e as { name?: unknown; value?: DecisionRecord }).value
+    if (
+      e.type !== 'CUSTOM' ||
+      (e as { name?: unknown }).name !== 'interlude.decision' ||
+      typeof value?.runId !== 'string'
+    )
+      continue
+    if (!next.some((d) => d.runId === value.runId)) next = Object.freeze([...next, Object.freeze(value)])
+  }
+  return next
 }
 
 function bump(recovery: RecoveryState, required = recovery.required): RecoveryState {
@@ -128,6 +160,8 @@ export function reduce(state: CoreState, action: Action): CoreState {
         recovery: bump(state.recovery, false),
         lastEventId: undefined,
         unsettledEffects: undefined,
+        decisions: NONE,
+        toolCalls: NONE,
       }
     case 'messages/replaced':
       return { ...state, messages: action.messages, recovery: bump(state.recovery) }
@@ -138,7 +172,9 @@ export function reduce(state: CoreState, action: Action): CoreState {
         ...state,
         messages: action.messages ?? state.messages,
         run: action.run,
-        error: undefined,
+        // Joining a run decided elsewhere keeps the refusal that revealed it (e.g. DECISION_CONFLICT).
+        error: action.run.kind === 'attach' ? state.error : undefined,
+        toolCalls: NONE,
         recovery: bump(state.recovery),
       }
     case 'run/connection': {
@@ -152,8 +188,9 @@ export function reduce(state: CoreState, action: Action): CoreState {
       const claimed = run.claimId !== undefined
       return {
         ...state,
-        // The batch stays visible until the matching RUN_STARTED; then it disappears.
-        pending: claimed ? undefined : state.pending,
+        // The batch stays visible until the matching RUN_STARTED; then it disappears. A joined run
+        // (decided elsewhere: another tab, person, the API or a deadline) carries its batch away too.
+        pending: claimed || run.kind === 'attach' ? undefined : state.pending,
         run: {
           ...run,
           runId: action.runId,
@@ -170,15 +207,18 @@ export function reduce(state: CoreState, action: Action): CoreState {
       if (!run) return state
       const result = applyEvents(state.messages, state.state, action.events)
       const lastEventId = action.lastEventId ?? state.lastEventId
+      const decisions = withDecisions(state.decisions, action.events)
       if (
         result.messages === state.messages &&
         result.state === state.state &&
         lastEventId === state.lastEventId &&
+        decisions === state.decisions &&
         !result.fault
       )
         return state
       return {
         ...state,
+        decisions,
         messages: result.messages,
         state: result.state,
         lastEventId,
@@ -211,6 +251,7 @@ export function reduce(state: CoreState, action: Action): CoreState {
         ...state,
         run: undefined,
         pending,
+        toolCalls: (action.outcome === 'success' && action.offered) || state.toolCalls,
         error: action.outcome === 'failed' ? action.error : undefined,
         recovery: bump(state.recovery, required),
       }
@@ -226,7 +267,18 @@ export function reduce(state: CoreState, action: Action): CoreState {
         recovery: bump(state.recovery, false),
         lastEventId: action.lastEventId,
         unsettledEffects: action.unsettledEffects,
+        decisions: action.decisions ?? state.decisions,
+        toolCalls: action.toolCalls,
       }
+    case 'batch/expired':
+      if (state.pending?.id !== action.id || state.pending.expired) return state
+      return { ...state, pending: Object.freeze({ ...state.pending, expired: true }) }
+    case 'tool-calls/offered':
+      return { ...state, toolCalls: action.toolCalls }
+    case 'effect/reconciled': {
+      const rest = state.unsettledEffects?.filter((e) => e.toolCallId !== action.toolCallId)
+      return { ...state, unsettledEffects: rest && rest.length > 0 ? rest : undefined }
+    }
   }
 }
 
@@ -246,5 +298,8 @@ export function toSnapshot<TState>(s: CoreState): ChatSnapshot<TState> {
     recovery: s.recovery,
     runId: run?.runId,
     unsettledEffects: s.unsettledEffects,
+    decisions: s.decisions,
+    lastDecision: s.decisions[s.decisions.length - 1],
+    pendingToolCalls: s.toolCalls,
   })
 }

@@ -1,4 +1,5 @@
 import type { AgUiEvent, RunAgentInput, ThreadSnapshot } from '@interlude/protocol'
+import type { ReconcileEffectOptions } from './types.ts'
 
 /** One received event with its SSE `id:` (the server's per-thread sequence), if any. */
 export interface TransportEvent {
@@ -20,6 +21,8 @@ export interface ConnectOptions {
   readonly onActivity?: () => void
   /** True when joining a live run (attach, `ALREADY_RESUMED`) rather than healing a drop: the `follow` endpoint. */
   readonly follow?: boolean
+  /** Stay open across runs (`?follow=1`): watching a thread whose batch is pending (docs/client-contract.md#decided-elsewhere). */
+  readonly stay?: boolean
 }
 
 /**
@@ -37,4 +40,6 @@ export interface Transport {
   getThread(threadId: string, options?: { readonly signal?: AbortSignal }): Promise<ThreadSnapshot>
   /** `POST {base}/threads/:threadId/runs/:runId/cancel`: an explicit stop. */
   cancel?(threadId: string, runId: string): Promise<void>
+  /** `POST {base}/threads/:threadId/effects/:toolCallId/reconcile`: settles an unknown effect by hand. */
+  reconcile?(threadId: string, body: ReconcileEffectOptions): Promise<void>
 }

@@ -1,6 +1,7 @@
 import type {
   AgUiEvent,
   Context,
+  DecisionRecord,
   InterludeError,
   Interrupt,
   Message,
@@ -20,6 +21,33 @@ import type { Transport } from './transport.ts'
 export interface PendingInterruptBatch {
   readonly id: string
   readonly interrupts: readonly Interrupt[]
+  /**
+   * The batch's deadline (`expiresAt`) passed while it is still open: a `keep` batch
+   * (`metadata.onExpiry`) waits for the all-cancelled close; any other is about to be decided by
+   * the server (the system decision arrives like any other).
+   */
+  readonly expired?: boolean
+}
+
+/** A browser-tool call waiting for its result on the server, offered for settlement (`settleToolCalls`). */
+export interface PendingToolCall {
+  readonly toolCallId: string
+  readonly toolName: string
+  /** The raw argument text. */
+  readonly args: string
+}
+
+/** What `settleToolCalls` does with the offered calls: run their handlers, or report them unavailable. */
+export interface SettleToolCallsOptions {
+  readonly run: boolean
+}
+
+/** `reconcileEffect`: what a person found out about an effect whose outcome was unknown. */
+export interface ReconcileEffectOptions {
+  readonly toolCallId: string
+  readonly outcome: 'succeeded' | 'failed'
+  /** What the model reads as the call's result (JSON). */
+  readonly result?: unknown
 }
 
 /** The argument of `resume`: one entry per interrupt of the batch named by `batchId`. */
@@ -66,8 +94,14 @@ export interface ChatSnapshot<TState = unknown> {
   readonly recovery: RecoveryState
   /** runId of the run in flight, if any. */
   readonly runId: string | undefined
-  /** Effects the server could not settle (from the last restored `ThreadSnapshot`). */
+  /** Effects the server could not settle (from the last restored `ThreadSnapshot`): shown as unknown, reconciled by hand. */
   readonly unsettledEffects: ThreadSnapshot['unsettledEffects']
+  /** Who decided each batch of the thread, via what, when (snapshot + `CUSTOM interlude.decision`), oldest first. */
+  readonly decisions: readonly DecisionRecord[]
+  /** The newest decision record (e.g. to say who decided a batch that left `pendingInterrupts`). */
+  readonly lastDecision: DecisionRecord | undefined
+  /** Browser calls pending on the server that this client may settle once (`settleToolCalls`). */
+  readonly pendingToolCalls: readonly PendingToolCall[]
 }
 
 /** Context handed to a browser tool handler. */
@@ -178,6 +212,11 @@ export interface ChatRuntimeOptions<TState = unknown> {
   readonly now?: () => number
   /** Id generator (runIds, batch tokens, message ids). @default crypto.randomUUID */
   readonly generateId?: () => string
+  /**
+   * While a batch is pending (and not claimed here), follow the thread's events (`?follow=1`) so a
+   * decision made elsewhere arrives live. Interlude servers only. @default true
+   */
+  readonly follow?: boolean
   /** Every received event, before it is applied (e.g. a recorder). */
   readonly onEvent?: (event: AgUiEvent, meta: EventMeta) => void
   readonly onFinish?: (info: FinishInfo) => void
@@ -209,6 +248,7 @@ export interface ConversationSnapshot {
   readonly activeRunId?: string
   readonly lastEventId?: number
   readonly unsettledEffects?: ThreadSnapshot['unsettledEffects']
+  readonly decisions?: ThreadSnapshot['decisions']
 }
 
 export interface RestoreOptions {

@@ -27,6 +27,7 @@ export function setup(options: Partial<ChatRuntimeOptions> = {}) {
     retry: { attempts: 2, delayMs: () => 0 },
     reconnect: { attempts: 2, delayMs: () => 0 },
     throttleMs: 60_000, // deltas commit only on lifecycle events or an explicit flush()
+    follow: false, // the follower has its own tests (chat-runtime.follow.test.ts)
     ...options,
   })
   runtimes.push(rt)

@@ -131,15 +131,26 @@ export function registerThreadRoutes(
   })
 
   app.post(`${basePath}/threads/:threadId/runs/:runId/cancel`, auth, requireJsonContentType, async (c) => {
-    const owned = await thread(c.req.param('threadId'), c.get('principal'), 'owner')
+    const principal = c.get('principal')
     const runId = c.req.param('runId')
+    const threadId = c.req.param('threadId')
+    // A cancel may overtake the admission of its run (a stop right after the request, even the one
+    // that creates the thread): it is kept, and the run is cancelled when it is admitted here.
+    const owned = await thread(threadId, principal, 'owner').catch(async (error: unknown) => {
+      if (!(await store.getThread(threadId))) runs.cancelBeforeStart(threadId, runId, principal)
+      throw error
+    })
     const run = await store.getRun(owned.threadId, runId)
-    if (!run) throw new InterludeError('RUN_NOT_FOUND', 'Run not found.')
+    if (!run) {
+      runs.cancelBeforeStart(owned.threadId, runId, principal)
+      throw new InterludeError('RUN_NOT_FOUND', 'Run not found.')
+    }
     if (run.status !== 'running') return c.json({ runId, status: run.status })
     // The flag in the store reaches the executing process wherever it is (its next lease renewal
-    // or, with PostgreSQL, at once by NOTIFY); a local run is stopped directly as well.
+    // or, with PostgreSQL, at once by NOTIFY); a local run is stopped directly as well, or as soon
+    // as it starts here (admitted but not started yet).
     const flagged = await store.requestCancel(owned.threadId, runId, now())
-    runs.cancel(owned.threadId, runId)
+    if (!runs.cancel(owned.threadId, runId)) runs.cancelBeforeStart(owned.threadId, runId, principal)
     if (flagged && flagged.status !== 'running') return c.json({ runId, status: flagged.status })
     return c.json({ runId, status: 'cancelling' }, 202)
   })

@@ -42,6 +42,7 @@ import type {
   RunHeartbeat,
   RunKey,
   RunRecord,
+  ReconcileEffectRequest,
   SettleToolCallRequest,
   StartInputRunRequest,
   StartRunResult,
@@ -332,6 +333,14 @@ export class PostgresStore implements Store {
       await q.query(sql.settleToolCall(threadId, request.toolCallId, settled))
       if (request.message) await appendMessagesTx(q, threadId, runId, [request.message], now)
     })
+  }
+
+  async reconcileEffect(request: ReconcileEffectRequest): Promise<boolean> {
+    const { threadId, toolCallId, status, result, now } = request
+    const closed = await this.#pool.query(
+      sql.closeToolCall(threadId, { toolCallId, status, result, from: ['unknown'] }, now),
+    )
+    return closed.rowCount === 1
   }
 
   async createBatch(batch: NewBatch): Promise<void> {

@@ -303,7 +303,7 @@ export const settleToolCall = (
 /** Settles a call only while it is still in one of `from`. */
 export const closeToolCall = (
   threadId: string,
-  call: NonNullable<FinishRunRequest['closeCalls']>[number],
+  call: Pick<NonNullable<FinishRunRequest['closeCalls']>[number], 'toolCallId' | 'status' | 'result' | 'from'>,
   now: number,
 ) =>
   statement(

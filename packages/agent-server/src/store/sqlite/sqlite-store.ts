@@ -30,6 +30,7 @@ import type {
   RunHeartbeat,
   RunKey,
   RunRecord,
+  ReconcileEffectRequest,
   SettleToolCallRequest,
   StartInputRunRequest,
   StartRunResult,
@@ -350,6 +351,11 @@ export class SqliteStore implements Store {
       if ('state' in request) s.setState.run({ threadId, stateJson: JSON.stringify(request.state ?? null), now })
       else s.bumpRevision.run({ threadId, now })
     })
+  }
+
+  async reconcileEffect(request: ReconcileEffectRequest): Promise<boolean> {
+    const from = JSON.stringify(['unknown'])
+    return this.#write(() => this.#s.closeToolCall.run({ ...request, fromJson: from }).changes === 1)
   }
 
   async createBatch(batch: NewBatch): Promise<void> {

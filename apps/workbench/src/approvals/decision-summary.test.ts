@@ -1,0 +1,80 @@
+import type { DecisionRecord } from '@interlude/protocol'
+import { describe, expect, it } from 'vitest'
+import {
+  decisionFromEvent,
+  decisionSummary,
+  decisionVerdict,
+  entryVerdict,
+  isDecisionRecord,
+  mergeDecisions,
+} from './decision-summary.ts'
+
+const record = (overrides: Partial<DecisionRecord> = {}): DecisionRecord => ({
+  threadId: 't1',
+  runId: 'run_1',
+  interruptIds: ['i1', 'i2'],
+  entries: [
+    { interruptId: 'i1', status: 'resolved', payload: { approved: true } },
+    { interruptId: 'i2', status: 'resolved', payload: { approved: true, reason: 'change window' } },
+  ],
+  decidedBy: 'mgr',
+  via: 'api',
+  at: '2026-11-30T10:32:00.000Z',
+  ...overrides,
+})
+const hhmm = (at: Date) => at.toISOString().slice(11, 16)
+
+describe('decision summaries (the audit line)', () => {
+  it('says who approved, through which channel, and when', () => {
+    expect(decisionSummary(record(), { formatTime: hhmm })).toBe('Approved by mgr via api at 10:32')
+  })
+
+  it('calls a cancelled batch cancelled, never denied, and names the deadline', () => {
+    const cancelled = record({
+      entries: [
+        { interruptId: 'i1', status: 'cancelled' },
+        { interruptId: 'i2', status: 'cancelled' },
+      ],
+      decidedBy: 'system:expiry',
+      via: 'expiry',
+    })
+    expect(decisionVerdict(cancelled)).toBe('cancelled')
+    expect(decisionSummary(cancelled, { formatTime: hhmm })).toBe('Cancelled by the deadline via expiry at 10:32')
+  })
+
+  it('tells denials, answers to questions and mixed batches apart', () => {
+    expect(entryVerdict({ status: 'resolved', payload: { approved: false, reason: 'expired' } })).toBe('denied')
+    expect(entryVerdict({ status: 'resolved', payload: { environment: 'staging' } })).toBe('answered')
+    expect(entryVerdict({ status: 'cancelled' })).toBe('cancelled')
+    const mixed = record({
+      entries: [
+        { interruptId: 'i1', status: 'resolved', payload: { approved: false } },
+        { interruptId: 'i2', status: 'resolved', payload: { approved: true } },
+      ],
+      decidedBy: 'eng',
+      via: 'run',
+    })
+    expect(decisionSummary(mixed, { formatTime: hhmm })).toBe('Answered (1 denied, 1 approved) by eng via run at 10:32')
+  })
+
+  it('keeps an unreadable time as it came', () => {
+    expect(decisionSummary(record({ at: 'soon' }))).toBe('Approved by mgr via api at soon')
+  })
+})
+
+describe('decision records from the wire', () => {
+  it('reads the record of an interlude.decision CUSTOM event and nothing else', () => {
+    expect(decisionFromEvent({ type: 'CUSTOM', name: 'interlude.decision', value: record() })).toEqual(record())
+    expect(decisionFromEvent({ type: 'CUSTOM', name: 'other', value: record() })).toBeUndefined()
+    expect(decisionFromEvent({ type: 'CUSTOM', name: 'interlude.decision', value: { runId: 'x' } })).toBeUndefined()
+    expect(decisionFromEvent(null)).toBeUndefined()
+    expect(isDecisionRecord({ ...record(), via: 'fax' })).toBe(false)
+    expect(isDecisionRecord({ ...record(), entries: [1] })).toBe(false)
+  })
+
+  it('merges records once per run, oldest first', () => {
+    const first = record({ runId: 'run_a', at: '2026-11-30T10:00:00.000Z' })
+    const second = record({ runId: 'run_b', at: '2026-11-30T11:00:00.000Z' })
+    expect(mergeDecisions([second], [first, second], undefined)).toEqual([first, second])
+  })
+})

@@ -1,0 +1,31 @@
+import { InterludeError, isErrorEnvelope } from '@interlude/protocol'
+import { authHeaders } from '../auth/session-token.ts'
+
+/** What a person found when they checked the effect's system. */
+export type ReconcileOutcome = 'succeeded' | 'failed'
+
+/**
+ * Settles an effect whose outcome is unknown, by hand: `POST {base}/threads/:threadId/effects/:toolCallId/reconcile`
+ * with `{ outcome }` (the same route `useChat().reconcileEffect` calls). The route belongs to the
+ * server; this is the workbench's thin call of it.
+ */
+export async function reconcileEffect(
+  threadId: string,
+  toolCallId: string,
+  outcome: ReconcileOutcome,
+  fetchImpl: typeof fetch = (...args) => globalThis.fetch(...args),
+): Promise<void> {
+  const response = await fetchImpl(
+    `/api/agent/threads/${encodeURIComponent(threadId)}/effects/${encodeURIComponent(toolCallId)}/reconcile`,
+    {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', ...authHeaders() },
+      body: JSON.stringify({ outcome }),
+    },
+  )
+  if (response.ok) return
+  const body: unknown = await response.json().catch(() => undefined)
+  if (isErrorEnvelope(body)) throw new InterludeError(body.error.code, body.error.message)
+  throw new InterludeError('NETWORK_ERROR', `The server answered ${response.status}.`)
+}
