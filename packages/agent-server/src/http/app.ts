@@ -229,7 +229,25 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     webhooks,
     history: limits,
     ...(options.runLeaseMs !== undefined ? { leaseMs: options.runLeaseMs } : {}),
-    ...(options.usage !== undefined ? { usage: options.usage } : {}),
+    // Every model call's usage: a structured log line and the token counter, then the host's own hook.
+    usage: {
+      ...options.usage,
+      onUsage: (report) => {
+        logger.info(
+          {
+            event: 'model.usage',
+            threadId: report.threadId,
+            runId: report.runId,
+            model: report.model,
+            inputTokens: report.usage.inputTokens,
+            outputTokens: report.usage.outputTokens,
+          },
+          'model call usage',
+        )
+        metrics.recordModelUsage(report.usage)
+        options.usage?.onUsage?.(report)
+      },
+    },
     maxToolArgumentBytes: limits.maxToolArgumentBytes,
   })
   activeRuns = () => runs.activeCount

@@ -271,6 +271,10 @@ describe('token usage', () => {
       outputTokens: 25,
       totalTokens: 255,
     })
+    // The Prometheus token counter moved with the same numbers (issue 14, item 10).
+    const text = await s.app.metrics.registry.metrics()
+    expect(text).toContain('interlude_model_tokens_total{kind="input"} 230')
+    expect(text).toContain('interlude_model_tokens_total{kind="output"} 25')
   })
 
   it('a failed call’s reported tokens count too', async () => {

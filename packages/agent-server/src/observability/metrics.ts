@@ -32,6 +32,7 @@ export class ServerMetrics {
   readonly openStreams: Gauge
   readonly refusals: Counter<'code'>
   readonly quotaRefusals: Counter<'reason'>
+  readonly modelTokens: Counter<'kind'>
 
   constructor(options: ServerMetricsOptions = {}) {
     const registers = [this.registry]
@@ -83,6 +84,12 @@ export class ServerMetrics {
       labelNames: ['reason'],
       registers,
     })
+    this.modelTokens = new Counter({
+      name: 'interlude_model_tokens_total',
+      help: 'Tokens used by model calls (issue 14, docs/protocol.md#token-usage), by kind (input, output)',
+      labelNames: ['kind'],
+      registers,
+    })
     const activeRuns = options.activeRuns
     new Gauge({
       name: 'interlude_active_runs',
@@ -98,6 +105,12 @@ export class ServerMetrics {
   /** One refusal by a quota or rate limit (`reason`: which one, a short constant such as `concurrent_runs`). */
   recordQuotaRefusal(reason: string): void {
     this.quotaRefusals.inc({ reason })
+  }
+
+  /** Tokens of one model call (the `onUsage` hook of the run core). */
+  recordModelUsage(usage: { readonly inputTokens: number; readonly outputTokens: number }): void {
+    this.modelTokens.inc({ kind: 'input' }, usage.inputTokens)
+    this.modelTokens.inc({ kind: 'output' }, usage.outputTokens)
   }
 
   /** Counts runs and interrupts from events this process committed (an `EventHub.tap`). */

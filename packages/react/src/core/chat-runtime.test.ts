@@ -54,6 +54,21 @@ describe('ChatRuntime: ordinary runs', () => {
     expect(transport.runs).toHaveLength(1) // a server failure is never retried
   })
 
+  it('keeps the typed details of a RUN_ERROR (a model error’s kind and retryability) on the error', async () => {
+    const { rt, transport } = setup()
+    const done = rt.sendMessage('hi')
+    const call = await transport.waitForRun(1)
+    call.channel.pushAll([
+      ev.runStarted('t1', call.input.runId),
+      {
+        ...ev.runError('The model request timed out.', 'MODEL_ERROR'),
+        details: { kind: 'timeout', retryable: true },
+      } as never,
+    ])
+    await done
+    expect(rt.getSnapshot().error?.details).toEqual({ kind: 'timeout', retryable: true, rawCode: 'MODEL_ERROR' })
+  })
+
   it('fails on a RUN_STARTED that does not match the request, without retrying or reconnecting', async () => {
     const { rt, transport } = setup()
     const done = rt.sendMessage('hi')

@@ -16,10 +16,12 @@ function fatal(error: InterludeError): InterludeError {
 }
 
 /** A `RUN_ERROR` the server reported inside the stream: never retried, never healed by reconnecting. */
-export function runError(event: { message?: unknown; code?: unknown }): InterludeError {
+export function runError(event: { message?: unknown; code?: unknown; details?: unknown }): InterludeError {
   const code: ErrorCode = isErrorCode(event.code) ? event.code : 'RUN_FAILED'
   const message = typeof event.message === 'string' && event.message !== '' ? event.message : 'The run failed.'
-  return fatal(new InterludeError(code, message, { details: { rawCode: event.code } }))
+  // The server's typed details (a model error's kind and retryability, a usage cap) stay readable.
+  const own = typeof event.details === 'object' && event.details !== null ? (event.details as object) : {}
+  return fatal(new InterludeError(code, message, { details: { ...own, rawCode: event.code } }))
 }
 
 export function isFatal(error: InterludeError): boolean {
