@@ -103,7 +103,7 @@ test.describe('forms present the question (docs/client-contract.md#forms)', () =
       contact: 'oncall@example.com',
       notes: 'Page the DB team first.',
     })
-    await expect(page.locator('.chat')).toContainText(
+    await expect(page.getByRole('main', { name: 'Live chat' })).toContainText(
       'Maintenance scheduled: blue-green rollout in us-east on 2026-12-01, starting 2026-12-01T09:30:00.000Z',
     )
   })
@@ -158,6 +158,8 @@ test.describe('forms present the question (docs/client-contract.md#forms)', () =
     await form.getByRole('button', { name: 'Submit answers' }).click()
     await waitForTurnEnd(page)
     expect(resumeRequests(requests)).toHaveLength(1)
-    await expect(page.locator('.chat')).toContainText('Maintenance scheduled: canary rollout in eu-west on 2026-12-02')
+    await expect(page.getByRole('main', { name: 'Live chat' })).toContainText(
+      'Maintenance scheduled: canary rollout in eu-west on 2026-12-02',
+    )
   })
 })

@@ -411,6 +411,10 @@ describe('unknown effects', () => {
     })
     const threadId = newThread()
     await deadRun(server, threadId)
+    // First touch: the server continues the dead run (docs/architecture.md, "Durable continuation"): the started
+    // call becomes unknown. Wait until that continuation has ended.
+    for (let i = 0; i < 200 && (await serverSnapshot(server, threadId)).status !== 'idle'; i++)
+      await new Promise((r) => setTimeout(r, 25))
     const { result } = mount(server, { threadId })
     await act(async () => void (await result.current.recover()))
     expect(result.current.unsettledEffects).toEqual([

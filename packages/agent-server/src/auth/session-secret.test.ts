@@ -48,8 +48,10 @@ describe('the session secret is never a database row (issue 12, item 6)', () => 
     const Database = (await import('better-sqlite3')).default
     const { MIGRATIONS } = await import('../store/sqlite/migrations.ts')
     const db = new Database(dbPath)
-    for (const sql of MIGRATIONS.slice(0, -1)) db.exec(sql)
-    db.pragma(`user_version = ${MIGRATIONS.length - 1}`)
+    // The database as it was before the migration that deletes the row.
+    const before = MIGRATIONS.findIndex((sql) => sql.includes("DELETE FROM settings WHERE key = 'session_secret'"))
+    for (const sql of MIGRATIONS.slice(0, before)) db.exec(sql)
+    db.pragma(`user_version = ${before}`)
     db.prepare("INSERT INTO settings (key, value) VALUES ('session_secret', 'leaked-secret-from-the-db-row')").run()
     db.close()
     const server = await startServer({ dbPath, warn: quiet })

@@ -62,6 +62,8 @@ describe.runIf(fs.existsSync('/proc/self/status'))('bounded reads of a capped th
       String(CAP),
       '--model-window-bytes',
       String(2 * MiB),
+      // One principal stands in for many clients here: the per-principal quotas are tested in quotas.test.ts.
+      '--no-quotas',
     ])
     const pid = child.child.pid!
     const threadId = newThreadId()

@@ -110,6 +110,19 @@ const reconcile = (s: InProcessServer, threadId: string, toolCallId: string, bod
 const snapshotOf = async (s: InProcessServer, threadId: string) =>
   (await (await s.request(`/threads/${threadId}`)).json()) as ThreadSnapshot
 
+/**
+ * First touch: the dead run is taken over and continued (docs/architecture.md, "Durable continuation"): the started
+ * call becomes unknown, the never-started one runs once. Waits until that continuation has ended.
+ */
+async function touchAndSettle(s: InProcessServer, threadId: string): Promise<ThreadSnapshot> {
+  for (let i = 0; i < 200; i++) {
+    const snapshot = await snapshotOf(s, threadId)
+    if (snapshot.status === 'idle') return snapshot
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error('the continuation of the dead run did not end')
+}
+
 const errorCode = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code
 
 describe.each(backends)('reconcile an unknown effect (%s)', (name, makeStore) => {
@@ -120,7 +133,7 @@ describe.each(backends)('reconcile an unknown effect (%s)', (name, makeStore) =>
       const s = await serve(await makeStore(), executions)
       const threadId = newThreadId()
       await deadRun(s.store, threadId)
-      expect((await snapshotOf(s, threadId)).unsettledEffects).toEqual([
+      expect((await touchAndSettle(s, threadId)).unsettledEffects).toEqual([
         { toolCallId: 'call_deploy', toolName: 'deploy', status: 'unknown' },
       ])
 
@@ -139,7 +152,8 @@ describe.each(backends)('reconcile an unknown effect (%s)', (name, makeStore) =>
         reconciled: { by: 'alice', at: answer.at },
         result: body.result,
       })
-      expect(executions.count).toBe(0)
+      // call_later (never started) ran once in the continuation; call_deploy never ran again.
+      expect(executions.count).toBe(1)
 
       // Idempotent: the same reconcile answers the same record.
       const again = await reconcile(s, threadId, 'call_deploy', body)
@@ -159,9 +173,9 @@ describe.each(backends)('reconcile an unknown effect (%s)', (name, makeStore) =>
       const s = await serve(await makeStore(), { count: 0 })
       const threadId = newThreadId()
       await deadRun(s.store, threadId)
-      await snapshotOf(s, threadId) // first touch: closes the dead run
+      await touchAndSettle(s, threadId) // first touch: continues the dead run
 
-      // call_later never started: it was cancelled, not unknown.
+      // call_later never started: the continuation ran it, so it is settled, not unknown.
       const notUnknown = await reconcile(s, threadId, 'call_later', { outcome: 'failed' })
       expect([notUnknown.status, await errorCode(notUnknown)]).toEqual([409, 'EFFECT_NOT_UNKNOWN'])
       const missing = await reconcile(s, threadId, 'call_nope', { outcome: 'failed' })

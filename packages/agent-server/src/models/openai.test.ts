@@ -91,6 +91,7 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
       'publish_release',
       'deploy',
       'ask_user',
+      'schedule_maintenance',
     ])
     expect((sent.messages as { role: string }[]).map((m) => m.role)).toEqual(['system', 'user'])
 

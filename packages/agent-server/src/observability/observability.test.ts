@@ -48,12 +48,13 @@ function captured(): { lines: () => Record<string, unknown>[]; raw: () => string
 
 /**
  * The Prometheus text exposition format, strictly: `# HELP` / `# TYPE` comments and `name{labels} value` samples.
- * Returns each sample's value by `name{labels}`; throws on any other line.
+ * Returns each sample's value by `name{labels}`; throws on any other line. NaN is read case-insensitively, as
+ * Prometheus' own parser does (prom-client writes `Nan` for an empty event-loop histogram).
  */
 function parsePrometheus(text: string): Map<string, number> {
   const samples = new Map<string, number>()
   const sample =
-    /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*\})? (-?[0-9.e+-]+|NaN|[+-]Inf)$/
+    /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*\})? (-?[0-9.e+-]+|[Nn][Aa][Nn]|[+-]Inf)$/
   for (const line of text.split('\n')) {
     if (line === '' || /^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .*$/.test(line)) continue
     const match = sample.exec(line)

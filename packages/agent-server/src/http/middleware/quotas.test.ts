@@ -48,7 +48,8 @@ describe('per-principal quotas (429 RATE_LIMITED with Retry-After)', () => {
     // Slow runs (1 s per token) outlast the burst, so every admitted run is still running when the last is refused.
     server = await startTestServer({
       pacingMs: 1000,
-      limits: { maxConcurrentRunsPerPrincipal: 5 },
+      // 300 sockets from one address: the per-address connection cap is not what this test is about.
+      limits: { maxConcurrentRunsPerPrincipal: 5, maxConnectionsPerIp: 0 },
       onQuotaRefused: (refusal) => refusals.push(refusal),
     })
     const answers = await Promise.all(Array.from({ length: 300 }, () => startRun('alice')))

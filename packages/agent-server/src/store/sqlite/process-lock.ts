@@ -39,7 +39,7 @@ export function lockPathOf(dbPath: string): string {
 /** Takes the lock of `dbPath` for this process (`exclusive`: the only server; `shared`: one of several). */
 export function acquireSqliteLock(dbPath: string, mode: 'exclusive' | 'shared'): ProcessLock {
   const file = lockPathOf(dbPath)
-  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
   const Driver = loadSqlite()
   const db = new Driver(file)
   try {
