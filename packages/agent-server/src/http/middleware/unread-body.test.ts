@@ -4,6 +4,7 @@ import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { authHeader, newThreadId, postRun, runInput, startTestServer, userMessage } from '../../test-utils/harness.ts'
 import type { ServerEnv } from '../env.ts'
 import { BodyBudget } from './body-budget.ts'
 import { errorHandler } from './error-handler.ts'
@@ -147,6 +148,30 @@ describe('refused bodies are left unread', () => {
       })
       expect(response.status).toBe(200)
       expect(await response.json()).toEqual({ ok: true })
+    }
+  })
+})
+
+describe('the agent server (real app): answers over large unread bodies', () => {
+  it('an unauthenticated 32 MiB POST gets 401 with Connection: close; an authenticated client is served meanwhile', async () => {
+    const agentServer = await startTestServer()
+    try {
+      const refused = fetch(`${agentServer.baseUrl}/runs`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: 'Bearer wrong-token' },
+        body: new Uint8Array(32 * MiB).fill(0x20),
+      })
+      const served = await postRun(agentServer, runInput(newThreadId(), [userMessage('hello')]), {
+        headers: authHeader('bob'),
+        principal: 'bob',
+      })
+      expect(served.status).toBe(200)
+      const response = await refused
+      expect(response.status).toBe(401)
+      expect(response.headers.get('connection')).toBe('close')
+      await response.text()
+    } finally {
+      await agentServer.dispose()
     }
   })
 })
