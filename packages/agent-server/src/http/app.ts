@@ -29,6 +29,7 @@ import type { ServerEnv } from './env.ts'
 import { auth } from './middleware/auth.ts'
 import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
 import { awaitReady } from './middleware/ready.ts'
+import { closeOverUnreadBodies } from './middleware/unread-body.ts'
 import { idParams } from './id-params.ts'
 import { apiSecurityHeaders } from './middleware/static-files.ts'
 import type { QuotaRefusal } from './middleware/quotas.ts'
@@ -299,6 +300,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   app.onError(errorHandler(logError))
   app.notFound(notFoundHandler)
   app.use('*', requestLog(logger, metrics))
+  // An answer given over a large body nobody read (401, 429, 404, ...) closes the connection instead of reading it.
+  app.use('*', closeOverUnreadBodies)
   // X-Content-Type-Options: nosniff on every answer (static answers get more, see static-files.ts).
   app.use('*', apiSecurityHeaders)
   // Preflights are answered before the ready gate and authentication (a browser sends no credentials with them).

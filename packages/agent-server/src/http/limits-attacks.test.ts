@@ -12,6 +12,9 @@ import { newThreadId, runInput, tempDir, userMessage } from '../test-utils/harne
 // read from /proc): 1,050 slow-header connections locked everyone out (at `ulimit -n 1024`); 200 held 8 MB bodies took
 // RSS from 105 MB to 1.65 GB; 8 MB deeply nested bodies cost seconds of blocking parse each.
 
+/** The bound on RSS growth while 100 clients hold 8 MB bodies (chosen from measurement, see the test). */
+const RSS_GROWTH_BOUND_MB = 200
+
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/interlude-server.js')
 const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli.js')
 const tmp = tempDir()
@@ -158,7 +161,7 @@ describe('attacks on the limits (real CLI, child process)', () => {
     await bobRuns(server)
   }, 120_000)
 
-  it('100 held 8 MB bodies by 10 principals: every one refused with a typed answer, none run, bob is served (RSS printed)', async () => {
+  it(`100 held 8 MB bodies by 10 principals: every one refused with a typed answer, none run, bob is served, RSS grows < ${RSS_GROWTH_BOUND_MB} MB`, async () => {
     const server = await launch(['--body-idle-timeout-ms', '4000'])
     await bobRuns(server)
     const before = server.rssMb()
@@ -185,15 +188,15 @@ describe('attacks on the limits (real CLI, child process)', () => {
     expect(count(/ 503 /) + count(/ 429 /)).toBeGreaterThan(0)
     // Every one is answered with a typed refusal: the held ones by the idle timeout (400 body_timeout); none is run.
     expect(count(/ 503 | 429 | 400 /)).toBe(100)
-    // RSS is printed, not asserted: refused bodies are drained (lingering close, so the client reads its 503/429) into
-    // chunks that are garbage at once, but on an idle machine 100 bodies arrive faster than V8 returns that memory
-    // (measured 84 → 527 → 911 MB three seconds later). Bounding it needs a drain that does not read the rest of a
-    // refused body: not built yet (README "Quotas and limits").
+    // Refused bodies are never read (unread-body.ts): their bytes stay in the kernel's socket buffers, so RSS grows by
+    // about the accepted share only (the 64 MiB budget, buffered and parsed). Measured 84–90 → 172–188 MB; before
+    // (a drain read every refused body) 85 → 836 → 909 MB. The bound leaves 2× margin over the measured growth.
     await new Promise((r) => setTimeout(r, 3000))
     const after = server.rssMb()
     process.stdout.write(
       `[limits] held bodies: RSS ${before.toFixed(0)} → ${during.toFixed(0)} → ${after.toFixed(0)} MB\n`,
     )
+    expect(Math.max(during, after) - before).toBeLessThan(RSS_GROWTH_BOUND_MB)
     await bobRuns(server)
   }, 120_000)
 

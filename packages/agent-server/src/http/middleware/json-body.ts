@@ -4,8 +4,9 @@ import type { Limits } from '../../core/limits.ts'
 import type { ServerEnv } from '../env.ts'
 import type { BodyBudget } from './body-budget.ts'
 import { retryAfterOf } from './rate-limited.ts'
+import { leaveBodyUnread } from './unread-body.ts'
 
-/** The body limit was hit: answered with `Connection: close` (the rest of the body is discarded, not parsed). */
+/** The body limit was hit: answered with `Connection: close` (the rest of the body is never read). */
 class BodyTooLarge extends InterludeError {
   constructor(max: number) {
     super('PAYLOAD_TOO_LARGE', `The request body is larger than ${max} bytes.`, {
@@ -55,39 +56,6 @@ export function jsonTextExceedsDepth(bytes: Uint8Array, maxDepth: number): boole
   return false
 }
 
-/** How much of an oversized body is still read (and discarded) so the 413 reaches the client. */
-const DRAIN_MAX_BYTES = 64 * 1024 * 1024
-const DRAIN_MAX_MS = 5000
-
-/**
- * Lingering close: reads and discards the rest of an oversized body (bounded in bytes and time),
- * so the client finishes sending and then reads the 413 — closing a socket with unread data would
- * reset it, and the client would see EPIPE/ECONNRESET instead of the answer. Beyond the bounds the
- * body is cancelled (the connection is dropped).
- */
-async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), DRAIN_MAX_MS)
-    timer.unref()
-  })
-  let drained = 0
-  try {
-    for (;;) {
-      const next = await Promise.race([reader.read(), timeout])
-      if (next === 'timeout') break
-      if (next.done) return
-      drained += next.value.byteLength
-      if (drained > DRAIN_MAX_BYTES) break
-    }
-  } catch {
-    return
-  } finally {
-    clearTimeout(timer)
-  }
-  await reader.cancel().catch(() => undefined)
-}
-
 export interface JsonBodyLimits {
   readonly maxBytes: number
   /** @default unlimited */
@@ -98,7 +66,7 @@ export interface JsonBodyLimits {
   readonly idleTimeoutMs?: number
 }
 
-/** Refused before the body was (completely) read: the rest is discarded and the connection closed. */
+/** Refused before the body was (completely) read: the rest is left unread and the connection closed. */
 class BodyRefused extends Error {
   constructor(readonly refusal: InterludeError) {
     super(refusal.message)
@@ -109,6 +77,18 @@ const IDLE = Symbol('idle')
 
 /** Bodies up to this size are not charged to the body budget (see `reserve` in `readJsonBody`). */
 export const SMALL_BODY_BYTES = 64 * 1024
+
+/**
+ * Lets go of the body without reading more of it. Not `cancel()`: on a plain `Readable.toWeb` body that destroys the
+ * Node request and with it the socket, before the answer is written.
+ */
+function stopReading(reader: ReadableStreamDefaultReader<Uint8Array>): void {
+  try {
+    reader.releaseLock()
+  } catch {
+    // Already released.
+  }
+}
 
 /** One read, or `IDLE` when nothing arrived for `ms`. */
 async function readWithin(
@@ -149,22 +129,23 @@ export async function readJsonBody(request: Request, limits: number | JsonBodyLi
   try {
     if (request.body) {
       const reader = request.body.getReader()
-      const refuse = async (refusal: InterludeError): Promise<never> => {
-        await discardRest(reader)
+      // Not one more byte is read: the rest stays in the kernel's buffers and `jsonBody` closes the connection.
+      const refuse = (refusal: InterludeError): never => {
+        stopReading(reader)
         throw new BodyRefused(refusal)
       }
-      if (declared !== undefined && declared > maxBytes) await refuse(new BodyTooLarge(maxBytes))
+      if (declared !== undefined && declared > maxBytes) refuse(new BodyTooLarge(maxBytes))
       // A declared length is reserved whole, before any byte is read; a chunked body chunk by chunk.
       try {
         if (declared !== undefined && Number.isFinite(declared)) reserve(declared)
       } catch (error) {
-        if (InterludeError.isInstance(error)) await refuse(error)
+        if (InterludeError.isInstance(error)) refuse(error)
         throw error
       }
       for (;;) {
         const next = await readWithin(reader, idleTimeoutMs)
         if (next === IDLE) {
-          await reader.cancel().catch(() => undefined)
+          stopReading(reader)
           throw new BodyRefused(
             new InterludeError('INVALID_INPUT', `The request body stalled for ${idleTimeoutMs} ms.`, {
               details: { reason: 'body_timeout', idleTimeoutMs },
@@ -173,11 +154,11 @@ export async function readJsonBody(request: Request, limits: number | JsonBodyLi
         }
         if (next.done) break
         total += next.value.byteLength
-        if (total > maxBytes) await refuse(new BodyTooLarge(maxBytes))
+        if (total > maxBytes) refuse(new BodyTooLarge(maxBytes))
         try {
           reserve(total)
         } catch (error) {
-          if (InterludeError.isInstance(error)) await refuse(error)
+          if (InterludeError.isInstance(error)) refuse(error)
           throw error
         }
         chunks.push(next.value)
@@ -237,8 +218,8 @@ function isHttp2(env: unknown): boolean {
 
 /**
  * Content type, then body limit, then JSON (and its depth): the parsed body is `c.get('body')`.
- * An oversized body is answered with `Connection: close` after its rest was discarded (bounded):
- * the connection is not reused for the client's next request, and it is closed cleanly.
+ * A refused body (too large, over the body budget, stalled) is answered with `Connection: close` and the rest of it is
+ * never read (`leaveBodyUnread`): the connection is half-closed after the answer and destroyed shortly after.
  */
 export function jsonBody(
   limits: Pick<Limits, 'maxBodyBytes' | 'maxJsonDepth'> & Partial<Pick<Limits, 'bodyIdleTimeoutMs'>>,
@@ -259,6 +240,7 @@ export function jsonBody(
       const refusal = error instanceof BodyRefused ? error.refusal : error instanceof BodyTooLarge ? error : undefined
       if (!refusal) throw error
       const retryAfter = retryAfterOf(refusal)
+      leaveBodyUnread(c.env)
       // HTTP/2 forbids connection-specific headers (and multiplexes: nothing to close).
       return c.json(refusal.toEnvelope(), refusal.status as 413, {
         ...(isHttp2(c.env) ? {} : { Connection: 'close' }),
