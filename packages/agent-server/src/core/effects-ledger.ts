@@ -6,6 +6,7 @@ import { publicMessage } from './events.ts'
 import { RunCancelled } from './run-cancelled.ts'
 import type { RunWrites } from './run-writes.ts'
 import { parseJson, resultText, strictJson } from './strict-json.ts'
+import { clientThreadId } from './thread-key.ts'
 
 const NOT_JSON_RESULT = 'Tool returned a value that is not JSON.'
 const NOT_JSON_STATE = 'Tool set a state that is not JSON.'
@@ -180,7 +181,7 @@ export async function settleUnsettled(
     const result = await reconcile(call.toolCallId, {
       toolCallId: call.toolCallId,
       idempotencyKey: call.toolCallId,
-      threadId: context.threadId,
+      threadId: clientThreadId(context.threadId),
       runId: call.attemptRunId ?? call.runId,
       principal: context.principal,
       requestedArgs: parsed.ok ? parsed.value : undefined,
