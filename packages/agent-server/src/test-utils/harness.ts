@@ -226,8 +226,7 @@ export function threadRow(dbPath: string, threadId: string, owner?: string): Rec
   try {
     if (owner !== undefined) {
       return db.prepare('SELECT * FROM threads WHERE thread_id = ?').get(threadKey(owner, threadId)) as
-        | Record<string, unknown>
-        | undefined
+        Record<string, unknown> | undefined
     }
     const rows = db
       .prepare('SELECT * FROM threads WHERE thread_id = ? OR thread_id = owner_id || char(31) || ?')
