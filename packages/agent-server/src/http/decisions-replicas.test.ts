@@ -15,6 +15,10 @@ import { resolved } from '../test-utils/resume-entries.ts'
 import { tailSse } from '../test-utils/sse-tail.ts'
 import type { WebhookReceiver } from '../test-utils/webhook-receiver.ts'
 import { startWebhookReceiver } from '../test-utils/webhook-receiver.ts'
+import { threadKey } from '../core/thread-key.ts'
+
+/** The decider on eng's threads (threads are per owner: `?owner=`, docs/protocol.md#thread-ids). */
+const MGR = { principal: 'mgr', owner: 'eng' } as const
 
 /**
  * Approvals across replicas (docs/approvals.md): two servers, each with its own PostgreSQL store (pools, change
@@ -103,7 +107,7 @@ describe.skipIf(!available)('approvals across two PostgreSQL replicas', () => {
         return { status: r.status, code: r.error?.code, runId: r.error?.details }
       }),
     )
-    const [record, ...more] = await a.store.listDecisions(threadId)
+    const [record, ...more] = await a.store.listDecisions(threadKey('eng', threadId))
     expect(more).toEqual([])
     const winner = attempts.find((t) => t.runId === record!.runId)!
     expect(record).toMatchObject({ decidedBy: winner.via === 'api' ? 'mgr' : 'eng', via: winner.via })
@@ -119,7 +123,8 @@ describe.skipIf(!available)('approvals across two PostgreSQL replicas', () => {
     }
     await until(
       async () =>
-        (await getJson<RunView>(b, `/threads/${threadId}/runs/${winner.runId}`, 'mgr')).body.status === 'finished',
+        (await getJson<RunView>(b, `/threads/${threadId}/runs/${winner.runId}?owner=eng`, 'mgr')).body.status ===
+        'finished',
       'the admitted run to finish',
     )
     const snapshot = (await getJson<ThreadSnapshot>(b, `/threads/${threadId}`, 'eng')).body
@@ -146,7 +151,7 @@ describe.skipIf(!available)('approvals across two PostgreSQL replicas', () => {
     const paused = tail.frames.length
 
     const runId = `run_${randomUUID()}`
-    expect((await postDecision(a, threadId, { runId, resume: interrupts.map((i) => resolved(i)) }, 'mgr')).status).toBe(
+    expect((await postDecision(a, threadId, { runId, resume: interrupts.map((i) => resolved(i)) }, MGR)).status).toBe(
       202,
     )
     await tail.waitFor(() => finished() === 2, 'the continuation, live from A')

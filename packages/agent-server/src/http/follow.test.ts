@@ -11,6 +11,9 @@ import { resolved } from '../test-utils/resume-entries.ts'
 import type { SseTail, TailFrame } from '../test-utils/sse-tail.ts'
 import { tailSse } from '../test-utils/sse-tail.ts'
 
+/** The decider on eng's threads (threads are per owner: `?owner=`, docs/protocol.md#thread-ids). */
+const MGR = { principal: 'mgr', owner: 'eng' } as const
+
 /**
  * `GET …/events?follow=1` (docs/approvals.md): the replay, then the thread's every later run on one open stream,
  * for the owner and for a decider; pings while idle; it ends when the client leaves or the server closes.
@@ -41,7 +44,7 @@ describe('GET {base}/threads/:threadId/events?follow=1', () => {
 
     const runId = `run_${randomUUID()}`
     const resume = interrupts.map((i) => resolved(i))
-    expect((await postDecision(s, threadId, { runId, resume }, 'mgr')).status).toBe(202)
+    expect((await postDecision(s, threadId, { runId, resume }, MGR)).status).toBe(202)
     await tail.waitFor((t) => finishedRuns(t) === 2, 'the resumed run to finish')
     const resumedStart = tail.frames.findIndex((f) => f.event.type === EventType.RUN_STARTED && runIdOf(f) === runId)
     expect(tail.frames[resumedStart + 1]?.event).toMatchObject({
@@ -97,7 +100,7 @@ describe('GET {base}/threads/:threadId/events?follow=1', () => {
       },
     })
     const { threadId, interrupts } = await pausedDeploy(s)
-    const plain = await s.threadEvents(threadId, { principal: 'mgr' })
+    const plain = await s.threadEvents(threadId, { principal: 'mgr', owner: 'eng' })
     expect(plain.events[plain.events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED })
 
     const tail = tailSse(await s.request(`/threads/${threadId}/events?follow=1`, { principal: 'mgr' }))
