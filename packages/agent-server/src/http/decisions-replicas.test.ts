@@ -97,7 +97,7 @@ describe.skipIf(!available)('approvals across two PostgreSQL replicas', () => {
             replica,
             threadId,
             { runId: attempt.runId, resume: attempt.entries },
-            'mgr',
+            MGR,
           )
           return { status: r.status, code: r.error?.code, runId: r.error?.details ?? r.body }
         }
@@ -131,20 +131,21 @@ describe.skipIf(!available)('approvals across two PostgreSQL replicas', () => {
     expect((snapshot.state as ReleaseState).deployments).toEqual([
       { operationId: deploy.toolCallId, version: winner.group, environment: 'staging' },
     ])
-    expect(snapshot.decisions).toEqual([record])
+    expect(snapshot.decisions).toEqual([{ ...record!, threadId }])
     // One claim, one interrupt.decided, written with it on whichever replica won; each replica's sender may send it.
     const forThread = () =>
       receiver!.received.map((x) => x.payload as WebhookPayload).filter((p) => p.data.threadId === threadId)
     await until(() => forThread().length >= 2, 'the two deliveries of the thread')
     expect(receiver!.received.every((x) => x.verifyError === undefined)).toBe(true)
     const decided = forThread().filter((p) => p.type === 'interrupt.decided')
-    expect(decided.map((p) => p.data.decision)).toEqual([record])
+    // Receivers see the client's thread id in the record.
+    expect(decided.map((p) => p.data.decision)).toEqual([{ ...record!, threadId }])
     expect(forThread().filter((p) => p.type === 'interrupt.opened')).toHaveLength(1)
   })
 
   it('a follower on B sees a decision admitted on A, the whole continuation and the next run, in order', async () => {
     const { threadId, interrupts } = await pausedDeploy()
-    const tail = tailSse(await b.request(`/threads/${threadId}/events?follow=1`, { principal: 'mgr' }))
+    const tail = tailSse(await b.request(`/threads/${threadId}/events?follow=1`, { principal: 'mgr', owner: 'eng' }))
     const finished = () =>
       tail.frames.filter((f) => f.event.type === EventType.RUN_FINISHED || f.event.type === EventType.RUN_ERROR).length
     await tail.waitFor(() => finished() === 1, 'the replay of the paused run')

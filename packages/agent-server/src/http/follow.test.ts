@@ -39,7 +39,7 @@ describe('GET {base}/threads/:threadId/events?follow=1', () => {
   it("a decider follows the paused thread: the decision's run, pings while idle, then the owner's next run", async () => {
     const s = await server()
     const { threadId, interrupts } = await pausedDeploy(s)
-    const tail = tailSse(await s.request(`/threads/${threadId}/events?follow=1`, { principal: 'mgr' }))
+    const tail = tailSse(await s.request(`/threads/${threadId}/events?follow=1`, { principal: 'mgr', owner: 'eng' }))
     await tail.waitFor((t) => finishedRuns(t) === 1, 'the replay of the paused run')
 
     const runId = `run_${randomUUID()}`
@@ -103,7 +103,7 @@ describe('GET {base}/threads/:threadId/events?follow=1', () => {
     const plain = await s.threadEvents(threadId, { principal: 'mgr', owner: 'eng' })
     expect(plain.events[plain.events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED })
 
-    const tail = tailSse(await s.request(`/threads/${threadId}/events?follow=1`, { principal: 'mgr' }))
+    const tail = tailSse(await s.request(`/threads/${threadId}/events?follow=1`, { principal: 'mgr', owner: 'eng' }))
     await tail.waitFor((t) => finishedRuns(t) === 1, 'the replay')
     const resume = interrupts.map((i) => resolved(i))
     expect((await s.postRun(resumeInput(threadId, resume), { principal: 'eng' })).status).toBe(200)
@@ -116,6 +116,6 @@ describe('GET {base}/threads/:threadId/events?follow=1', () => {
     expect((await s.postRun(last, { principal: 'eng' })).status).toBe(200)
     await tail.waitFor((t) => t.ended(), 'the follower to be ended')
     expect(tail.frames.some((f) => runIdOf(f) === last.runId)).toBe(false)
-    expect((await s.request(`/threads/${threadId}/events`, { principal: 'mgr' })).status).toBe(404)
+    expect((await s.request(`/threads/${threadId}/events`, { principal: 'mgr', owner: 'eng' })).status).toBe(404)
   })
 })
