@@ -118,6 +118,49 @@ describe('POST {base}/threads/:threadId/decisions', () => {
     expect((await getJson<PendingBatchPage>(s, '/interrupts', 'mgr')).body.items).toEqual([])
   })
 
+  it('two owners pause on one thread id: the decider reaches the one it names with ?owner=, the other stays open', async () => {
+    const s = await server()
+    const threadId = `support-${randomUUID()}`
+    const paused: Record<'eng' | 'alice', Interrupt[]> = { eng: [], alice: [] }
+    for (const principal of ['eng', 'alice'] as const) {
+      const first = await s.postRun(runInput(threadId, [userMessage('deploy v3 to production')]), { principal })
+      paused[principal] = interruptsOf(first.events)
+      expect(paused[principal]).toHaveLength(2)
+    }
+    // The inbox lists both, each with its owner.
+    const inbox = (await getJson<PendingBatchPage>(s, '/interrupts', 'mgr')).body.items.filter(
+      (b) => b.threadId === threadId,
+    )
+    expect(inbox.map((b) => b.owner).sort()).toEqual(['alice', 'eng'])
+
+    // alice's interrupts under eng's address are unknown there: nothing of alice's moves.
+    const crossed = await postDecision(
+      s,
+      threadId,
+      { runId: `run_${randomUUID()}`, resume: approveAll(paused.alice) },
+      MGR,
+    )
+    expect(crossed.error?.code).toBe('RESUME_UNKNOWN_INTERRUPT')
+
+    const runId = `run_${randomUUID()}`
+    expect((await postDecision(s, threadId, { runId, resume: approveAll(paused.eng) }, MGR)).status).toBe(202)
+    await until(async () => (await runView(s, threadId, runId)).body.status === 'finished', 'the turn to finish')
+    const engs = (await getJson<ThreadSnapshot>(s, `/threads/${threadId}?owner=eng`, 'mgr')).body
+    const alices = (await getJson<ThreadSnapshot>(s, `/threads/${threadId}?owner=alice`, 'mgr')).body
+    expect(engs.interrupts).toBeUndefined()
+    expect(engs.decisions?.map((d) => [d.threadId, d.runId])).toEqual([[threadId, runId]])
+    expect(alices.interrupts?.map((i) => i.id)).toEqual(paused.alice.map((i) => i.id))
+    expect(alices.decisions).toBeUndefined()
+    // The run view of eng's run does not exist on alice's thread.
+    expect((await getJson(s, `/threads/${threadId}/runs/${runId}?owner=alice`, 'mgr')).error?.code).toBe(
+      'RUN_NOT_FOUND',
+    )
+    // alice's own chat resume still works on hers.
+    const resumed = await s.postRun(resumeInput(threadId, approveAll(paused.alice)), { principal: 'alice' })
+    expect(resumed.status).toBe(200)
+    expect(resumed.events[resumed.events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED, threadId })
+  })
+
   it('a decider reads but never writes as the owner: no input, no cancel, not in its thread list', async () => {
     const s = await server()
     const { threadId, interrupts } = await pausedDeploy(s)
