@@ -4,7 +4,8 @@ import { threadKey } from '../core/thread-key.ts'
 import type { ThreadKey } from '../core/thread-key.ts'
 import type { ServerEnv } from './env.ts'
 
-const CONTROL = /[\u0000-\u001f\u007f]/
+/** A control character (C0 or DEL): never part of a principal id in an address (NUL breaks PostgreSQL, U+001F keys). */
+const hasControl = (value: string) => [...value].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)
 
 /**
  * Whose thread a route addresses (issue 12.7, docs/protocol.md#thread-ids): the caller's own, or with `?owner=` the
@@ -14,7 +15,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/
 export function threadOwner(c: Context<ServerEnv>): string {
   const owner = c.req.query('owner')
   if (owner === undefined) return c.get('principal')
-  if (owner.length === 0 || owner.length > 500 || CONTROL.test(owner)) {
+  if (owner.length === 0 || owner.length > 500 || hasControl(owner)) {
     throw new InterludeError(
       'INVALID_INPUT',
       'owner must be a principal id (1-500 characters, no control characters).',
