@@ -11,6 +11,8 @@ import type {
 } from '@interlude/protocol'
 import type { Endpoint, Endpoints } from './endpoints.ts'
 import type { ServerMode } from './server-features.ts'
+import type { SubagentActivities } from './subagent-activity.ts'
+import type { InterruptGroup } from './subagent-groups.ts'
 import type { Transport } from './transport.ts'
 
 /**
@@ -91,6 +93,11 @@ export interface ChatSnapshot<TState = unknown> {
   readonly isResuming: boolean
   readonly error: InterludeError | undefined
   readonly pendingInterrupts: PendingInterruptBatch | undefined
+  /**
+   * `pendingInterrupts` grouped by owner: the parent's interrupts first, then one group per subagent run
+   * (`groupInterruptsBySubagent`). Empty without a batch; the same array while the batch is the same.
+   */
+  readonly pendingGroups: readonly InterruptGroup[]
   readonly recovery: RecoveryState
   /** runId of the run in flight, if any. */
   readonly runId: string | undefined
@@ -102,6 +109,11 @@ export interface ChatSnapshot<TState = unknown> {
   readonly lastDecision: DecisionRecord | undefined
   /** Browser calls pending on the server that this client may settle once (`settleToolCalls`). */
   readonly pendingToolCalls: readonly PendingToolCall[]
+  /**
+   * What subagents did in this thread's stream, by `subagentRunId` (agent, status, text, tool calls), each naming
+   * the parent tool call that runs it; never part of `messages` (docs/client-contract.md#subagents).
+   */
+  readonly subagents: SubagentActivities
 }
 
 /** Context handed to a browser tool handler. */
