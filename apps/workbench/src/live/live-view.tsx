@@ -254,7 +254,12 @@ export function LiveView({ recorder, active }: LiveViewProps) {
             </button>
           </div>
         )}
-        <MessageList messages={chat.messages} awaitingToolCallIds={awaiting} busy={chat.isLoading} />
+        <MessageList
+          messages={chat.messages}
+          awaitingToolCallIds={awaiting}
+          busy={chat.isLoading}
+          subagents={chat.subagents}
+        />
         <DecisionTrail decisions={decisions} label="Decisions on this conversation" />
         <UnknownEffects
           effects={chat.unsettledEffects ?? []}
