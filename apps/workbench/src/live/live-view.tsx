@@ -188,6 +188,8 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   const awaiting = new Set<string>()
   for (const interrupt of batch?.interrupts ?? [])
     if (typeof interrupt.toolCallId === 'string') awaiting.add(interrupt.toolCallId)
+  // A subagent waiting for an answer holds the parent's call that runs it.
+  for (const group of chat.pendingGroups) if (group.parentToolCallId !== undefined) awaiting.add(group.parentToolCallId)
 
   return (
     <div className="live">
