@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
 /**
  * `useChat` with subagents (docs/client-contract.md#subagents), in <StrictMode> over a controllable transport: the
- * subagent's activity and the grouped batch reach React, malformed `interlude.subagent` events are ignored, and the
+ * subagent's activity reaches React, the batch groups identically across renders, malformed `interlude.subagent` events are ignored, and the
  * grouped batch is resumed once.
  */
 import type { AgUiEvent } from '@interlude/protocol'
@@ -9,6 +9,7 @@ import { act, cleanup, renderHook } from '@testing-library/react'
 import { StrictMode, type ReactNode } from 'react'
 import { afterEach, describe, expect, it } from 'vitest'
 import { groupInterruptsBySubagent } from './core/subagent-groups.ts'
+import { subagentText } from './core/subagent-view.ts'
 import { approvalInterrupt, ControllableTransport, ev, step } from './test-utils/controllable-transport.ts'
 import { useChat, type UseChatOptions } from './use-chat.ts'
 
@@ -61,9 +62,12 @@ describe('useChat with subagents (StrictMode)', () => {
     const current = view.result.current
     expect(current.error).toBeUndefined()
     expect(Object.keys(current.subagents)).toEqual(['sub_1'])
-    expect(current.subagents.sub_1).toMatchObject({ agent: 'auditor', text: 'Looks fine.' })
-    expect(current.pendingGroups.map((g) => g.label)).toEqual([undefined, 'auditor'])
-    expect(current.pendingGroups).toBe(groupInterruptsBySubagent(current.pendingInterrupts!.interrupts))
+    expect(current.subagents.sub_1).toMatchObject({ agent: 'auditor', parentToolCallId: 'call-audit' })
+    expect(subagentText(current.subagents.sub_1!)).toBe('Looks fine.')
+    const groups = groupInterruptsBySubagent(current.pendingInterrupts!.interrupts)
+    expect(groups.map((g) => g.label)).toEqual([undefined, 'auditor'])
+    view.rerender()
+    expect(groupInterruptsBySubagent(view.result.current.pendingInterrupts!.interrupts)).toBe(groups)
 
     const batch = current.pendingInterrupts!
     act(() => {

@@ -1,4 +1,4 @@
-import { InterruptForm, useInterruptForm } from '@interlude/react'
+import { groupInterruptsBySubagent, InterruptForm, useInterruptForm } from '@interlude/react'
 import type { InterruptDrafts, ResumeOptions, UseInterruptFormResult } from '@interlude/react'
 import type { InterludeError } from '@interlude/protocol'
 import { useCallback, useEffect, useRef, useState } from 'react'
@@ -189,7 +189,8 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   for (const interrupt of batch?.interrupts ?? [])
     if (typeof interrupt.toolCallId === 'string') awaiting.add(interrupt.toolCallId)
   // A subagent waiting for an answer holds the parent's call that runs it.
-  for (const group of chat.pendingGroups) if (group.parentToolCallId !== undefined) awaiting.add(group.parentToolCallId)
+  for (const group of groupInterruptsBySubagent(batch?.interrupts))
+    if (group.parentToolCallId !== undefined) awaiting.add(group.parentToolCallId)
 
   return (
     <div className="live">

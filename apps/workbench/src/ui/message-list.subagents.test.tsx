@@ -11,14 +11,23 @@ import { MessageList } from './message-list.tsx'
 
 afterEach(cleanup)
 
+/** A subagent's own messages: its text, then its sign_off call (with a result when `result` is given). */
+const said = (text: string, result?: string): SubagentActivity['messages'] => [
+  {
+    id: 's-m1',
+    role: 'assistant',
+    content: text,
+    toolCalls: [{ id: 'sc-1', type: 'function', function: { name: 'sign_off', arguments: '{"version":"v2.1"}' } }],
+  },
+  ...(result === undefined ? [] : [{ id: 's-m2', role: 'tool' as const, toolCallId: 'sc-1', content: result }]),
+]
+
 const activity = (over: Partial<SubagentActivity>): SubagentActivity => ({
   subagentRunId: 'sub_1',
   agent: 'auditor',
   parentToolCallId: 'call-audit',
   status: 'running',
-  text: 'Checking the changelog of v2.1.',
-  truncated: false,
-  toolCalls: [{ toolCallId: 'sc-1', toolName: 'sign_off', args: '{"version":"v2.1"}', result: undefined }],
+  messages: said('Checking the changelog of v2.1.'),
   ...over,
 })
 
@@ -36,7 +45,12 @@ describe('<MessageList> with subagents', () => {
   it('shows a subagent under its parent tool call, attributed and collapsed until opened', () => {
     const subagents: SubagentActivities = {
       sub_1: activity({}),
-      sub_2: activity({ subagentRunId: 'sub_2', agent: 'reviewer', parentToolCallId: 'gone', text: 'Second look.' }),
+      sub_2: activity({
+        subagentRunId: 'sub_2',
+        agent: 'reviewer',
+        parentToolCallId: 'gone',
+        messages: [{ id: 'r1', role: 'assistant', content: 'Second look.' }],
+      }),
     }
     render(
       <StrictMode>
@@ -63,14 +77,12 @@ describe('<MessageList> with subagents', () => {
   })
 
   it('shows finished and failed runs with their results; no subagents renders nothing extra', () => {
-    const done = activity({
-      status: 'finished',
-      toolCalls: [{ toolCallId: 'sc-1', toolName: 'sign_off', args: '{}', result: '{"signed":true}' }],
-    })
+    const done = activity({ status: 'finished', messages: said('Signed.', '{"signed":true}') })
     const { rerender } = render(<MessageList messages={messages} subagents={{ sub_1: done }} />)
     expect(document.querySelector('summary')!.textContent).toBe('auditor · done · 1 tool call')
     expect(document.querySelector('.subagent-tools')!.textContent).toContain('{"signed":true}')
-    rerender(<MessageList messages={messages} subagents={{ sub_1: activity({ status: 'failed', toolCalls: [] }) }} />)
+    const failed = activity({ status: 'failed', messages: [{ id: 'f', role: 'assistant', content: 'Gave up.' }] })
+    rerender(<MessageList messages={messages} subagents={{ sub_1: failed }} />)
     expect(document.querySelector('summary')!.textContent).toBe('auditor · failed')
     rerender(<MessageList messages={messages} />)
     expect(document.querySelector('details')).toBeNull()

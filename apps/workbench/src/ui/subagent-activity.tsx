@@ -1,4 +1,5 @@
 import type { SubagentActivity } from '@interlude/react'
+import { subagentText, subagentToolCalls } from '@interlude/react'
 
 const STATUS_TEXT = {
   running: 'working…',
@@ -12,7 +13,9 @@ const STATUS_TEXT = {
  * under the parent's tool call that runs it: its text so far and its tool calls. Everything is rendered as text.
  */
 export function SubagentActivityView({ activity }: { readonly activity: SubagentActivity }) {
-  const { agent, status, text, toolCalls, truncated } = activity
+  const { agent, status } = activity
+  const text = subagentText(activity)
+  const toolCalls = subagentToolCalls(activity)
   return (
     <details
       className={`subagent-activity subagent-${status}`}
@@ -26,7 +29,6 @@ export function SubagentActivityView({ activity }: { readonly activity: Subagent
       {text !== '' && (
         <p className="subagent-text">
           <strong>{agent}:</strong> {text}
-          {truncated ? ' …' : ''}
         </p>
       )}
       {toolCalls.length > 0 && (

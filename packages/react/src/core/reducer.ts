@@ -1,6 +1,6 @@
 import type { AgUiEvent, DecisionRecord, InterludeError, Message } from '@interlude/protocol'
 import { applyEvents } from './assemble.ts'
-import { groupInterruptsBySubagent } from './subagent-groups.ts'
+import { NONE } from './immutable.ts'
 import type { SubagentActivities } from './subagent-activity.ts'
 import { NO_SUBAGENTS, withSubagentEvents } from './subagent-activity.ts'
 import type {
@@ -124,8 +124,6 @@ export function initialState(threadId: string, messages: readonly Message[], sta
     subagents: NO_SUBAGENTS,
   }
 }
-
-const NONE: readonly never[] = Object.freeze([])
 
 /** Decision records carried by `CUSTOM interlude.decision` events, appended once per run. */
 function withDecisions(decisions: readonly DecisionRecord[], events: readonly AgUiEvent[]): readonly DecisionRecord[] {
@@ -305,12 +303,11 @@ export function toSnapshot<TState>(s: CoreState): ChatSnapshot<TState> {
     isResuming: run !== undefined && run.resumed,
     error: s.error,
     pendingInterrupts: s.pending,
-    pendingGroups: groupInterruptsBySubagent(s.pending?.interrupts),
     recovery: s.recovery,
     runId: run?.runId,
     unsettledEffects: s.unsettledEffects,
     decisions: s.decisions,
-    lastDecision: s.decisions[s.decisions.length - 1],
+    lastDecision: s.decisions.at(-1),
     pendingToolCalls: s.toolCalls,
     subagents: s.subagents,
   })

@@ -19,83 +19,51 @@ export interface InterruptGroup {
   readonly interrupts: readonly Interrupt[]
 }
 
-interface SubagentMetadata {
-  readonly name?: unknown
-  readonly toolCallId?: unknown
-}
-
-const subagentMetadata = (interrupt: Interrupt): SubagentMetadata | undefined => {
-  const value = (interrupt.metadata as { subagent?: unknown } | undefined)?.subagent
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as SubagentMetadata) : undefined
-}
-
-const nonEmpty = (value: unknown): string | undefined =>
-  typeof value === 'string' && value.trim() !== '' ? value : undefined
-
-/** `Subagent 1a2b3c4d`: the first 8 characters after any `prefix_`. */
-export function shortSubagentLabel(subagentRunId: string): string {
-  const tail = subagentRunId.includes('_') ? subagentRunId.slice(subagentRunId.lastIndexOf('_') + 1) : subagentRunId
-  return `Subagent ${(tail || subagentRunId).slice(0, 8)}`
-}
-
 const EMPTY: readonly InterruptGroup[] = Object.freeze([])
 const cache = new WeakMap<readonly Interrupt[], readonly InterruptGroup[]>()
 
+/** `Subagent 1a2b3c4d`: the first 8 characters after the id's last `_`. */
+export function shortSubagentLabel(subagentRunId: string): string {
+  return `Subagent ${(subagentRunId.slice(subagentRunId.lastIndexOf('_') + 1) || subagentRunId).slice(0, 8)}`
+}
+
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.trim() !== '' ? value : undefined
+
 /**
  * The batch's interrupts grouped by owner: the parent's first (when there are any), then one group per
- * `subagentRunId` in the order of its first interrupt. Pure and memoized per array: the same (frozen) `interrupts`
- * array of a snapshot always answers the same groups array, so it can be used in render without `useMemo`.
+ * `subagentRunId` in the order of its first interrupt (whose `metadata.subagent` names the group). Pure and memoized
+ * per array: the same (frozen) `interrupts` array of a snapshot always answers the same groups array, so it can be
+ * used in render without `useMemo`.
  */
 export function groupInterruptsBySubagent(interrupts: readonly Interrupt[] | undefined): readonly InterruptGroup[] {
-  if (interrupts === undefined || interrupts.length === 0) return EMPTY
-  const cached = cache.get(interrupts)
-  if (cached !== undefined) return cached
-  const parent: Interrupt[] = []
-  const bySubagent = new Map<
-    string,
-    { label: string | undefined; parentToolCallId: string | undefined; interrupts: Interrupt[] }
-  >()
-  for (const interrupt of interrupts) {
-    const runId = nonEmpty((interrupt as { subagentRunId?: unknown }).subagentRunId)
-    if (runId === undefined) {
-      parent.push(interrupt)
-      continue
+  if (!interrupts?.length) return EMPTY
+  let groups = cache.get(interrupts)
+  if (!groups) {
+    // The parent's group is created first so that it comes first; it is dropped below when empty.
+    const parent = { key: 'parent', subagentRunId: undefined, label: undefined, parentToolCallId: undefined }
+    const byRun = new Map<string | undefined, InterruptGroup & { interrupts: Interrupt[] }>([
+      [undefined, { ...parent, interrupts: [] }],
+    ])
+    for (const interrupt of interrupts) {
+      const runId = text((interrupt as { subagentRunId?: unknown }).subagentRunId)
+      let group = byRun.get(runId)
+      if (!group) {
+        const meta = (interrupt.metadata as { subagent?: { name?: unknown; toolCallId?: unknown } } | undefined)
+          ?.subagent
+        group = {
+          key: `subagent:${runId}`,
+          subagentRunId: runId,
+          label: text(meta?.name) ?? shortSubagentLabel(runId!),
+          parentToolCallId: text(meta?.toolCallId),
+          interrupts: [],
+        }
+        byRun.set(runId, group)
+      }
+      group.interrupts.push(interrupt)
     }
-    const meta = subagentMetadata(interrupt)
-    let group = bySubagent.get(runId)
-    if (group === undefined) {
-      group = { label: undefined, parentToolCallId: undefined, interrupts: [] }
-      bySubagent.set(runId, group)
-    }
-    // The first interrupt that names the subagent (or its call) wins; later ones of the same run agree anyway.
-    group.label ??= nonEmpty(meta?.name)
-    group.parentToolCallId ??= nonEmpty(meta?.toolCallId)
-    group.interrupts.push(interrupt)
+    groups = Object.freeze([...byRun.values()].filter((g) => g.interrupts.length > 0).map((g) => Object.freeze(g)))
+    cache.set(interrupts, groups)
   }
-  const groups: InterruptGroup[] = []
-  if (parent.length > 0) {
-    groups.push(
-      Object.freeze({
-        key: 'parent',
-        subagentRunId: undefined,
-        label: undefined,
-        parentToolCallId: undefined,
-        interrupts: Object.freeze(parent),
-      }),
-    )
-  }
-  for (const [runId, group] of bySubagent) {
-    groups.push(
-      Object.freeze({
-        key: `subagent:${runId}`,
-        subagentRunId: runId,
-        label: group.label ?? shortSubagentLabel(runId),
-        parentToolCallId: group.parentToolCallId,
-        interrupts: Object.freeze(group.interrupts),
-      }),
-    )
-  }
-  const frozen = Object.freeze(groups)
-  cache.set(interrupts, frozen)
-  return frozen
+  return groups
 }

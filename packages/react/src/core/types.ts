@@ -12,7 +12,6 @@ import type {
 import type { Endpoint, Endpoints } from './endpoints.ts'
 import type { ServerMode } from './server-features.ts'
 import type { SubagentActivities } from './subagent-activity.ts'
-import type { InterruptGroup } from './subagent-groups.ts'
 import type { Transport } from './transport.ts'
 
 /**
@@ -93,11 +92,6 @@ export interface ChatSnapshot<TState = unknown> {
   readonly isResuming: boolean
   readonly error: InterludeError | undefined
   readonly pendingInterrupts: PendingInterruptBatch | undefined
-  /**
-   * `pendingInterrupts` grouped by owner: the parent's interrupts first, then one group per subagent run
-   * (`groupInterruptsBySubagent`). Empty without a batch; the same array while the batch is the same.
-   */
-  readonly pendingGroups: readonly InterruptGroup[]
   readonly recovery: RecoveryState
   /** runId of the run in flight, if any. */
   readonly runId: string | undefined
