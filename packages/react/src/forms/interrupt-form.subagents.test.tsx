@@ -83,6 +83,14 @@ describe('<InterruptForm> with subagent interrupts', () => {
     })
   })
 
+  it('adds classNames.group to each subagent section, which keeps its own class', () => {
+    render(<InterruptForm batch={mixedBatch()} onSubmit={() => {}} classNames={{ group: 'my-group' }} />)
+    const sections = document.querySelectorAll('section.interlude-subagent-group')
+    expect(sections).toHaveLength(2)
+    expect([...sections].every((s) => s.classList.contains('my-group'))).toBe(true)
+    expect(sections[0]!.querySelector('h3.interlude-subagent-group-title')!.textContent).toBe('auditor')
+  })
+
   it('a batch without subagents renders no subagent section', () => {
     render(<InterruptForm batch={{ id: 'b', interrupts: [ask('i-1', 'Publish?')] }} onSubmit={() => {}} />)
     expect(screen.queryByRole('region')).toBeNull()
