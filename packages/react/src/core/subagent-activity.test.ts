@@ -1,4 +1,6 @@
 import type { AgUiEvent } from '@interlude/protocol'
+import { EventType } from '@interlude/protocol'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { ev } from '../test-utils/controllable-transport.ts'
 import { NO_SUBAGENTS, SUBAGENT_MESSAGE_LIMIT, SUBAGENT_RUN_LIMIT, withSubagentEvents } from './subagent-activity.ts'
@@ -98,10 +100,34 @@ describe('withSubagentEvents', () => {
       sub({ type: 'TOOL_CALL_ARGS', toolCallId: 'nope', delta: 'x' }, 'sub_odd'),
       sub({ type: 'TOOL_CALL_START' }, 'sub_odd'),
       sub({ type: 'STATE_DELTA', delta: [{ op: 'replace', path: '/missing/deep', value: 1 }] }, 'sub_odd'),
+      sub({ type: 'MESSAGES_SNAPSHOT', messages: [null] }, 'sub_odd'), // the assembler would throw on it
     ])
     expect(odd.sub_odd).toMatchObject({ agent: 'subagent', status: 'running' }) // 7 is not a name
     expect(subagentText(odd.sub_odd!)).toBe('')
     expect(subagentToolCalls(odd.sub_odd!)).toEqual([])
+  })
+
+  it('never throws, whatever the inner event carries (property: any known type, any field values)', () => {
+    const anyValue = fc.oneof(fc.jsonValue(), fc.array(fc.record({ op: fc.string(), path: fc.string() })))
+    const field = fc.constantFrom('messageId', 'toolCallId', 'delta', 'toolCallName', 'messages', 'snapshot', 'content')
+    const inner = fc.record({
+      type: fc.constantFrom(...Object.values(EventType), 'SUBAGENT_FINISHED', 'x'),
+      fields: fc.dictionary(fc.oneof(field, fc.string()), anyValue, { maxKeys: 4 }),
+    })
+    fc.assert(
+      fc.property(fc.array(inner, { maxLength: 12 }), (events) => {
+        // Through JSON, as events arrive (no prototype-less objects, no undefined).
+        const wire = events.map(({ type, fields }) =>
+          JSON.parse(JSON.stringify(sub({ messageId: 'm', toolCallId: 'c', ...fields, type }))),
+        ) as AgUiEvent[]
+        const folded = withSubagentEvents(NO_SUBAGENTS, wire)
+        for (const activity of Object.values(folded)) {
+          expect(typeof subagentText(activity)).toBe('string')
+          expect(Array.isArray(subagentToolCalls(activity))).toBe(true)
+        }
+      }),
+      { numRuns: 300 },
+    )
   })
 
   it('bounds the messages of a run and the runs of a thread', () => {

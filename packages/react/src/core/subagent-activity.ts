@@ -53,7 +53,7 @@ interface Envelope {
   }
 }
 
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined)
+const str = (value: unknown): string | undefined => (typeof value === 'string' && value ? value : undefined)
 
 /**
  * Folds the `interlude.subagent` events of a chunk into the records. Pure; answers the same object when nothing
@@ -80,9 +80,13 @@ export function withSubagentEvents(activities: SubagentActivities, events: reado
     }
     let { status, messages } = base
     // Assembled like the parent's events (lifecycle and unknown types change nothing).
-    const result = eventProblems(inner).length ? undefined : applyEvents(messages, undefined, [inner as AgUiEvent])
-    if (result && !result.fault && result.messages !== messages)
-      messages = Object.freeze(result.messages.slice(-SUBAGENT_MESSAGE_LIMIT))
+    try {
+      const result = applyEvents(messages, undefined, [inner as AgUiEvent])
+      if (!eventProblems(inner).length && !result.fault && result.messages !== messages)
+        messages = Object.freeze(result.messages.slice(-SUBAGENT_MESSAGE_LIMIT))
+    } catch {
+      // A subagent's snapshot of malformed messages: dropped like any event that does not fit.
+    }
     if (!/^(TEXT_MESSAGE|TOOL_CALL|STEP|REASONING|STATE|MESSAGES|ACTIVITY)_/.test(type))
       status = /error|fail/i.test(type)
         ? 'failed'
