@@ -1,5 +1,11 @@
 export { createDecisionsClient } from './decisions-client.ts'
-export type { DecideOptions, DecisionsClient, PendingOptions, WaitForRunOptions } from './decisions-client.ts'
+export type {
+  DecideOptions,
+  DecisionsClient,
+  PendingOptions,
+  PermissionRulesOptions,
+  WaitForRunOptions,
+} from './decisions-client.ts'
 export type { DecisionsClientOptions, Lazy } from './client-options.ts'
 export { approveAll, cancelAll, denyAll } from './decision-entries.ts'
 export type { ApproveAllOptions, BatchLike } from './decision-entries.ts'
