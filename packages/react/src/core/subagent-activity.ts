@@ -48,7 +48,7 @@ interface Envelope {
     readonly parentToolCallId?: unknown
     readonly event?: {
       readonly type?: unknown
-      readonly outcome?: { readonly type?: unknown } | string
+      readonly outcome?: { readonly type?: unknown }
     }
   }
 }
@@ -59,8 +59,8 @@ const str = (value: unknown): string | undefined => (typeof value === 'string' &
  * Folds the `interlude.subagent` events of a chunk into the records. Pure; answers the same object when nothing
  * changed, and unchanged records keep their identity. The inner event passes the same shape checks as the parent's
  * events and is assembled the same way (one that still does not fit, such as args of an unknown call, is dropped).
- * The status follows run-level markers, tolerant of their names (`RUN_STARTED`, `SUBAGENT_FINISHED`,
- * `interlude.subagent.done`…), never a step's or a message's end. (Written for size: this is in every `useChat`.)
+ * The status follows the subagent's own `RUN_STARTED` / `RUN_FINISHED` / `RUN_ERROR`, never a step's or a message's
+ * end. (Written for size: this is in every `useChat`.)
  */
 export function withSubagentEvents(activities: SubagentActivities, events: readonly AgUiEvent[]): SubagentActivities {
   let next: Record<string, SubagentActivity> | undefined
@@ -79,27 +79,14 @@ export function withSubagentEvents(activities: SubagentActivities, events: reado
       messages: NONE,
     }
     let { status, messages } = base
-    // Assembled like the parent's events (lifecycle and unknown types change nothing).
-    try {
-      const result = applyEvents(messages, undefined, [inner as AgUiEvent])
-      if (!eventProblems(inner).length && !result.fault && result.messages !== messages)
-        messages = Object.freeze(result.messages.slice(-SUBAGENT_MESSAGE_LIMIT))
-    } catch {
-      // A subagent's snapshot of malformed messages: dropped like any event that does not fit.
-    }
-    if (!/^(TEXT_MESSAGE|TOOL_CALL|STEP|REASONING|STATE|MESSAGES|ACTIVITY)_/.test(type))
-      status = /error|fail/i.test(type)
-        ? 'failed'
-        : /interrupt/i.test(type)
-          ? 'interrupted'
-          : /finish|end|done/i.test(type)
-            ? // A run that ends on an interrupt is waiting for an answer, not finished.
-              ((inner!.outcome as { type?: unknown })?.type ?? inner!.outcome) === 'interrupt'
-              ? 'interrupted'
-              : 'finished'
-            : /start/i.test(type)
-              ? 'running'
-              : status
+    // Assembled like the parent's events after the same shape checks (lifecycle and unknown types change nothing).
+    const result = eventProblems(inner).length ? undefined : applyEvents(messages, undefined, [inner as AgUiEvent])
+    if (result && !result.fault && result.messages !== messages)
+      messages = Object.freeze(result.messages.slice(-SUBAGENT_MESSAGE_LIMIT))
+    // The subagent's own run lifecycle (docs/protocol.md#subagents); a run that ends on an interrupt is waiting.
+    if (type === 'RUN_STARTED') status = 'running'
+    if (type === 'RUN_ERROR') status = 'failed'
+    if (type === 'RUN_FINISHED') status = inner!.outcome?.type === 'interrupt' ? 'interrupted' : 'finished'
     if (current && status === current.status && messages === current.messages) continue
     next ??= { ...activities }
     // Bounded: a new run beyond the limit drops the oldest one.
