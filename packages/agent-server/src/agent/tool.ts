@@ -4,6 +4,8 @@ import { REMEMBER_SCOPES } from '@interlude/protocol'
 import { remoteRefs, SchemaDefinitionError } from '../schema/validator-cache.ts'
 import type { DecideContext } from './decider.ts'
 import type { ToolInterruptRequest } from './tool-interrupt.ts'
+import type { SubagentSpec } from './subagent-tool.ts'
+import type { ResolvedAgent } from './agent.ts'
 import { expiryOptionProblem, secondsToMs, timeoutProblem } from './expiry-options.ts'
 
 /** A JSON Schema object (draft-07 vocabulary, local `$ref`s only). */
@@ -125,6 +127,8 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
   readonly external?: true
   /** Set by `askUser`: the call is answered by a person through an `input_required` interrupt. */
   readonly human?: HumanToolSpec<TArgs>
+  /** Set by `defineSubagentTool`: the call runs another agent (docs/approvals.md#subagents). */
+  readonly subagent?: SubagentSpec
   /**
    * Seconds a decision on this tool's interrupt may take; a batch expires at the smallest timeout of its
    * interrupts (docs/approvals.md#deadlines). @default the server's `interruptTtlSeconds`
@@ -169,6 +173,8 @@ export interface ResolvedTool {
   readonly timeoutMs: number | undefined
   /** Scopes a person may remember an approval for (empty: no `remember`). */
   readonly rememberScopes: readonly RememberScope[]
+  /** A subagent tool's agent, resolved with the parent (`resolveAgent`). */
+  readonly subagent?: ResolvedAgent
 }
 
 function isZodSchema(value: unknown): value is z.ZodType {

@@ -9,6 +9,8 @@ import { RunCancelled } from './run-cancelled.ts'
 import type { RunWrites } from './run-writes.ts'
 import { parseJson, resultText, strictJson } from './strict-json.ts'
 import { AlreadyStartedError } from './tool-asks.ts'
+import { SUBAGENT_RUNTIME } from './subagent-run.ts'
+import type { SubagentRuntime } from './subagent-run.ts'
 import type { AskRequest, AskSession } from './tool-asks.ts'
 
 const NOT_JSON_RESULT = 'Tool returned a value that is not JSON.'
@@ -48,7 +50,12 @@ export interface ToolInvocation {
  * The context a tool runs with: the policy context (which carries a private copy of the state)
  * plus `updateState` on that copy, and the signal tools see.
  */
-export function toolInvocation(policy: PolicyContext, signal: AbortSignal, asks?: AskSession): ToolInvocation {
+export function toolInvocation(
+  policy: PolicyContext,
+  signal: AbortSignal,
+  asks?: AskSession,
+  subagent?: SubagentRuntime,
+): ToolInvocation {
   let state = policy.state
   let changed = false
   const context: ToolContext = {
@@ -65,6 +72,8 @@ export function toolInvocation(policy: PolicyContext, signal: AbortSignal, asks?
       return answer.payload as T
     },
   }
+  // Only a subagent tool reads it (`core/subagent-run.ts`); not enumerable, so never copied or logged.
+  if (subagent) Object.defineProperty(context, SUBAGENT_RUNTIME, { value: subagent })
   return { context, nextState: () => (changed ? state : undefined) }
 }
 

@@ -39,6 +39,10 @@ export function parseCheckpoint(json: string | undefined): ToolCheckpoint {
 
 /** A question as the turn turns it into an interrupt (a subagent's approvals carry their subagent run). */
 export interface AskRequest {
+  /** The interrupt id, when the asker names it first (a subagent shows it in its own `RUN_FINISHED`). */
+  readonly id?: string
+  /** The call the interrupt names; default the asking call (a subagent names its own call). */
+  readonly toolCallId?: string
   readonly reason: string
   readonly message: string
   readonly responseSchema: JsonSchema
@@ -109,6 +113,16 @@ export class AskSession {
 
   markClaimed(): void {
     this.#claimed = true
+  }
+
+  /** Answers handed out so far. */
+  get used(): number {
+    return this.#next
+  }
+
+  /** Moves past answers a stored checkpoint already consumed (a subagent's finished rounds). */
+  skip(count: number): void {
+    this.#next = Math.min(Math.max(this.#next, count), this.#checkpoint.answers.length)
   }
 
   /** Hands back the next stored answers, or records the questions and unwinds `execute` (`ToolPaused`). */

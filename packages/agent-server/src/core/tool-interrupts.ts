@@ -22,13 +22,17 @@ export function askInterruptFor(
     toolCallId,
     toolName: tool.name,
     interrupt: {
-      id: `int_${randomUUID()}`,
+      id: request.id ?? `int_${randomUUID()}`,
       reason: request.reason,
       message: request.message,
-      toolCallId,
+      toolCallId: request.toolCallId ?? toolCallId,
       ...(request.subagentRunId !== undefined ? { subagentRunId: request.subagentRunId } : {}),
       responseSchema: request.responseSchema,
-      metadata: { ...request.metadata, toolName: tool.name },
+      // A subagent's interrupt names the subagent's tool (its decision is routed by the stored toolCallId).
+      metadata:
+        request.subagentRunId !== undefined
+          ? { toolName: tool.name, ...request.metadata }
+          : { ...request.metadata, toolName: tool.name },
     },
   }
   return { stored, timeoutMs: tool.timeoutMs ?? expiry.ttlMs, onExpiry: interruptPolicy(tool, 'ask', expiry) }

@@ -32,6 +32,8 @@ import { parseJson } from './strict-json.ts'
 import { authorizeCall, classifyCalls, recordedKind, recordedStatus } from './tool-verdicts.ts'
 import type { Verdict, VerdictContext } from './tool-verdicts.ts'
 import { checkUsageCaps } from './usage.ts'
+import { editedResult } from './edited-result.ts'
+import { EventChannel } from './event-channel.ts'
 import { AskSession, EMPTY_CHECKPOINT, parseCheckpoint } from './tool-asks.ts'
 import type { AskRequest, ToolCheckpoint } from './tool-asks.ts'
 import { askInterruptFor, withAnswers } from './tool-interrupts.ts'
@@ -617,8 +619,22 @@ export class Turn {
         save: (next) => this.#writes.saveCheckpoint(record.toolCallId, next),
         validators: this.#deps.validators,
       })
-      const invocation = () => toolInvocation(this.#policyContext(record.toolCallId), signal, asks)
-      const executed = await this.#ledger.execute(tool, record.toolCallId, args, invocation, asks)
+      // A subagent's events reach the stream while it runs (docs/protocol.md#subagents).
+      const channel = tool.subagent ? new EventChannel() : undefined
+      const runtime =
+        tool.subagent && channel
+          ? {
+              agent: tool.subagent,
+              asks,
+              emit: (event: AgUiEvent) => channel.push(event),
+              validators: this.#deps.validators,
+              signal: this.#deps.signal,
+              logError: this.#deps.logError,
+            }
+          : undefined
+      const invocation = () => toolInvocation(this.#policyContext(record.toolCallId), signal, asks, runtime)
+      const work = this.#ledger.execute(tool, record.toolCallId, args, invocation, asks)
+      const executed = channel ? yield* channel.drain(work) : await work
       if (executed.status === 'asked') {
         yield* this.#released(tool, record, asks, executed.requests, { args, edited })
         return
@@ -696,25 +712,6 @@ export class Turn {
     }
     yield settled.event
   }
-}
-
-/**
- * The result of a call a person edited before approving (issue 14): the model's own `tool_calls`
- * still show what it proposed, so the result says explicitly that the call ran with other arguments,
- * and which (docs/approvals.md#edited-arguments).
- */
-export function editedResult(args: unknown, result: unknown): unknown {
-  return {
-    note: 'A person edited the arguments before approving this call. It ran with editedArguments, not with the arguments you proposed.',
-    editedArguments: args,
-    // The ledger hands results over as the text the model reads: nest JSON as JSON, not as a string.
-    result: typeof result === 'string' ? jsonOrText(result) : result,
-  }
-}
-
-function jsonOrText(text: string): unknown {
-  const parsed = parseJson(text)
-  return parsed.ok ? parsed.value : text
 }
 
 /** Tool-call arguments kept in the history at most (`Limits.maxToolArgumentBytes`). */

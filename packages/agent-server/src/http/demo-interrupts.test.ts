@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Interrupt } from '@interlude/protocol'
 import type { ReleaseState } from '../demo/release-assistant.ts'
 import { ROLLBACK_CONFIRM_SCHEMA } from '../demo/rollback.ts'
+import { EventType, SUBAGENT_EVENT_NAME } from '@interlude/protocol'
 import { interruptsOf, newThreadId, resumeInput, runInput, textOf, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
@@ -63,5 +64,41 @@ describe('demo agent: rollback asks from inside its execute', () => {
     expect(textOf(done.events)).toContain('rollback of v2.4 was not confirmed; nothing changed')
     const state = (await server.store.getThread(threadId))?.state as ReleaseState
     expect(state.rollbacks).toBeUndefined()
+  })
+})
+
+describe('demo agent: "audit" runs the auditor subagent, whose sign_off needs approval', () => {
+  let server: InProcessServer
+  beforeAll(async () => {
+    server = await startInProcess()
+  })
+  afterAll(async () => {
+    await server.dispose()
+  })
+
+  it('pauses on sign_off with the subagent run id; approved, the auditor reports and the sign-off is recorded', async () => {
+    const threadId = newThreadId()
+    const run = await server.postRun(runInput(threadId, [userMessage('audit v3.1')]))
+    expect(textOf(run.events)).toContain('I will ask the auditor to audit v3.1')
+    const [asked] = interruptsOf(run.events)
+    const parentCall = (asked!.metadata as { subagent: { toolCallId: string } }).subagent.toolCallId
+    expect(asked).toMatchObject({
+      reason: 'tool_call',
+      message: 'Sign off the audit of v3.1?',
+      subagentRunId: `subrun_${parentCall}`,
+      metadata: { toolName: 'sign_off', subagent: { name: 'auditor', toolCallId: parentCall } },
+    })
+    const custom = run.events.filter(
+      (e) => e.type === EventType.CUSTOM && (e as { name: string }).name === SUBAGENT_EVENT_NAME,
+    )
+    expect(custom.length).toBeGreaterThan(0)
+
+    const done = await server.postRun(resumeInput(threadId, [resolved(asked!)]))
+    expect(done.status).toBe(200)
+    expect(textOf(done.events)).toContain('the auditor reported: Audit of v3.1 passed and is signed off.')
+    const state = (await server.store.getThread(threadId))?.state as ReleaseState
+    expect(state.audits).toEqual([
+      { version: 'v3.1', toolCallId: `${asked!.subagentRunId}:${asked!.toolCallId}`, signedOffFor: 'alice' },
+    ])
   })
 })
