@@ -33,9 +33,10 @@ import { authorizeCall, classifyCalls, recordedKind, recordedStatus } from './to
 import type { Verdict, VerdictContext } from './tool-verdicts.ts'
 import { checkUsageCaps } from './usage.ts'
 import { editedResult } from './edited-result.ts'
-import { EventChannel } from './event-channel.ts'
-import { AskSession, EMPTY_CHECKPOINT, parseCheckpoint } from './tool-asks.ts'
-import type { AskRequest, ToolCheckpoint } from './tool-asks.ts'
+import { DEFAULT_MAX_TOOL_ARGUMENT_BYTES, oversizedPlaceholder, oversizedVerdict } from './oversized-args.ts'
+import { runServerTool } from './server-tool-run.ts'
+import { EMPTY_CHECKPOINT, parseCheckpoint } from './tool-asks.ts'
+import type { AskRequest, AskSession, ToolCheckpoint } from './tool-asks.ts'
 import { askInterruptFor, withAnswers } from './tool-interrupts.ts'
 
 /** What a round of tool calls left: go on with the model, pause for decisions, or wait for results. */
@@ -613,28 +614,19 @@ export class Turn {
       outcome = await this.#ledger.dispatch(tool, record.toolCallId, args, invocation)
       if (outcome === 'awaiting_result') this.#calls.set(record.toolCallId, { ...record, status: 'awaiting_result' })
     } else {
-      const asks = new AskSession({
+      const { outcome: executed, asks } = yield* runServerTool({
+        tool,
+        toolCallId: record.toolCallId,
+        args,
         checkpoint,
-        claim: () => this.#ledger.claim(record.toolCallId),
-        save: (next) => this.#writes.saveCheckpoint(record.toolCallId, next),
+        policy: this.#policyContext(record.toolCallId),
+        toolSignal: signal,
+        runSignal: this.#deps.signal,
+        ledger: this.#ledger,
+        writes: this.#writes,
         validators: this.#deps.validators,
+        logError: this.#deps.logError,
       })
-      // A subagent's events reach the stream while it runs (docs/protocol.md#subagents).
-      const channel = tool.subagent ? new EventChannel() : undefined
-      const runtime =
-        tool.subagent && channel
-          ? {
-              agent: tool.subagent,
-              asks,
-              emit: (event: AgUiEvent) => channel.push(event),
-              validators: this.#deps.validators,
-              signal: this.#deps.signal,
-              logError: this.#deps.logError,
-            }
-          : undefined
-      const invocation = () => toolInvocation(this.#policyContext(record.toolCallId), signal, asks, runtime)
-      const work = this.#ledger.execute(tool, record.toolCallId, args, invocation, asks)
-      const executed = channel ? yield* channel.drain(work) : await work
       if (executed.status === 'asked') {
         yield* this.#released(tool, record, asks, executed.requests, { args, edited })
         return
@@ -711,20 +703,5 @@ export class Turn {
       this.#stateChanged = true
     }
     yield settled.event
-  }
-}
-
-/** Tool-call arguments kept in the history at most (`Limits.maxToolArgumentBytes`). */
-export const DEFAULT_MAX_TOOL_ARGUMENT_BYTES = 64 * 1024
-
-/** What the history keeps of oversized arguments: valid JSON that says what happened. */
-export function oversizedPlaceholder(bytes: number): string {
-  return JSON.stringify({ omitted: `The arguments (${bytes} bytes) were too large and were not kept.` })
-}
-
-function oversizedVerdict(bytes: number, max: number): Verdict {
-  return {
-    kind: 'reject',
-    error: `The arguments were too large (${bytes} bytes, at most ${max}); they were omitted and the call did not run. Call the tool again with smaller arguments.`,
   }
 }
