@@ -170,7 +170,7 @@ function describe(outcome: ToolOutcome): string {
     if (status === 'cancelled') return `the audit of ${version} was cancelled`
     if (status === 'error') return `the audit of ${version} failed`
     const report = typeof r === 'object' && typeof r.report === 'string' ? r.report : 'no report'
-    return `the auditor reported: ${report}`
+    return `the auditor reported: ${report.replace(/\.$/, '')}`
   }
   if (outcome.name === 'rollback') {
     const version = String(outcome.args.version ?? '?')

@@ -181,4 +181,33 @@ describe.each(stores)('kill -9 around ctx.interrupt ($name)', ({ args: storeArgs
       await db.dispose()
     }
   })
+
+  it('a subagent paused on its approval survives kill -9: the approval resumes it from its checkpoint, once', async () => {
+    const signals = signalDir()
+    const db = await storeArgs(signals.dir)
+    try {
+      const launch = () => launchChild(CRASH_SERVER, [...db.args, '--dir', signals.dir])
+      let server = await launch()
+      const threadId = newThreadId()
+      const run = await postRun(server, runInput(threadId, [userMessage('audit v7')]))
+      const [signOff] = interruptsOf(run.events)
+      expect(signOff).toMatchObject({ message: 'Sign off the audit of v7?', subagentRunId: expect.any(String) })
+      await server.kill()
+      server = await launch()
+      const done = await postRun(server, resumeInput(threadId, [resolved(signOff!)]))
+      expect(done.status).toBe(200)
+      const snap = await idle(server, threadId)
+      const auditorCall = (signOff!.metadata as { subagent: { toolCallId: string } }).subagent.toolCallId
+      expect(JSON.parse(resultOf(snap, auditorCall)!.content)).toEqual({
+        report: 'Audit of v7 passed and is signed off.',
+      })
+      expect((snap.state as { audits?: unknown[] }).audits).toHaveLength(1)
+      // Ran twice from the top (the pause, the resume); the sign-off once.
+      expect(signals.lines('tool-executions.log')).toEqual([`auditor ${auditorCall}`, `auditor ${auditorCall}`])
+      await server.kill()
+    } finally {
+      killChildren()
+      await db.dispose()
+    }
+  })
 })
