@@ -3,7 +3,9 @@ import { EventType, SUBAGENT_EVENT_NAME } from '@interlude/protocol'
 import type { AgUiEvent, PendingBatchPage, SubagentEventValue, ThreadSnapshot } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { defineSubagentTool } from '../agent/subagent-tool.ts'
+import { askUser } from '../agent/ask-user.ts'
 import { defineTool } from '../agent/tool.ts'
+import { scriptedModel } from '../models/scripted.ts'
 import type { ToolDefinition } from '../agent/tool.ts'
 import { auditorAgent } from '../demo/auditor.ts'
 import type { AuditRecord } from '../demo/auditor.ts'
@@ -57,7 +59,47 @@ const auditor = defineSubagentTool<{ version: string }>({
   input: (args) => `Audit release ${args.version}.`,
   result: (answer) => ({ report: answer }),
 })
-const TOOLS = [approveMe, auditor] as ToolDefinition[]
+/** A subagent that pauses twice: an approval, then a question (a human tool), then answers. */
+const effects: string[] = []
+const stepOne = defineTool({
+  name: 'step_one',
+  description: 'Needs approval.',
+  parameters: { type: 'object', properties: {}, additionalProperties: false },
+  approval: 'always',
+  execute: (_args, ctx) => {
+    effects.push(ctx.idempotencyKey)
+    return { one: 'done' }
+  },
+})
+const pick = askUser({
+  name: 'pick',
+  responseSchema: {
+    type: 'object',
+    properties: { colour: { type: 'string' } },
+    required: ['colour'],
+    additionalProperties: false,
+  },
+})
+const twoRounds: AgentDefinition = {
+  name: 'two-rounds',
+  model: counted(
+    scriptedModel((request) => {
+      const tools = request.messages.filter((m) => m.role === 'tool')
+      if (tools.length === 0) return { toolCalls: [{ name: 'step_one', args: {} }] }
+      if (tools.length === 1) return { toolCalls: [{ name: 'pick', args: { question: 'Which colour?' } }] }
+      return { text: `finished with ${tools.map((t) => String(t.content)).join(' and ')}` }
+    }),
+  ),
+  tools: [stepOne, pick],
+}
+const rounds = defineSubagentTool<{ n: number }>({
+  name: 'rounds',
+  description: 'A subagent that asks twice.',
+  parameters: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false },
+  agent: twoRounds,
+  input: (args) => `rounds ${args.n}`,
+})
+const TOOLS = [approveMe, auditor, rounds] as ToolDefinition[]
 const both = (version: string) =>
   JSON.stringify({
     toolCalls: [
@@ -189,6 +231,33 @@ function suite(name: string, tag: number, open: () => Promise<{ server: InProces
         ]),
       )
       expect(await auditsOf(threadId)).toEqual([])
+    })
+
+    it('a subagent pauses twice (an approval, then a question); each answer reaches it, finished steps never re-run', async () => {
+      const threadId = newThreadId()
+      const key = `rounds ${tag}`
+      const call = JSON.stringify({ toolCalls: [{ name: 'rounds', args: { n: tag } }] })
+      const first = await server.postRun(runInput(threadId, [userMessage(call)]))
+      const [approval] = interruptsOf(first.events)
+      expect(approval).toMatchObject({ reason: 'tool_call', metadata: { toolName: 'step_one' } })
+      const runId = approval!.subagentRunId
+      const second = await server.postRun(resumeInput(threadId, [resolved(approval!)]))
+      const [question] = interruptsOf(second.events)
+      expect(question).toMatchObject({
+        reason: 'input_required',
+        message: 'Which colour?',
+        subagentRunId: runId,
+        metadata: { toolName: 'pick', subagent: { name: 'rounds' } },
+      })
+      expect(subModelCalls.get(key)).toBe(2)
+      const done = await server.postRun(resumeInput(threadId, [resolved(question!, { colour: 'teal' })]))
+      const parentCall = (question!.metadata as { subagent: { toolCallId: string } }).subagent.toolCallId
+      expect(toolResults(done.events)).toEqual([
+        { toolCallId: parentCall, content: 'finished with {"one":"done"} and {"colour":"teal"}' },
+      ])
+      // Three model calls in all, step_one once, although the tool ran from the top three times.
+      expect(subModelCalls.get(key)).toBe(3)
+      expect(effects.filter((e) => e === `${runId}:${approval!.toolCallId}`)).toHaveLength(1)
     })
 
     it('concurrent resumes of a batch with a subagent approval admit once; the sign-off runs once', async () => {
