@@ -27,6 +27,11 @@ export interface EffectOutcome {
 export interface AskedOutcome {
   readonly status: 'asked'
   readonly requests: readonly AskRequest[]
+  /**
+   * A subagent's state changes so far (its tools that ran before it asked are never run again, so their changes are
+   * committed with the pause); a plain tool's changes before a question are discarded (it runs again).
+   */
+  readonly state?: unknown
 }
 
 const ALREADY_STARTED: EffectOutcome = {
@@ -132,7 +137,7 @@ export class EffectsLedger {
     try {
       value = await tool.definition.execute!(args, context)
     } catch (error) {
-      const settled = this.#afterAsking(asks)
+      const settled = this.#afterAsking(tool, asks, nextState)
       if (settled) return settled
       if (InterruptCancelledError.isInstance(error)) return { status: 'cancelled', result: QUESTION_CANCELLED }
       if (!InterludeError.isInstance(error)) logError(`tool ${tool.name} failed`, error)
@@ -142,7 +147,7 @@ export class EffectsLedger {
       }
     }
     // A tool that caught its own pause still pauses; one that did not reach its last answer is claimed now.
-    const settled = this.#afterAsking(asks)
+    const settled = this.#afterAsking(tool, asks, nextState)
     if (settled) return settled
     if (asks && !asks.claimed) {
       try {
@@ -173,14 +178,26 @@ export class EffectsLedger {
   }
 
   /** After `execute`: the questions it asked, or the claim failure it met (rethrown: cancel, fencing). */
-  #afterAsking(asks: AskSession | undefined): AskedOutcome | EffectOutcome | undefined {
+  #afterAsking(
+    tool: ResolvedTool,
+    asks: AskSession | undefined,
+    nextState: () => unknown,
+  ): AskedOutcome | EffectOutcome | undefined {
     if (!asks) return undefined
     if (asks.fatal !== undefined) {
       if (asks.fatal instanceof AlreadyStartedError) return ALREADY_STARTED
       throw asks.fatal
     }
-    if (asks.pending !== undefined) return { status: 'asked', requests: asks.pending }
-    return undefined
+    if (asks.pending === undefined) return undefined
+    if (!tool.subagent) return { status: 'asked', requests: asks.pending }
+    const next = nextState()
+    try {
+      const state = next === undefined ? undefined : (JSON.parse(strictJson(next)) as unknown)
+      return { status: 'asked', requests: asks.pending, ...(state !== undefined ? { state } : {}) }
+    } catch (error) {
+      this.#d.logError(`subagent ${tool.name} set a state that is not JSON`, error)
+      return { status: 'asked', requests: asks.pending }
+    }
   }
 
   /**

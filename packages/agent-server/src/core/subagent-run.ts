@@ -112,8 +112,10 @@ class SubagentRun {
     try {
       for (;;) {
         const last = progress.messages[progress.messages.length - 1]!
-        if (last.role === 'assistant' && (last.toolCalls?.length ?? 0) > 0 && this.#open(progress, last).length > 0) {
-          progress = await this.#handleCalls(progress, last)
+        // The model's last response, with calls still open (some may have results already, stored before a pause).
+        const response = progress.messages.findLast((m): m is AssistantMessage => m.role === 'assistant')
+        if (response && this.#open(progress, response).length > 0) {
+          progress = await this.#handleCalls(progress, response)
           continue
         }
         if (last.role === 'assistant' && (last.toolCalls?.length ?? 0) === 0) {

@@ -15,7 +15,7 @@ import type { ModelChunk } from '../models/model.ts'
 import { NOT_STARTED_CALL_STATUSES, OPEN_CALL_STATUSES } from '../store/statuses.ts'
 import type { StoredInterrupt, ToolCallRecord } from '../store/store.ts'
 import { EffectsLedger, settleUnsettled, toolInvocation } from './effects-ledger.ts'
-import type { EffectOutcome } from './effects-ledger.ts'
+import type { AskedOutcome, EffectOutcome } from './effects-ledger.ts'
 import { ev, toolResult } from './events.ts'
 import type { ExecutionDeps } from './execute-run.ts'
 import { interruptBatch, interruptFor } from './interrupts.ts'
@@ -36,7 +36,7 @@ import { editedResult } from './edited-result.ts'
 import { DEFAULT_MAX_TOOL_ARGUMENT_BYTES, oversizedPlaceholder, oversizedVerdict } from './oversized-args.ts'
 import { runServerTool } from './server-tool-run.ts'
 import { EMPTY_CHECKPOINT, parseCheckpoint } from './tool-asks.ts'
-import type { AskRequest, AskSession, ToolCheckpoint } from './tool-asks.ts'
+import type { AskSession, ToolCheckpoint } from './tool-asks.ts'
 import { askInterruptFor, withAnswers } from './tool-interrupts.ts'
 
 /** What a round of tool calls left: go on with the model, pause for decisions, or wait for results. */
@@ -628,7 +628,7 @@ export class Turn {
         logError: this.#deps.logError,
       })
       if (executed.status === 'asked') {
-        yield* this.#released(tool, record, asks, executed.requests, { args, edited })
+        yield* this.#released(tool, record, asks, executed, { args, edited })
         return
       }
       outcome = executed
@@ -651,22 +651,27 @@ export class Turn {
     tool: ResolvedTool,
     record: ToolCallRecord,
     asks: AskSession,
-    requests: readonly AskRequest[],
+    asked: AskedOutcome,
     run: { readonly args: unknown; readonly edited: boolean },
   ): AsyncGenerator<AgUiEvent> {
     const checkpoint = asks.checkpoint
     if (checkpoint.args === undefined)
       await this.#writes.saveCheckpoint(record.toolCallId, { ...checkpoint, args: run.args, edited: run.edited })
-    if (asks.claimed || record.status !== 'awaiting_decision')
+    if (asks.claimed || record.status !== 'awaiting_decision' || asked.state !== undefined)
       await this.#writes.settle({
         toolCallId: record.toolCallId,
         status: 'awaiting_decision',
         result: undefined,
         message: undefined,
+        ...(asked.state !== undefined ? { state: asked.state } : {}),
       })
+    if (asked.state !== undefined) {
+      this.state = asked.state
+      this.#stateChanged = true
+    }
     this.#calls.set(record.toolCallId, { ...record, status: 'awaiting_decision' })
     const expiry = { ttlMs: this.#deps.interruptTtlMs, onExpiry: this.#deps.onExpiry }
-    for (const request of requests) this.#asked.push(askInterruptFor(tool, record.toolCallId, request, expiry))
+    for (const request of asked.requests) this.#asked.push(askInterruptFor(tool, record.toolCallId, request, expiry))
   }
 
   #policyContext(toolCallId: string): PolicyContext {

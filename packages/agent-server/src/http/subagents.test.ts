@@ -71,6 +71,15 @@ const stepOne = defineTool({
     return { one: 'done' }
   },
 })
+const note = defineTool<Record<string, never>, { log: string[] }>({
+  name: 'note',
+  description: 'Needs no approval; writes the state.',
+  parameters: { type: 'object', properties: {}, additionalProperties: false },
+  execute: (_args, ctx) => {
+    ctx.updateState((state) => ({ ...state, log: [...state.log, `note ${ctx.idempotencyKey}`] }))
+    return { noted: true }
+  },
+})
 const pick = askUser({
   name: 'pick',
   responseSchema: {
@@ -85,12 +94,18 @@ const twoRounds: AgentDefinition = {
   model: counted(
     scriptedModel((request) => {
       const tools = request.messages.filter((m) => m.role === 'tool')
-      if (tools.length === 0) return { toolCalls: [{ name: 'step_one', args: {} }] }
-      if (tools.length === 1) return { toolCalls: [{ name: 'pick', args: { question: 'Which colour?' } }] }
+      if (tools.length === 0)
+        return {
+          toolCalls: [
+            { name: 'note', args: {} },
+            { name: 'step_one', args: {} },
+          ],
+        }
+      if (tools.length === 2) return { toolCalls: [{ name: 'pick', args: { question: 'Which colour?' } }] }
       return { text: `finished with ${tools.map((t) => String(t.content)).join(' and ')}` }
     }),
   ),
-  tools: [stepOne, pick],
+  tools: [note, stepOne, pick] as ToolDefinition[],
 }
 const rounds = defineSubagentTool<{ n: number }>({
   name: 'rounds',
@@ -241,6 +256,9 @@ function suite(name: string, tag: number, open: () => Promise<{ server: InProces
       const [approval] = interruptsOf(first.events)
       expect(approval).toMatchObject({ reason: 'tool_call', metadata: { toolName: 'step_one' } })
       const runId = approval!.subagentRunId
+      // The state change of the subagent's tool that ran before the pause is committed with the pause.
+      const logOf = async () => ((await server.store.getThread(threadId))?.state as { log: string[] }).log
+      expect(await logOf()).toEqual([expect.stringMatching(/^note subrun_/)])
       const second = await server.postRun(resumeInput(threadId, [resolved(approval!)]))
       const [question] = interruptsOf(second.events)
       expect(question).toMatchObject({
@@ -253,11 +271,12 @@ function suite(name: string, tag: number, open: () => Promise<{ server: InProces
       const done = await server.postRun(resumeInput(threadId, [resolved(question!, { colour: 'teal' })]))
       const parentCall = (question!.metadata as { subagent: { toolCallId: string } }).subagent.toolCallId
       expect(toolResults(done.events)).toEqual([
-        { toolCallId: parentCall, content: 'finished with {"one":"done"} and {"colour":"teal"}' },
+        { toolCallId: parentCall, content: 'finished with {"noted":true} and {"one":"done"} and {"colour":"teal"}' },
       ])
       // Three model calls in all, step_one once, although the tool ran from the top three times.
       expect(subModelCalls.get(key)).toBe(3)
       expect(effects.filter((e) => e === `${runId}:${approval!.toolCallId}`)).toHaveLength(1)
+      expect(await logOf()).toHaveLength(1)
     })
 
     it('concurrent resumes of a batch with a subagent approval admit once; the sign-off runs once', async () => {
