@@ -210,4 +210,33 @@ describe.each(stores)('kill -9 around ctx.interrupt ($name)', ({ args: storeArgs
       await db.dispose()
     }
   })
+
+  it('a subagent that died while replaying its checkpoint runs again on continuation; the sign-off runs once', async () => {
+    const signals = signalDir()
+    const db = await storeArgs(signals.dir)
+    try {
+      const launch = () => launchChild(CRASH_SERVER, [...db.args, '--dir', signals.dir])
+      let server = await launch()
+      const threadId = newThreadId()
+      const run = await postRun(server, runInput(threadId, [userMessage('audit v8')]))
+      const [signOff] = interruptsOf(run.events)
+      fs.writeFileSync(signals.file('subagent-block'), '1')
+      await resumeThenKill(server, resumeInput(threadId, [resolved(signOff!)]), signals.file('subagent-blocked'))
+      fs.rmSync(signals.file('subagent-block'))
+      server = await launch()
+      const snap = await idle(server, threadId)
+      const auditorCall = (signOff!.metadata as { subagent: { toolCallId: string } }).subagent.toolCallId
+      expect(snap.unsettledEffects ?? []).toEqual([])
+      expect(JSON.parse(resultOf(snap, auditorCall)!.content)).toEqual({
+        report: 'Audit of v8 passed and is signed off.',
+      })
+      expect((snap.state as { audits?: unknown[] }).audits).toHaveLength(1)
+      // The pause, the dead attempt, the continuation.
+      expect(signals.lines('tool-executions.log')).toHaveLength(3)
+      await server.kill()
+    } finally {
+      killChildren()
+      await db.dispose()
+    }
+  })
 })
