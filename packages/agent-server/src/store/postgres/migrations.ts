@@ -203,6 +203,17 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE runs ADD COLUMN input_tokens BIGINT NOT NULL DEFAULT 0, ADD COLUMN output_tokens BIGINT NOT NULL DEFAULT 0;
   `,
+  // issue 15 (asking from inside a tool, subagents; docs/approvals.md#asking-from-inside-a-tool): per call, the answers
+  // its `ctx.interrupt` calls received, in order, and a subagent's progress; written only by the executing run.
+  `
+  CREATE TABLE tool_checkpoints (
+    thread_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    json TEXT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (thread_id, tool_call_id)
+  );
+  `,
 ]
 
 export function quoteIdent(name: string): string {

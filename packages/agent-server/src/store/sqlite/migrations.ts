@@ -198,6 +198,17 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE runs ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
   `,
+  // issue 15 (asking from inside a tool, subagents; docs/approvals.md#asking-from-inside-a-tool): per call, the answers
+  // its `ctx.interrupt` calls received, in order, and a subagent's progress; written only by the executing run.
+  `
+  CREATE TABLE tool_checkpoints (
+    thread_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    json TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (thread_id, tool_call_id)
+  );
+  `,
 ]
 
 export function migrate(db: Database.Database): number {
