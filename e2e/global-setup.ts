@@ -27,7 +27,7 @@ export default function globalSetup(): void {
   mkdirSync(SCREENSHOTS, { recursive: true })
   mkdirSync(ARTIFACTS, { recursive: true })
   if (process.env.E2E_SKIP_BUILD !== '1') {
-    const stale = ['protocol', 'react', 'agent-server'].some((name) => {
+    const stale = ['protocol', 'client', 'react', 'agent-server'].some((name) => {
       const pkg = join(REPO_ROOT, 'packages', name)
       return newest(join(pkg, 'src')) > newest(join(pkg, 'dist'))
     })

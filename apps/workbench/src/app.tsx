@@ -1,8 +1,10 @@
 import { useCallback, useState, useSyncExternalStore } from 'react'
-import { ApprovalsView } from './approvals/approvals-view.tsx'
+import { ApprovalsView, workbenchDecisionsClient } from './approvals/approvals-view.tsx'
 import { adoptTokenFromUrl } from './auth/session-token.ts'
 import { SignIn } from './auth/sign-in.tsx'
 import { LiveView } from './live/live-view.tsx'
+import { PermissionsView } from './permissions/permissions-view.tsx'
+import { createRecordingFetch } from './recording/recording-fetch.ts'
 import { Recorder } from './recording/recorder.ts'
 import { downloadRecording, readRecordingFile } from './recording/recording-file.ts'
 import type { Recording } from './recording/recording-types.ts'
@@ -16,16 +18,20 @@ type Mode =
 
 export const APP_NAME = '@interlude/workbench'
 
-/** The live session's two views: the owner's chat, and the deciders' Approvals view (`?view=approvals`). */
-type LiveTab = 'chat' | 'approvals'
+/**
+ * The live session's views: the owner's chat, the deciders' Approvals view (`?view=approvals`) and the principal's
+ * remembered permissions (`?view=permissions`).
+ */
+type LiveTab = 'chat' | 'approvals' | 'permissions'
 
 function initialTab(): LiveTab {
-  return new URLSearchParams(window.location.search).get('view') === 'approvals' ? 'approvals' : 'chat'
+  const view = new URLSearchParams(window.location.search).get('view')
+  return view === 'approvals' || view === 'permissions' ? view : 'chat'
 }
 
 function writeTabToUrl(tab: LiveTab): void {
   const url = new URL(window.location.href)
-  if (tab === 'approvals') url.searchParams.set('view', 'approvals')
+  if (tab !== 'chat') url.searchParams.set('view', tab)
   else url.searchParams.delete('view')
   window.history.replaceState(null, '', url)
 }
@@ -106,6 +112,9 @@ export function App() {
             </button>
             <button type="button" aria-pressed={tab === 'approvals'} onClick={() => chooseTab('approvals')}>
               Approvals
+            </button>
+            <button type="button" aria-pressed={tab === 'permissions'} onClick={() => chooseTab('permissions')}>
+              Permissions
             </button>
           </nav>
         )}
@@ -201,6 +210,11 @@ export function App() {
               <ApprovalsView recorder={recorder} active={!replaying && tab === 'approvals'} />
             </ErrorBoundary>
           </div>
+          <div hidden={tab !== 'permissions'}>
+            <ErrorBoundary label="permissions">
+              <LivePermissions recorder={recorder} active={!replaying && tab === 'permissions'} />
+            </ErrorBoundary>
+          </div>
         </div>
       )}
       {mode.kind === 'replay' && (
@@ -215,6 +229,13 @@ export function App() {
       )}
     </div>
   )
+}
+
+/** The permissions view of the live session: reads are not recorded, revokes are (like the other views' actions). */
+function LivePermissions({ recorder, active }: { readonly recorder: Recorder; readonly active: boolean }) {
+  const [reader] = useState(() => workbenchDecisionsClient())
+  const [actor] = useState(() => workbenchDecisionsClient(createRecordingFetch(recorder)))
+  return <PermissionsView client={reader} actor={actor} recorder={recorder} active={active} />
 }
 
 function closeMenu(element: HTMLElement): void {

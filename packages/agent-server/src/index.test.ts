@@ -13,6 +13,8 @@ describe('public API of @interlude/agent-server', () => {
     // Changing this list changes the package's public API: say so in the change.
     expect(Object.keys(await import('./index.ts')).sort()).toEqual([
       'DEFAULT_LIMITS',
+      // Issue 15: the typed error of a cancelled `ctx.interrupt` (docs/approvals.md#asking-from-inside-a-tool).
+      'InterruptCancelledError',
       // Issue 12, item 5: the per-principal quotas off, for load tests (README "Quotas and limits").
       'NO_PRINCIPAL_QUOTAS',
       'RunNotActiveError',
@@ -24,6 +26,8 @@ describe('public API of @interlude/agent-server', () => {
       'createAgentServer',
       'createPostgresStore',
       'createSqliteStore',
+      // Issue 15: agents as tools (docs/approvals.md#subagents).
+      'defineSubagentTool',
       'defineTool',
       'generateSessionSecret',
       'openaiModel',

@@ -20,6 +20,10 @@ export type {
   ToolContext,
   ToolDefinition,
 } from './agent/tool.ts'
+export { InterruptCancelledError } from './agent/tool-interrupt.ts'
+export { defineSubagentTool } from './agent/subagent-tool.ts'
+export type { SubagentToolOptions } from './agent/subagent-tool.ts'
+export type { InterruptCancelledCode, ToolInterruptReason, ToolInterruptRequest } from './agent/tool-interrupt.ts'
 export type { CanDecide, DecideContext } from './agent/decider.ts'
 export { askUser } from './agent/ask-user.ts'
 export type { AskUserOptions } from './agent/ask-user.ts'

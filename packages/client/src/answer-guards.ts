@@ -1,4 +1,10 @@
-import type { DecisionAccepted, PendingBatchPage, RunView, ThreadSnapshot } from '@interlude/protocol'
+import type {
+  DecisionAccepted,
+  PendingBatchPage,
+  PermissionRuleList,
+  RunView,
+  ThreadSnapshot,
+} from '@interlude/protocol'
 
 /**
  * Light structural checks of the JSON answers (docs/approvals.md): enough to fail with a typed
@@ -37,5 +43,23 @@ export function isThreadSnapshot(value: unknown): value is ThreadSnapshot {
     typeof value.threadId === 'string' &&
     typeof value.revision === 'number' &&
     Array.isArray(value.messages)
+  )
+}
+
+const SCOPES: readonly string[] = ['thread', 'principal']
+
+export function isPermissionRuleList(value: unknown): value is PermissionRuleList {
+  if (!isObject(value) || !Array.isArray(value.items)) return false
+  return value.items.every(
+    (item: unknown) =>
+      isObject(item) &&
+      typeof item.ruleId === 'string' &&
+      typeof item.toolName === 'string' &&
+      typeof item.scope === 'string' &&
+      SCOPES.includes(item.scope) &&
+      typeof item.createdBy === 'string' &&
+      typeof item.createdAt === 'string' &&
+      (item.threadId === undefined || typeof item.threadId === 'string') &&
+      (item.argsMatch === undefined || isObject(item.argsMatch)),
   )
 }

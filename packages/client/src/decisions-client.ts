@@ -3,12 +3,19 @@ import type {
   DecisionRequest,
   PendingBatch,
   PendingBatchPage,
+  PermissionRule,
   ResumeEntry,
   RunView,
   ThreadSnapshot,
 } from '@interlude/protocol'
 import { InterludeError } from '@interlude/protocol'
-import { isDecisionAccepted, isPendingBatchPage, isRunView, isThreadSnapshot } from './answer-guards.ts'
+import {
+  isDecisionAccepted,
+  isPendingBatchPage,
+  isPermissionRuleList,
+  isRunView,
+  isThreadSnapshot,
+} from './answer-guards.ts'
 import type { BackoffOptions } from './backoff.ts'
 import { backoffDelay, sleep } from './backoff.ts'
 import type { DecisionsClientOptions } from './client-options.ts'
@@ -57,6 +64,12 @@ export interface WaitForRunOptions extends ThreadOwnerOption {
   readonly pollMs?: number
 }
 
+export interface PermissionRulesOptions {
+  /** Only the rules that apply in this thread: the principal-wide ones and this thread's. */
+  readonly threadId?: string
+  readonly signal?: AbortSignal
+}
+
 export interface DecisionsClient {
   /** One page of the open batches the caller may decide, newest first (`GET {base}/interrupts?status=pending`). */
   pending(options?: PendingOptions): Promise<PendingBatchPage>
@@ -76,6 +89,16 @@ export interface DecisionsClient {
   waitForRun(threadId: string, runId: string, options?: WaitForRunOptions): Promise<RunView>
   /** The thread's snapshot (`GET {base}/threads/:threadId`): messages, state, open batch, decision records. */
   snapshot(threadId: string, options?: ThreadOwnerOption & { readonly signal?: AbortSignal }): Promise<ThreadSnapshot>
+  /**
+   * The caller's active remembered permissions, oldest first (`GET {base}/permission-rules`,
+   * docs/approvals.md#remembered-permissions).
+   */
+  listPermissionRules(options?: PermissionRulesOptions): Promise<readonly PermissionRule[]>
+  /**
+   * Revokes one of the caller's rules (`DELETE {base}/permission-rules/:ruleId`); the next matching call asks again.
+   * An unknown, already revoked or another principal's rule is `NOT_FOUND`.
+   */
+  revokePermissionRule(ruleId: string, options?: { readonly signal?: AbortSignal }): Promise<void>
   /** The thread's events across runs, reconnecting after a dropped connection (see `FollowOptions`). */
   follow(threadId: string, options?: FollowOptions): AsyncIterable<FollowedEvent>
 }
@@ -153,6 +176,17 @@ export function createDecisionsClient(options: DecisionsClientOptions): Decision
     snapshot(threadId, { signal, owner } = {}) {
       const path = `${thread(threadId)}${ownerQuery(owner)}`
       return http.json({ method: 'GET', path, signal }, isThreadSnapshot, 'thread snapshot')
+    },
+
+    async listPermissionRules({ threadId, signal } = {}) {
+      const query = threadId === undefined ? '' : `?${new URLSearchParams({ threadId })}`
+      const path = `/permission-rules${query}`
+      const list = await http.json({ method: 'GET', path, signal }, isPermissionRuleList, 'permission rule list')
+      return list.items
+    },
+
+    revokePermissionRule(ruleId, { signal } = {}) {
+      return http.empty({ method: 'DELETE', path: `/permission-rules/${encodeURIComponent(ruleId)}`, signal })
     },
 
     follow(threadId, followOptions = {}) {

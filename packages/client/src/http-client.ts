@@ -4,7 +4,7 @@ import { readLazy } from './client-options.ts'
 import { responseError, transportError } from './response-error.ts'
 
 export interface JsonRequest {
-  readonly method: 'GET' | 'POST'
+  readonly method: 'GET' | 'POST' | 'DELETE'
   /** Path below the base URL, already encoded, e.g. `/threads/t%201/runs/r1`. */
   readonly path: string
   readonly body?: unknown
@@ -14,6 +14,8 @@ export interface JsonRequest {
 export interface HttpClient {
   /** A JSON request; the 2xx answer's body must pass `accept`, else `PROTOCOL_ERROR`. */
   json<T>(request: JsonRequest, accept: (body: unknown) => body is T, what: string): Promise<T>
+  /** A request whose 2xx answer has no body to read (`204`); non-2xx answers throw the typed error. */
+  empty(request: JsonRequest): Promise<void>
   /** A GET whose 2xx `Response` is handed over unread (SSE). Non-2xx answers throw the typed error. */
   open(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response>
 }
@@ -70,6 +72,14 @@ export function createHttpClient(options: DecisionsClientOptions): HttpClient {
         })
       }
       return body
+    },
+
+    async empty(request: JsonRequest): Promise<void> {
+      const init: RequestInit = { method: request.method }
+      if (request.signal) init.signal = request.signal
+      const response = await send(request.path, init, { Accept: 'application/json' })
+      // Drain so that the connection can be reused; a body on a 204 would be a proxy's business, not ours.
+      await response.body?.cancel()
     },
 
     open(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {

@@ -3,6 +3,7 @@ export type {
   DecideOptions,
   DecisionsClient,
   PendingOptions,
+  PermissionRulesOptions,
   ThreadOwnerOption,
   WaitForRunOptions,
 } from './decisions-client.ts'

@@ -42,6 +42,12 @@ describe('eventProblems', () => {
       'outcome.interrupts',
     ],
     ['snapshot without messages', { type: 'MESSAGES_SNAPSHOT' }, 'messages'],
+    ['snapshot with a null message', { type: 'MESSAGES_SNAPSHOT', messages: [null] }, 'messages'],
+    [
+      'snapshot message without a role',
+      { type: 'MESSAGES_SNAPSHOT', messages: [{ id: 'm1', role: 'user', content: 'x' }, { id: 'm2' }] },
+      'messages',
+    ],
     ['delta not an array', { type: 'STATE_DELTA', delta: {} }, 'delta'],
     ['result without content', { type: 'TOOL_CALL_RESULT', messageId: 'm', toolCallId: 't' }, 'content'],
   ])('flags %s', (_name, value, path) => {

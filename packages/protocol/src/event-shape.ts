@@ -86,7 +86,17 @@ export function eventProblems(value: unknown): EventShapeProblem[] {
       }
     } else if (outcome.type !== 'cancelled') problems.push({ path: 'outcome.type', problem: 'unknown outcome' })
   }
-  if (type === EventType.MESSAGES_SNAPSHOT && !Array.isArray(value.messages))
+  // Each message is read by id and role: a `null` or id-less entry from a foreign server must not reach the reducer.
+  const messages = value.messages
+  if (
+    type === EventType.MESSAGES_SNAPSHOT &&
+    !(
+      Array.isArray(messages) &&
+      messages.every(
+        (m: { id?: unknown; role?: unknown } | null) => typeof m?.id === 'string' && typeof m.role === 'string',
+      )
+    )
+  )
     problems.push({ path: 'messages', problem: 'must be an array' })
   if (type === EventType.STATE_DELTA && !Array.isArray(value.delta))
     problems.push({ path: 'delta', problem: 'must be an array' })

@@ -1,4 +1,4 @@
-import { InterruptForm, useInterruptForm } from '@interlude/react'
+import { groupInterruptsBySubagent, InterruptForm, useInterruptForm } from '@interlude/react'
 import type { InterruptDrafts, ResumeOptions, UseInterruptFormResult } from '@interlude/react'
 import type { InterludeError } from '@interlude/protocol'
 import { useCallback, useEffect, useRef, useState } from 'react'
@@ -188,6 +188,9 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   const awaiting = new Set<string>()
   for (const interrupt of batch?.interrupts ?? [])
     if (typeof interrupt.toolCallId === 'string') awaiting.add(interrupt.toolCallId)
+  // A subagent waiting for an answer holds the parent's call that runs it.
+  for (const group of groupInterruptsBySubagent(batch?.interrupts))
+    if (group.parentToolCallId !== undefined) awaiting.add(group.parentToolCallId)
 
   return (
     <div className="live">
@@ -254,7 +257,12 @@ export function LiveView({ recorder, active }: LiveViewProps) {
             </button>
           </div>
         )}
-        <MessageList messages={chat.messages} awaitingToolCallIds={awaiting} busy={chat.isLoading} />
+        <MessageList
+          messages={chat.messages}
+          awaitingToolCallIds={awaiting}
+          busy={chat.isLoading}
+          subagents={chat.subagents}
+        />
         <DecisionTrail decisions={decisions} label="Decisions on this conversation" />
         <UnknownEffects
           effects={chat.unsettledEffects ?? []}

@@ -1,4 +1,7 @@
+import type { SubagentActivities, SubagentActivity } from '@interlude/react'
+import { subagentsByToolCall } from '@interlude/react'
 import { Fragment } from 'react'
+import { SubagentActivityView } from './subagent-activity.tsx'
 
 /**
  * Renders AG-UI messages (live from `useChat`, or from a recorded snapshot in replay): user and
@@ -26,6 +29,8 @@ export interface MessageListProps {
   readonly awaitingToolCallIds?: ReadonlySet<string>
   /** True while a run is streaming (tool calls without a result are "running"). */
   readonly busy?: boolean
+  /** `useChat().subagents`: each shown (collapsed) under the tool call that runs it. */
+  readonly subagents?: SubagentActivities
 }
 
 function isMessageLike(value: unknown): value is MessageLike {
@@ -86,8 +91,21 @@ export function resultState(result: MessageLike | undefined): ToolResultState | 
   return 'done'
 }
 
-export function MessageList({ messages, awaitingToolCallIds, busy = false }: MessageListProps) {
+const NO_SUBAGENTS: SubagentActivities = {}
+
+export function MessageList({
+  messages,
+  awaitingToolCallIds,
+  busy = false,
+  subagents = NO_SUBAGENTS,
+}: MessageListProps) {
   const list = messages.filter(isMessageLike)
+  const byCall = subagentsByToolCall(subagents)
+  const shownCalls = new Set(list.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id)))
+  // A subagent whose parent call is not (yet) in the history is still shown, after the conversation.
+  const orphans: SubagentActivity[] = Object.values(subagents).filter(
+    (s) => s.parentToolCallId === undefined || !shownCalls.has(s.parentToolCallId),
+  )
   const results = new Map<string, MessageLike>()
   for (const message of list) {
     if (message.role === 'tool' && typeof message.toolCallId === 'string') results.set(message.toolCallId, message)
@@ -122,12 +140,20 @@ export function MessageList({ messages, awaitingToolCallIds, busy = false }: Mes
                   </div>
                   <pre className="tool-args">{prettyArgs(call.function?.arguments)}</pre>
                   {result !== undefined && <pre className="tool-result">{textOf(result.content) || result.error}</pre>}
+                  {(byCall.get(call.id) ?? []).map((activity) => (
+                    <SubagentActivityView key={activity.subagentRunId} activity={activity} />
+                  ))}
                 </li>
               )
             })}
           </Fragment>
         )
       })}
+      {orphans.map((activity) => (
+        <li key={activity.subagentRunId} className="message message-subagent" data-role="subagent">
+          <SubagentActivityView activity={activity} />
+        </li>
+      ))}
     </ol>
   )
 }

@@ -25,11 +25,23 @@ export interface ResolvedAgent {
 }
 
 /** Normalises schemas and compiles every schema once up front, so a bad tool fails at startup. */
-export function resolveAgent(definition: AgentDefinition, validators: ValidatorCache): ResolvedAgent {
+export function resolveAgent(
+  definition: AgentDefinition,
+  validators: ValidatorCache,
+  parents: readonly AgentDefinition[] = [],
+): ResolvedAgent {
   const tools = new Map<string, ResolvedTool>()
   for (const def of definition.tools ?? []) {
     if (tools.has(def.name)) throw new SchemaDefinitionError(`Duplicate tool name "${def.name}".`)
-    const tool = resolveTool(def)
+    let tool = resolveTool(def)
+    if (def.subagent) {
+      // A subagent's agent is resolved (and its schemas compiled) at startup too; an agent cannot contain itself.
+      if (def.subagent.agent === definition || parents.includes(def.subagent.agent))
+        throw new SchemaDefinitionError(
+          `Tool "${def.name}": a subagent cannot run itself or an agent that contains it.`,
+        )
+      tool = { ...tool, subagent: resolveAgent(def.subagent.agent, validators, [...parents, definition]) }
+    }
     validators.compile(tool.parameters)
     validators.compile(tool.approvalSchema)
     if (def.human) validators.compile(def.human.responseSchema)

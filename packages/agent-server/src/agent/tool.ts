@@ -3,6 +3,9 @@ import type { ExpiryPolicy, RememberScope } from '@interlude/protocol'
 import { REMEMBER_SCOPES } from '@interlude/protocol'
 import { remoteRefs, SchemaDefinitionError } from '../schema/validator-cache.ts'
 import type { DecideContext } from './decider.ts'
+import type { ToolInterruptRequest } from './tool-interrupt.ts'
+import type { SubagentSpec } from './subagent-tool.ts'
+import type { ResolvedAgent } from './agent.ts'
 import { expiryOptionProblem, secondsToMs, timeoutProblem } from './expiry-options.ts'
 
 /** A JSON Schema object (draft-07 vocabulary, local `$ref`s only). */
@@ -24,6 +27,14 @@ export interface ToolContext<TState = unknown> {
   updateState(update: (state: TState) => TState): void
   /** Aborted only when the server shuts down; a cancel waits for a running tool to finish (it is checked before a tool starts). */
   readonly signal: AbortSignal
+  /**
+   * Asks a person from inside `execute` (docs/approvals.md#asking-from-inside-a-tool): the turn pauses with this
+   * interrupt and, once it is answered, `execute` runs again **from the top**; each `ctx.interrupt` call then returns
+   * the stored answers in order, and the first call past them asks the next question. Code before a `ctx.interrupt`
+   * therefore runs again on every resume and must be idempotent. A cancelled question throws
+   * `InterruptCancelledError`. The answer was validated against `responseSchema`.
+   */
+  interrupt<TAnswer = unknown>(request: ToolInterruptRequest): Promise<TAnswer>
 }
 
 /** What `reconcile` receives: the call's ids, the thread state and the way to change it. */
@@ -45,7 +56,7 @@ export type ReconcileResult =
   { readonly status: 'succeeded'; readonly result: unknown } | { readonly status: 'failed'; readonly result?: unknown }
 
 /** Context for policy hooks (`approval`, `authorize`), before anything runs. */
-export type PolicyContext<TState = unknown> = Omit<ToolContext<TState>, 'updateState'>
+export type PolicyContext<TState = unknown> = Omit<ToolContext<TState>, 'updateState' | 'interrupt'>
 
 /** A function type checked bivariantly, so a tool with specific argument types fits a `ToolDefinition<unknown>` list. */
 type Bivariant<TArgs extends unknown[], TResult> = { hook(...args: TArgs): TResult }['hook']
@@ -116,6 +127,8 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
   readonly external?: true
   /** Set by `askUser`: the call is answered by a person through an `input_required` interrupt. */
   readonly human?: HumanToolSpec<TArgs>
+  /** Set by `defineSubagentTool`: the call runs another agent (docs/approvals.md#subagents). */
+  readonly subagent?: SubagentSpec
   /**
    * Seconds a decision on this tool's interrupt may take; a batch expires at the smallest timeout of its
    * interrupts (docs/approvals.md#deadlines). @default the server's `interruptTtlSeconds`
@@ -160,6 +173,8 @@ export interface ResolvedTool {
   readonly timeoutMs: number | undefined
   /** Scopes a person may remember an approval for (empty: no `remember`). */
   readonly rememberScopes: readonly RememberScope[]
+  /** A subagent tool's agent, resolved with the parent (`resolveAgent`). */
+  readonly subagent?: ResolvedAgent
 }
 
 function isZodSchema(value: unknown): value is z.ZodType {

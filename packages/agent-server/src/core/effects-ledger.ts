@@ -1,5 +1,7 @@
 import { InterludeError } from '@interlude/protocol'
 import type { PolicyContext, ResolvedTool, ToolContext } from '../agent/tool.ts'
+import { InterruptCancelledError } from '../agent/tool-interrupt.ts'
+import type { ToolInterruptRequest } from '../agent/tool-interrupt.ts'
 import { RunNotActiveError } from '../store/store.ts'
 import type { ToolCallRecord } from '../store/store.ts'
 import { publicMessage } from './events.ts'
@@ -7,15 +9,41 @@ import { RunCancelled } from './run-cancelled.ts'
 import type { RunWrites } from './run-writes.ts'
 import { parseJson, resultText, strictJson } from './strict-json.ts'
 import { clientThreadId } from './thread-key.ts'
+import { AlreadyStartedError } from './tool-asks.ts'
+import { SUBAGENT_RUNTIME } from './subagent-run.ts'
+import type { SubagentRuntime } from './subagent-run.ts'
+import type { AskRequest, AskSession } from './tool-asks.ts'
 
 const NOT_JSON_RESULT = 'Tool returned a value that is not JSON.'
 const NOT_JSON_STATE = 'Tool set a state that is not JSON.'
 
-/** What a call whose effect was attempted is settled with. */
+/** What a call whose effect was attempted is settled with (`cancelled`: its question was cancelled, uncaught). */
 export interface EffectOutcome {
-  readonly status: 'succeeded' | 'failed'
+  readonly status: 'succeeded' | 'failed' | 'cancelled'
   readonly result: unknown
   readonly state?: unknown
+}
+
+/** The tool asked past its answers: the turn pauses with these questions (docs/approvals.md#asking-from-inside-a-tool). */
+export interface AskedOutcome {
+  readonly status: 'asked'
+  readonly requests: readonly AskRequest[]
+  /**
+   * A subagent's state changes so far (its tools that ran before it asked are never run again, so their changes are
+   * committed with the pause); a plain tool's changes before a question are discarded (it runs again).
+   */
+  readonly state?: unknown
+}
+
+const ALREADY_STARTED: EffectOutcome = {
+  status: 'failed',
+  result: { status: 'error', error: 'This call was already started; its outcome is unknown.' },
+}
+
+/** The result of a call whose question was cancelled and which did not catch `InterruptCancelledError`. */
+export const QUESTION_CANCELLED = {
+  status: 'cancelled',
+  message: 'The person cancelled the question this tool asked; the tool stopped without finishing.',
 }
 
 /** The context a tool runs with, and the state it set (`undefined`: unchanged). */
@@ -28,7 +56,12 @@ export interface ToolInvocation {
  * The context a tool runs with: the policy context (which carries a private copy of the state)
  * plus `updateState` on that copy, and the signal tools see.
  */
-export function toolInvocation(policy: PolicyContext, signal: AbortSignal): ToolInvocation {
+export function toolInvocation(
+  policy: PolicyContext,
+  signal: AbortSignal,
+  asks?: AskSession,
+  subagent?: SubagentRuntime,
+): ToolInvocation {
   let state = policy.state
   let changed = false
   const context: ToolContext = {
@@ -38,7 +71,15 @@ export function toolInvocation(policy: PolicyContext, signal: AbortSignal): Tool
       state = update(state)
       changed = true
     },
+    interrupt: async <T>(request: ToolInterruptRequest): Promise<T> => {
+      if (!asks) throw new TypeError('ctx.interrupt is only available while a server tool executes.')
+      const answer = await asks.interrupt(request)
+      if (answer.status === 'cancelled') throw new InterruptCancelledError(answer.interruptId)
+      return answer.payload as T
+    },
   }
+  // Only a subagent tool reads it (`core/subagent-run.ts`); not enumerable, so never copied or logged.
+  if (subagent) Object.defineProperty(context, SUBAGENT_RUNTIME, { value: subagent })
   return { context, nextState: () => (changed ? state : undefined) }
 }
 
@@ -84,22 +125,37 @@ export class EffectsLedger {
     toolCallId: string,
     args: unknown,
     invocation: () => ToolInvocation,
-  ): Promise<EffectOutcome> {
+    asks?: AskSession,
+  ): Promise<EffectOutcome | AskedOutcome> {
     const { logError } = this.#d
-    if (!(await this.claim(toolCallId)))
-      return {
-        status: 'failed',
-        result: { status: 'error', error: 'This call was already started; its outcome is unknown.' },
-      }
+    // docs/approvals.md#asking-from-inside-a-tool: claimed here unless the call replays answers first.
+    if (!asks || asks.claimsAtStart) {
+      if (!(await this.claim(toolCallId))) return ALREADY_STARTED
+      asks?.markClaimed()
+    }
     const { context, nextState } = invocation()
     let value: unknown
     try {
       value = await tool.definition.execute!(args, context)
     } catch (error) {
+      const settled = this.#afterAsking(tool, asks, nextState)
+      if (settled) return settled
+      if (InterruptCancelledError.isInstance(error)) return { status: 'cancelled', result: QUESTION_CANCELLED }
       if (!InterludeError.isInstance(error)) logError(`tool ${tool.name} failed`, error)
       return {
         status: 'failed',
         result: { status: 'error', error: publicMessage(error, `The tool ${tool.name} failed.`) },
+      }
+    }
+    // A tool that caught its own pause still pauses; one that did not reach its last answer is claimed now.
+    const settled = this.#afterAsking(tool, asks, nextState)
+    if (settled) return settled
+    if (asks && !asks.claimed) {
+      try {
+        await asks.finish()
+      } catch (error) {
+        if (error instanceof AlreadyStartedError) return ALREADY_STARTED
+        throw error
       }
     }
     // The effect ran: whatever it handed back, the call is settled. The state change of a call
@@ -120,6 +176,29 @@ export class EffectsLedger {
       return { status: 'failed', result: { status: 'error', error: NOT_JSON_STATE } }
     }
     return { status: 'succeeded', result: content, ...(state !== undefined ? { state } : {}) }
+  }
+
+  /** After `execute`: the questions it asked, or the claim failure it met (rethrown: cancel, fencing). */
+  #afterAsking(
+    tool: ResolvedTool,
+    asks: AskSession | undefined,
+    nextState: () => unknown,
+  ): AskedOutcome | EffectOutcome | undefined {
+    if (!asks) return undefined
+    if (asks.fatal !== undefined) {
+      if (asks.fatal instanceof AlreadyStartedError) return ALREADY_STARTED
+      throw asks.fatal
+    }
+    if (asks.pending === undefined) return undefined
+    if (!tool.subagent) return { status: 'asked', requests: asks.pending }
+    const next = nextState()
+    try {
+      const state = next === undefined ? undefined : (JSON.parse(strictJson(next)) as unknown)
+      return { status: 'asked', requests: asks.pending, ...(state !== undefined ? { state } : {}) }
+    } catch (error) {
+      this.#d.logError(`subagent ${tool.name} set a state that is not JSON`, error)
+      return { status: 'asked', requests: asks.pending }
+    }
   }
 
   /**

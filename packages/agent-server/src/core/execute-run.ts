@@ -72,8 +72,15 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
       if (turn.takeStateChange()) yield ev.stateSnapshot(turn.state)
     }
     if (plan.kind === 'resume') {
-      yield* turn.applyDecisions(plan)
-      if (turn.takeStateChange()) yield ev.stateSnapshot(turn.state)
+      const asked = yield* turn.applyDecisions(plan)
+      if (turn.takeStateChange() || asked?.kind === 'interrupt') yield ev.stateSnapshot(turn.state)
+      // A tool that asked from inside `execute` asked again (docs/approvals.md#asking-from-inside-a-tool).
+      if (asked?.kind === 'interrupt') {
+        const checkpoint = turn.pauseSnapshot()
+        if (checkpoint !== undefined) yield ev.messagesSnapshot(checkpoint)
+        yield ev.runFinished(threadId, runId, { type: 'interrupt', interrupts: asked.interrupts })
+        return
+      }
     }
     if (continuation) {
       const step = yield* turn.handleLeftCalls()

@@ -61,6 +61,19 @@ export class RunWrites {
     )
   }
 
+  /** A call's checkpoint of answers and subagent progress (docs/approvals.md#asking-from-inside-a-tool); fenced. */
+  saveCheckpoint(toolCallId: string, checkpoint: unknown): Promise<void> {
+    return this.#afterEvents(() =>
+      this.#store.saveToolCheckpoint({
+        threadId: this.#threadId,
+        runId: this.#runId,
+        toolCallId,
+        json: JSON.stringify(checkpoint),
+        now: this.#now(),
+      }),
+    )
+  }
+
   /** Stores the batch with its `interrupt.opened` webhook rows (docs/approvals.md, "Webhooks"), in one write. */
   async createBatch(batch: NewBatch): Promise<void> {
     const subject = { threadId: this.#threadId, owner: this.#owner, runId: this.#runId }

@@ -15,7 +15,7 @@ import type { ModelChunk } from '../models/model.ts'
 import { NOT_STARTED_CALL_STATUSES, OPEN_CALL_STATUSES } from '../store/statuses.ts'
 import type { StoredInterrupt, ToolCallRecord } from '../store/store.ts'
 import { EffectsLedger, settleUnsettled, toolInvocation } from './effects-ledger.ts'
-import type { EffectOutcome } from './effects-ledger.ts'
+import type { AskedOutcome, EffectOutcome } from './effects-ledger.ts'
 import { ev, toolResult } from './events.ts'
 import type { ExecutionDeps } from './execute-run.ts'
 import { interruptBatch, interruptFor } from './interrupts.ts'
@@ -33,6 +33,12 @@ import { authorizeCall, classifyCalls, recordedKind, recordedStatus } from './to
 import type { Verdict, VerdictContext } from './tool-verdicts.ts'
 import { checkUsageCaps } from './usage.ts'
 import { clientThreadId } from './thread-key.ts'
+import { editedResult } from './edited-result.ts'
+import { DEFAULT_MAX_TOOL_ARGUMENT_BYTES, oversizedPlaceholder, oversizedVerdict } from './oversized-args.ts'
+import { runServerTool } from './server-tool-run.ts'
+import { EMPTY_CHECKPOINT, parseCheckpoint } from './tool-asks.ts'
+import type { AskSession, ToolCheckpoint } from './tool-asks.ts'
+import { askInterruptFor, withAnswers } from './tool-interrupts.ts'
 
 /** What a round of tool calls left: go on with the model, pause for decisions, or wait for results. */
 export type Step =
@@ -77,6 +83,8 @@ export class Turn {
   #calls = new Map<string, ToolCallRecord>()
   /** Calls in a batch this run stored (they stay answerable: never closed by this run). */
   #batched = new Set<string>()
+  /** Questions tools asked from inside `execute` since the last batch (docs/approvals.md#asking-from-inside-a-tool). */
+  #asked: PendingInterrupt[] = []
 
   constructor(plan: RunPlan, deps: ExecutionDeps) {
     this.#plan = plan
@@ -265,14 +273,59 @@ export class Turn {
 
   // ---- resume -------------------------------------------------------------------------------
 
-  async *applyDecisions(plan: ResumeRunPlan): AsyncGenerator<AgUiEvent, void, undefined> {
+  /**
+   * Carries out the decision for each call of the batch. A tool that asked from inside `execute` runs again with its
+   * answers and may ask again: those questions become the next batch (the returned pause).
+   */
+  async *applyDecisions(plan: ResumeRunPlan): AsyncGenerator<AgUiEvent, Step | undefined, undefined> {
+    if (plan.continuation) {
+      // The dead attempt already paused again: `handleLeftCalls` ends the run with that batch.
+      const open = await this.#deps.store.getOpenBatch(this.#plan.threadId)
+      if (open !== undefined && open.runId === this.#plan.runId) return undefined
+    }
     const byId = new Map<string, ResumeEntry>(plan.decision.map((e) => [e.interruptId, e]))
+    const asks = new Map<string, StoredInterrupt[]>()
+    for (const item of plan.batch.interrupts)
+      if (item.kind === 'ask') asks.set(item.toolCallId, [...(asks.get(item.toolCallId) ?? []), item])
     for (const item of plan.batch.interrupts) {
       const entry = byId.get(item.interrupt.id)
       const record = this.#calls.get(item.toolCallId)
       if (!entry || !record || record.status !== 'awaiting_decision') continue
+      if (item.kind === 'ask') {
+        // One re-execution per call, with all of its answers from this batch.
+        const group = asks.get(item.toolCallId)!
+        if (group[0] === item) yield* this.#answerAsks(group, byId, record)
+        continue
+      }
       yield* this.#applyDecision(item, entry, record)
     }
+    return this.#asked.length > 0 ? yield* this.#pauseWith([]) : undefined
+  }
+
+  /** Stores a call's new answers, then runs the tool again from the top (docs/approvals.md#asking-from-inside-a-tool). */
+  async *#answerAsks(
+    items: readonly StoredInterrupt[],
+    entries: ReadonlyMap<string, ResumeEntry>,
+    record: ToolCallRecord,
+  ): AsyncGenerator<AgUiEvent> {
+    const tool = this.#deps.agent.tools.get(record.toolName)
+    if (!tool || tool.kind !== 'server') {
+      yield* this.#settle(record, 'rejected', {
+        status: 'error',
+        error: `Tool "${record.toolName}" is no longer available.`,
+      })
+      return
+    }
+    const stored = parseCheckpoint(await this.#deps.store.getToolCheckpoint(this.#plan.threadId, record.toolCallId))
+    const checkpoint = withAnswers(stored, items, entries)
+    // Durable before the tool runs again: a crash from here on replays the same answers.
+    if (checkpoint !== stored) await this.#writes.saveCheckpoint(record.toolCallId, checkpoint)
+    let args = checkpoint.args
+    if (args === undefined) {
+      const parsed = parseJson(record.argsText)
+      args = parsed.ok ? parsed.value : {}
+    }
+    yield* this.#runEffect(tool, record, args, checkpoint.edited === true, checkpoint)
   }
 
   async *#applyDecision(item: StoredInterrupt, entry: ResumeEntry, record: ToolCallRecord): AsyncGenerator<AgUiEvent> {
@@ -514,7 +567,6 @@ export class Turn {
     calls: readonly ToolCallRecord[],
     verdicts: readonly Verdict[],
   ): AsyncGenerator<AgUiEvent, Step, undefined> {
-    const { now } = this.#deps
     // Everything that needs no decision is settled before the pause, so denied calls never look pending.
     const interrupts: PendingInterrupt[] = []
     const expiry = { ttlMs: this.#deps.interruptTtlMs, onExpiry: this.#deps.onExpiry }
@@ -545,31 +597,58 @@ export class Turn {
       }
     }
 
-    if (interrupts.length > 0) {
-      const batch = interruptBatch(this.#plan, interrupts, now())
-      // Durably stored before the RUN_FINISHED frame exists.
-      await this.#writes.createBatch(batch)
-      for (const i of batch.interrupts) this.#batched.add(i.toolCallId)
-      return { kind: 'interrupt', interrupts: batch.interrupts.map((i) => i.interrupt) }
-    }
+    if (interrupts.length > 0 || this.#asked.length > 0) return yield* this.#pauseWith(interrupts)
     return this.awaitingResults().length > 0 ? { kind: 'waiting' } : { kind: 'continue' }
   }
 
-  /** A server tool runs now; an external tool is started and its result awaited. */
+  /** Stores one batch of the calls' interrupts and the questions tools asked (in that order) and pauses. */
+  // eslint-disable-next-line require-yield
+  async *#pauseWith(interrupts: readonly PendingInterrupt[]): AsyncGenerator<AgUiEvent, Step, undefined> {
+    const all = [...interrupts, ...this.#asked]
+    this.#asked = []
+    const batch = interruptBatch(this.#plan, all, this.#deps.now())
+    // Durably stored before the RUN_FINISHED frame exists.
+    await this.#writes.createBatch(batch)
+    for (const i of batch.interrupts) this.#batched.add(i.toolCallId)
+    return { kind: 'interrupt', interrupts: batch.interrupts.map((i) => i.interrupt) }
+  }
+
+  /**
+   * A server tool runs now (with the answers of its questions so far, if it asked); an external tool is started and
+   * its result awaited. A tool that asks past its answers leaves its questions in `#asked`.
+   */
   async *#runEffect(
     tool: ResolvedTool,
     record: ToolCallRecord,
     args: unknown,
     edited = false,
+    checkpoint: ToolCheckpoint = EMPTY_CHECKPOINT,
   ): AsyncGenerator<AgUiEvent> {
-    const invocation = () =>
-      toolInvocation(this.#policyContext(record.toolCallId), this.#deps.toolSignal ?? this.#deps.signal)
+    const signal = this.#deps.toolSignal ?? this.#deps.signal
     let outcome: EffectOutcome | 'awaiting_result' | undefined
     if (tool.kind === 'external') {
+      const invocation = () => toolInvocation(this.#policyContext(record.toolCallId), signal)
       outcome = await this.#ledger.dispatch(tool, record.toolCallId, args, invocation)
       if (outcome === 'awaiting_result') this.#calls.set(record.toolCallId, { ...record, status: 'awaiting_result' })
     } else {
-      outcome = await this.#ledger.execute(tool, record.toolCallId, args, invocation)
+      const { outcome: executed, asks } = yield* runServerTool({
+        tool,
+        toolCallId: record.toolCallId,
+        args,
+        checkpoint,
+        policy: this.#policyContext(record.toolCallId),
+        toolSignal: signal,
+        runSignal: this.#deps.signal,
+        ledger: this.#ledger,
+        writes: this.#writes,
+        validators: this.#deps.validators,
+        logError: this.#deps.logError,
+      })
+      if (executed.status === 'asked') {
+        yield* this.#released(tool, record, asks, executed, { args, edited })
+        return
+      }
+      outcome = executed
     }
     if (typeof outcome === 'object')
       yield* this.#settle(
@@ -578,6 +657,38 @@ export class Turn {
         edited ? editedResult(args, outcome.result) : outcome.result,
         outcome.state,
       )
+  }
+
+  /**
+   * The tool asked: its claim is released (`awaiting_decision`) and the arguments it runs with are kept, before the
+   * batch is stored — a crash in between leaves a call that is not started and runs (and asks) again.
+   */
+  // eslint-disable-next-line require-yield
+  async *#released(
+    tool: ResolvedTool,
+    record: ToolCallRecord,
+    asks: AskSession,
+    asked: AskedOutcome,
+    run: { readonly args: unknown; readonly edited: boolean },
+  ): AsyncGenerator<AgUiEvent> {
+    const checkpoint = asks.checkpoint
+    if (checkpoint.args === undefined)
+      await this.#writes.saveCheckpoint(record.toolCallId, { ...checkpoint, args: run.args, edited: run.edited })
+    if (asks.claimed || record.status !== 'awaiting_decision' || asked.state !== undefined)
+      await this.#writes.settle({
+        toolCallId: record.toolCallId,
+        status: 'awaiting_decision',
+        result: undefined,
+        message: undefined,
+        ...(asked.state !== undefined ? { state: asked.state } : {}),
+      })
+    if (asked.state !== undefined) {
+      this.state = asked.state
+      this.#stateChanged = true
+    }
+    this.#calls.set(record.toolCallId, { ...record, status: 'awaiting_decision' })
+    const expiry = { ttlMs: this.#deps.interruptTtlMs, onExpiry: this.#deps.onExpiry }
+    for (const request of asked.requests) this.#asked.push(askInterruptFor(tool, record.toolCallId, request, expiry))
   }
 
   #policyContext(toolCallId: string): PolicyContext {
@@ -614,39 +725,5 @@ export class Turn {
       this.#stateChanged = true
     }
     yield settled.event
-  }
-}
-
-/**
- * The result of a call a person edited before approving (issue 14): the model's own `tool_calls`
- * still show what it proposed, so the result says explicitly that the call ran with other arguments,
- * and which (docs/approvals.md#edited-arguments).
- */
-export function editedResult(args: unknown, result: unknown): unknown {
-  return {
-    note: 'A person edited the arguments before approving this call. It ran with editedArguments, not with the arguments you proposed.',
-    editedArguments: args,
-    // The ledger hands results over as the text the model reads: nest JSON as JSON, not as a string.
-    result: typeof result === 'string' ? jsonOrText(result) : result,
-  }
-}
-
-function jsonOrText(text: string): unknown {
-  const parsed = parseJson(text)
-  return parsed.ok ? parsed.value : text
-}
-
-/** Tool-call arguments kept in the history at most (`Limits.maxToolArgumentBytes`). */
-export const DEFAULT_MAX_TOOL_ARGUMENT_BYTES = 64 * 1024
-
-/** What the history keeps of oversized arguments: valid JSON that says what happened. */
-export function oversizedPlaceholder(bytes: number): string {
-  return JSON.stringify({ omitted: `The arguments (${bytes} bytes) were too large and were not kept.` })
-}
-
-function oversizedVerdict(bytes: number, max: number): Verdict {
-  return {
-    kind: 'reject',
-    error: `The arguments were too large (${bytes} bytes, at most ${max}); they were omitted and the call did not run. Call the tool again with smaller arguments.`,
   }
 }

@@ -7,11 +7,19 @@ import type { ModelProvider, ModelRequest } from '../models/model.ts'
 import type { ScriptedResponse } from '../models/scripted.ts'
 import { scriptedModel } from '../models/scripted.ts'
 import { maintenanceSummary, scheduleMaintenance } from './maintenance-window.ts'
+import { rollback } from './rollback.ts'
+import { auditorTool } from './auditor.ts'
+import type { AuditRecord } from './auditor.ts'
+import type { RollbackRecord } from './rollback.ts'
 
 /** The demo agent's thread state. */
 export interface ReleaseState {
   releases: { version: string; toolCallId: string }[]
   deployments: { operationId: string; version: string; environment: 'staging' | 'production' }[]
+  /** Confirmed rollbacks ("rollback vX"); absent in threads from before the rollback tool. */
+  rollbacks?: RollbackRecord[]
+  /** Sign-offs of the auditor subagent ("audit vX"); absent until the first one. */
+  audits?: AuditRecord[]
 }
 
 export const ENVIRONMENT_CHOICE_SCHEMA = {
@@ -157,6 +165,24 @@ function describe(outcome: ToolOutcome): string {
     const d = r as Record<string, unknown>
     return `deployed ${String(d.version)} to ${String(d.environment)} (operation ${String(d.operationId)})`
   }
+  if (outcome.name === 'auditor') {
+    const version = String(outcome.args.version ?? '?')
+    if (status === 'cancelled') return `the audit of ${version} was cancelled`
+    if (status === 'error') return `the audit of ${version} failed`
+    const report = typeof r === 'object' && typeof r.report === 'string' ? r.report : 'no report'
+    return `the auditor reported: ${report.replace(/\.$/, '')}`
+  }
+  if (outcome.name === 'rollback') {
+    const version = String(outcome.args.version ?? '?')
+    if (status === 'cancelled') return `rollback of ${version} was cancelled`
+    if (status === 'error') return `rollback of ${version} failed`
+    const done = typeof r === 'object' && r.rolledBack === true
+    if (!done) return `rollback of ${version} was not confirmed; nothing changed`
+    const count = Array.isArray((r as Record<string, unknown>).deployments)
+      ? ((r as Record<string, unknown>).deployments as unknown[]).length
+      : 0
+    return `rolled back ${version} (${count} deployment${count === 1 ? '' : 's'})`
+  }
   return `${outcome.name} finished`
 }
 
@@ -194,6 +220,20 @@ export function releaseAssistantScript(request: ModelRequest): ScriptedResponse 
     return { text: `${head} Summary: ${summary}.` }
   }
 
+  if (/\baudit\b/i.test(userText)) {
+    const version = versionOf(userText)
+    return {
+      text: `I will ask the auditor to audit ${version}; it asks you before it signs off.`,
+      toolCalls: [{ name: 'auditor', args: { version } }],
+    }
+  }
+  if (/\broll ?back\b/i.test(userText)) {
+    const version = versionOf(userText)
+    return {
+      text: `I will roll back ${version}; the rollback tool will ask you to confirm the affected deployments.`,
+      toolCalls: [{ name: 'rollback', args: { version } }],
+    }
+  }
   if (/deploy|release/i.test(userText)) {
     const version = versionOf(userText)
     const environment = environmentOf(userText)
@@ -232,12 +272,20 @@ export interface ReleaseAssistantOptions {
 export const RELEASE_ASSISTANT_PROMPT =
   'You are a release assistant. You can publish releases and deploy them to staging or production with the ' +
   'publish_release and deploy tools (a person approves each call), and ask the user to choose an environment ' +
-  'with ask_user, or when and how to run a maintenance window with schedule_maintenance. Version strings look like v2.1; default to v1.0.0 and to staging. After tools ran, summarise ' +
+  'with ask_user, or when and how to run a maintenance window with schedule_maintenance. rollback rolls back a ' +
+  'version (it asks for confirmation itself); auditor runs the auditor subagent, which asks before it signs off. Version strings look like v2.1; default to v1.0.0 and to staging. After tools ran, summarise ' +
   'what ran and what was denied.'
 
 /** The demo agent (docs/demo-agent.md), served by the CLI by default. */
 export function releaseAssistant(options: ReleaseAssistantOptions = {}): AgentDefinition<ReleaseState> {
-  const tools: ToolDefinition<unknown, ReleaseState>[] = [publishRelease, deploy, askEnvironment, scheduleMaintenance]
+  const tools: ToolDefinition<unknown, ReleaseState>[] = [
+    publishRelease,
+    deploy,
+    askEnvironment,
+    scheduleMaintenance,
+    rollback as ToolDefinition<unknown, ReleaseState>,
+    auditorTool(options.pacingMs ?? 0) as ToolDefinition<unknown, ReleaseState>,
+  ]
   return {
     name: 'release-assistant',
     systemPrompt: RELEASE_ASSISTANT_PROMPT,

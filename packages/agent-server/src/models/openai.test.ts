@@ -92,6 +92,8 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
       'deploy',
       'ask_user',
       'schedule_maintenance',
+      'rollback',
+      'auditor',
     ])
     expect((sent.messages as { role: string }[]).map((m) => m.role)).toEqual(['system', 'user'])
 

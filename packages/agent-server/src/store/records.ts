@@ -93,7 +93,8 @@ export interface UsageCounts {
 /** Whose usage to sum: one thread's runs, or the runs of every thread a principal owns. */
 export type UsageScope = { readonly threadId: string } | { readonly ownerId: string }
 
-export type InterruptKind = 'approval' | 'input'
+/** `ask`: raised by `ctx.interrupt` inside a tool's `execute` (docs/approvals.md#asking-from-inside-a-tool). */
+export type InterruptKind = 'approval' | 'input' | 'ask'
 
 /** An interrupt as emitted, plus the server-side data needed to act on its answer. */
 export interface StoredInterrupt {

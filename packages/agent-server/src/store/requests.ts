@@ -175,7 +175,9 @@ export interface SettleToolCallRequest {
   readonly status: Extract<
     ToolCallStatus,
     // `unknown`: a continuation settles an effect its dead attempt left `started` (docs/architecture.md).
-    'succeeded' | 'failed' | 'denied' | 'cancelled' | 'rejected' | 'awaiting_result' | 'unknown'
+    // `awaiting_decision`: a tool asked from inside `execute`; its claim is released until the answer
+    // (docs/approvals.md#asking-from-inside-a-tool).
+    'succeeded' | 'failed' | 'denied' | 'cancelled' | 'rejected' | 'awaiting_result' | 'unknown' | 'awaiting_decision'
   >
   readonly result: string | undefined
   /** The tool message that carries the result into history. */

@@ -1,5 +1,6 @@
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
 import type { PermissionRuleFilter, PermissionRuleMatch } from './permission-rules.ts'
+import type { SaveToolCheckpoint } from './tool-checkpoints.ts'
 import type {
   AdmissionView,
   BatchRecord,
@@ -47,6 +48,7 @@ import type {
 export { RunNotActiveError } from './run-not-active-error.ts'
 export type * from './records.ts'
 export type * from './requests.ts'
+export type * from './tool-checkpoints.ts'
 
 /**
  * The persistence contract of the agent server (docs/architecture.md), implemented by SQLite and PostgreSQL
@@ -266,6 +268,13 @@ export interface Store {
   revokePermissionRule(owner: string, ruleId: string, at: number): Promise<boolean>
   /** Stores the `via: "rule"` record of one call (once per `toolCallId`); `listDecisions` includes it. */
   addRuleDecision(record: DecisionRecord): Promise<void>
+
+  // ---- per-call checkpoints of tools that ask from inside `execute` (docs/approvals.md#asking-from-inside-a-tool)
+
+  /** The checkpoint JSON of one call, if it has one. */
+  getToolCheckpoint(threadId: string, toolCallId: string): Promise<string | undefined>
+  /** Stores (replaces) a call's checkpoint; fenced: `RunNotActiveError` unless `runId` is the thread's active run. */
+  saveToolCheckpoint(request: SaveToolCheckpoint): Promise<void>
 
   /**
    * Optional change feed from other processes (PostgreSQL LISTEN/NOTIFY): appended events and

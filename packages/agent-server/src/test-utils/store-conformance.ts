@@ -11,6 +11,7 @@ import { readCases } from '../store/conformance/read-cases.ts'
 import { revisionCases } from '../store/conformance/revision-cases.ts'
 import { runCases } from '../store/conformance/run-cases.ts'
 import { usageCases } from '../store/conformance/usage-cases.ts'
+import { toolCheckpointCases } from '../store/conformance/tool-checkpoint-cases.ts'
 
 export type { ConformanceDatabase } from '../store/conformance/kit.ts'
 
@@ -34,5 +35,6 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     historyCases(kit)
     usageCases(kit)
     ownerCases(kit)
+    toolCheckpointCases(kit)
   })
 }

@@ -245,6 +245,7 @@ describe('decodeEvents', () => {
     ['a JSON array', 'data: [1,2]\n\n', 'invalid_event'],
     ['an object without type', 'data: {"threadId":"t"}\n\n', 'invalid_event'],
     ['a known event missing a field', 'data: {"type":"RUN_STARTED","threadId":"t"}\n\n', 'invalid_event'],
+    ['a snapshot holding a null message', 'data: {"type":"MESSAGES_SNAPSHOT","messages":[null]}\n\n', 'invalid_event'],
   ])('turns %s into a typed PROTOCOL_ERROR', async (_name, text, reason) => {
     const error = await failureOf(() => events(text))
     expect(error.code).toBe('PROTOCOL_ERROR')

@@ -1,6 +1,6 @@
 import type { AgUiEvent, Message } from '@interlude/protocol'
 import { clientError } from './errors.ts'
-import { deepFreeze, frozenJsonCopy } from './immutable.ts'
+import { deepFreeze, frozenJsonCopy, NONE } from './immutable.ts'
 import type { CoreState } from './reducer.ts'
 import { initialState } from './reducer.ts'
 import { ChatStore } from './chat-store.ts'
@@ -142,7 +142,7 @@ export class ChatRuntime<TState = unknown> {
       this.#assertMessagesUnlocked('start a new conversation on the same thread id')
     this.setThreadId(threadId)
     this.#store.transaction(() => {
-      this.#store.dispatch({ type: 'messages/replaced', messages: Object.freeze([]) })
+      this.#store.dispatch({ type: 'messages/replaced', messages: NONE })
       this.#store.dispatch({ type: 'state/replaced', state: this.#resolved.initialState })
     })
     return threadId

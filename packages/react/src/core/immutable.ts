@@ -44,3 +44,6 @@ export function randomId(): string {
   fallbackCounter += 1
   return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}-${fallbackCounter.toString(36)}`
 }
+
+/** The one frozen empty list (a shared identity: "nothing" never changes between snapshots). */
+export const NONE: readonly never[] = Object.freeze([])

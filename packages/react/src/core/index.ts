@@ -9,6 +9,12 @@ export { messageText } from '@interlude/protocol'
 export type { HttpTransportOptions } from './http-transport.ts'
 export type { Endpoint, EndpointParams, Endpoints } from './endpoints.ts'
 export type { ServerMode } from './server-features.ts'
+export { groupInterruptsBySubagent } from './subagent-groups.ts'
+export type { InterruptGroup } from './subagent-groups.ts'
+export { SUBAGENT_EVENT_NAME, SUBAGENT_MESSAGE_LIMIT, SUBAGENT_RUN_LIMIT } from './subagent-activity.ts'
+export type { SubagentActivities, SubagentActivity, SubagentStatus } from './subagent-activity.ts'
+export { subagentsByToolCall, subagentText, subagentToolCalls } from './subagent-view.ts'
+export type { SubagentToolCall } from './subagent-view.ts'
 export type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } from './transport.ts'
 export type {
   BrowserTool,

@@ -1,5 +1,8 @@
 import type { AgUiEvent, DecisionRecord, InterludeError, Message } from '@interlude/protocol'
 import { applyEvents } from './assemble.ts'
+import { NONE } from './immutable.ts'
+import type { SubagentActivities } from './subagent-activity.ts'
+import { NO_SUBAGENTS, withSubagentEvents } from './subagent-activity.ts'
 import type {
   ChatSnapshot,
   ChatStatus,
@@ -53,6 +56,8 @@ export interface CoreState {
   readonly decisions: readonly DecisionRecord[]
   /** Browser calls waiting for a result here: from a restore or a run this client did not start. */
   readonly toolCalls: readonly PendingToolCall[]
+  /** Subagent runs seen in this thread's stream (`CUSTOM interlude.subagent`), by subagentRunId. */
+  readonly subagents: SubagentActivities
 }
 
 /** How an interaction ended, as committed: a published batch, a failure with its error, or neither. */
@@ -116,10 +121,9 @@ export function initialState(threadId: string, messages: readonly Message[], sta
     unsettledEffects: undefined,
     decisions: NONE,
     toolCalls: NONE,
+    subagents: NO_SUBAGENTS,
   }
 }
-
-const NONE: readonly never[] = Object.freeze([])
 
 /** Decision records carried by `CUSTOM interlude.decision` events, appended once per run. */
 function withDecisions(decisions: readonly DecisionRecord[], events: readonly AgUiEvent[]): readonly DecisionRecord[] {
@@ -162,6 +166,7 @@ export function reduce(state: CoreState, action: Action): CoreState {
         unsettledEffects: undefined,
         decisions: NONE,
         toolCalls: NONE,
+        subagents: NO_SUBAGENTS,
       }
     case 'messages/replaced':
       return { ...state, messages: action.messages, recovery: bump(state.recovery) }
@@ -208,17 +213,20 @@ export function reduce(state: CoreState, action: Action): CoreState {
       const result = applyEvents(state.messages, state.state, action.events)
       const lastEventId = action.lastEventId ?? state.lastEventId
       const decisions = withDecisions(state.decisions, action.events)
+      const subagents = withSubagentEvents(state.subagents, action.events)
       if (
         result.messages === state.messages &&
         result.state === state.state &&
         lastEventId === state.lastEventId &&
         decisions === state.decisions &&
+        subagents === state.subagents &&
         !result.fault
       )
         return state
       return {
         ...state,
         decisions,
+        subagents,
         messages: result.messages,
         state: result.state,
         lastEventId,
@@ -299,7 +307,8 @@ export function toSnapshot<TState>(s: CoreState): ChatSnapshot<TState> {
     runId: run?.runId,
     unsettledEffects: s.unsettledEffects,
     decisions: s.decisions,
-    lastDecision: s.decisions[s.decisions.length - 1],
+    lastDecision: s.decisions.at(-1),
     pendingToolCalls: s.toolCalls,
+    subagents: s.subagents,
   })
 }

@@ -11,6 +11,7 @@ import type {
 } from '@interlude/protocol'
 import type { Endpoint, Endpoints } from './endpoints.ts'
 import type { ServerMode } from './server-features.ts'
+import type { SubagentActivities } from './subagent-activity.ts'
 import type { Transport } from './transport.ts'
 
 /**
@@ -102,6 +103,11 @@ export interface ChatSnapshot<TState = unknown> {
   readonly lastDecision: DecisionRecord | undefined
   /** Browser calls pending on the server that this client may settle once (`settleToolCalls`). */
   readonly pendingToolCalls: readonly PendingToolCall[]
+  /**
+   * What subagents did in this thread's stream, by `subagentRunId` (agent, status, text, tool calls), each naming
+   * the parent tool call that runs it; never part of `messages` (docs/client-contract.md#subagents).
+   */
+  readonly subagents: SubagentActivities
 }
 
 /** Context handed to a browser tool handler. */

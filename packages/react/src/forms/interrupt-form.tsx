@@ -45,6 +45,8 @@ export interface InterruptFormClassNames {
   readonly interrupt?: string
   /** Each interrupt's legend (`interlude-interrupt-title`). */
   readonly legend?: string
+  /** Each subagent's group of questions (`interlude-subagent-group`, with `data-subagent-run-id`). */
+  readonly group?: string
   /** The button row (`interlude-actions`). */
   readonly actions?: string
   /** The form-level alerts (`interlude-form-alert`). */
@@ -55,7 +57,7 @@ const cx = (own: string, extra: string | undefined) => (extra ? `${own} ${extra}
 
 /**
  * The default accessible form for a batch: one fieldset per interrupt (legend = the server's
- * message), approve/deny/cancel radios for approval schemas (with `editedArgs` editing when the tool
+ * message; a subagent's interrupts come after the parent's, in a section headed by the subagent's name), approve/deny/cancel radios for approval schemas (with `editedArgs` editing when the tool
  * allows it), schema-driven fields for other questions, and Approve all / Deny all / Cancel all.
  * Submits the complete batch at once. The submit button stays enabled (so a keyboard or screen
  * reader user can always ask what is missing); an incomplete or invalid batch is not submitted and
@@ -109,31 +111,50 @@ export function InterruptForm({
       <h2 id={`${baseId}-title`} className={cx('interlude-interrupt-form-title', classNames.title)}>
         {title ?? 'The agent needs your answer'}
       </h2>
-      {form.interrupts.map((interrupt, index) => {
-        const id = `${baseId}-${index}`
-        const missing = showMissing && form.drafts[interrupt.id] === undefined
+      {form.groups.map((group) => {
+        const questions = group.interrupts.map((interrupt) => {
+          // Element ids follow the batch order, whichever group shows the interrupt.
+          const id = `${baseId}-${form.interrupts.indexOf(interrupt)}`
+          const missing = showMissing && form.drafts[interrupt.id] === undefined
+          return (
+            // Keyed by batch and interrupt: a new batch reusing interrupt ids starts with fresh field state.
+            <fieldset
+              key={`${form.batchId}:${interrupt.id}`}
+              className={cx('interlude-interrupt', classNames.interrupt)}
+              data-reason={interrupt.reason}
+              aria-describedby={missing ? `${id}-missing` : undefined}
+            >
+              <legend className={cx('interlude-interrupt-title', classNames.legend)}>
+                {interruptTitle(interrupt, messages)}
+              </legend>
+              {isApproval(interrupt) ? (
+                <ApprovalQuestion interrupt={interrupt} form={form} id={id} disabled={disabled} />
+              ) : (
+                <InputQuestion interrupt={interrupt} form={form} id={id} disabled={disabled} />
+              )}
+              {missing && (
+                <p id={`${id}-missing`} className="interlude-field-error">
+                  An answer is required.
+                </p>
+              )}
+            </fieldset>
+          )
+        })
+        if (group.subagentRunId === undefined) return questions
+        // A subagent's questions are labelled by the subagent (docs/client-contract.md#subagents); still one submit.
+        const headingId = `${baseId}-${group.key}`
         return (
-          // Keyed by batch and interrupt: a new batch reusing interrupt ids starts with fresh field state.
-          <fieldset
-            key={`${form.batchId}:${interrupt.id}`}
-            className={cx('interlude-interrupt', classNames.interrupt)}
-            data-reason={interrupt.reason}
-            aria-describedby={missing ? `${id}-missing` : undefined}
+          <section
+            key={`${form.batchId}:${group.key}`}
+            className={cx('interlude-subagent-group', classNames.group)}
+            aria-labelledby={headingId}
+            data-subagent-run-id={group.subagentRunId}
           >
-            <legend className={cx('interlude-interrupt-title', classNames.legend)}>
-              {interruptTitle(interrupt, messages)}
-            </legend>
-            {isApproval(interrupt) ? (
-              <ApprovalQuestion interrupt={interrupt} form={form} id={id} disabled={disabled} />
-            ) : (
-              <InputQuestion interrupt={interrupt} form={form} id={id} disabled={disabled} />
-            )}
-            {missing && (
-              <p id={`${id}-missing`} className="interlude-field-error">
-                An answer is required.
-              </p>
-            )}
-          </fieldset>
+            <h3 id={headingId} className="interlude-subagent-group-title">
+              {group.label}
+            </h3>
+            {questions}
+          </section>
         )
       })}
       <div className={cx('interlude-actions', classNames.actions)}>

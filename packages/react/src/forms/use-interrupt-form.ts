@@ -1,6 +1,7 @@
 import type { Interrupt, Message, ResumeEntry } from '@interlude/protocol'
 import { InterludeError } from '@interlude/protocol'
 import { useCallback, useMemo, useState } from 'react'
+import { groupInterruptsBySubagent, type InterruptGroup } from '../core/subagent-groups.ts'
 import type { PendingInterruptBatch, ResumeOptions } from '../core/types.ts'
 import type { FieldError } from './validate-payload.ts'
 import { validatePayload } from './validate-payload.ts'
@@ -23,6 +24,11 @@ export interface UseInterruptFormResult {
   /** The batch id these drafts belong to (the batch the form was opened with). */
   readonly batchId: string | undefined
   readonly interrupts: readonly Interrupt[]
+  /**
+   * `interrupts` grouped by owner: the parent's first, then one group per subagent run (`groupInterruptsBySubagent`).
+   * Presentation only: `buildResume` answers the whole batch in one resume, in batch order.
+   */
+  readonly groups: readonly InterruptGroup[]
   readonly drafts: Drafts
   /** Problems per interrupt id: an unanswered interrupt, or payload errors against its `responseSchema`. */
   readonly errors: Readonly<Record<string, readonly FieldError[]>>
@@ -179,6 +185,7 @@ export function useInterruptForm(
     return {
       batchId,
       interrupts,
+      groups: groupInterruptsBySubagent(interrupts),
       drafts,
       errors,
       isComplete,

@@ -23,6 +23,7 @@ export const LEGACY_THREAD_ROWS: readonly string[] = [
    VALUES ('support', 'c1', 'r1', 'a1', 'deploy', '{}', 'server', 'awaiting_decision', 1)`,
   `INSERT INTO decisions (thread_id, run_id, batch_id, interrupt_ids, entries, decided_by, via, decided_at)
    VALUES ('support', 'r0', 'b0', '["i0"]', '[]', 'alice', 'run', 1)`,
+  `INSERT INTO tool_checkpoints (thread_id, tool_call_id, json, updated_at) VALUES ('support', 'c1', '{"answers":[]}', 1)`,
 ]
 
 /** After the migration, the thread is alice's `support` (its key) in every table, and nobody else's. */
@@ -38,6 +39,7 @@ export async function expectLegacyThreadKeyed(store: Store): Promise<void> {
   expect(await store.getBatchOfInterrupt(key, 'i1')).toMatchObject({ batchId: 'b1' })
   expect(await store.getToolCall(key, 'c1')).toMatchObject({ status: 'awaiting_decision' })
   expect((await store.listDecisions(key)).map((d) => d.runId)).toEqual(['r0'])
+  expect(await store.getToolCheckpoint(key, 'c1')).toBe('{"answers":[]}')
   expect((await store.listThreads('alice', { limit: 10 })).map((t) => t.threadId)).toEqual([key])
   // The thread goes on: its batch can be claimed under the key.
   const claim = await store.claimBatch({

@@ -203,6 +203,17 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE runs ADD COLUMN input_tokens BIGINT NOT NULL DEFAULT 0, ADD COLUMN output_tokens BIGINT NOT NULL DEFAULT 0;
   `,
+  // issue 15 (asking from inside a tool, subagents; docs/approvals.md#asking-from-inside-a-tool): per call, the answers
+  // its `ctx.interrupt` calls received, in order, and a subagent's progress; written only by the executing run.
+  `
+  CREATE TABLE tool_checkpoints (
+    thread_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    json TEXT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (thread_id, tool_call_id)
+  );
+  `,
   // issue 12.7 (thread ids per owner, docs/decisions.md): a thread is keyed by its owner and the client's id joined by
   // U+001F (src/core/thread-key.ts), so another principal can no longer take an id first. Existing threads get the key
   // of their owner in every table that names a thread; permission rules keep the client's id (they carry the owner).
@@ -215,6 +226,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   UPDATE tool_calls x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
   UPDATE decisions x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
   UPDATE rule_decisions x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
+  UPDATE tool_checkpoints x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
   UPDATE threads SET thread_id = owner_id || chr(31) || thread_id;
   `,
 ]

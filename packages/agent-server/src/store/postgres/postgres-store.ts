@@ -82,6 +82,8 @@ import { loadPg, pgModule } from './pg-module.ts'
 import { DEFAULT_SCHEMA } from './options.ts'
 import { probeValue, READINESS_PROBE_KEY } from '../store-errors.ts'
 import type { PostgresPool, PostgresStoreOptions } from './options.ts'
+import { getToolCheckpoint, saveToolCheckpointTx } from './tool-checkpoints.ts'
+import type { SaveToolCheckpoint } from '../tool-checkpoints.ts'
 
 // The option types live beside the store; importers keep naming them from here.
 export { DEFAULT_SCHEMA } from './options.ts'
@@ -441,6 +443,14 @@ export class PostgresStore implements Store {
 
   async addRuleDecision(record: DecisionRecord): Promise<void> {
     await addRuleDecision(this.#pool, record)
+  }
+
+  async getToolCheckpoint(threadId: string, toolCallId: string): Promise<string | undefined> {
+    return getToolCheckpoint(this.#pool, threadId, toolCallId)
+  }
+
+  async saveToolCheckpoint(request: SaveToolCheckpoint): Promise<void> {
+    await this.#tx((q) => saveToolCheckpointTx(q, request))
   }
 
   /** Opens the admission pool's connections up front. */

@@ -198,6 +198,17 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE runs ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
   `,
+  // issue 15 (asking from inside a tool, subagents; docs/approvals.md#asking-from-inside-a-tool): per call, the answers
+  // its `ctx.interrupt` calls received, in order, and a subagent's progress; written only by the executing run.
+  `
+  CREATE TABLE tool_checkpoints (
+    thread_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    json TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (thread_id, tool_call_id)
+  );
+  `,
   // issue 12.7 (thread ids per owner, docs/decisions.md): a thread is keyed by its owner and the client's id joined by
   // U+001F (src/core/thread-key.ts), so another principal can no longer take an id first. Existing threads get the key
   // of their owner in every table that names a thread; permission rules keep the client's id (they carry the owner).
@@ -217,6 +228,8 @@ export const MIGRATIONS: readonly string[] = [
   UPDATE decisions SET thread_id = (SELECT t.owner_id || char(31) || t.thread_id FROM threads t WHERE t.thread_id = decisions.thread_id)
     WHERE thread_id IN (SELECT thread_id FROM threads);
   UPDATE rule_decisions SET thread_id = (SELECT t.owner_id || char(31) || t.thread_id FROM threads t WHERE t.thread_id = rule_decisions.thread_id)
+    WHERE thread_id IN (SELECT thread_id FROM threads);
+  UPDATE tool_checkpoints SET thread_id = (SELECT t.owner_id || char(31) || t.thread_id FROM threads t WHERE t.thread_id = tool_checkpoints.thread_id)
     WHERE thread_id IN (SELECT thread_id FROM threads);
   UPDATE threads SET thread_id = owner_id || char(31) || thread_id;
   `,

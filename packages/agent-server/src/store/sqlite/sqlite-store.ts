@@ -71,6 +71,8 @@ import { prepareStatements } from './statements.ts'
 import type { SqliteStatements } from './statements.ts'
 import type { SqliteDatabase } from './sqlite-database.ts'
 import { loadSqlite } from './sqlite-module.ts'
+import { prepareToolCheckpoints } from './tool-checkpoints.ts'
+import type { SaveToolCheckpoint } from '../tool-checkpoints.ts'
 import { probeValue, READINESS_PROBE_KEY } from '../store-errors.ts'
 
 export interface SqliteStoreOptions {
@@ -93,6 +95,7 @@ export class SqliteStore implements Store {
   readonly #s: SqliteStatements
   readonly #rules: ReturnType<typeof preparePermissionRules>
   readonly #usage: ReturnType<typeof sqliteUsage>
+  readonly #checkpoints: ReturnType<typeof prepareToolCheckpoints>
   readonly #now: Clock
   #closed = false
 
@@ -116,6 +119,7 @@ export class SqliteStore implements Store {
     this.#s = prepareStatements(this.#db)
     this.#rules = preparePermissionRules(this.#db)
     this.#usage = sqliteUsage(this.#db)
+    this.#checkpoints = prepareToolCheckpoints(this.#db)
   }
 
   /** Direct access for tests and tooling (e.g. a before/after dump). */
@@ -469,6 +473,17 @@ export class SqliteStore implements Store {
 
   async addRuleDecision(record: DecisionRecord): Promise<void> {
     this.#write(() => this.#rules.addDecision(record))
+  }
+
+  async getToolCheckpoint(threadId: string, toolCallId: string): Promise<string | undefined> {
+    return this.#checkpoints.get(threadId, toolCallId)
+  }
+
+  async saveToolCheckpoint(request: SaveToolCheckpoint): Promise<void> {
+    this.#write(() => {
+      fenceTx(this.#s, request.threadId, request.runId)
+      this.#checkpoints.put(request)
+    })
   }
 
   #messages(threadId: string): Message[] {
