@@ -18,6 +18,9 @@ export const USAGE = `Usage: interlude-server [options]
   --db <path | url>     SQLite file, created on first start (default .data/interlude.db), or a
                         postgres://user:pass@host:port/db URL (PostgreSQL, several replicas)
   --db-schema <name>    PostgreSQL schema of the tables (default: interlude)
+  --db-pool <n>         PostgreSQL connections for run work, per process (default 20)
+  --db-admission-pool <n>
+                        PostgreSQL connections kept open for admission, per process (default 10)
   --shared              several server processes share this SQLite file (default for PostgreSQL):
                         runs left running are closed once their lease ends, not all at startup
   --workers <n>         serve with n processes on one port (default 1), each a replica on the shared
@@ -98,6 +101,8 @@ export interface CliOptions {
   readonly dbSchema: string | undefined
   /** `false` with --shared or a PostgreSQL URL. */
   readonly exclusive: boolean
+  /** `--db-pool`, `--db-admission-pool` (PostgreSQL only). */
+  readonly dbPool: { readonly max?: number; readonly admissionMax?: number }
   /** `--workers`: server processes sharing the port (1: this process serves). */
   readonly workers: number
   readonly runLeaseMs: number | undefined
@@ -277,6 +282,8 @@ export function parseCliArgs(
       'db-schema': { type: 'string' },
       shared: { type: 'boolean' },
       workers: { type: 'string' },
+      'db-pool': { type: 'string' },
+      'db-admission-pool': { type: 'string' },
       'run-lease-ms': { type: 'string' },
       'poll-ms': { type: 'string' },
       model: { type: 'string' },
@@ -367,6 +374,16 @@ export function parseCliArgs(
     if (model !== 'openai') throw new Error(`--${flag} needs --model openai`)
     openai[key] = nonNegativeInteger(`--${flag}`, text, true)
   }
+  const dbPool: { max?: number; admissionMax?: number } = {}
+  for (const [flag, key] of [
+    ['db-pool', 'max'],
+    ['db-admission-pool', 'admissionMax'],
+  ] as const) {
+    const text = values[flag]
+    if (text === undefined) continue
+    if (!postgres) throw new Error(`--${flag} needs a postgres:// --db`)
+    dbPool[key] = nonNegativeInteger(`--${flag}`, text, false)
+  }
   const workers = Number(values.workers ?? '1')
   if (!Number.isInteger(workers) || workers < 1 || workers > 64 || values.workers?.trim() === '')
     throw new Error('--workers must be an integer between 1 and 64')
@@ -387,6 +404,7 @@ export function parseCliArgs(
     dbSchema: values['db-schema'],
     exclusive: !postgres && values.shared !== true,
     workers,
+    dbPool,
     runLeaseMs:
       values['run-lease-ms'] === undefined
         ? undefined

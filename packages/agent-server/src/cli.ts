@@ -43,6 +43,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     host: options.host,
     ...(isPostgresUrl(options.db) ? { dbUrl: options.db } : { dbPath: options.db }),
     ...(options.dbSchema !== undefined ? { dbSchema: options.dbSchema } : {}),
+    dbPool: options.dbPool,
     exclusive: options.exclusive,
     ...(options.runLeaseMs !== undefined ? { runLeaseMs: options.runLeaseMs } : {}),
     ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
@@ -103,8 +104,9 @@ export async function main(argv: readonly string[]): Promise<void> {
       },
     )
   }
-  process.on('SIGINT', stop)
-  process.on('SIGTERM', stop)
+  // Node passes the signal's number as a second argument: not the `fromSupervisor` flag.
+  process.on('SIGINT', (signal) => stop(signal))
+  process.on('SIGTERM', (signal) => stop(signal))
   if (isWorker()) onSupervisorShutdown((reason) => stop(reason, true))
 }
 

@@ -18,7 +18,7 @@ const names = new Map<string, string>()
 /**
  * A named statement, parsed and planned once per connection (a prepared statement) instead of on every call: on a
  * busy database the planning of the admission CTEs costs as much CPU as running them (docs/architecture.md,
- * "PostgreSQL round trips"). The name is a hash of the text, so one text never gets two names and two never share one.
+ * "Replicas on PostgreSQL"). The name is a hash of the text, so one text never gets two names and two never share one.
  */
 function nameOf(text: string): string {
   let name = names.get(text)
