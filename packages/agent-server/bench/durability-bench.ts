@@ -6,6 +6,8 @@
  * 1. Event-log append throughput (events/s): batches of 256 (what a run writes) and single-event commits.
  * 2. Claim latency (store.claimBatch) p50/p99, 100 concurrent claims on 100 paused threads.
  * 3. Events/s of one scripted run through POST /runs with the durable log vs a bare Hono streamSSE loop.
+ * 3b. The same run on PostgreSQL through the CLI in child processes, BENCH_RUN_STREAMS (2) at once: one process and
+ *    `--workers 2` against bare Hono loops in one and two processes, in turns (and BENCH_BASELINE_CLI beside them).
  * 4. Resume admission p50/p99 (Server-Timing) at 100 concurrent threads, the CLI in a child process; PostgreSQL with
  *    one process and with `--workers 2` measured in turns (and BENCH_BASELINE_CLI, another checkout's CLI, beside them).
  * 5. RSS of one server process holding 1,000 idle SSE connections (tails of silent runs).
@@ -33,6 +35,7 @@ import { EventType } from '@interlude/protocol'
 import { scriptedModel } from '../src/models/scripted.ts'
 import { admissionRound, countFrames, fmt, median, percentile } from './bench-utils.ts'
 import { BASELINE_CLI, launched, spawnCli } from './cli-process.ts'
+import type { ServerProcess } from './cli-process.ts'
 import { startServer } from '../src/server.ts'
 import { NO_PRINCIPAL_QUOTAS } from '../src/core/limits.ts'
 import { withDefaultUser } from '../src/store/postgres/connection.ts'
@@ -47,7 +50,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const THREADS = Number(process.env.BENCH_THREADS ?? 100)
 const ADMISSION_ROUNDS = Number(process.env.BENCH_ADMISSION_ROUNDS ?? 3)
 const IDLE = Number(process.env.BENCH_IDLE ?? 1000)
-const PARTS = new Set((process.env.BENCH_PARTS ?? '1,2,3,4,5,6').split(',').map((p) => p.trim()))
+const PARTS = new Set((process.env.BENCH_PARTS ?? '1,2,3,3b,4,5,6').split(',').map((p) => p.trim()))
 const BACKENDS = new Set((process.env.BENCH_BACKENDS ?? 'SQLite,PostgreSQL').split(',').map((p) => p.trim()))
 const AUTH = { Authorization: 'Bearer bench-secret' }
 /** Part 4's PostgreSQL set-ups, `name=flags;name=flags` (the first is the reference of the ratios). */
@@ -299,6 +302,80 @@ async function runThroughput(): Promise<{ bare: number; durable: Record<string, 
     bare: median(samples.bare!),
     durable: { SQLite: median(samples.SQLite!), PostgreSQL: median(samples.PostgreSQL!) },
   }
+}
+
+// ---- 3b. runs through the CLI: one process, --workers 2, bare Hono -----------------------------------
+
+/** Part 3b's streams per measurement: concurrent runs, so that two workers each get one. */
+const RUN_STREAMS = Number(process.env.BENCH_RUN_STREAMS ?? 2)
+
+interface RunSetup {
+  readonly name: string
+  start(): Promise<ServerProcess>
+}
+
+/** Events/s over `RUN_STREAMS` concurrent runs (all frames / wall time until the last stream ends). */
+async function concurrentRuns(baseUrl: string): Promise<number> {
+  const started = performance.now()
+  const frames = await Promise.all(
+    Array.from({ length: RUN_STREAMS }, async () => {
+      const response = await fetch(`${baseUrl}/runs`, {
+        method: 'POST',
+        headers: { ...AUTH, 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          threadId: `bench-${randomUUID()}`,
+          runId: randomUUID(),
+          messages: [{ id: randomUUID(), role: 'user', content: 'go' }],
+        }),
+      })
+      return countFrames(response)
+    }),
+  )
+  return frames.reduce((a, b) => a + b, 0) / ((performance.now() - started) / 1000)
+}
+
+/**
+ * The durable PostgreSQL run served by the real CLI in a child process — one process and `--workers 2` (and
+ * BENCH_BASELINE_CLI) — against a bare Hono `streamSSE` loop in a child (one process and two), in turns: per round
+ * each set-up is started, warmed with one measurement and measured once, in rotating order.
+ */
+async function runThroughputProcesses(): Promise<Map<string, number>> {
+  const agentModule = path.join(ROOT, 'bench/fixtures/long-text-agent.ts')
+  const bareScript = path.join(ROOT, 'bench/fixtures/bare-sse.ts')
+  const bare = (workers: number) => () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', bareScript], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, BENCH_TOKENS: String(TOKENS), BENCH_WORKERS: String(workers) },
+    })
+    return launched(child, () => child.kill('SIGTERM'))
+  }
+  const cli = (args: string[], script?: string) => async () => {
+    const { store, cliArgs } = await allBackends.find((b) => b.name === 'PostgreSQL')!.open()
+    await store.close()
+    process.env.BENCH_TOKENS = String(TOKENS)
+    return spawnCli(['--token', 'bench=bench-secret', '--agent', agentModule, ...cliArgs, ...args], script)
+  }
+  const setups: RunSetup[] = [
+    { name: 'bare Hono, 1 process', start: bare(1) },
+    { name: 'bare Hono, 2 processes', start: bare(2) },
+    { name: 'PostgreSQL, 1 process', start: cli([]) },
+    { name: 'PostgreSQL, --workers 2', start: cli(['--workers', '2']) },
+    ...(BASELINE_CLI !== undefined ? [{ name: 'PostgreSQL, baseline CLI', start: cli([], BASELINE_CLI) }] : []),
+  ]
+  const samples = new Map(setups.map((setup) => [setup.name, [] as number[]]))
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < setups.length; i++) {
+      const setup = setups[(i + round) % setups.length]!
+      const server = await setup.start()
+      try {
+        await concurrentRuns(server.baseUrl)
+        samples.get(setup.name)!.push(await concurrentRuns(server.baseUrl))
+      } finally {
+        await server.stop()
+      }
+    }
+  }
+  return new Map([...samples].map(([name, xs]) => [name, median(xs)]))
 }
 
 // ---- 4. admission through the CLI ----------------------------------------------------------------
@@ -624,6 +701,21 @@ try {
       console.log(
         `   durable log on ${name.padEnd(14)}: ${fmt(eps)} events/s = ${((eps / run.bare) * 100).toFixed(1)}% of bare (target ≥ 50%)`,
       )
+    }
+  }
+
+  if (PARTS.has('3b') && BACKENDS.has('PostgreSQL')) {
+    const eps = await runThroughputProcesses()
+    console.log(
+      `\n3b) ${RUN_STREAMS} concurrent scripted runs of ${fmt(TOKENS + 4)} events, servers in child processes (median of ${ROUNDS})`,
+    )
+    const floor = (name: string) =>
+      eps.get(name.includes('1 process') ? 'bare Hono, 1 process' : 'bare Hono, 2 processes')!
+    for (const [name, value] of eps) {
+      const vs = name.startsWith('bare')
+        ? ''
+        : ` = ${((value / floor(name)) * 100).toFixed(1)}% of bare Hono with as many processes, ${((value / eps.get('bare Hono, 1 process')!) * 100).toFixed(1)}% of 1 bare process (target ≥ 50%)`
+      console.log(`   ${name.padEnd(26)}: ${fmt(value)} events/s${vs}`)
     }
   }
 
