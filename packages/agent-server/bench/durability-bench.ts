@@ -710,7 +710,7 @@ try {
       `\n3b) ${RUN_STREAMS} concurrent scripted runs of ${fmt(TOKENS + 4)} events, servers in child processes (median of ${ROUNDS})`,
     )
     const floor = (name: string) =>
-      eps.get(name.includes('1 process') ? 'bare Hono, 1 process' : 'bare Hono, 2 processes')!
+      eps.get(name.includes('--workers 2') ? 'bare Hono, 2 processes' : 'bare Hono, 1 process')!
     for (const [name, value] of eps) {
       const vs = name.startsWith('bare')
         ? ''

@@ -36,6 +36,8 @@ interface Supervisor {
   readonly workerPids: number[]
   /** Everything the set printed on stdout so far (the workers' JSON log lines included). */
   output(): string
+  /** … and on stderr. */
+  errors(): string
   exited: Promise<number | null>
 }
 
@@ -60,6 +62,7 @@ function launchWorkers(args: string[]): Promise<Supervisor> {
           baseUrl: `${ready[3]!}/api/agent`,
           workerPids: ready[2]!.split(', ').map(Number),
           output: () => out,
+          errors: () => err,
           exited,
         })
     })
@@ -119,7 +122,7 @@ function alive(pid: number): boolean {
 }
 
 describe('interlude-server --workers', () => {
-  it('is refused where the workers could not share the store, and with a metrics port', () => {
+  it('is refused where the workers could not share the store, and with a metrics port; pool sizes need PostgreSQL', () => {
     const env = { INTERLUDE_SESSION_SECRET: 'x'.repeat(32) }
     expect(parseCliArgs(['--db', 'x.db'])).toMatchObject({ workers: 1 })
     expect(parseCliArgs(['--db', 'x.db', '--shared', '--workers', '3'])).toMatchObject({ workers: 3, exclusive: false })
@@ -127,6 +130,14 @@ describe('interlude-server --workers', () => {
     expect(() => parseCliArgs(['--db', 'x.db', '--workers', '2'])).toThrow(/--workers needs a postgres/)
     for (const bad of ['0', '-1', '1.5', 'two', '', '65'])
       expect(() => parseCliArgs(['--db', 'x.db', '--shared', `--workers=${bad}`])).toThrow(/--workers must be/)
+    expect(parseCliArgs(['--db', 'postgres://h/d', '--db-pool', '5', '--db-admission-pool', '3'], env)).toMatchObject({
+      dbPool: { max: 5, admissionMax: 3 },
+    })
+    expect(parseCliArgs(['--db', 'postgres://h/d'], env)).toMatchObject({ dbPool: {} })
+    expect(() => parseCliArgs(['--db', 'x.db', '--db-pool', '5'])).toThrow(/--db-pool needs a postgres/)
+    expect(() => parseCliArgs(['--db', 'postgres://h/d', '--db-admission-pool', '0'], env)).toThrow(
+      /--db-admission-pool must be/,
+    )
     expect(() => parseCliArgs(['--db', 'postgres://h/d', '--workers', '2', '--metrics-port', '0'], env)).toThrow(
       /--metrics-port/,
     )
@@ -216,6 +227,55 @@ describe('interlude-server --workers', () => {
 // The SQLite variant shares one file between the workers (`--shared`).
 describe('interlude-server --workers on SQLite --shared', () => {
   const tmp = tempDir()
+
+  it('replaces a worker that dies, and a second SIGTERM ends the set at once', async () => {
+    const set = await launchWorkers([
+      '--workers',
+      '2',
+      '--db',
+      path.join(tmp.dir, 'replace.db'),
+      '--shared',
+      '--token',
+      `alice=${TOKENS.alice}`,
+      '--shutdown-grace-ms',
+      '600000',
+      '--pacing-ms',
+      '200',
+    ])
+    const [killed, kept] = set.workerPids as [number, number]
+    process.kill(killed, 'SIGKILL')
+    let replacement: number | undefined
+    const deadline = Date.now() + 20_000
+    while (replacement === undefined && Date.now() < deadline) {
+      const match = /worker (\d+) listening\n/.exec(set.output())
+      if (match) replacement = Number(match[1])
+      else await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(replacement).toBeDefined()
+    expect([killed, kept]).not.toContain(replacement)
+    expect(set.errors()).toContain(`worker ${killed} exited (SIGKILL)`)
+    // Both the kept worker and the replacement serve.
+    for (let i = 0; i < 6; i++) expect((await request(`${set.baseUrl}/health`)).status).toBe(200)
+    const served = servedBy(set.output(), 'GET', '/api/agent/health')
+    expect(served.has(kept) && served.has(replacement!)).toBe(true)
+    // A run paced at 200 ms a token keeps the first SIGTERM's drain waiting (grace 600 s); the second ends all.
+    const response = await fetch(`${set.baseUrl}/runs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKENS.alice}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(runInput(newThreadId(), [userMessage('hello there, tell me a long story')])),
+    })
+    expect(response.status).toBe(200)
+    const slow = response.text().catch(() => undefined)
+    set.child.kill('SIGTERM')
+    await new Promise((r) => setTimeout(r, 300))
+    set.child.kill('SIGTERM')
+    expect(await set.exited).toBe(1)
+    await slow
+    expect(set.output()).toContain('SIGTERM again: exiting now')
+    const stopDeadline = Date.now() + 10_000
+    while ([kept, replacement!].some(alive) && Date.now() < stopDeadline) await new Promise((r) => setTimeout(r, 50))
+    for (const pid of [kept, replacement!]) expect(alive(pid)).toBe(false)
+  })
 
   it('serves from both workers on one shared file and exits on SIGTERM', async () => {
     const set = await launchWorkers([

@@ -11,6 +11,9 @@ import { statement } from './query.ts'
  * transaction per process is in flight, and the appends commit in parallel. A notification is only a wake-up: one
  * lost with a crash between the append and the announcement costs a reader the log poll's latency, never data.
  */
+/** How long announcements gather before one statement sends them: the added wake-up latency across replicas. */
+export const NOTIFY_WINDOW_MS = 5
+
 export class PgNotifier {
   readonly #pool: pg.Pool
   readonly #channel: string
@@ -29,8 +32,8 @@ export class PgNotifier {
     if (seq > (this.#pending.get(threadId) ?? 0)) this.#pending.set(threadId, seq)
     if (!this.#flushing) {
       this.#flushing = true
-      // Appends that commit in the same tick share the statement.
-      setImmediate(() => void this.#flush())
+      // Appends that commit within a few milliseconds share the statement (a streaming run appends every few ms).
+      setTimeout(() => void this.#flush(), NOTIFY_WINDOW_MS)
     }
   }
 
@@ -51,6 +54,14 @@ export class PgNotifier {
   }
 }
 
-/** One transaction, one NOTIFY per payload (each ≤ 8000 bytes: a thread id is at most a few hundred). */
+/**
+ * One transaction, one NOTIFY per payload (each ≤ 8000 bytes: a thread id is at most a few hundred). It writes no
+ * data, so its commit need not wait for a WAL flush (`synchronous_commit` off for this transaction only — every write
+ * that carries data, a decision above all, keeps it on): a notification lost with a database crash is a missed
+ * wake-up, which the log poll covers.
+ */
 const notifyAll = (channel: string, payloads: readonly string[]) =>
-  statement('SELECT count(pg_notify($1, p)) FROM unnest($2::text[]) AS p', [channel, payloads])
+  statement(
+    `SELECT set_config('synchronous_commit', 'off', true), count(pg_notify($1, p)) FROM unnest($2::text[]) AS p`,
+    [channel, payloads],
+  )
