@@ -94,8 +94,8 @@ export type { PostgresPool, PostgresPoolSettings, PostgresStoreOptions } from '.
  * statements or short transactions that lock the thread row first (one lock order everywhere:
  * thread row, then the rows of that thread). `appendEvents` is one statement; once it committed, the new log head
  * is NOTIFYed on the schema's channel (`notifier.ts`, coalesced); `watch()` LISTENs on it (a change feed for live
- * tails and cancels). The SQL
- * is in `statements.ts`; why a write was refused is decided in `../refusals.ts`, shared with SQLite.
+ * tails and cancels). The SQL is in `statements.ts`; why a write was refused is decided in `../refusals.ts`, shared
+ * with SQLite.
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
