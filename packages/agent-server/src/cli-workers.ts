@@ -9,16 +9,14 @@ import type { Worker } from 'node:cluster'
  * that dies has its runs continued by the others once their leases end.
  *
  * The workers start one after another (the first creates and migrates the store). Signals: the first SIGTERM/SIGINT asks every worker to shut down gracefully (each drains as a single server does)
- * and the supervisor exits once all have; a second one tells them to exit at once. A worker that dies on its own is
+ * and the supervisor exits once all have; a second one makes them exit at once. A worker that dies on its own is
  * replaced; one that fails before it ever listened stops the whole set (a bad flag or an unreachable database would
  * only fail again).
  */
 
 /** Messages between supervisor and workers (over the cluster IPC channel). */
 export type WorkerMessage =
-  | { readonly type: 'interlude:listening'; readonly url: string }
-  | { readonly type: 'interlude:shutdown' }
-  | { readonly type: 'interlude:exit-now' }
+  { readonly type: 'interlude:listening'; readonly url: string } | { readonly type: 'interlude:shutdown' }
 
 export function isWorkerMessage(value: unknown): value is WorkerMessage {
   return (
@@ -42,14 +40,12 @@ export function reportListening(url: string): void {
 }
 
 /**
- * In a worker: the supervisor's shutdown requests, and its disappearance (a killed supervisor must not leave
- * orphans serving on), call `stop` like a signal would; `exit-now` exits at once.
+ * In a worker: the supervisor's shutdown request, and its disappearance (a killed supervisor must not leave orphans
+ * serving on), call `stop` like a first signal would.
  */
 export function onSupervisorShutdown(stop: (reason: string) => void): void {
   process.on('message', (message: unknown) => {
-    if (!isWorkerMessage(message)) return
-    if (message.type === 'interlude:shutdown') stop('supervisor')
-    else if (message.type === 'interlude:exit-now') process.exit(1)
+    if (isWorkerMessage(message) && message.type === 'interlude:shutdown') stop('supervisor')
   })
   process.on('disconnect', () => stop('supervisor gone'))
   // Gone while this worker was still starting.
@@ -125,7 +121,9 @@ export function superviseWorkers(options: SuperviseOptions): void {
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
       out(`${signal} again: exiting now`)
-      for (const worker of live()) send(worker, { type: 'interlude:exit-now' })
+      // A signal reaches a worker at once (a message might not leave before this process exits): to a draining
+      // worker it is the second one, so it exits at once too.
+      for (const worker of live()) worker.process.kill('SIGTERM')
       process.exit(1)
     }
     out(`${signal}: shutting down ${live().length} workers`)
