@@ -46,8 +46,9 @@ export async function pauseThreads(post: PostRun, threads: number): Promise<Paus
       })
       const text = await response.text()
       const last = JSON.parse(text.trim().split('\n\n').pop()!.split('data: ')[1]!) as {
-        outcome: { interrupts: Interrupt[] }
+        outcome?: { interrupts: Interrupt[] }
       }
+      if (!last.outcome) throw new Error(`the run did not pause: ${response.status} ${text.slice(-500)}`)
       return { threadId, interrupts: last.outcome.interrupts }
     }),
   )

@@ -38,23 +38,33 @@ export function launched(child: ChildProcess, kill: () => void, basePath = '/api
 const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
 const tsx = ['--import', 'tsx', '--conditions', '@interlude/source']
 
+/**
+ * Another checkout's `src/cli.ts` (its dependencies installed) to measure beside this one in the same run:
+ * `BENCH_BASELINE_CLI=/path/to/checkout/packages/agent-server/src/cli.ts` (before/after comparisons on a noisy machine).
+ */
+export const BASELINE_CLI = process.env.BENCH_BASELINE_CLI
+
 /** Whether the CLI's `--help` lists `flag` (benchmarks that use a newer flag fall back without it). */
-export function cliHasFlag(flag: string): boolean {
-  const help = spawnSync(process.execPath, [...tsx, cli, '--help'], { encoding: 'utf8' })
+export function cliHasFlag(flag: string, script = cli): boolean {
+  const help = spawnSync(process.execPath, [...tsx, script, '--help'], { encoding: 'utf8' })
   return help.stdout.includes(flag)
 }
 
-let noQuotas: string[] | undefined
+const noQuotas = new Map<string, string[]>()
 
-/** `src/cli.ts` through tsx on a free port with 0 ms pacing, plus `args` (tokens, `--db`, …). */
-export function spawnCli(args: readonly string[]): Promise<ServerProcess> {
+/** `src/cli.ts` (or `script`) through tsx on a free port with 0 ms pacing, plus `args` (tokens, `--db`, …). */
+export function spawnCli(args: readonly string[], script = cli): Promise<ServerProcess> {
   // The bench's one principal on one address carries every client's load: per-principal quotas and the per-address
   // connection cap off, room for the 1,000 idle streams (README "Quotas and limits"); logs at warn so request lines do
   // not cost the measured process (or flood the output).
-  noQuotas ??= cliHasFlag('--no-quotas')
-    ? ['--no-quotas', '--max-connections-per-ip', '0', '--max-connections', '4096', '--log-level', 'warn']
-    : []
-  const child = spawn(process.execPath, [...tsx, cli, '--port', '0', '--pacing-ms', '0', ...noQuotas, ...args], {
+  let extra = noQuotas.get(script)
+  if (extra === undefined) {
+    extra = cliHasFlag('--no-quotas', script)
+      ? ['--no-quotas', '--max-connections-per-ip', '0', '--max-connections', '4096', '--log-level', 'warn']
+      : []
+    noQuotas.set(script, extra)
+  }
+  const child = spawn(process.execPath, [...tsx, script, '--port', '0', '--pacing-ms', '0', ...extra, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   return launched(child, () => child.kill('SIGTERM'))

@@ -6,10 +6,16 @@
  * 1. Event-log append throughput (events/s): batches of 256 (what a run writes) and single-event commits.
  * 2. Claim latency (store.claimBatch) p50/p99, 100 concurrent claims on 100 paused threads.
  * 3. Events/s of one scripted run through POST /runs with the durable log vs a bare Hono streamSSE loop.
- * 4. Resume admission p50/p99 (Server-Timing) at 100 concurrent threads, the CLI in a child process.
+ * 3b. The same run on PostgreSQL through the CLI in child processes, BENCH_RUN_STREAMS (2) at once: one process and
+ *    `--workers 2` against bare Hono loops in one and two processes, in turns (and BENCH_BASELINE_CLI beside them).
+ * 4. Resume admission p50/p99 (Server-Timing) at 100 concurrent threads, the CLI in a child process; PostgreSQL with
+ *    one process and with `--workers 2` measured in turns (and BENCH_BASELINE_CLI, another checkout's CLI, beside them).
  * 5. RSS of one server process holding 1,000 idle SSE connections (tails of silent runs).
+ * 6. PostgreSQL statements (round trips) per resume admission, per new-input admission and per durable run: counted,
+ *    so deterministic (the before/after figure of a change that timings on a busy machine cannot give).
  *
- * Env: BENCH_PARTS (e.g. "1,4"; default all), BENCH_PG_URL (default INTERLUDE_TEST_PG_URL or postgres://127.0.0.1:5432/postgres), BENCH_APPEND (50000),
+ * Env: BENCH_PG_SETUPS (part 4, default "1 process=;--workers 2=--workers 2"), BENCH_BASELINE_CLI (part 4: another
+ * checkout's src/cli.ts measured beside them), BENCH_PARTS (e.g. "1,4"; default all), BENCH_PG_URL (default INTERLUDE_TEST_PG_URL or postgres://127.0.0.1:5432/postgres), BENCH_APPEND (50000),
  * BENCH_TOKENS (50000), BENCH_ROUNDS (3), BENCH_THREADS (100), BENCH_ADMISSION_ROUNDS (3), BENCH_IDLE (1000).
  * Every PostgreSQL part uses its own schema (interlude_bench_<random>), dropped at the end.
  */
@@ -28,7 +34,8 @@ import pg from 'pg'
 import { EventType } from '@interlude/protocol'
 import { scriptedModel } from '../src/models/scripted.ts'
 import { admissionRound, countFrames, fmt, median, percentile } from './bench-utils.ts'
-import { launched, spawnCli } from './cli-process.ts'
+import { BASELINE_CLI, launched, spawnCli } from './cli-process.ts'
+import type { ServerProcess } from './cli-process.ts'
 import { startServer } from '../src/server.ts'
 import { NO_PRINCIPAL_QUOTAS } from '../src/core/limits.ts'
 import { withDefaultUser } from '../src/store/postgres/connection.ts'
@@ -43,9 +50,16 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const THREADS = Number(process.env.BENCH_THREADS ?? 100)
 const ADMISSION_ROUNDS = Number(process.env.BENCH_ADMISSION_ROUNDS ?? 3)
 const IDLE = Number(process.env.BENCH_IDLE ?? 1000)
-const PARTS = new Set((process.env.BENCH_PARTS ?? '1,2,3,4,5').split(',').map((p) => p.trim()))
+const PARTS = new Set((process.env.BENCH_PARTS ?? '1,2,3,3b,4,5,6').split(',').map((p) => p.trim()))
 const BACKENDS = new Set((process.env.BENCH_BACKENDS ?? 'SQLite,PostgreSQL').split(',').map((p) => p.trim()))
 const AUTH = { Authorization: 'Bearer bench-secret' }
+/** Part 4's PostgreSQL set-ups, `name=flags;name=flags` (the first is the reference of the ratios). */
+const PG_SETUPS: [string, string[]][] = (process.env.BENCH_PG_SETUPS ?? '1 process=;--workers 2=--workers 2')
+  .split(';')
+  .map((entry) => {
+    const [name = '', flags = ''] = entry.split('=')
+    return [name.trim(), flags.split(' ').filter((f) => f !== '')]
+  })
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 const ms = (n: number) => `${n.toFixed(2)} ms`
@@ -290,13 +304,85 @@ async function runThroughput(): Promise<{ bare: number; durable: Record<string, 
   }
 }
 
+// ---- 3b. runs through the CLI: one process, --workers 2, bare Hono -----------------------------------
+
+/** Part 3b's streams per measurement: concurrent runs, so that two workers each get one. */
+const RUN_STREAMS = Number(process.env.BENCH_RUN_STREAMS ?? 2)
+
+interface RunSetup {
+  readonly name: string
+  start(): Promise<ServerProcess>
+}
+
+/** Events/s over `RUN_STREAMS` concurrent runs (all frames / wall time until the last stream ends). */
+async function concurrentRuns(baseUrl: string): Promise<number> {
+  const started = performance.now()
+  const frames = await Promise.all(
+    Array.from({ length: RUN_STREAMS }, async () => {
+      const response = await fetch(`${baseUrl}/runs`, {
+        method: 'POST',
+        headers: { ...AUTH, 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          threadId: `bench-${randomUUID()}`,
+          runId: randomUUID(),
+          messages: [{ id: randomUUID(), role: 'user', content: 'go' }],
+        }),
+      })
+      return countFrames(response)
+    }),
+  )
+  return frames.reduce((a, b) => a + b, 0) / ((performance.now() - started) / 1000)
+}
+
+/**
+ * The durable PostgreSQL run served by the real CLI in a child process — one process and `--workers 2` (and
+ * BENCH_BASELINE_CLI) — against a bare Hono `streamSSE` loop in a child (one process and two), in turns: per round
+ * each set-up is started, warmed with one measurement and measured once, in rotating order.
+ */
+async function runThroughputProcesses(): Promise<Map<string, number>> {
+  const agentModule = path.join(ROOT, 'bench/fixtures/long-text-agent.ts')
+  const bareScript = path.join(ROOT, 'bench/fixtures/bare-sse.ts')
+  const bare = (workers: number) => () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', bareScript], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, BENCH_TOKENS: String(TOKENS), BENCH_WORKERS: String(workers) },
+    })
+    return launched(child, () => child.kill('SIGTERM'))
+  }
+  const cli = (args: string[], script?: string) => async () => {
+    const { store, cliArgs } = await allBackends.find((b) => b.name === 'PostgreSQL')!.open()
+    await store.close()
+    process.env.BENCH_TOKENS = String(TOKENS)
+    return spawnCli(['--token', 'bench=bench-secret', '--agent', agentModule, ...cliArgs, ...args], script)
+  }
+  const setups: RunSetup[] = [
+    { name: 'bare Hono, 1 process', start: bare(1) },
+    { name: 'bare Hono, 2 processes', start: bare(2) },
+    { name: 'PostgreSQL, 1 process', start: cli([]) },
+    { name: 'PostgreSQL, --workers 2', start: cli(['--workers', '2']) },
+    ...(BASELINE_CLI !== undefined ? [{ name: 'PostgreSQL, baseline CLI', start: cli([], BASELINE_CLI) }] : []),
+  ]
+  const samples = new Map(setups.map((setup) => [setup.name, [] as number[]]))
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < setups.length; i++) {
+      const setup = setups[(i + round) % setups.length]!
+      const server = await setup.start()
+      try {
+        await concurrentRuns(server.baseUrl)
+        samples.get(setup.name)!.push(await concurrentRuns(server.baseUrl))
+      } finally {
+        await server.stop()
+      }
+    }
+  }
+  return new Map([...samples].map(([name, xs]) => [name, median(xs)]))
+}
+
 // ---- 4. admission through the CLI ----------------------------------------------------------------
 
-/** The CLI with the benchmarks' bearer token. */
-const spawnBenchCli = (args: string[]) => spawnCli(['--token', 'bench=bench-secret', ...args])
-
-async function admissionLatency(cliArgs: string[]): Promise<number[]> {
-  const server = await spawnBenchCli(cliArgs)
+/** `rounds` measured admission rounds (after one warm-up round) on a fresh CLI process (set). */
+async function admissionLatency(cliArgs: string[], rounds = ADMISSION_ROUNDS, script?: string): Promise<number[]> {
+  const server = await spawnCli(['--token', 'bench=bench-secret', ...cliArgs], script)
   const post = (body: unknown) =>
     fetch(`${server.baseUrl}/runs`, {
       method: 'POST',
@@ -305,12 +391,36 @@ async function admissionLatency(cliArgs: string[]): Promise<number[]> {
     })
   const samples: number[] = []
   try {
-    for (let round = 0; round < ADMISSION_ROUNDS + 1; round++) {
+    for (let round = 0; round < rounds + 1; round++) {
       const times = (await admissionRound(post, THREADS)).map((sample) => sample.server)
       if (round > 0) samples.push(...times)
     }
   } finally {
     await server.stop()
+  }
+  return samples
+}
+
+interface AdmissionSetup {
+  readonly name: string
+  readonly args: readonly string[]
+  readonly script?: string
+}
+
+/**
+ * PostgreSQL admission in several set-ups measured in turns (one fresh process set and one measured round each per
+ * turn, the order rotating), so that the load of other work on the machine falls on all of them alike: one process,
+ * `--workers 2`, and — with BENCH_BASELINE_CLI — another checkout's CLI as the "before" of a change.
+ */
+async function admissionSideBySide(setups: readonly AdmissionSetup[]): Promise<Map<string, number[]>> {
+  const samples = new Map(setups.map((s) => [s.name, [] as number[]]))
+  for (let turn = 0; turn < ADMISSION_ROUNDS; turn++) {
+    const order = setups.map((_, i) => setups[(i + turn) % setups.length]!)
+    for (const setup of order) {
+      const { store, cliArgs } = await allBackends.find((b) => b.name === 'PostgreSQL')!.open()
+      await store.close()
+      samples.get(setup.name)!.push(...(await admissionLatency([...cliArgs, ...setup.args], 1, setup.script)))
+    }
   }
   return samples
 }
@@ -398,6 +508,151 @@ async function idleConnections(): Promise<{ before: number; after: number; conne
   }
 }
 
+// ---- 6. PostgreSQL round trips -----------------------------------------------------------------------
+
+interface RoundTrips {
+  /** Statements on the admission pool until the answer's headers (BEGIN/COMMIT included). */
+  readonly admission: number
+  /** Every statement of the request: admission, the run it started and its stream, until the stream ends. */
+  readonly total: number
+  /** Transactions (BEGIN) among `total`. */
+  readonly transactions: number
+}
+
+/**
+ * Counts the statements the PostgreSQL store sends (each one round trip) for one request at a time, in process:
+ * a resume admission, a new-input admission and one durable run of TOKENS events. Deterministic, unlike the timings:
+ * the figure to compare before/after a change. Lease renewals (a timer, not the request) are left out.
+ */
+async function roundTrips(): Promise<{ resume: RoundTrips; input: RoundTrips; run: RoundTrips & { events: number } }> {
+  const poolOf = new WeakMap<object, 'run' | 'admission'>()
+  let mainPool: object | undefined
+  const counts = { admission: 0, total: 0, transactions: 0 }
+  const heartbeat = 'UPDATE runs SET lease_until'
+  const clientQuery = pg.Client.prototype.query
+  const poolConnect = pg.Pool.prototype.connect
+  // Tag each pooled client with its pool on checkout (pg-pool's query() checks out through connect() too).
+  const tag = (pool: object, client: object) => poolOf.set(client, pool === mainPool ? 'run' : 'admission')
+  const connect = poolConnect as (this: pg.Pool, callback?: (...args: unknown[]) => void) => unknown
+  pg.Pool.prototype.connect = function (this: pg.Pool, callback?: (...args: unknown[]) => void) {
+    if (typeof callback === 'function')
+      return connect.call(this, (error: unknown, client: unknown, done: unknown) => {
+        if (typeof client === 'object' && client !== null) tag(this, client)
+        callback(error, client, done)
+      })
+    return (connect.call(this) as Promise<pg.PoolClient>).then((client) => (tag(this, client), client))
+  } as never
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const config = args[0] as string | { text?: string }
+    const text = typeof config === 'string' ? config : (config.text ?? '')
+    if (!text.startsWith(heartbeat) && !text.startsWith('LISTEN')) {
+      counts.total += 1
+      if (text === 'BEGIN') counts.transactions += 1
+      if (poolOf.get(this) === 'admission') counts.admission += 1
+    }
+    return (clientQuery as (...a: unknown[]) => unknown).apply(this, args)
+  } as never
+  const text = 'tok '.repeat(TOKENS)
+  const servers: Awaited<ReturnType<typeof startServer>>[] = []
+  const start = async (agent?: Parameters<typeof startServer>[0]['agent']) => {
+    const server = await startServer({
+      dbUrl: PG_URL,
+      dbSchema: await newSchema(),
+      tokens: { bench: 'bench-secret' },
+      limits: NO_PRINCIPAL_QUOTAS,
+      logLevel: 'warn',
+      pacingMs: 0,
+      // No sweeps or polls during the count (runs here finish long before a lease could end).
+      expirySweepMs: 3_600_000,
+      pollMs: 3_600_000,
+      runLeaseMs: 3_600_000,
+      ...(agent ? { agent } : {}),
+    })
+    servers.push(server)
+    mainPool = (server.store as unknown as { pool: object }).pool
+    return server
+  }
+  const post = (server: { baseUrl: string }, body: unknown) =>
+    fetch(`${server.baseUrl}/runs`, {
+      method: 'POST',
+      headers: { ...AUTH, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+  /** Counts of one request: the admission part at the headers, the rest once its stream ended. */
+  const measure = async (
+    send: () => Promise<Response>,
+    read: (response: Response) => Promise<number> = countFrames,
+  ) => {
+    await new Promise((r) => setTimeout(r, 100))
+    counts.admission = counts.total = counts.transactions = 0
+    const response = await send()
+    const admission = counts.admission
+    if (response.status !== 200) throw new Error(`refused: ${response.status} ${await response.text()}`)
+    const frames = await read(response)
+    // The run's last writes (after its terminal event was appended) land just after the stream ends.
+    await new Promise((r) => setTimeout(r, 200))
+    return { admission, total: counts.total, transactions: counts.transactions, frames }
+  }
+  try {
+    const demo = await start()
+    const samples: { resume: RoundTrips[]; input: RoundTrips[] } = { resume: [], input: [] }
+    for (let i = 0; i < 5; i++) {
+      const threadId = `rt-${randomUUID()}`
+      const paused = { interrupts: [] as { id: string }[] }
+      samples.input.push(
+        await measure(
+          () =>
+            post(demo, {
+              threadId,
+              runId: randomUUID(),
+              messages: [{ id: randomUUID(), role: 'user', content: 'deploy v2.1 to production' }],
+            }),
+          async (response) => {
+            const body = await response.text()
+            const last = JSON.parse(body.trim().split('\n\n').pop()!.split('data: ')[1]!) as {
+              outcome: { interrupts: { id: string }[] }
+            }
+            paused.interrupts = last.outcome.interrupts
+            return body.split('\n\n').length - 1
+          },
+        ),
+      )
+      samples.resume.push(
+        await measure(() =>
+          post(demo, {
+            threadId,
+            runId: randomUUID(),
+            messages: [],
+            resume: paused.interrupts.map((i) => ({
+              interruptId: i.id,
+              status: 'resolved',
+              payload: { approved: true },
+            })),
+          }),
+        ),
+      )
+    }
+    const long = await start({ model: scriptedModel(() => ({ text }), { pacingMs: 0 }) })
+    const run = await measure(() =>
+      post(long, {
+        threadId: `rt-${randomUUID()}`,
+        runId: randomUUID(),
+        messages: [{ id: randomUUID(), role: 'user', content: 'go' }],
+      }),
+    )
+    const typical = (xs: RoundTrips[]): RoundTrips => ({
+      admission: median(xs.map((x) => x.admission)),
+      total: median(xs.map((x) => x.total)),
+      transactions: median(xs.map((x) => x.transactions)),
+    })
+    return { resume: typical(samples.resume), input: typical(samples.input), run: { ...run, events: run.frames } }
+  } finally {
+    pg.Client.prototype.query = clientQuery
+    pg.Pool.prototype.connect = poolConnect
+    for (const server of servers) await server.close()
+  }
+}
+
 // ---- main ----------------------------------------------------------------------------------------
 
 console.log(
@@ -449,19 +704,65 @@ try {
     }
   }
 
+  if (PARTS.has('3b') && BACKENDS.has('PostgreSQL')) {
+    const eps = await runThroughputProcesses()
+    console.log(
+      `\n3b) ${RUN_STREAMS} concurrent scripted runs of ${fmt(TOKENS + 4)} events, servers in child processes (median of ${ROUNDS})`,
+    )
+    const floor = (name: string) =>
+      eps.get(name.includes('--workers 2') ? 'bare Hono, 2 processes' : 'bare Hono, 1 process')!
+    for (const [name, value] of eps) {
+      const vs = name.startsWith('bare')
+        ? ''
+        : ` = ${((value / floor(name)) * 100).toFixed(1)}% of bare Hono with as many processes, ${((value / eps.get('bare Hono, 1 process')!) * 100).toFixed(1)}% of 1 bare process (target ≥ 50%)`
+      console.log(`   ${name.padEnd(26)}: ${fmt(value)} events/s${vs}`)
+    }
+  }
+
   if (PARTS.has('4')) {
     console.log(
       `\n4) resume admission (Server-Timing), ${THREADS} concurrent threads, CLI in a child process, ${ADMISSION_ROUNDS} rounds after a warm-up`,
     )
-    for (const backend of backends) {
-      const { store, cliArgs } = await backend.open()
+    if (BACKENDS.has('SQLite')) {
+      const { store, cliArgs } = await allBackends[0]!.open()
       await store.close()
       const samples = await admissionLatency(cliArgs)
-      const target = backend.name === 'SQLite' ? 10 : 25
       console.log(
-        `   ${backend.name.padEnd(12)} p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(Math.max(...samples))} (target p99 ≤ ${target} ms)`,
+        `   ${'SQLite'.padEnd(30)} p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(Math.max(...samples))} (target p99 ≤ 10 ms)`,
       )
     }
+    if (BACKENDS.has('PostgreSQL')) {
+      const setups: AdmissionSetup[] = [
+        ...PG_SETUPS.map(([name, args]) => ({ name: `PostgreSQL, ${name}`, args })),
+        ...(BASELINE_CLI !== undefined
+          ? [{ name: 'PostgreSQL, baseline CLI', args: [], script: BASELINE_CLI } satisfies AdmissionSetup]
+          : []),
+      ]
+      const results = await admissionSideBySide(setups)
+      const one = results.get(setups[0]!.name)!
+      for (const [name, samples] of results) {
+        const vs =
+          samples === one
+            ? ''
+            : `; ×${(percentile(samples, 50) / percentile(one, 50)).toFixed(2)} p50, ×${(percentile(samples, 99) / percentile(one, 99)).toFixed(2)} p99 of 1 process`
+        console.log(
+          `   ${name.padEnd(30)} p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(Math.max(...samples))} (target p99 ≤ 25 ms${vs})`,
+        )
+      }
+    }
+  }
+
+  if (PARTS.has('6') && BACKENDS.has('PostgreSQL')) {
+    const trips = await roundTrips()
+    console.log(`\n6) PostgreSQL statements (one round trip each) per request, one request at a time (median of 5)`)
+    const line = (name: string, t: RoundTrips) =>
+      console.log(
+        `   ${name.padEnd(34)} admission ${String(t.admission).padStart(3)}, whole request ${String(t.total).padStart(4)} (${t.transactions} transactions)`,
+      )
+    line('resume (2 approvals, release demo)', trips.resume)
+    line('new input (pauses at 2 approvals)', trips.input)
+    line(`one run of ${fmt(trips.run.events)} events`, trips.run)
+    console.log(`   = ${((trips.run.total / trips.run.events) * 1000).toFixed(1)} statements per 1,000 streamed events`)
   }
 
   if (PARTS.has('5')) {

@@ -18,8 +18,13 @@ export const USAGE = `Usage: interlude-server [options]
   --db <path | url>     SQLite file, created on first start (default .data/interlude.db), or a
                         postgres://user:pass@host:port/db URL (PostgreSQL, several replicas)
   --db-schema <name>    PostgreSQL schema of the tables (default: interlude)
+  --db-pool <n>         PostgreSQL connections for run work, per process (default 20)
+  --db-admission-pool <n>
+                        PostgreSQL connections kept open for admission, per process (default 10)
   --shared              several server processes share this SQLite file (default for PostgreSQL):
                         runs left running are closed once their lease ends, not all at startup
+  --workers <n>         serve with n processes on one port (default 1), each a replica on the shared
+                        store: PostgreSQL, or SQLite with --shared. SIGTERM/SIGINT reach every worker
   --run-lease-ms <ms>   lease of a running run, renewed by its process (default 15000)
   --poll-ms <ms>        log poll for live tails of runs in other processes (default 250; 1000
                         with PostgreSQL, which also uses LISTEN/NOTIFY)
@@ -96,6 +101,10 @@ export interface CliOptions {
   readonly dbSchema: string | undefined
   /** `false` with --shared or a PostgreSQL URL. */
   readonly exclusive: boolean
+  /** `--db-pool`, `--db-admission-pool` (PostgreSQL only). */
+  readonly dbPool: { readonly max?: number; readonly admissionMax?: number }
+  /** `--workers`: server processes sharing the port (1: this process serves). */
+  readonly workers: number
   readonly runLeaseMs: number | undefined
   readonly pollMs: number | undefined
   readonly model: 'scripted' | 'openai'
@@ -272,6 +281,9 @@ export function parseCliArgs(
       db: { type: 'string' },
       'db-schema': { type: 'string' },
       shared: { type: 'boolean' },
+      workers: { type: 'string' },
+      'db-pool': { type: 'string' },
+      'db-admission-pool': { type: 'string' },
       'run-lease-ms': { type: 'string' },
       'poll-ms': { type: 'string' },
       model: { type: 'string' },
@@ -362,6 +374,25 @@ export function parseCliArgs(
     if (model !== 'openai') throw new Error(`--${flag} needs --model openai`)
     openai[key] = nonNegativeInteger(`--${flag}`, text, true)
   }
+  const dbPool: { max?: number; admissionMax?: number } = {}
+  for (const [flag, key] of [
+    ['db-pool', 'max'],
+    ['db-admission-pool', 'admissionMax'],
+  ] as const) {
+    const text = values[flag]
+    if (text === undefined) continue
+    if (!postgres) throw new Error(`--${flag} needs a postgres:// --db`)
+    dbPool[key] = nonNegativeInteger(`--${flag}`, text, false)
+  }
+  const workers = Number(values.workers ?? '1')
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64 || values.workers?.trim() === '')
+    throw new Error('--workers must be an integer between 1 and 64')
+  // Each worker is a replica: an exclusive SQLite file has room for one process only.
+  if (workers > 1 && !postgres && values.shared !== true)
+    throw new Error('--workers needs a postgres:// --db or --shared (several processes on one SQLite file)')
+  // Every worker has its own counters: a shared metrics port would answer for whichever worker took the scrape.
+  if (workers > 1 && metricsPort !== undefined)
+    throw new Error('--metrics-port serves one process: leave it out with --workers (or run one process per port)')
   const optionalCount = (flag: 'max-tool-argument-bytes' | 'max-tokens-per-thread' | 'max-tokens-per-principal') =>
     values[flag] === undefined ? undefined : nonNegativeInteger(`--${flag}`, values[flag], false)
   const maxTokensPerThread = optionalCount('max-tokens-per-thread')
@@ -372,6 +403,8 @@ export function parseCliArgs(
     db,
     dbSchema: values['db-schema'],
     exclusive: !postgres && values.shared !== true,
+    workers,
+    dbPool,
     runLeaseMs:
       values['run-lease-ms'] === undefined
         ? undefined

@@ -2,6 +2,7 @@ import type { AgentDefinition } from './agent/agent.ts'
 import { loadAgentModule } from './agent/load-agent-module.ts'
 import type { CliOptions } from './cli-args.ts'
 import { parseCliArgs, USAGE } from './cli-args.ts'
+import { isWorker, onSupervisorShutdown, reportListening, superviseWorkers, workerId } from './cli-workers.ts'
 import { isPostgresUrl, startServer } from './server.ts'
 import { SqliteLockedError } from './store/sqlite/process-lock.ts'
 
@@ -19,6 +20,13 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.stdout.write(USAGE)
     return
   }
+  // `--workers N`: this process only supervises N copies of itself (cli-workers.ts).
+  if (options.workers > 1 && !isWorker()) {
+    superviseWorkers({ workers: options.workers })
+    return
+  }
+  // Startup warnings once per set of workers, not once per worker.
+  const quiet = isWorker() && workerId() !== 1
   let agent: AgentDefinition | undefined
   if (options.agentModule !== undefined) {
     try {
@@ -35,6 +43,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     host: options.host,
     ...(isPostgresUrl(options.db) ? { dbUrl: options.db } : { dbPath: options.db }),
     ...(options.dbSchema !== undefined ? { dbSchema: options.dbSchema } : {}),
+    dbPool: options.dbPool,
     exclusive: options.exclusive,
     ...(options.runLeaseMs !== undefined ? { runLeaseMs: options.runLeaseMs } : {}),
     ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
@@ -65,23 +74,28 @@ export async function main(argv: readonly string[]): Promise<void> {
     // issue 14: model bounds and token caps (usage is stored per run: GET …/runs/:runId).
     openai: options.openai,
     usage: options.usage,
+    ...(quiet ? { warn: () => undefined } : {}),
   })
-  if (options.tokensOnCommandLine)
+  if (options.tokensOnCommandLine && !quiet)
     process.stderr.write('interlude-server: warning: --token secrets are visible in ps; prefer --tokens-file.\n')
-  process.stdout.write(`listening on ${server.url}\n`)
+  if (isWorker()) reportListening(server.url)
+  else process.stdout.write(`listening on ${server.url}\n`)
   // docs/architecture.md, "Shutdown": the first SIGTERM/SIGINT drains (503 for new requests, running turns finish
-  // within the grace period, the rest are handed over with their leases); a second one exits at once.
+  // within the grace period, the rest are handed over with their leases); a second one exits at once. A worker
+  // also drains when its supervisor asks (a terminal's Ctrl-C reaches both: that is one request, not two).
   let stopping = false
-  const stop = (signal: NodeJS.Signals) => {
+  const stop = (signal: string, fromSupervisor = false) => {
     if (stopping) {
+      if (fromSupervisor) return
       process.stdout.write(`${signal} again: exiting now\n`)
       process.exit(1)
     }
     stopping = true
-    process.stdout.write(`${signal}: shutting down\n`)
+    const who = isWorker() ? `worker ${process.pid}: ` : ''
+    process.stdout.write(`${who}${signal}: shutting down\n`)
     server.shutdown(options.shutdownGraceMs).then(
       (handedOver) => {
-        process.stdout.write(`stopped; ${handedOver} run(s) handed over\n`)
+        process.stdout.write(`${who}stopped; ${handedOver} run(s) handed over\n`)
         process.exit(0)
       },
       (error: unknown) => {
@@ -90,8 +104,10 @@ export async function main(argv: readonly string[]): Promise<void> {
       },
     )
   }
-  process.on('SIGINT', stop)
-  process.on('SIGTERM', stop)
+  // Node passes the signal's number as a second argument: not the `fromSupervisor` flag.
+  process.on('SIGINT', (signal) => stop(signal))
+  process.on('SIGTERM', (signal) => stop(signal))
+  if (isWorker()) onSupervisorShutdown((reason) => stop(reason, true))
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -41,6 +41,8 @@ export interface StartServerOptions {
   readonly dbUrl?: string
   /** PostgreSQL schema of the tables. @default the connection's search_path (usually `public`) */
   readonly dbSchema?: string
+  /** PostgreSQL pool sizes (`PostgresStoreOptions.max`, `.admissionMax`). @default 20 and 10 */
+  readonly dbPool?: { readonly max?: number; readonly admissionMax?: number }
   /** @default 'scripted' */
   readonly model?: 'scripted' | 'openai'
   /** Options of the OpenAI provider (defaults come from OPENAI_* environment variables). */
@@ -190,6 +192,8 @@ async function openStore(options: StartServerOptions): Promise<Store> {
     return createPostgresStore({
       connectionString: url,
       ...(options.dbSchema !== undefined ? { schema: options.dbSchema } : {}),
+      ...(options.dbPool?.max !== undefined ? { max: options.dbPool.max } : {}),
+      ...(options.dbPool?.admissionMax !== undefined ? { admissionMax: options.dbPool.admissionMax } : {}),
       // One clock for the server and the timestamps the store writes itself.
       ...(options.now !== undefined ? { now: options.now } : {}),
     })

@@ -30,3 +30,38 @@ describe('EventHub lost runs', () => {
     expect(tapped).toEqual(['a:1'])
   })
 })
+
+describe('EventHub wake-ups', () => {
+  it('ignores the echo of a head this process published to the thread readers, and wakes them for anything newer', async () => {
+    const tick = () => new Promise((resolve) => setImmediate(resolve))
+    const hub = new EventHub()
+    const seen: number[] = []
+    const unsubscribe = hub.subscribe('t', (events) => seen.push(events.length))
+    hub.publish('t', [
+      { seq: 1, runId: 'r', type: 'RUN_STARTED', json: '{}' },
+      { seq: 2, runId: 'r', type: 'TEXT_MESSAGE_START', json: '{}' },
+    ])
+    hub.wake('t', 2)
+    hub.wake('t', 1)
+    expect(seen).toEqual([2])
+    // Appended by another process: read the log (a tick later, after this process's own answers were handled).
+    hub.wake('t', 3)
+    expect(seen).toEqual([2])
+    await tick()
+    expect(seen).toEqual([2, 0])
+    // The echo that arrives before the local append's answer: the publish in the same tick wins.
+    hub.wake('t', 4)
+    hub.publish('t', [{ seq: 4, runId: 'r', type: 'TEXT_MESSAGE_END', json: '{}' }])
+    await tick()
+    expect(seen).toEqual([2, 0, 1])
+    // A wake-up without a head (the log poll, a lost run) always reaches the readers.
+    hub.wake('t')
+    expect(seen).toEqual([2, 0, 1, 0])
+    // Without readers the head is forgotten, so a later reader is woken by the same head.
+    unsubscribe()
+    hub.subscribe('t', (events) => seen.push(events.length))
+    hub.wake('t', 2)
+    await tick()
+    expect(seen).toEqual([2, 0, 1, 0, 0])
+  })
+})

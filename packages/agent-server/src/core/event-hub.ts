@@ -20,6 +20,11 @@ export class EventHub {
   readonly #taps = new Set<EventTap>()
   /** `threadId NUL runId` → the code its open streams end with (see `lose`). */
   readonly #lost = new Map<string, RunErrorCode>()
+  /**
+   * The highest seq published here per thread that has readers: the NOTIFY of an append made by this process comes
+   * back to it, and must not make every reader of the thread read the log again for events it already got.
+   */
+  readonly #published = new Map<string, number>()
 
   subscribe(threadId: string, listener: EventListener): () => void {
     let set = this.#listeners.get(threadId)
@@ -32,7 +37,10 @@ export class EventHub {
       const current = this.#listeners.get(threadId)
       if (!current) return
       current.delete(listener)
-      if (current.size === 0) this.#listeners.delete(threadId)
+      if (current.size === 0) {
+        this.#listeners.delete(threadId)
+        this.#published.delete(threadId)
+      }
     }
   }
 
@@ -41,6 +49,10 @@ export class EventHub {
     // Any committed event of a lost run (its durable end, or a continuation by recovery) supersedes the notice.
     if (this.#lost.size > 0) for (const e of events) this.#lost.delete(`${threadId}\u0000${e.runId}`)
     for (const tap of this.#taps) tap(threadId, events)
+    if (this.#listeners.has(threadId)) {
+      const head = events[events.length - 1]!.seq
+      if (head > (this.#published.get(threadId) ?? 0)) this.#published.set(threadId, head)
+    }
     this.#emit(threadId, events)
   }
 
@@ -68,9 +80,19 @@ export class EventHub {
     return this.#lost.get(`${threadId}\u0000${runId}`)
   }
 
-  /** Tells the thread's readers to read the log (something was appended elsewhere). */
-  wake(threadId: string): void {
-    this.#emit(threadId, [])
+  /**
+   * Tells the thread's readers to read the log (something was appended elsewhere). With `seq` (the log head a NOTIFY
+   * reports), nothing happens when this process published up to it already: its readers have those events (a reader
+   * subscribed after the publish reads the log itself), so the echo of a local append costs no read per reader.
+   */
+  wake(threadId: string, seq?: number): void {
+    if (seq === undefined) return this.#emit(threadId, [])
+    if (!this.#listeners.has(threadId) || seq <= (this.#published.get(threadId) ?? 0)) return
+    // The NOTIFY of a local append often arrives just before the append's own answer: judge it once that answer was
+    // handled (same poll phase), so the echo is recognised; a remote append's wake-up is one tick later.
+    setImmediate(() => {
+      if (seq > (this.#published.get(threadId) ?? 0)) this.#emit(threadId, [])
+    })
   }
 
   /** Threads that currently have readers. */

@@ -52,9 +52,10 @@ export class LogWatcher {
       for (const head of heads) {
         const value = `${head.lastSeq}:${head.activeRunId ?? ''}`
         if (this.#heads.get(head.threadId) === value) continue
-        // Also on first sight: a reader may have read the log just before this head moved.
+        // Also on first sight: a reader may have read the log just before this head moved. Not for a head this
+        // process published itself (a local run's events reached its readers through the hub).
         this.#heads.set(head.threadId, value)
-        this.#o.hub.wake(head.threadId)
+        this.#o.hub.wake(head.threadId, head.lastSeq)
       }
     } catch (error) {
       this.#o.logError('log poll failed', error)

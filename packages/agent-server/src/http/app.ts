@@ -282,7 +282,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     readyPromise ??= (async () => {
       // Cross-process wake-ups: appended events wake live tails, cancel requests reach local runs.
       unwatch = store.watch?.((change) => {
-        if (change.kind === 'events') hub.wake(change.threadId)
+        if (change.kind === 'events') hub.wake(change.threadId, change.seq)
         else runs.cancel(change.threadId, change.runId)
       })
       watcher.start()

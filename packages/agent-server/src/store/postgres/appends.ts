@@ -7,16 +7,18 @@ import * as sql from './statements.ts'
 
 /** The appends the PostgreSQL store's writes share, on the caller's connection (or transaction). */
 
-/** One statement, fenced: nothing when `runId` is not the thread's active run (`RunNotActiveError`). */
+/**
+ * One statement, fenced: nothing when `runId` is not the thread's active run (`RunNotActiveError`). The caller
+ * announces the new head once it committed (`PgNotifier`).
+ */
 export async function appendEventsTx(
   q: Queryable,
-  channel: string,
   threadId: string,
   runId: string,
   events: readonly NewEvent[],
 ): Promise<StoredEvent[]> {
   if (events.length === 0) return []
-  const last = (await rows(q, sql.appendEvents(threadId, runId, events, channel)))[0]?.last
+  const last = (await rows(q, sql.appendEvents(threadId, runId, events)))[0]?.last
   if (last === null || last === undefined) throw new RunNotActiveError(threadId, runId)
   const first = last - events.length + 1
   return events.map((e, i) => ({ seq: first + i, runId, type: e.type, json: e.json }))

@@ -65,6 +65,7 @@ import { claimBatch, startInputRunTx } from './admission.ts'
 import { appendEventsTx, appendMessagesTx } from './appends.ts'
 import { getDecision, listDecisions, listDueBatches, listPendingBatches } from './approval-reads.ts'
 import { PgChangeFeed } from './change-feed.ts'
+import { PgNotifier } from './notifier.ts'
 import { bigintAsNumber, channelFor, withDefaultUser } from './connection.ts'
 import { migratePostgres } from './migrations.ts'
 import { claimOutbox, insertOutboxTx, listOutbox, settleOutbox } from './outbox.ts'
@@ -93,9 +94,10 @@ export type { PostgresPool, PostgresPoolSettings, PostgresStoreOptions } from '.
  * The PostgreSQL store (`pg` Pool), for several server replicas on one database. Same semantics as
  * the SQLite store, pinned by the shared conformance suite. Races are decided by single conditional
  * statements or short transactions that lock the thread row first (one lock order everywhere:
- * thread row, then the rows of that thread). `appendEvents` is one statement that also NOTIFYs
- * the schema's channel; `watch()` LISTENs on it (a change feed for live tails and cancels). The SQL
- * is in `statements.ts`; why a write was refused is decided in `../refusals.ts`, shared with SQLite.
+ * thread row, then the rows of that thread). `appendEvents` is one statement; once it committed, the new log head
+ * is NOTIFYed on the schema's channel (`notifier.ts`, coalesced); `watch()` LISTENs on it (a change feed for live
+ * tails and cancels). The SQL is in `statements.ts`; why a write was refused is decided in `../refusals.ts`, shared
+ * with SQLite.
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
@@ -106,6 +108,8 @@ export class PostgresStore implements Store {
   readonly #admission: pg.Pool
   readonly #config: PoolConfig
   readonly #now: Clock
+  /** NOTIFY of appended events, after their commit and coalesced (`notifier.ts`). */
+  readonly #notifier: PgNotifier
   #feed: PgChangeFeed | undefined
   #closed = false
 
@@ -128,6 +132,7 @@ export class PostgresStore implements Store {
     this.#pool = new Pool(this.#config)
     // Kept warm: a burst of admissions must not pay for new connections (a backend fork each).
     this.#admission = new Pool({ ...this.#config, max: options.admissionMax ?? 10, idleTimeoutMillis: 0 })
+    this.#notifier = new PgNotifier(this.#pool, this.channel)
     // An idle client that loses its connection must not crash the process; the next query reconnects.
     this.#pool.on('error', () => undefined)
     this.#admission.on('error', () => undefined)
@@ -168,6 +173,7 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
+    this.#notifier.close()
     await this.#feed?.close()
     await Promise.all([this.#pool.end(), this.#admission.end()])
   }
@@ -280,7 +286,9 @@ export class PostgresStore implements Store {
 
   async appendEvents(threadId: string, runId: string, events: readonly NewEvent[]): Promise<StoredEvent[]> {
     if (events.length === 0) return []
-    return appendEventsTx(this.#pool, this.channel, threadId, runId, events)
+    const stored = await appendEventsTx(this.#pool, threadId, runId, events)
+    this.#notifier.announce(threadId, stored[stored.length - 1]!.seq)
+    return stored
   }
 
   async readEvents(threadId: string, query: EventQuery): Promise<StoredEvent[]> {
@@ -355,7 +363,7 @@ export class PostgresStore implements Store {
   }
 
   async finishRun(request: FinishRunRequest): Promise<StoredEvent[] | undefined> {
-    return this.#tx(async (q) => {
+    const stored = await this.#tx(async (q) => {
       const { threadId, runId, now } = request
       // Thread row first (the lock order of every write), then the run.
       await q.query(sql.lockThread(threadId))
@@ -366,12 +374,15 @@ export class PostgresStore implements Store {
       }
       // No revision bump of its own: the release below is this transaction's one (docs/architecture.md).
       if (request.state !== undefined) await q.query(sql.replaceState(threadId, JSON.stringify(request.state)))
-      const stored = await appendEventsTx(q, this.channel, threadId, runId, request.events)
+      const stored = await appendEventsTx(q, threadId, runId, request.events)
       if (request.closeBatch) await q.query(sql.closeBatch(request.closeBatch.batchId, request.closeBatch.status, now))
       await q.query(sql.releaseThread(threadId, runId, now))
       await insertOutboxTx(q, request.outbox, now)
       return stored
     })
+    const last = stored?.[stored.length - 1]
+    if (last) this.#notifier.announce(request.threadId, last.seq)
+    return stored
   }
 
   async requestCancel(threadId: string, runId: string, now: number): Promise<RunRecord | undefined> {

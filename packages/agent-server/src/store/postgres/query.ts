@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { PoolClient, QueryConfig, QueryResultRow } from 'pg'
 import { RunNotActiveError } from '../store.ts'
 
@@ -11,11 +12,28 @@ export interface Statement<Row extends QueryResultRow = QueryResultRow> extends 
   readonly row?: Row
 }
 
+/** Statement names by text: every `statement()` text is a module constant, so the map stays small. */
+const names = new Map<string, string>()
+
+/**
+ * A named statement, parsed and planned once per connection (a prepared statement) instead of on every call: on a
+ * busy database the planning of the admission CTEs costs as much CPU as running them (docs/architecture.md,
+ * "Replicas on PostgreSQL"). The name is a hash of the text, so one text never gets two names and two never share one.
+ */
+function nameOf(text: string): string {
+  let name = names.get(text)
+  if (name === undefined) {
+    name = `il_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`
+    names.set(text, name)
+  }
+  return name
+}
+
 export function statement<Row extends QueryResultRow = QueryResultRow>(
   text: string,
   values: unknown[],
 ): Statement<Row> {
-  return { text, values }
+  return { name: nameOf(text), text, values }
 }
 
 export async function rows<Row extends QueryResultRow>(q: Queryable, query: Statement<Row>): Promise<Row[]> {

@@ -220,7 +220,8 @@ export const releaseThread = (threadId: string, runId: string, now: number) =>
  * One statement: advance the thread's `last_seq` (only while `runId` is its active run — the
  * fence), insert the events with their seq, NOTIFY the channel (delivered at commit).
  */
-export const appendEvents = (threadId: string, runId: string, events: readonly NewEvent[], channel: string) =>
+/** No NOTIFY here: the store announces the new head after the commit (`notifier.ts` says why). */
+export const appendEvents = (threadId: string, runId: string, events: readonly NewEvent[]) =>
   statement<{ last: number | null }>(
     `WITH head AS (
        UPDATE threads SET last_seq = last_seq + $3 WHERE thread_id = $1 AND active_run_id = $2 RETURNING last_seq
@@ -230,9 +231,8 @@ export const appendEvents = (threadId: string, runId: string, events: readonly N
        FROM head, unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(type, json, ord)
        RETURNING seq
      )
-     SELECT max(seq) AS last, CASE WHEN max(seq) IS NOT NULL THEN pg_notify($6, json_build_array('e', $1::text, max(seq))::text) END AS notified
-     FROM inserted`,
-    [threadId, runId, events.length, events.map((e) => e.type), events.map((e) => e.json), channel],
+     SELECT max(seq) AS last FROM inserted`,
+    [threadId, runId, events.length, events.map((e) => e.type), events.map((e) => e.json)],
   )
 
 /**
