@@ -42,6 +42,12 @@ export function resolveAgent(
         )
       tool = { ...tool, subagent: resolveAgent(def.subagent.agent, validators, [...parents, definition]) }
     }
+    // Inside a subagent, a remembered approval would make no rule and an external tool cannot settle: refuse at startup
+    // rather than offer the person a choice that does nothing (docs/approvals.md#subagents).
+    if (parents.length > 0 && tool.rememberScopes.length > 0)
+      throw new SchemaDefinitionError(`Tool "${def.name}": a subagent's tool cannot offer remember.`)
+    if (parents.length > 0 && tool.kind === 'external')
+      throw new SchemaDefinitionError(`Tool "${def.name}": an external tool cannot run inside a subagent.`)
     validators.compile(tool.parameters)
     validators.compile(tool.approvalSchema)
     if (def.human) validators.compile(def.human.responseSchema)
