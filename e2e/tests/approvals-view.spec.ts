@@ -44,7 +44,10 @@ test('the engineer asks to deploy, the manager approves in the Approvals view, t
 
   // One decision through the decisions API, with both approvals.
   await expect(mgr.page.getByTestId('decision-outcome')).toContainText('Sent')
-  const decisions = mgrRequests.filter((r) => r.method === 'POST' && r.url.endsWith(`/threads/${id}/decisions`))
+  // Thread ids are per owner: the manager names the engineer's thread (docs/protocol.md#thread-ids).
+  const decisions = mgrRequests.filter(
+    (r) => r.method === 'POST' && r.url.endsWith(`/threads/${id}/decisions?owner=eng`),
+  )
   expect(decisions).toHaveLength(1)
   expect((decisions[0]!.body as { resume: { status: string; payload: unknown }[] }).resume).toEqual([
     expect.objectContaining({ status: 'resolved', payload: { approved: true } }),

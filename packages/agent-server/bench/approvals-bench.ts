@@ -80,7 +80,8 @@ async function approvalsServer(db: string): Promise<{ server: ServerProcess; dec
 /** Polls a run until it is no longer running (the continuation a decision started in the background). */
 async function untilSettled(baseUrl: string, auth: Record<string, string>, threadId: string, runId: string) {
   for (;;) {
-    const response = await fetch(`${baseUrl}/threads/${threadId}/runs/${runId}`, { headers: auth })
+    // eng owns the threads; the decider names the owner (thread ids are per owner, docs/protocol.md#thread-ids).
+    const response = await fetch(`${baseUrl}/threads/${threadId}/runs/${runId}?owner=eng`, { headers: auth })
     const view = (await response.json()) as { status?: string }
     if (response.status !== 200) throw new Error(`run view ${response.status}: ${JSON.stringify(view)}`)
     if (view.status !== 'running') return
@@ -95,7 +96,7 @@ async function decisionRound(baseUrl: string, decider: Record<string, string>, s
       const runId = `run_${randomUUID()}`
       const resume = interrupts.map((i) => ({ interruptId: i.id, status: 'resolved', payload: { approved: true } }))
       const started = performance.now()
-      const response = await fetch(`${baseUrl}/threads/${threadId}/decisions`, {
+      const response = await fetch(`${baseUrl}/threads/${threadId}/decisions?owner=eng`, {
         method: 'POST',
         headers: { ...decider, 'Content-Type': 'application/json' },
         body: JSON.stringify({ runId, resume }),

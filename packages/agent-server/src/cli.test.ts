@@ -268,7 +268,13 @@ describe('interlude-server CLI', () => {
         payload: { approved: true },
       }))
       const runId = `run_${randomUUID()}`
-      const accepted = await postDecision(overHttp(server), threadId, { runId, resume }, 'mgr')
+      // Thread ids are per owner: the manager names the engineer's thread.
+      const accepted = await postDecision(
+        overHttp(server),
+        threadId,
+        { runId, resume },
+        { principal: 'mgr', owner: 'eng' },
+      )
       expect(accepted).toMatchObject({ status: 202, body: { threadId, runId } })
       await until(() => receiver.received.length >= 2, 'two deliveries')
       expect(receiver.received.map((r) => (r.payload as WebhookPayload).type)).toEqual([

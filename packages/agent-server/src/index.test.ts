@@ -21,6 +21,8 @@ describe('public API of @interlude/agent-server', () => {
       'anonymousSessionCookie',
       'askUser',
       'bearerTokens',
+      // Issue 12.7: the store's thread key of (owner, client thread id), and the id back.
+      'clientThreadId',
       'createAgentServer',
       'createPostgresStore',
       'createSqliteStore',
@@ -31,6 +33,7 @@ describe('public API of @interlude/agent-server', () => {
       'openaiModel',
       'scriptedModel',
       'startServer',
+      'threadKey',
     ])
   })
 

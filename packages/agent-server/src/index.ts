@@ -49,6 +49,9 @@ export { createPostgresStore } from './store/postgres/postgres-store.ts'
 export type { PostgresPool, PostgresPoolSettings, PostgresStoreOptions } from './store/postgres/postgres-store.ts'
 // The Store contract: the interface, the error its fenced writes throw, and every type its methods use.
 export { RunNotActiveError } from './store/store.ts'
+// Threads are per owner (issue 12.7): the store knows a thread by `threadKey(owner, threadId)`, clients by their id.
+export { clientThreadId, threadKey } from './core/thread-key.ts'
+export type { ThreadKey } from './core/thread-key.ts'
 export type {
   AbandonedRunsQuery,
   AdmissionView,

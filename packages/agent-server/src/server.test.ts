@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { newThreadId, postRun, runInput, startTestServer, tempDir, userMessage } from './test-utils/harness.ts'
+import { threadKey } from './core/thread-key.ts'
 
 const tmp = tempDir()
 afterAll(() => tmp.cleanup())
@@ -34,8 +35,8 @@ describe('startServer', () => {
       expect(run.status).toBe(200)
       await server.app.runs.idle()
       // `setState` stamps `updatedAt` with the store's own clock (no request carries a time).
-      await server.store.setState(threadId, { touched: true })
-      expect((await server.store.getThread(threadId))?.updatedAt).toBe(at)
+      await server.store.setState(threadKey('alice', threadId), { touched: true })
+      expect((await server.store.getThread(threadKey('alice', threadId)))?.updatedAt).toBe(at)
     } finally {
       await server.dispose()
     }

@@ -3,6 +3,7 @@
  * assistant): the engineer `eng` asks for a deploy, the manager `mgr` — the only principal the `deploy` tool accepts
  * as approver — decides it from a script. Nothing is mocked; a test that cuts connections wraps `fetch`.
  */
+import { threadKey } from '@interlude/agent-server'
 import { releaseAssistant } from '@interlude/agent-server/demo'
 import type { ReleaseState } from '@interlude/agent-server/demo'
 import { interruptsOf, newThreadId, postRun, runInput, startTestServer, TOKENS } from '@interlude/agent-server/testing'
@@ -47,7 +48,11 @@ async function engineersDeploy(): Promise<{ threadId: string; interrupts: Interr
   return { threadId, interrupts }
 }
 
-const deployments = async (threadId: string) => ((await as('mgr').snapshot(threadId)).state as ReleaseState).deployments
+/** mgr decides eng's threads: thread ids are per owner, so it names the owner (docs/protocol.md#thread-ids). */
+const ENG = { owner: 'eng' } as const
+
+const deployments = async (threadId: string) =>
+  ((await as('mgr').snapshot(threadId, ENG)).state as ReleaseState).deployments
 
 describe('the pending inbox', () => {
   it("lists the engineer's deploys for mgr, page by page, and nothing for a stranger", async () => {
@@ -71,7 +76,7 @@ describe('the pending inbox', () => {
     expect(strangers.items.map((b) => b.threadId)).not.toContain(newer.threadId)
     // Tidy: these two do not linger in the other tests' inbox reads.
     for (const { threadId, interrupts } of [older, newer])
-      await as('mgr').decide(threadId, { resume: denyAll(interrupts) })
+      await as('mgr').decide(threadId, { ...ENG, resume: denyAll(interrupts) })
   })
 })
 
@@ -81,9 +86,9 @@ describe('deciding', () => {
     const mgr = as('mgr')
     const runId = `run_mgr_${crypto.randomUUID()}`
     const resume = approveAll(interrupts, { reason: 'change window' })
-    expect(await mgr.decide(threadId, { runId, resume })).toEqual({ threadId, runId })
+    expect(await mgr.decide(threadId, { ...ENG, runId, resume })).toEqual({ threadId, runId })
 
-    const view = await mgr.waitForRun(threadId, runId, { pollMs: 20 })
+    const view = await mgr.waitForRun(threadId, runId, { ...ENG, pollMs: 20 })
     expect(view.status).toBe('finished')
     expect(view.decision).toMatchObject({ threadId, runId, decidedBy: 'mgr', via: 'api' })
     expect(view.decision?.interruptIds).toEqual(interrupts.map((i) => i.id))
@@ -92,17 +97,17 @@ describe('deciding', () => {
     ])
 
     // A retry of the same decision (a bot that never saw the 202) is admitted as the same run, which ran once.
-    expect(await mgr.decide(threadId, { runId, resume })).toEqual({ threadId, runId })
-    expect((await mgr.run(threadId, runId)).status).toBe('finished')
+    expect(await mgr.decide(threadId, { ...ENG, runId, resume })).toEqual({ threadId, runId })
+    expect((await mgr.run(threadId, runId, ENG)).status).toBe('finished')
     expect(await deployments(threadId)).toHaveLength(1)
-    const snapshot = await mgr.snapshot(threadId)
+    const snapshot = await mgr.snapshot(threadId, ENG)
     expect(snapshot.decisions?.map((d) => d.runId)).toEqual([runId])
 
     // The same decision under another runId, and another decision: the server's codes, with details.runId.
-    const again = await failure(mgr.decide(threadId, { resume }))
+    const again = await failure(mgr.decide(threadId, { ...ENG, resume }))
     expect(again.code).toBe('ALREADY_RESUMED')
     expect(again.details).toEqual({ runId })
-    const other = await failure(mgr.decide(threadId, { resume: denyAll(interrupts) }))
+    const other = await failure(mgr.decide(threadId, { ...ENG, resume: denyAll(interrupts) }))
     expect(other.code).toBe('DECISION_CONFLICT')
     expect(other.details).toEqual({ runId })
   })
@@ -112,6 +117,7 @@ describe('deciding', () => {
     const [publish, deploy] = interrupts
     const bad = await failure(
       as('mgr').decide(threadId, {
+        ...ENG,
         resume: approveAll(interrupts, { payloads: { [deploy!.id]: { approved: 'yes please' } } }),
       }),
     )
@@ -123,16 +129,18 @@ describe('deciding', () => {
     expect(errors[publish!.id]).toBeUndefined()
 
     for (const call of [
-      as('bob').decide(threadId, { resume: approveAll(interrupts) }),
+      // Naming the owner changes nothing for a principal who may not decide.
+      as('bob').decide(threadId, { ...ENG, resume: approveAll(interrupts) }),
+      as('bob').snapshot(threadId, ENG),
+      as('bob').run(threadId, 'run_x', ENG),
       as('bob').snapshot(threadId),
-      as('bob').run(threadId, 'run_x'),
     ]) {
       const stranger = await failure(call)
       expect(stranger.code).toBe('THREAD_NOT_FOUND')
       expect(stranger.message).toBe('Thread not found.')
     }
     // Nothing was decided: the batch is still open for mgr.
-    expect((await as('mgr').snapshot(threadId)).interrupts?.map((i) => i.id)).toEqual(interrupts.map((i) => i.id))
+    expect((await as('mgr').snapshot(threadId, ENG)).interrupts?.map((i) => i.id)).toEqual(interrupts.map((i) => i.id))
   })
 })
 
@@ -178,6 +186,7 @@ describe('follow', () => {
     const seen: FollowedEvent[] = []
     const following = (async () => {
       for await (const item of as('mgr', network.fetch).follow(threadId, {
+        ...ENG,
         signal: controller.signal,
         backoff: { initialMs: 1, maxMs: 20 },
       })) {
@@ -186,14 +195,14 @@ describe('follow', () => {
         if (e.type === EventType.RUN_FINISHED && e.runId === runId) controller.abort()
       }
     })()
-    await as('mgr').decide(threadId, { runId, resume: approveAll(interrupts) })
+    await as('mgr').decide(threadId, { ...ENG, runId, resume: approveAll(interrupts) })
     await following
 
     const ids = seen.map((s) => s.id)
     expect(ids.every((id, i) => i === 0 || id > ids[i - 1]!)).toBe(true)
     expect(ids[0]).toBe(1)
     // The whole log arrived: as many events as the server stored, none twice.
-    expect(ids).toEqual((await server.store.readEvents(threadId, { afterSeq: 0 })).map((e) => e.seq))
+    expect(ids).toEqual((await server.store.readEvents(threadKey('eng', threadId), { afterSeq: 0 })).map((e) => e.seq))
     // The connections really were cut, and each reconnect asked for what followed the last event delivered.
     expect(network.urls.length).toBeGreaterThan(3)
     expect(network.lastEventIds.slice(1).map(Number)).toEqual(

@@ -36,6 +36,22 @@ describe('requests', () => {
     expect(JSON.parse(decide!.body)).toEqual({ runId: 'run_x', resume: [] })
   })
 
+  it('names the owner of another principal’s thread with ?owner= on every thread route', async () => {
+    const server = await serve((req, res) => {
+      if (req.url.includes('/decisions')) sendJson(res, 202, { threadId: 't 1', runId: 'run_x' })
+      else sendJson(res, 500, {})
+    })
+    const client = createDecisionsClient({ baseUrl: server.baseUrl })
+    await client.decide('t 1', { owner: 'e ng', runId: 'run_x', resume: [] })
+    await failure(client.run('t 1', 'run_x', { owner: 'e ng' }))
+    await failure(client.snapshot('t 1', { owner: 'e ng' }))
+    expect(server.requests.map((r) => r.url)).toEqual([
+      '/api/agent/threads/t%201/decisions?owner=e%20ng',
+      '/api/agent/threads/t%201/runs/run_x?owner=e%20ng',
+      '/api/agent/threads/t%201?owner=e%20ng',
+    ])
+  })
+
   it('generates a run_<uuid> runId when none is given', async () => {
     const server = await serve((req, res) => sendJson(res, 202, { threadId: 't', runId: JSON.parse(req.body).runId }))
     const { runId } = await createDecisionsClient({ baseUrl: server.baseUrl }).decide('t', { resume: [] })

@@ -32,7 +32,15 @@ export interface PendingOptions {
   readonly signal?: AbortSignal
 }
 
-export interface DecideOptions {
+/**
+ * Whose thread a call addresses (docs/protocol.md#thread-ids): thread ids are per owner, so a decider or reader names
+ * the owner of another principal's thread (`PendingBatch.owner`, a webhook's `owner`). @default the caller
+ */
+export interface ThreadOwnerOption {
+  readonly owner?: string
+}
+
+export interface DecideOptions extends ThreadOwnerOption {
   /**
    * The idempotency key (docs/protocol.md, "Idempotency"). Sending the same `runId` with the same entries
    * again answers `202` with the same run, so a caller that does not know whether a decision arrived sends
@@ -50,7 +58,7 @@ export interface DecideOptions {
   readonly backoff?: BackoffOptions
 }
 
-export interface WaitForRunOptions {
+export interface WaitForRunOptions extends ThreadOwnerOption {
   readonly signal?: AbortSignal
   /** Delay between two polls of the run status. @default 500 */
   readonly pollMs?: number
@@ -72,11 +80,15 @@ export interface DecisionsClient {
   /** Answers the thread's open batch (`POST {base}/threads/:threadId/decisions`); the turn continues in background. */
   decide(threadId: string, options: DecideOptions): Promise<DecisionAccepted>
   /** The status of a run (`GET {base}/threads/:threadId/runs/:runId`), with its decision record for a resume run. */
-  run(threadId: string, runId: string, options?: { readonly signal?: AbortSignal }): Promise<RunView>
+  run(
+    threadId: string,
+    runId: string,
+    options?: ThreadOwnerOption & { readonly signal?: AbortSignal },
+  ): Promise<RunView>
   /** Polls `run` until the run is no longer `running`. Throws `ABORTED` when the signal aborts. */
   waitForRun(threadId: string, runId: string, options?: WaitForRunOptions): Promise<RunView>
   /** The thread's snapshot (`GET {base}/threads/:threadId`): messages, state, open batch, decision records. */
-  snapshot(threadId: string, options?: { readonly signal?: AbortSignal }): Promise<ThreadSnapshot>
+  snapshot(threadId: string, options?: ThreadOwnerOption & { readonly signal?: AbortSignal }): Promise<ThreadSnapshot>
   /**
    * The caller's active remembered permissions, oldest first (`GET {base}/permission-rules`,
    * docs/approvals.md#remembered-permissions).
@@ -93,6 +105,8 @@ export interface DecisionsClient {
 
 const aborted = () => new InterludeError('ABORTED', 'The request was aborted.')
 const thread = (threadId: string) => `/threads/${encodeURIComponent(threadId)}`
+/** The `?owner=` of a call on another principal's thread (nothing for the caller's own). */
+const ownerQuery = (owner: string | undefined) => (owner === undefined ? '' : `?owner=${encodeURIComponent(owner)}`)
 
 /**
  * A typed client of the decisions API for bots and scripts (docs/approvals.md). Fetch only: it runs in
@@ -126,9 +140,10 @@ export function createDecisionsClient(options: DecisionsClientOptions): Decision
       for await (const page of client.pendingPages(options)) yield* page.items
     },
 
-    async decide(threadId, { runId = newRunId(), resume, signal, retries = 2, backoff }) {
+    async decide(threadId, { runId = newRunId(), resume, signal, retries = 2, backoff, owner }) {
       const body: DecisionRequest = { runId, resume }
-      const request = { method: 'POST', path: `${thread(threadId)}/decisions`, body, signal } as const
+      const path = `${thread(threadId)}/decisions${ownerQuery(owner)}`
+      const request = { method: 'POST', path, body, signal } as const
       for (let attempt = 0; ; attempt++) {
         try {
           return await http.json(request, isDecisionAccepted, 'decision answer')
@@ -142,21 +157,25 @@ export function createDecisionsClient(options: DecisionsClientOptions): Decision
       }
     },
 
-    run(threadId, runId, { signal } = {}) {
-      const path = `${thread(threadId)}/runs/${encodeURIComponent(runId)}`
+    run(threadId, runId, { signal, owner } = {}) {
+      const path = `${thread(threadId)}/runs/${encodeURIComponent(runId)}${ownerQuery(owner)}`
       return http.json({ method: 'GET', path, signal }, isRunView, 'run view')
     },
 
-    async waitForRun(threadId, runId, { signal, pollMs = 500 } = {}) {
+    async waitForRun(threadId, runId, { signal, pollMs = 500, owner } = {}) {
       for (;;) {
-        const view = await client.run(threadId, runId, signal ? { signal } : {})
+        const view = await client.run(threadId, runId, {
+          ...(signal ? { signal } : {}),
+          ...(owner !== undefined ? { owner } : {}),
+        })
         if (view.status !== 'running') return view
         if (!(await sleep(pollMs, signal))) throw aborted()
       }
     },
 
-    snapshot(threadId, { signal } = {}) {
-      return http.json({ method: 'GET', path: thread(threadId), signal }, isThreadSnapshot, 'thread snapshot')
+    snapshot(threadId, { signal, owner } = {}) {
+      const path = `${thread(threadId)}${ownerQuery(owner)}`
+      return http.json({ method: 'GET', path, signal }, isThreadSnapshot, 'thread snapshot')
     },
 
     async listPermissionRules({ threadId, signal } = {}) {

@@ -12,6 +12,8 @@ export interface FollowedEvent {
 }
 
 export interface FollowOptions {
+  /** The owner of another principal's thread (`?owner=`, docs/protocol.md#thread-ids). @default the caller */
+  readonly owner?: string
   /** Start after this event id (`0`, the default, replays the whole log). */
   readonly after?: number
   /** Ends the iteration (quietly: the loop just finishes). */
@@ -84,7 +86,8 @@ export async function* followThread(
     let ended: InterludeError | undefined
     try {
       arm()
-      const path = `/threads/${encodeURIComponent(threadId)}/events?follow=1&after=${after}`
+      const owner = options.owner === undefined ? '' : `&owner=${encodeURIComponent(options.owner)}`
+      const path = `/threads/${encodeURIComponent(threadId)}/events?follow=1&after=${after}${owner}`
       const response = await http.open(
         path,
         { Accept: 'text/event-stream', 'Last-Event-ID': String(after) },

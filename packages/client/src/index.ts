@@ -4,6 +4,7 @@ export type {
   DecisionsClient,
   PendingOptions,
   PermissionRulesOptions,
+  ThreadOwnerOption,
   WaitForRunOptions,
 } from './decisions-client.ts'
 export type { DecisionsClientOptions, Lazy } from './client-options.ts'

@@ -6,7 +6,7 @@
  * `keep`), stop right after resume, and browser calls settled once. Nothing is mocked; a test
  * only wraps fetch to hold a request back (the network being slow) or to watch the requests.
  */
-import { defineTool, scriptedModel, startServer, type RunningServer } from '@interlude/agent-server'
+import { defineTool, scriptedModel, startServer, threadKey, type RunningServer } from '@interlude/agent-server'
 import type { AgentDefinition, StartServerOptions } from '@interlude/agent-server'
 import type { Interrupt, Message, ResumeEntry, ThreadSnapshot } from '@interlude/protocol'
 import { InterludeError } from '@interlude/protocol'
@@ -69,7 +69,8 @@ async function decideViaApi(
   resume: ResumeEntry[],
   who: 'mgr' | 'eng' = 'mgr',
 ) {
-  const res = await fetch(`${server.baseUrl}/threads/${threadId}/decisions`, {
+  // Threads are per owner: a decider names eng's thread with ?owner= (docs/protocol.md#thread-ids).
+  const res = await fetch(`${server.baseUrl}/threads/${threadId}/decisions?owner=eng`, {
     method: 'POST',
     headers: { ...auth(who), 'Content-Type': 'application/json' },
     body: JSON.stringify({ runId: `api-${threadId}-${++seq}`, resume }),
@@ -364,7 +365,7 @@ describe('unknown effects', () => {
     const runId = 'run-dead'
     const now = Date.now()
     await store.startInputRun({
-      threadId,
+      threadId: threadKey('eng', threadId),
       ownerId: 'eng',
       runId,
       parentRunId: undefined,
@@ -376,14 +377,14 @@ describe('unknown effects', () => {
       executorId: 'exec-dead',
       leaseUntil: now - 1,
     })
-    await store.appendEvents(threadId, runId, [
+    await store.appendEvents(threadKey('eng', threadId), runId, [
       { type: 'RUN_STARTED', json: JSON.stringify({ type: 'RUN_STARTED', threadId, runId }) },
     ])
     const call = { id: 'call_deploy', type: 'function' as const, function: { name: 'deploy', arguments: '{}' } }
-    await store.appendMessages(threadId, runId, [{ id: 'a1', role: 'assistant', toolCalls: [call] }])
+    await store.appendMessages(threadKey('eng', threadId), runId, [{ id: 'a1', role: 'assistant', toolCalls: [call] }])
     await store.insertToolCalls([
       {
-        threadId,
+        threadId: threadKey('eng', threadId),
         toolCallId: call.id,
         runId,
         messageId: 'a1',
@@ -394,7 +395,7 @@ describe('unknown effects', () => {
         now,
       },
     ])
-    await store.beginEffect(threadId, call.id, runId, now)
+    await store.beginEffect(threadKey('eng', threadId), call.id, runId, now)
   }
 
   it('an unknown effect is shown as unknown and reconciled by hand, never re-run', async () => {

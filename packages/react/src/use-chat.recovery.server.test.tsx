@@ -4,7 +4,7 @@
  * 127.0.0.1, <StrictMode>): a page reload (a new runtime on the same thread) + recover(), a
  * connection dropped after acknowledgement, and a server restart while paused.
  */
-import { startServer, type RunningServer } from '@interlude/agent-server'
+import { startServer, threadKey, type RunningServer } from '@interlude/agent-server'
 import type { Message, ThreadSnapshot } from '@interlude/protocol'
 import { act, cleanup, renderHook, waitFor } from '@testing-library/react'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -281,7 +281,7 @@ describe('useChat recovery against the agent server', () => {
       expect(cancels[0]).toBeLessThan(300)
       // Wait for the server to settle the cancelled run, then install its view.
       await waitFor(async () =>
-        expect((await paced.store.getThread(result.current.threadId))?.activeRunId).toBeUndefined(),
+        expect((await paced.store.getThread(threadKey('bob', result.current.threadId)))?.activeRunId).toBeUndefined(),
       )
       await act(async () => void (await result.current.recover()))
       expect(result.current).toMatchObject({ recovery: { required: false }, error: undefined, isLoading: false })

@@ -55,7 +55,7 @@ export function ApprovalsView({ recorder, active }: ApprovalsViewProps) {
   const [selected, setSelected] = useState<PendingBatch | undefined>()
   const [outcome, setOutcome] = useState<{ key: string; text: string; error?: boolean } | undefined>()
   const [sending, setSending] = useState(false)
-  const thread = useThreadSnapshot(reader, selected?.threadId, active)
+  const thread = useThreadSnapshot(reader, selected?.threadId, active, selected?.owner)
 
   const selectedKey = selected === undefined ? undefined : batchKey(selected)
   const stillPending = selectedKey !== undefined && inbox.batches.some((b) => batchKey(b) === selectedKey)
@@ -71,7 +71,7 @@ export function ApprovalsView({ recorder, active }: ApprovalsViewProps) {
     setSending(true)
     recorder.addAction(action, { threadId: batch.threadId, entries: toJson(resume) })
     actor
-      .decide(batch.threadId, { resume })
+      .decide(batch.threadId, { owner: batch.owner, resume })
       .then(({ runId }) => {
         recorder.addAction(`${action}-accepted`, { threadId: batch.threadId, runId })
         setOutcome({ key, text: `Sent (run ${runId}); the turn continues on the server.` })
@@ -172,7 +172,9 @@ export function ApprovalsView({ recorder, active }: ApprovalsViewProps) {
               disabled={!active}
               onReconcile={(toolCallId, outcome) => {
                 recorder.addAction('reconcile', { threadId: selected.threadId, toolCallId, outcome })
-                return reconcileEffect(selected.threadId, toolCallId, outcome, reconcileFetch).then(thread.refresh)
+                return reconcileEffect(selected.threadId, toolCallId, outcome, reconcileFetch, selected.owner).then(
+                  thread.refresh,
+                )
               }}
             />
             {stillPending ? (

@@ -14,9 +14,12 @@ export async function reconcileEffect(
   toolCallId: string,
   outcome: ReconcileOutcome,
   fetchImpl: typeof fetch = (...args) => globalThis.fetch(...args),
+  /** The thread's owner when it is not the caller (thread ids are per owner, docs/protocol.md#thread-ids). */
+  owner?: string,
 ): Promise<void> {
+  const query = owner === undefined ? '' : `?owner=${encodeURIComponent(owner)}`
   const response = await fetchImpl(
-    `/api/agent/threads/${encodeURIComponent(threadId)}/effects/${encodeURIComponent(toolCallId)}/reconcile`,
+    `/api/agent/threads/${encodeURIComponent(threadId)}/effects/${encodeURIComponent(toolCallId)}/reconcile${query}`,
     {
       method: 'POST',
       credentials: 'same-origin',

@@ -18,6 +18,8 @@ export function useThreadSnapshot(
   client: DecisionsClient,
   threadId: string | undefined,
   active: boolean,
+  /** The thread's owner (`PendingBatch.owner`): thread ids are per owner (docs/protocol.md#thread-ids). */
+  owner?: string,
 ): ThreadSnapshotState {
   const [snapshot, setSnapshot] = useState<ThreadSnapshot | undefined>()
   const [error, setError] = useState<string | undefined>()
@@ -26,14 +28,14 @@ export function useThreadSnapshot(
   useEffect(() => {
     setSnapshot((current) => (current?.threadId === threadId ? current : undefined))
     setError(undefined)
-  }, [threadId])
+  }, [threadId, owner])
 
   useEffect(() => {
     if (!active || threadId === undefined) return
     const controller = new AbortController()
     let timer: ReturnType<typeof setTimeout> | undefined
     client
-      .snapshot(threadId, { signal: controller.signal })
+      .snapshot(threadId, { signal: controller.signal, ...(owner !== undefined ? { owner } : {}) })
       .then((next) => {
         setSnapshot(next)
         setError(undefined)
@@ -48,7 +50,7 @@ export function useThreadSnapshot(
       controller.abort()
       clearTimeout(timer)
     }
-  }, [client, threadId, active, tick])
+  }, [client, threadId, owner, active, tick])
 
   const refresh = useCallback(() => setTick((n) => n + 1), [])
   return { snapshot: snapshot?.threadId === threadId ? snapshot : undefined, error, refresh }

@@ -6,6 +6,7 @@ import { interruptsOf, newThreadId, resumeInput, runInput, textOf, types, userMe
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
 import { cancelled, refusedUnchanged, resolved } from '../test-utils/resume-entries.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 /**
  * Admission (`admitRun`) driven in-process: every refusal it makes, with its HTTP status, and
@@ -47,7 +48,7 @@ async function paused(): Promise<Paused> {
 async function heldByDeadRun(threadId: string, leaseUntil: number): Promise<string> {
   const runId = `run-dead-${threadId}`
   await s.store.startInputRun({
-    threadId,
+    threadId: threadKey('alice', threadId),
     ownerId: 'alice',
     runId,
     parentRunId: undefined,
@@ -72,7 +73,11 @@ type Refusal = [name: string, prepare: (t: Paused) => Send | Promise<Send>, stat
 const refusals: Refusal[] = [
   [
     "another principal's thread",
-    (t) => () => s.postRun(resumeInput(t.threadId, [resolved(t.publish), resolved(t.deploy)]), { principal: 'bob' }),
+    (t) => () =>
+      s.postRun(resumeInput(t.threadId, [resolved(t.publish), resolved(t.deploy)]), {
+        principal: 'bob',
+        owner: 'alice',
+      }),
     404,
     'THREAD_NOT_FOUND',
   ],
@@ -248,14 +253,16 @@ describe('first touch: a thread held by a run whose process died', () => {
     } finally {
       clock.now = start
     }
-    expect(await s.store.getRun(threadId, deadRunId)).toMatchObject({ status: 'succeeded' })
+    expect(await s.store.getRun(threadKey('alice', threadId), deadRunId)).toMatchObject({ status: 'succeeded' })
   })
 
   it("another principal's held thread is not touched: THREAD_NOT_FOUND, nothing changed", async () => {
     const threadId = newThreadId()
     const deadRunId = await heldByDeadRun(threadId, clock.now - 1)
-    const r = await refused(() => s.postRun(runInput(threadId, [userMessage('mine?')]), { principal: 'bob' }))
+    const r = await refused(() =>
+      s.postRun(runInput(threadId, [userMessage('mine?')]), { principal: 'bob', owner: 'alice' }),
+    )
     expect(r.error?.code).toBe('THREAD_NOT_FOUND')
-    expect(await s.store.getRun(threadId, deadRunId)).toMatchObject({ status: 'running' })
+    expect(await s.store.getRun(threadKey('alice', threadId), deadRunId)).toMatchObject({ status: 'running' })
   })
 })

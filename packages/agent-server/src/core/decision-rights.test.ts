@@ -8,6 +8,7 @@ import type { InProcessServer } from '../test-utils/in-process.ts'
 import { serversPerTest, startInProcess } from '../test-utils/in-process.ts'
 import { refusedUnchanged, resolved } from '../test-utils/resume-entries.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 /**
  * Who may decide (docs/approvals.md): the server's `canDecide` (default: the owner or a listed approver), a tool's
@@ -31,7 +32,7 @@ describe('decider rights on resume runs (POST /runs with resume, via "run")', ()
           threadId,
           interrupts.map((i) => resolved(i)),
         ),
-        { principal: 'bob' },
+        { principal: 'bob', owner: 'eng' },
       ),
     )
     expect(refused).toMatchObject({ status: 404, error: { code: 'THREAD_NOT_FOUND' } })
@@ -40,23 +41,25 @@ describe('decider rights on resume runs (POST /runs with resume, via "run")', ()
       threadId,
       interrupts.map((i) => resolved(i)),
     )
-    const run = await s.postRun(input, { principal: 'mgr' })
+    const run = await s.postRun(input, { principal: 'mgr', owner: 'eng' })
     expect(run.status).toBe(200)
     expect(run.events[run.events.length - 1]).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } })
-    expect(await s.store.getDecision(threadId, input.runId)).toMatchObject({
+    expect(await s.store.getDecision(threadKey('eng', threadId), input.runId)).toMatchObject({
       decidedBy: 'mgr',
       via: 'run',
       interruptIds: interrupts.map((i) => i.id),
     })
     // Tools act for the owner, whoever decided.
-    expect((await s.store.getThread(threadId))?.state).toMatchObject({ deployments: [{ version: 'v3' }] })
+    expect((await s.store.getThread(threadKey('eng', threadId)))?.state).toMatchObject({
+      deployments: [{ version: 'v3' }],
+    })
   })
 
   it('new input stays owner-only, also for an approver', async () => {
     const s = await server({ approvers: ['mgr'] })
     const { threadId } = await pausedDeploy(s)
     const r = await refusedUnchanged(s.dbPath, () =>
-      s.postRun(runInput(threadId, [userMessage('hi')]), { principal: 'mgr' }),
+      s.postRun(runInput(threadId, [userMessage('hi')]), { principal: 'mgr', owner: 'eng' }),
     )
     expect(r).toMatchObject({ status: 404, error: { code: 'THREAD_NOT_FOUND' } })
   })
@@ -65,7 +68,9 @@ describe('decider rights on resume runs (POST /runs with resume, via "run")', ()
     const s = await server()
     const { threadId, interrupts } = await pausedDeploy(s)
     const entries = interrupts.map((i) => resolved(i))
-    const r = await refusedUnchanged(s.dbPath, () => s.postRun(resumeInput(threadId, entries), { principal: 'mgr' }))
+    const r = await refusedUnchanged(s.dbPath, () =>
+      s.postRun(resumeInput(threadId, entries), { principal: 'mgr', owner: 'eng' }),
+    )
     expect(r.status).toBe(404)
     expect((await s.postRun(resumeInput(threadId, entries), { principal: 'eng' })).status).toBe(200)
   })
@@ -78,7 +83,7 @@ describe('decider rights on resume runs (POST /runs with resume, via "run")', ()
     const entries = interrupts.map((i) => resolved(i))
     const r = await refusedUnchanged(s.dbPath, () => s.postRun(resumeInput(threadId, entries), { principal: 'eng' }))
     expect(r).toMatchObject({ status: 404, error: { code: 'THREAD_NOT_FOUND' } })
-    expect((await s.postRun(resumeInput(threadId, entries), { principal: 'mgr' })).status).toBe(200)
+    expect((await s.postRun(resumeInput(threadId, entries), { principal: 'mgr', owner: 'eng' })).status).toBe(200)
   })
 
   it('a principal must be allowed for every interrupt of the batch; a custom canDecide sees each one', async () => {
@@ -107,12 +112,16 @@ describe('decider rights on resume runs (POST /runs with resume, via "run")', ()
     const entries = interrupts.map((i) => resolved(i))
     // mgr may decide "a" but not "b": the batch is not its to decide.
     expect(
-      (await refusedUnchanged(s.dbPath, () => s.postRun(resumeInput(threadId, entries), { principal: 'mgr' }))).status,
+      (
+        await refusedUnchanged(s.dbPath, () =>
+          s.postRun(resumeInput(threadId, entries), { principal: 'mgr', owner: 'eng' }),
+        )
+      ).status,
     ).toBe(404)
     expect(
       seen.some((ctx) => ctx.owner === 'eng' && ctx.threadId === threadId && ctx.interrupt.id === interrupts[0]!.id),
     ).toBe(true)
-    expect((await s.postRun(resumeInput(threadId, entries), { principal: 'bob' })).status).toBe(200)
+    expect((await s.postRun(resumeInput(threadId, entries), { principal: 'bob', owner: 'eng' })).status).toBe(200)
   })
 
   it('a throwing canDecide denies (fail closed) and is logged', async () => {
@@ -125,7 +134,11 @@ describe('decider rights on resume runs (POST /runs with resume, via "run")', ()
     const { threadId, interrupts } = await pausedDeploy(s)
     const entries = interrupts.map((i) => resolved(i))
     expect(
-      (await refusedUnchanged(s.dbPath, () => s.postRun(resumeInput(threadId, entries), { principal: 'mgr' }))).status,
+      (
+        await refusedUnchanged(s.dbPath, () =>
+          s.postRun(resumeInput(threadId, entries), { principal: 'mgr', owner: 'eng' }),
+        )
+      ).status,
     ).toBe(404)
     expect(s.logged.map((l) => l.message).some((m) => m.startsWith('decider check'))).toBe(true)
   })

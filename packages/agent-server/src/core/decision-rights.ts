@@ -1,6 +1,7 @@
 import type { CanDecide, DecideContext } from '../agent/decider.ts'
 import type { ResolvedTool } from '../agent/tool.ts'
 import type { BatchRecord, Store, ThreadRecord } from '../store/store.ts'
+import { clientThreadId } from './thread-key.ts'
 
 export interface DecisionRightsOptions {
   readonly store: Pick<Store, 'getOpenBatch' | 'listDecisions' | 'getBatchOfInterrupt'>
@@ -46,7 +47,11 @@ export class DecisionRights {
     if (batch.interrupts.length === 0) return false
     const verdicts = await Promise.all(
       batch.interrupts.map((item) =>
-        this.#mayDecideOne(principal, item.toolName, { owner, threadId: batch.threadId, interrupt: item.interrupt }),
+        this.#mayDecideOne(principal, item.toolName, {
+          owner,
+          threadId: clientThreadId(batch.threadId),
+          interrupt: item.interrupt,
+        }),
       ),
     )
     return verdicts.every(Boolean)

@@ -8,6 +8,7 @@ import { publicMessage } from './events.ts'
 import { RunCancelled } from './run-cancelled.ts'
 import type { RunWrites } from './run-writes.ts'
 import { parseJson, resultText, strictJson } from './strict-json.ts'
+import { clientThreadId } from './thread-key.ts'
 import { AlreadyStartedError } from './tool-asks.ts'
 import { SUBAGENT_RUNTIME } from './subagent-run.ts'
 import type { SubagentRuntime } from './subagent-run.ts'
@@ -259,7 +260,7 @@ export async function settleUnsettled(
     const result = await reconcile(call.toolCallId, {
       toolCallId: call.toolCallId,
       idempotencyKey: call.toolCallId,
-      threadId: context.threadId,
+      threadId: clientThreadId(context.threadId),
       runId: call.attemptRunId ?? call.runId,
       principal: context.principal,
       requestedArgs: parsed.ok ? parsed.value : undefined,

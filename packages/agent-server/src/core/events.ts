@@ -11,13 +11,20 @@ import type {
 } from '@interlude/protocol'
 import type { NewEvent } from '../store/store.ts'
 import { resultText } from './strict-json.ts'
+import { clientThreadId, withClientThreadId } from './thread-key.ts'
+import type { ThreadKey } from './thread-key.ts'
 
 /** Small constructors so the execution core reads as a sequence of protocol events. */
 export const ev = {
-  runStarted: (threadId: string, runId: string): AgUiEvent => ({ type: EventType.RUN_STARTED, threadId, runId }),
-  runFinished: (threadId: string, runId: string, outcome: RunFinishedOutcome): AgUiEvent => ({
+  // Events name the client's thread id, never the owner's key (src/core/thread-key.ts).
+  runStarted: (key: ThreadKey, runId: string): AgUiEvent => ({
+    type: EventType.RUN_STARTED,
+    threadId: clientThreadId(key),
+    runId,
+  }),
+  runFinished: (key: ThreadKey, runId: string, outcome: RunFinishedOutcome): AgUiEvent => ({
     type: EventType.RUN_FINISHED,
-    threadId,
+    threadId: clientThreadId(key),
     runId,
     outcome,
   }),
@@ -57,7 +64,7 @@ export const ev = {
   decision: (record: DecisionRecord): AgUiEvent => ({
     type: EventType.CUSTOM,
     name: DECISION_EVENT_NAME,
-    value: record,
+    value: withClientThreadId(record),
   }),
 }
 

@@ -13,6 +13,7 @@ import { RunCancelled } from './run-cancelled.ts'
 import type { RunPlan } from './run-plan.ts'
 import { Turn } from './turn.ts'
 import type { UsageOptions } from './usage.ts'
+import { describeThread } from './thread-key.ts'
 
 /** What the execution core needs from the server. */
 export interface ExecutionDeps {
@@ -154,12 +155,12 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
       })
     } catch (closeError) {
       if (closeError instanceof RunNotActiveError) throw closeError
-      deps.logError(`run ${threadId}/${runId}: could not close open calls`, closeError)
+      deps.logError(`run ${describeThread(threadId)}/${runId}: could not close open calls`, closeError)
     }
     // Unknown errors become INTERNAL with a generic message; the raw text only goes to the log.
     const failure = InterludeError.fromUnknown(error)
     if (!InterludeError.isInstance(error) || failure.code === 'INTERNAL' || failure.code === 'MODEL_ERROR') {
-      deps.logError(`run ${threadId}/${runId} failed`, error)
+      deps.logError(`run ${describeThread(threadId)}/${runId} failed`, error)
     }
     const code = (RUN_ERROR_CODES as readonly string[]).includes(failure.code) ? failure.code : 'RUN_FAILED'
     // Typed details of a model failure or a usage cap (issue 14): kinds and numbers only, no upstream text.

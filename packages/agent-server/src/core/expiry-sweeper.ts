@@ -8,6 +8,7 @@ import type { ExpiryClaim, ExpiryOutcome } from './expiry-claim.ts'
 import { claimOutcome, expiryClaim } from './expiry-claim.ts'
 import { ContinuationQueue } from './expiry-continuations.ts'
 import type { RunManager } from './run-manager.ts'
+import { describeThread, threadLogFields } from './thread-key.ts'
 
 export type { ExpiryOutcome } from './expiry-claim.ts'
 
@@ -126,7 +127,7 @@ export class ExpirySweeper {
     try {
       return this.#settle(claim, await this.#o.store.claimBatch(claim.request), 'now')
     } catch (error) {
-      this.#o.logError(`expiry of batch ${batch.batchId} on thread ${batch.threadId} failed`, error)
+      this.#o.logError(`expiry of batch ${batch.batchId} on thread ${describeThread(batch.threadId)} failed`, error)
       return { kind: 'skipped' }
     }
   }
@@ -151,7 +152,7 @@ export class ExpirySweeper {
     try {
       return await expiryClaim(this.#o, batch)
     } catch (error) {
-      this.#o.logError(`expiry of batch ${batch.batchId} on thread ${batch.threadId} failed`, error)
+      this.#o.logError(`expiry of batch ${batch.batchId} on thread ${describeThread(batch.threadId)} failed`, error)
       return { kind: 'skipped' }
     }
   }
@@ -174,7 +175,7 @@ export class ExpirySweeper {
       try {
         results.push(await store.claimBatch(request))
       } catch (error) {
-        logError(`expiry of batch ${request.batchId} on thread ${request.threadId} failed`, error)
+        logError(`expiry of batch ${request.batchId} on thread ${describeThread(request.threadId)} failed`, error)
         results.push(undefined)
       }
     }
@@ -187,7 +188,7 @@ export class ExpirySweeper {
     if (outcome.kind !== 'decided') return outcome
     this.#o.webhooks?.committed(claim.request.outbox)
     this.#o.log?.info(
-      { event: 'expiry.decided', threadId: claim.request.threadId, batchId: claim.request.batchId },
+      { event: 'expiry.decided', ...threadLogFields(claim.request.threadId), batchId: claim.request.batchId },
       'batch decided by its deadline',
     )
     if (start === 'now') this.#continuations.startNow(claim.plan)

@@ -2,6 +2,7 @@ import { InterludeError } from '@interlude/protocol'
 import type { PendingBatch, PendingBatchPage } from '@interlude/protocol'
 import type { PendingBatchQuery, PendingBatchRecord, Store } from '../store/store.ts'
 import type { DecisionRights } from './decision-rights.ts'
+import { clientThreadId } from './thread-key.ts'
 
 export interface PendingInboxDeps {
   readonly store: Pick<Store, 'listPendingBatches'>
@@ -39,7 +40,7 @@ export function decodePendingCursor(cursor: string): Position {
 
 function pendingBatch(batch: PendingBatchRecord): PendingBatch {
   return {
-    threadId: batch.threadId,
+    threadId: clientThreadId(batch.threadId),
     owner: batch.ownerId,
     ...(batch.title !== undefined ? { title: batch.title } : {}),
     openedAt: new Date(batch.createdAt).toISOString(),

@@ -12,6 +12,7 @@ import { ev, toNewEvent, toolResult } from './events.ts'
 import type { RunManager } from './run-manager.ts'
 import type { RunPlan } from './run-plan.ts'
 import { resumePlan } from './run-plan.ts'
+import { describeThread, threadLogFields } from './thread-key.ts'
 
 export interface RecoveryOptions {
   readonly store: Store
@@ -138,7 +139,7 @@ export class RunRecovery {
       }
       return await this.#fail(thread, run)
     } catch (error) {
-      this.#o.logError(`could not take over abandoned run ${threadId}/${runId}`, error)
+      this.#o.logError(`could not take over abandoned run ${describeThread(threadId)}/${runId}`, error)
       return false
     }
   }
@@ -200,7 +201,10 @@ export class RunRecovery {
     if (!stored) return false
     hub.publish(threadId, stored)
     this.#o.webhooks?.committed(outbox)
-    this.#o.log?.info({ event: 'recovery.closed', threadId, runId }, 'abandoned run closed by recovery')
+    this.#o.log?.info(
+      { event: 'recovery.closed', ...threadLogFields(threadId), runId },
+      'abandoned run closed by recovery',
+    )
     return true
   }
 

@@ -17,6 +17,7 @@ import { CancelTombstones } from './cancel-tombstones.ts'
 import type { RunPlan } from './run-plan.ts'
 import type { HistoryLimits } from './model-window.ts'
 import type { UsageOptions } from './usage.ts'
+import { describeThread } from './thread-key.ts'
 
 export interface RunManagerOptions {
   readonly store: Store
@@ -263,14 +264,16 @@ export class RunManager {
     } catch (error) {
       if (error instanceof RunNotActiveError) fenced = true
       else if (signal.reason !== ('handover' satisfies StopReason))
-        logError(`run ${plan.threadId}/${plan.runId} crashed`, error)
+        logError(`run ${describeThread(plan.threadId)}/${plan.runId} crashed`, error)
     }
     if (fenced || signal.reason === ('fenced' satisfies StopReason)) return
     if (signal.reason === ('handover' satisfies StopReason)) {
       // Handed over: what the run emitted is kept, it is not ended; its continuation closes what is open.
       await writer
         .flush()
-        .catch((error: unknown) => logError(`run ${plan.threadId}/${plan.runId}: handover flush`, error))
+        .catch((error: unknown) =>
+          logError(`run ${describeThread(plan.threadId)}/${plan.runId}: handover flush`, error),
+        )
       return
     }
     terminal ??= ev.runError('INTERNAL', 'Internal error')
@@ -286,7 +289,7 @@ export class RunManager {
       // A fenced run was closed by another process; otherwise the run stays `running` until its
       // lease ends and recovery closes it.
       if (!(error instanceof RunNotActiveError)) {
-        logError(`run ${plan.threadId}/${plan.runId} could not be finished`, error)
+        logError(`run ${describeThread(plan.threadId)}/${plan.runId} could not be finished`, error)
         // No durable end: this process's open streams end now, typed (issue 12); recovery ends the run later.
         hub.lose(plan.threadId, plan.runId, isStoreUnavailable(error) ? 'STORE_UNAVAILABLE' : 'INTERNAL')
       }

@@ -1,5 +1,6 @@
 import type { DecisionRecord, RunView, RunViewStatus } from '@interlude/protocol'
 import type { RunRecord, RunStatus } from '../store/store.ts'
+import { clientThreadId, withClientThreadId } from './thread-key.ts'
 
 const STATUS: Readonly<Record<RunStatus, RunViewStatus>> = {
   running: 'running',
@@ -12,12 +13,12 @@ const STATUS: Readonly<Record<RunStatus, RunViewStatus>> = {
 /** `GET {base}/threads/:threadId/runs/:runId` (docs/protocol.md): where a run stands, and the decision it carries. */
 export function runView(run: RunRecord, decision: DecisionRecord | undefined): RunView {
   return {
-    threadId: run.threadId,
+    threadId: clientThreadId(run.threadId),
     runId: run.runId,
     status: STATUS[run.status],
     ...(run.outcome !== undefined ? { outcome: run.outcome } : {}),
     ...(run.errorCode !== undefined ? { errorCode: run.errorCode } : {}),
-    ...(decision !== undefined ? { decision } : {}),
+    ...(decision !== undefined ? { decision: withClientThreadId(decision) } : {}),
     ...(run.usage !== undefined ? { usage: run.usage } : {}),
   }
 }

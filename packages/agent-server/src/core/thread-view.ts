@@ -2,6 +2,7 @@ import { InterludeError } from '@interlude/protocol'
 import type { ThreadSnapshot, ThreadSummary, UnsettledEffect } from '@interlude/protocol'
 import type { Store, ThreadRecord } from '../store/store.ts'
 import { isShown } from './expiry-policy.ts'
+import { clientThreadId, withClientThreadId } from './thread-key.ts'
 
 /** Messages in a snapshot page unless `?limit=` says otherwise (docs/protocol.md#threadsnapshot). */
 export const DEFAULT_SNAPSHOT_MESSAGES = 200
@@ -61,7 +62,7 @@ export async function threadSnapshot(
   const oldest = stored[0]?.position
   const more = oldest !== undefined && oldest > 0
   return {
-    threadId: thread.threadId,
+    threadId: clientThreadId(thread.threadId),
     revision: thread.revision,
     status: thread.status,
     messages: stored.map((m) => m.message),
@@ -71,7 +72,7 @@ export async function threadSnapshot(
     lastEventId: thread.lastSeq,
     ...(unsettled.length > 0 ? { unsettledEffects: unsettled } : {}),
     // Who decided each batch (docs/approvals.md#decision-records).
-    ...(decisions.length > 0 ? { decisions } : {}),
+    ...(decisions.length > 0 ? { decisions: decisions.map(withClientThreadId) } : {}),
     hasMoreMessages: more,
     ...(more ? { messagesCursor: encodeMessagesCursor(oldest) } : {}),
     messageCount: thread.messageCount,
@@ -83,7 +84,7 @@ export async function threadSummary(store: Store, thread: ThreadRecord, now: num
   const open = await store.getOpenBatch(thread.threadId)
   const title = thread.title
   return {
-    threadId: thread.threadId,
+    threadId: clientThreadId(thread.threadId),
     status: thread.status,
     revision: thread.revision,
     updatedAt: new Date(thread.updatedAt).toISOString(),

@@ -32,6 +32,7 @@ import { parseJson } from './strict-json.ts'
 import { authorizeCall, classifyCalls, recordedKind, recordedStatus } from './tool-verdicts.ts'
 import type { Verdict, VerdictContext } from './tool-verdicts.ts'
 import { checkUsageCaps } from './usage.ts'
+import { clientThreadId } from './thread-key.ts'
 import { editedResult } from './edited-result.ts'
 import { DEFAULT_MAX_TOOL_ARGUMENT_BYTES, oversizedPlaceholder, oversizedVerdict } from './oversized-args.ts'
 import { runServerTool } from './server-tool-run.ts'
@@ -108,7 +109,8 @@ export class Turn {
           tool,
           await deps.store.matchPermissionRules({
             owner: plan.principal,
-            threadId: plan.threadId,
+            // Rules name the client's thread id; the owner makes it the owner's thread.
+            threadId: clientThreadId(plan.threadId),
             toolName: tool.name,
             argsKey: callArgsKey(tool, args),
           }),
@@ -388,7 +390,16 @@ export class Turn {
     const { threadId, runId, principal } = this.#plan
     const decidedBy = (await store.getDecision(threadId, runId))?.decidedBy ?? principal
     await store.addPermissionRule(
-      ruleFromApproval({ tool, scope, args, owner: principal, threadId, decidedBy, interruptId, at: now() }),
+      ruleFromApproval({
+        tool,
+        scope,
+        args,
+        owner: principal,
+        threadId: clientThreadId(threadId),
+        decidedBy,
+        interruptId,
+        at: now(),
+      }),
     )
   }
 
@@ -452,7 +463,13 @@ export class Turn {
       if (chunk.type === 'usage') {
         await store.addRunUsage?.(threadId, runId, chunk.usage)
         try {
-          options?.onUsage?.({ threadId, runId, principal, model: agent.model.name, usage: chunk.usage })
+          options?.onUsage?.({
+            threadId: clientThreadId(threadId),
+            runId,
+            principal,
+            model: agent.model.name,
+            usage: chunk.usage,
+          })
         } catch (error) {
           this.#deps.logError('onUsage threw', error)
         }
@@ -678,7 +695,7 @@ export class Turn {
     return {
       toolCallId,
       idempotencyKey: toolCallId,
-      threadId: this.#plan.threadId,
+      threadId: clientThreadId(this.#plan.threadId),
       runId: this.#plan.runId,
       principal: this.#plan.principal,
       state: structuredClone(this.state),

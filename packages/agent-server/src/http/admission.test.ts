@@ -52,15 +52,20 @@ describe('admission: malformed input is refused before any stream byte and chang
     }
   })
 
-  it("another principal's thread is THREAD_NOT_FOUND, for resume and for new input", async () => {
+  it("another principal's thread is THREAD_NOT_FOUND for resume; new input with its id is the caller's own thread", async () => {
     const { threadId, publish, deploy } = await paused('alice')
     const resume = await refused(() =>
       postRun(server, resumeInput(threadId, [resolved(publish), resolved(deploy)]), { principal: 'bob' }),
     )
     expect(resume.status).toBe(404)
     expect(resume.error?.code).toBe('THREAD_NOT_FOUND')
-    const input = await refused(() => postRun(server, runInput(threadId, [userMessage('hi')]), { principal: 'bob' }))
-    expect(input.error?.code).toBe('THREAD_NOT_FOUND')
+    // Threads are per owner (issue 12.7): bob's input on the same id starts bob's thread and leaves alice's alone.
+    const aliceBefore = threadRow(server.dbPath, threadId, 'alice')
+    const input = await postRun(server, runInput(threadId, [userMessage('hi')]), { principal: 'bob' })
+    expect(input.status).toBe(200)
+    expect(input.events.find((e) => e.type === 'RUN_STARTED')).toMatchObject({ threadId })
+    expect(threadRow(server.dbPath, threadId, 'alice')).toEqual(aliceBefore)
+    expect(threadRow(server.dbPath, threadId, 'bob')).toMatchObject({ owner_id: 'bob' })
     const missing = await refused(() =>
       postRun(server, resumeInput(newThreadId(), [resolved(publish)]), { principal: 'bob' }),
     )

@@ -16,6 +16,7 @@ import { startInProcess } from '../test-utils/in-process.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 import { recordingModel } from '../test-utils/recording-model.ts'
 import { commandAgent, commandScript } from '../test-utils/test-agents.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 /** Issue 12.4: every history read is bounded — thread cap, paged snapshot and replay, model window, pause snapshot. */
 
@@ -61,13 +62,13 @@ describe('thread cap', () => {
     }
     expect(refused?.status).toBe(413)
     expect(refused?.error).toMatchObject({ code: 'THREAD_TOO_LARGE', details: { maxBytes: 4 * 1024 * 1024 } })
-    const thread = (await s.store.getThread(threadId))!
+    const thread = (await s.store.getThread(threadKey('alice', threadId)))!
     expect(thread.messageBytes).toBeLessThanOrEqual(4 * 1024 * 1024)
     expect(thread.messageCount).toBe(8) // four user messages and four answers
     // Refused again, and nothing changed.
     const again = await s.postRun(runInput(threadId, [big()]))
     expect(again.error?.code).toBe('THREAD_TOO_LARGE')
-    expect(await s.store.getThread(threadId)).toEqual(thread)
+    expect(await s.store.getThread(threadKey('alice', threadId))).toEqual(thread)
     // The same principal's other thread and another principal are not affected.
     expect((await s.postRun(runInput(newThreadId(), [big()]))).status).toBe(200)
     expect((await s.postRun(runInput(newThreadId(), [big()]), { principal: 'bob' })).status).toBe(200)
@@ -86,7 +87,7 @@ describe('thread cap', () => {
     }
     // 2 messages per run: the third run would hold 5 + 1 answer, so it ends at the model call; the fourth is refused.
     expect(statuses).toEqual([200, 200, 200, 413])
-    expect((await s.store.getThread(threadId))!.messageCount).toBe(5)
+    expect((await s.store.getThread(threadKey('alice', threadId)))!.messageCount).toBe(5)
   })
 
   it('a run whose own answer would cross the cap ends with RUN_ERROR THREAD_TOO_LARGE and stores no part of it', async () => {
@@ -97,9 +98,9 @@ describe('thread cap', () => {
     expect(run.status).toBe(200)
     const error = run.events.at(-1) as { type: string; code?: string }
     expect(error).toMatchObject({ type: EventType.RUN_ERROR, code: 'THREAD_TOO_LARGE' })
-    const thread = (await s.store.getThread(threadId))!
+    const thread = (await s.store.getThread(threadKey('alice', threadId)))!
     expect(thread).toMatchObject({ status: 'idle', messageCount: 1 })
-    expect((await s.store.listMessages(threadId)).map((m) => m.role)).toEqual(['user'])
+    expect((await s.store.listMessages(threadKey('alice', threadId))).map((m) => m.role)).toEqual(['user'])
     // The thread is not stuck: the next input is admitted (and ends the same typed way while the model insists).
     expect((await s.postRun(runInput(threadId, [userMessage('shorter please')]))).status).toBe(200)
   })
@@ -128,7 +129,7 @@ function pagingCases(open: () => Promise<InProcessOptions>) {
     const s = await serve(commandAgent([]), await open())
     const threadId = newThreadId()
     await exchanges(s, threadId, 13, 6)
-    const whole = await s.store.listMessages(threadId)
+    const whole = await s.store.listMessages(threadKey('alice', threadId))
     expect(whole).toHaveLength(26)
     const first = await snapshot(s, threadId, '?limit=10')
     expect(first).toMatchObject({ hasMoreMessages: true, messageCount: 26 })
@@ -150,7 +151,7 @@ function pagingCases(open: () => Promise<InProcessOptions>) {
     const replay = await s.threadEvents(threadId)
     const ids = replay.ids.map(Number)
     expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => i + 1))
-    expect(ids.length).toBe((await s.store.getThread(threadId))!.lastSeq)
+    expect(ids.length).toBe((await s.store.getThread(threadKey('alice', threadId)))!.lastSeq)
     expect(ids.length).toBeGreaterThan(128)
   })
 }
@@ -225,7 +226,7 @@ describe('pause snapshot', () => {
       (
         db
           .prepare('SELECT COALESCE(SUM(length(CAST(json AS BLOB))), 0) AS n FROM events WHERE thread_id = ?')
-          .get(threadId) as {
+          .get(threadKey('alice', threadId)) as {
           n: number
         }
       ).n
@@ -243,14 +244,14 @@ describe('pause snapshot', () => {
       const checkpoint = paused.events.find((e) => e.type === EventType.MESSAGES_SNAPSHOT) as
         { messages: Message[] } | undefined
       snapshots.push(checkpoint?.messages.length)
-      if (checkpoint) expect(checkpoint.messages).toEqual(await s.store.listMessages(threadId))
+      if (checkpoint) expect(checkpoint.messages).toEqual(await s.store.listMessages(threadKey('alice', threadId)))
       const resumed = await s.postRun(
         resumeInput(threadId, [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: false } }]),
       )
       expect(types(resumed.events).at(-1)).toBe(EventType.RUN_FINISHED)
       perPause.push(logBytes(threadId) - before)
     }
-    const history = (await s.store.getThread(threadId))!.messageBytes
+    const history = (await s.store.getThread(threadKey('alice', threadId)))!.messageBytes
     expect(history).toBeGreaterThan(5 * bound)
     // Early pauses carry the whole (small) history; once the thread passes the bound, none.
     expect(snapshots[0]).toBe(2)
@@ -282,7 +283,7 @@ describe('model window', () => {
       expect(types(run.events).at(-1)).toBe(EventType.RUN_FINISHED)
     }
     // Each tool run stores: user, assistant(tool_calls), tool, assistant("done: …"): 2 + 3 × 4 = 14 messages.
-    const whole = await s.store.listMessages(threadId)
+    const whole = await s.store.listMessages(threadKey('alice', threadId))
     expect(whole).toHaveLength(14)
     const last = model.requests.at(-1)!.messages
     // The last call read 13 messages; its newest 5 (positions 8–12) start with the tool result of the second round,

@@ -16,6 +16,7 @@ import {
   userMessage,
 } from '../test-utils/harness.ts'
 import { commandAgent, gatedModel } from '../test-utils/test-agents.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 const servers: TestServer[] = []
 afterEach(async () => {
@@ -146,7 +147,7 @@ describe('cancel', () => {
     const aEvents = (await aRes).events
     expect(aEvents[aEvents.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED, outcome: { type: 'cancelled' } })
     expect(textOf(aEvents)).toBe('waiting ')
-    expect(await s.store.getRun(a.threadId, a.runId)).toMatchObject({ status: 'cancelled' })
+    expect(await s.store.getRun(threadKey('alice', a.threadId), a.runId)).toMatchObject({ status: 'cancelled' })
 
     const bEvents = (await postRun(s, b)).events // same runId: the stored events again
     expect(types(bEvents)).toEqual([

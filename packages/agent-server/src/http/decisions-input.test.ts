@@ -15,6 +15,9 @@ import {
 } from '../test-utils/harness.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 
+/** The decider on eng's threads (threads are per owner: `?owner=`, docs/protocol.md#thread-ids). */
+const MGR = { principal: 'mgr', owner: 'eng' } as const
+
 /**
  * Bad input on the approvals routes (docs/approvals.md, docs/protocol.md): every malformed request is a typed 4xx
  * with the JSON envelope, and not one row of the store changes — the rules of `POST /runs`, on a real socket.
@@ -66,52 +69,47 @@ describe('POST {base}/threads/:threadId/decisions refuses bad input, changing no
       401,
       'UNAUTHENTICATED',
     ],
-    ['a body that is not JSON', () => postDecision(http(), threadId, '{"runId":', 'mgr'), 400, 'INVALID_INPUT'],
-    ['an empty body', () => postDecision(http(), threadId, '', 'mgr'), 400, 'INVALID_INPUT'],
-    ['a JSON array', () => postDecision(http(), threadId, '[]', 'mgr'), 400, 'INVALID_INPUT'],
+    ['a body that is not JSON', () => postDecision(http(), threadId, '{"runId":', MGR), 400, 'INVALID_INPUT'],
+    ['an empty body', () => postDecision(http(), threadId, '', MGR), 400, 'INVALID_INPUT'],
+    ['a JSON array', () => postDecision(http(), threadId, '[]', MGR), 400, 'INVALID_INPUT'],
     [
       'text/plain',
-      () => postDecision(http(), threadId, JSON.stringify(valid()), 'mgr', { 'Content-Type': 'text/plain' }),
+      () => postDecision(http(), threadId, JSON.stringify(valid()), MGR, { 'Content-Type': 'text/plain' }),
       400,
       'INVALID_INPUT',
     ],
     [
       'a form content type',
-      () => postDecision(http(), threadId, 'runId=x', 'mgr', { 'Content-Type': 'application/x-www-form-urlencoded' }),
+      () => postDecision(http(), threadId, 'runId=x', MGR, { 'Content-Type': 'application/x-www-form-urlencoded' }),
       400,
       'INVALID_INPUT',
     ],
     [
       'an unknown field',
-      () => postDecision(http(), threadId, JSON.stringify({ ...valid(), threadId }), 'mgr'),
+      () => postDecision(http(), threadId, JSON.stringify({ ...valid(), threadId }), MGR),
       400,
       'INVALID_INPUT',
     ],
     [
       'no runId',
-      () => postDecision(http(), threadId, JSON.stringify({ resume: valid().resume }), 'mgr'),
+      () => postDecision(http(), threadId, JSON.stringify({ resume: valid().resume }), MGR),
       400,
       'INVALID_INPUT',
     ],
     [
       'a runId with a space',
-      () => postDecision(http(), threadId, { ...valid(), runId: 'run 1' }, 'mgr'),
+      () => postDecision(http(), threadId, { ...valid(), runId: 'run 1' }, MGR),
       400,
       'INVALID_INPUT',
     ],
     [
       'a runId over 200 characters',
-      () => postDecision(http(), threadId, { ...valid(), runId: 'r'.repeat(201) }, 'mgr'),
+      () => postDecision(http(), threadId, { ...valid(), runId: 'r'.repeat(201) }, MGR),
       400,
       'INVALID_INPUT',
     ],
-    [
-      'a threadId with a space in the path',
-      () => postDecision(http(), 'thread 1', valid(), 'mgr'),
-      400,
-      'INVALID_INPUT',
-    ],
-    ['no entries', () => postDecision(http(), threadId, { ...valid(), resume: [] }, 'mgr'), 400, 'INVALID_INPUT'],
+    ['a threadId with a space in the path', () => postDecision(http(), 'thread 1', valid(), MGR), 400, 'INVALID_INPUT'],
+    ['no entries', () => postDecision(http(), threadId, { ...valid(), resume: [] }, MGR), 400, 'INVALID_INPUT'],
     [
       'an entry without a status',
       () =>
@@ -119,7 +117,7 @@ describe('POST {base}/threads/:threadId/decisions refuses bad input, changing no
           http(),
           threadId,
           JSON.stringify({ ...valid(), resume: [{ interruptId: interrupts[0]!.id }] }),
-          'mgr',
+          MGR,
         ),
       400,
       'INVALID_INPUT',
@@ -134,7 +132,7 @@ describe('POST {base}/threads/:threadId/decisions refuses bad input, changing no
             ...valid(),
             resume: [{ interruptId: interrupts[0]!.id, status: 'cancelled', payload: {} }, resolved(interrupts[1]!)],
           },
-          'mgr',
+          MGR,
         ),
       400,
       'INVALID_INPUT',
@@ -146,7 +144,7 @@ describe('POST {base}/threads/:threadId/decisions refuses bad input, changing no
           http(),
           threadId,
           { ...valid(), resume: [0, 1, 2, 3].map((n) => ({ interruptId: `int_${n}`, status: 'cancelled' as const })) },
-          'mgr',
+          MGR,
         ),
       400,
       'INVALID_INPUT',
@@ -161,7 +159,7 @@ describe('POST {base}/threads/:threadId/decisions refuses bad input, changing no
             ...valid(),
             resume: [resolved(interrupts[0]!, { approved: true, reason: 'x'.repeat(600) }), resolved(interrupts[1]!)],
           },
-          'mgr',
+          MGR,
         ),
       413,
       'PAYLOAD_TOO_LARGE',
@@ -176,7 +174,7 @@ describe('POST {base}/threads/:threadId/decisions refuses bad input, changing no
             ...valid(),
             resume: [resolved(interrupts[0]!, { a: { b: { c: { d: { e: { f: { g: 1 } } } } } } })],
           }),
-          'mgr',
+          MGR,
         ),
       400,
       'INVALID_INPUT',
@@ -188,14 +186,14 @@ describe('POST {base}/threads/:threadId/decisions refuses bad input, changing no
           http(),
           threadId,
           { ...valid(), resume: [resolved(interrupts[0]!, { approved: 'yes' }), resolved(interrupts[1]!)] },
-          'mgr',
+          MGR,
         ),
       422,
       'RESUME_PAYLOAD_INVALID',
     ],
     [
       'half the batch',
-      () => postDecision(http(), threadId, { ...valid(), resume: [resolved(interrupts[0]!)] }, 'mgr'),
+      () => postDecision(http(), threadId, { ...valid(), resume: [resolved(interrupts[0]!)] }, MGR),
       422,
       'RESUME_INCOMPLETE',
     ],
@@ -206,17 +204,12 @@ describe('POST {base}/threads/:threadId/decisions refuses bad input, changing no
           http(),
           threadId,
           { ...valid(), resume: [...valid().resume, { interruptId: 'int_nope', status: 'cancelled' }] },
-          'mgr',
+          MGR,
         ),
       422,
       'RESUME_UNKNOWN_INTERRUPT',
     ],
-    [
-      'a thread that does not exist',
-      () => postDecision(http(), newThreadId(), valid(), 'mgr'),
-      404,
-      'THREAD_NOT_FOUND',
-    ],
+    ['a thread that does not exist', () => postDecision(http(), newThreadId(), valid(), MGR), 404, 'THREAD_NOT_FOUND'],
     ['a principal who may not decide', () => postDecision(http(), threadId, valid(), 'bob'), 404, 'THREAD_NOT_FOUND'],
   ]
   for (const [name, send, status, code] of cases) {
@@ -230,7 +223,7 @@ describe('POST {base}/threads/:threadId/decisions refuses bad input, changing no
       ...valid(),
       resume: [resolved(interrupts[0]!, { approved: true, reason: 'x'.repeat(20_000) })],
     })
-    const answer = await refused(() => postDecision(http(), threadId, body, 'mgr'), 413, 'PAYLOAD_TOO_LARGE')
+    const answer = await refused(() => postDecision(http(), threadId, body, MGR), 413, 'PAYLOAD_TOO_LARGE')
     expect(answer.headers.get('connection')).toBe('close')
   })
 })
@@ -249,6 +242,8 @@ describe('GET routes of the approvals refuse bad input', () => {
       404,
       'THREAD_NOT_FOUND',
     ],
+    ['snapshot: an owner with a control character', '/threads/THREAD?owner=%1Feng', 400, 'INVALID_INPUT'],
+    ['snapshot: an empty owner', '/threads/THREAD?owner=', 400, 'INVALID_INPUT'],
     ['inbox: another status', '/interrupts?status=decided', 400, 'INVALID_INPUT'],
     ['inbox: an empty status', '/interrupts?status=', 400, 'INVALID_INPUT'],
     ['inbox: limit 0', '/interrupts?limit=0', 400, 'INVALID_INPUT'],
@@ -271,7 +266,10 @@ describe('GET routes of the approvals refuse bad input', () => {
   ]
   for (const [name, path, status, code] of cases) {
     it(`${name} → ${status} ${code}`, async () => {
-      await refused(() => getJson(http(), path.replace('THREAD', threadId), 'mgr'), status, code)
+      // The decider names the owner of the thread (threads are per owner, docs/protocol.md#thread-ids).
+      const addressed = path.replace('THREAD', threadId)
+      const withOwner = `${addressed}${addressed.includes('?') ? '&' : '?'}owner=eng`
+      await refused(() => getJson(http(), withOwner, 'mgr'), status, code)
     })
   }
 

@@ -15,6 +15,10 @@ import { resolved } from '../test-utils/resume-entries.ts'
 import { tailSse } from '../test-utils/sse-tail.ts'
 import type { WebhookReceiver } from '../test-utils/webhook-receiver.ts'
 import { startWebhookReceiver } from '../test-utils/webhook-receiver.ts'
+import { threadKey } from '../core/thread-key.ts'
+
+/** The decider on eng's threads (threads are per owner: `?owner=`, docs/protocol.md#thread-ids). */
+const MGR = { principal: 'mgr', owner: 'eng' } as const
 
 /**
  * Approvals across replicas (docs/approvals.md): two servers, each with its own PostgreSQL store (pools, change
@@ -93,7 +97,7 @@ describe.skipIf(!available)('approvals across two PostgreSQL replicas', () => {
             replica,
             threadId,
             { runId: attempt.runId, resume: attempt.entries },
-            'mgr',
+            MGR,
           )
           return { status: r.status, code: r.error?.code, runId: r.error?.details ?? r.body }
         }
@@ -103,7 +107,7 @@ describe.skipIf(!available)('approvals across two PostgreSQL replicas', () => {
         return { status: r.status, code: r.error?.code, runId: r.error?.details }
       }),
     )
-    const [record, ...more] = await a.store.listDecisions(threadId)
+    const [record, ...more] = await a.store.listDecisions(threadKey('eng', threadId))
     expect(more).toEqual([])
     const winner = attempts.find((t) => t.runId === record!.runId)!
     expect(record).toMatchObject({ decidedBy: winner.via === 'api' ? 'mgr' : 'eng', via: winner.via })
@@ -119,34 +123,36 @@ describe.skipIf(!available)('approvals across two PostgreSQL replicas', () => {
     }
     await until(
       async () =>
-        (await getJson<RunView>(b, `/threads/${threadId}/runs/${winner.runId}`, 'mgr')).body.status === 'finished',
+        (await getJson<RunView>(b, `/threads/${threadId}/runs/${winner.runId}?owner=eng`, 'mgr')).body.status ===
+        'finished',
       'the admitted run to finish',
     )
     const snapshot = (await getJson<ThreadSnapshot>(b, `/threads/${threadId}`, 'eng')).body
     expect((snapshot.state as ReleaseState).deployments).toEqual([
       { operationId: deploy.toolCallId, version: winner.group, environment: 'staging' },
     ])
-    expect(snapshot.decisions).toEqual([record])
+    expect(snapshot.decisions).toEqual([{ ...record!, threadId }])
     // One claim, one interrupt.decided, written with it on whichever replica won; each replica's sender may send it.
     const forThread = () =>
       receiver!.received.map((x) => x.payload as WebhookPayload).filter((p) => p.data.threadId === threadId)
     await until(() => forThread().length >= 2, 'the two deliveries of the thread')
     expect(receiver!.received.every((x) => x.verifyError === undefined)).toBe(true)
     const decided = forThread().filter((p) => p.type === 'interrupt.decided')
-    expect(decided.map((p) => p.data.decision)).toEqual([record])
+    // Receivers see the client's thread id in the record.
+    expect(decided.map((p) => p.data.decision)).toEqual([{ ...record!, threadId }])
     expect(forThread().filter((p) => p.type === 'interrupt.opened')).toHaveLength(1)
   })
 
   it('a follower on B sees a decision admitted on A, the whole continuation and the next run, in order', async () => {
     const { threadId, interrupts } = await pausedDeploy()
-    const tail = tailSse(await b.request(`/threads/${threadId}/events?follow=1`, { principal: 'mgr' }))
+    const tail = tailSse(await b.request(`/threads/${threadId}/events?follow=1`, { principal: 'mgr', owner: 'eng' }))
     const finished = () =>
       tail.frames.filter((f) => f.event.type === EventType.RUN_FINISHED || f.event.type === EventType.RUN_ERROR).length
     await tail.waitFor(() => finished() === 1, 'the replay of the paused run')
     const paused = tail.frames.length
 
     const runId = `run_${randomUUID()}`
-    expect((await postDecision(a, threadId, { runId, resume: interrupts.map((i) => resolved(i)) }, 'mgr')).status).toBe(
+    expect((await postDecision(a, threadId, { runId, resume: interrupts.map((i) => resolved(i)) }, MGR)).status).toBe(
       202,
     )
     await tail.waitFor(() => finished() === 2, 'the continuation, live from A')

@@ -18,6 +18,10 @@ import { dumpStore, interruptsOf, newThreadId, resumeInput, runInput, userMessag
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { serversPerTest } from '../test-utils/in-process.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
+import { threadKey } from '../core/thread-key.ts'
+
+/** The decider on eng's threads (threads are per owner: `?owner=`, docs/protocol.md#thread-ids). */
+const MGR = { principal: 'mgr', owner: 'eng' } as const
 
 /**
  * Approvals from anywhere over HTTP (docs/approvals.md): a manager decides an engineer's deploy through the decisions
@@ -36,7 +40,7 @@ async function pausedDeploy(s: InProcessServer): Promise<{ threadId: string; int
 
 const approveAll = (interrupts: readonly Interrupt[]): ResumeEntry[] => interrupts.map((i) => resolved(i))
 const runView = async (s: InProcessServer, threadId: string, runId: string) =>
-  getJson<RunView>(s, `/threads/${threadId}/runs/${runId}`, 'mgr')
+  getJson<RunView>(s, `/threads/${threadId}/runs/${runId}?owner=eng`, 'mgr')
 
 describe('POST {base}/threads/:threadId/decisions', () => {
   it("a decider approves another owner's deploy: 202, one deployment, the record everywhere, nobody else sees a thing", async () => {
@@ -46,9 +50,13 @@ describe('POST {base}/threads/:threadId/decisions', () => {
 
     // A non-decider: 404 on every route of the thread, and not one row changes.
     const before = dumpStore(s.dbPath)
-    const foreign = await postDecision(s, threadId, { runId: `run_${randomUUID()}`, resume: entries }, 'bob')
+    // Naming the owner changes nothing for a principal who may not decide.
+    const BOB = { principal: 'bob', owner: 'eng' } as const
+    const foreign = await postDecision(s, threadId, { runId: `run_${randomUUID()}`, resume: entries }, BOB)
     expect(foreign).toMatchObject({ status: 404, error: { code: 'THREAD_NOT_FOUND' } })
-    for (const path of [`/threads/${threadId}`, `/threads/${threadId}/events`, `/threads/${threadId}/runs/x`]) {
+    for (const path of [`/threads/${threadId}`, `/threads/${threadId}/events`, `/threads/${threadId}/runs/x`].flatMap(
+      (p) => [p, `${p}?owner=eng`],
+    )) {
       expect((await getJson(s, path, 'bob')).error?.code).toBe('THREAD_NOT_FOUND')
     }
     expect((await getJson<PendingBatchPage>(s, '/interrupts', 'bob')).body.items).toEqual([])
@@ -59,7 +67,7 @@ describe('POST {base}/threads/:threadId/decisions', () => {
     expect(inbox.body.items).toEqual([expect.objectContaining({ threadId, owner: 'eng', interrupts })])
 
     const runId = `run_${randomUUID()}`
-    const accepted = await postDecision(s, threadId, { runId, resume: entries }, 'mgr')
+    const accepted = await postDecision(s, threadId, { runId, resume: entries }, MGR)
     expect(accepted).toMatchObject({ status: 202, body: { threadId, runId } })
     // Admission time is reported as for a resume run.
     expect(accepted.headers.get('server-timing')).toMatch(/^admission;dur=\d+\.\d{3}$/)
@@ -77,7 +85,7 @@ describe('POST {base}/threads/:threadId/decisions', () => {
     })
     expect(record.entries.map((e) => e.interruptId)).toEqual(interrupts.map((i) => i.id))
 
-    const snapshot = (await getJson<ThreadSnapshot>(s, `/threads/${threadId}`, 'mgr')).body
+    const snapshot = (await getJson<ThreadSnapshot>(s, `/threads/${threadId}?owner=eng`, 'mgr')).body
     expect(snapshot.decisions).toEqual([record])
     expect(ThreadSnapshotSchema.safeParse(snapshot).success).toBe(true)
     expect(DecisionRecordSchema.safeParse(record).success).toBe(true)
@@ -87,7 +95,7 @@ describe('POST {base}/threads/:threadId/decisions', () => {
     expect((await getJson<ThreadSnapshot>(s, `/threads/${threadId}`, 'eng')).body.decisions).toEqual([record])
 
     // The log: the resumed run's RUN_STARTED, then the decision, for replays and followers alike.
-    const log = await s.threadEvents(threadId, { principal: 'mgr' })
+    const log = await s.threadEvents(threadId, { principal: 'mgr', owner: 'eng' })
     const started = log.events.findIndex((e) => e.type === EventType.RUN_STARTED && 'runId' in e && e.runId === runId)
     expect(log.events[started + 1]).toEqual({ type: EventType.CUSTOM, name: DECISION_EVENT_NAME, value: record })
     expect(log.events[log.events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED, runId })
@@ -102,7 +110,7 @@ describe('POST {base}/threads/:threadId/decisions', () => {
     })
 
     // The same runId and entries again: 202 with the same run, which executed once.
-    const again = await postDecision(s, threadId, { runId, resume: entries }, 'mgr')
+    const again = await postDecision(s, threadId, { runId, resume: entries }, MGR)
     expect(again).toMatchObject({ status: 202, body: { threadId, runId } })
     const after = (await getJson<ThreadSnapshot>(s, `/threads/${threadId}`, 'eng')).body
     expect((after.state as ReleaseState).deployments).toHaveLength(1)
@@ -110,19 +118,62 @@ describe('POST {base}/threads/:threadId/decisions', () => {
     expect((await getJson<PendingBatchPage>(s, '/interrupts', 'mgr')).body.items).toEqual([])
   })
 
+  it('two owners pause on one thread id: the decider reaches the one it names with ?owner=, the other stays open', async () => {
+    const s = await server()
+    const threadId = `support-${randomUUID()}`
+    const paused: Record<'eng' | 'alice', Interrupt[]> = { eng: [], alice: [] }
+    for (const principal of ['eng', 'alice'] as const) {
+      const first = await s.postRun(runInput(threadId, [userMessage('deploy v3 to production')]), { principal })
+      paused[principal] = interruptsOf(first.events)
+      expect(paused[principal]).toHaveLength(2)
+    }
+    // The inbox lists both, each with its owner.
+    const inbox = (await getJson<PendingBatchPage>(s, '/interrupts', 'mgr')).body.items.filter(
+      (b) => b.threadId === threadId,
+    )
+    expect(inbox.map((b) => b.owner).sort()).toEqual(['alice', 'eng'])
+
+    // alice's interrupts under eng's address are unknown there: nothing of alice's moves.
+    const crossed = await postDecision(
+      s,
+      threadId,
+      { runId: `run_${randomUUID()}`, resume: approveAll(paused.alice) },
+      MGR,
+    )
+    expect(crossed.error?.code).toBe('RESUME_UNKNOWN_INTERRUPT')
+
+    const runId = `run_${randomUUID()}`
+    expect((await postDecision(s, threadId, { runId, resume: approveAll(paused.eng) }, MGR)).status).toBe(202)
+    await until(async () => (await runView(s, threadId, runId)).body.status === 'finished', 'the turn to finish')
+    const engs = (await getJson<ThreadSnapshot>(s, `/threads/${threadId}?owner=eng`, 'mgr')).body
+    const alices = (await getJson<ThreadSnapshot>(s, `/threads/${threadId}?owner=alice`, 'mgr')).body
+    expect(engs.interrupts).toBeUndefined()
+    expect(engs.decisions?.map((d) => [d.threadId, d.runId])).toEqual([[threadId, runId]])
+    expect(alices.interrupts?.map((i) => i.id)).toEqual(paused.alice.map((i) => i.id))
+    expect(alices.decisions).toBeUndefined()
+    // The run view of eng's run does not exist on alice's thread.
+    expect((await getJson(s, `/threads/${threadId}/runs/${runId}?owner=alice`, 'mgr')).error?.code).toBe(
+      'RUN_NOT_FOUND',
+    )
+    // alice's own chat resume still works on hers.
+    const resumed = await s.postRun(resumeInput(threadId, approveAll(paused.alice)), { principal: 'alice' })
+    expect(resumed.status).toBe(200)
+    expect(resumed.events[resumed.events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED, threadId })
+  })
+
   it('a decider reads but never writes as the owner: no input, no cancel, not in its thread list', async () => {
     const s = await server()
     const { threadId, interrupts } = await pausedDeploy(s)
-    expect((await getJson<ThreadSnapshot>(s, `/threads/${threadId}`, 'mgr')).body.interrupts).toEqual(interrupts)
-    const before = dumpStore(s.dbPath)
-    expect((await s.postRun(runInput(threadId, [userMessage('hi')]), { principal: 'mgr' })).error?.code).toBe(
-      'THREAD_NOT_FOUND',
+    expect((await getJson<ThreadSnapshot>(s, `/threads/${threadId}?owner=eng`, 'mgr')).body.interrupts).toEqual(
+      interrupts,
     )
-    const firstRun = (await s.store.listDecisions(threadId)).length
+    const before = dumpStore(s.dbPath)
+    expect((await s.postRun(runInput(threadId, [userMessage('hi')]), MGR)).error?.code).toBe('THREAD_NOT_FOUND')
+    const firstRun = (await s.store.listDecisions(threadKey('eng', threadId))).length
     expect(firstRun).toBe(0)
     const cancel = await s.request(`/threads/${threadId}/runs/whatever/cancel`, {
       method: 'POST',
-      principal: 'mgr',
+      ...MGR,
       headers: { 'Content-Type': 'application/json' },
       body: '{}',
     })
@@ -141,7 +192,7 @@ describe('POST {base}/threads/:threadId/decisions', () => {
     expect((await postDecision(s, threadId, body, 'eng')).error?.code).toBe('THREAD_NOT_FOUND')
     expect((await getJson<PendingBatchPage>(s, '/interrupts', 'eng')).body.items).toEqual([])
     expect(dumpStore(s.dbPath)).toEqual(before)
-    expect((await postDecision(s, threadId, body, 'mgr')).status).toBe(202)
+    expect((await postDecision(s, threadId, body, MGR)).status).toBe(202)
     await until(async () => (await runView(s, threadId, body.runId)).body.status === 'finished', 'the turn to finish')
     // The owner still reads its own thread, including who decided.
     const snapshot = (await getJson<ThreadSnapshot>(s, `/threads/${threadId}`, 'eng')).body
@@ -154,14 +205,14 @@ describe('POST {base}/threads/:threadId/decisions', () => {
     const input = runInput(threadId, [userMessage('deploy v4 to staging')])
     const interrupts = interruptsOf((await s.postRun(input, { principal: 'eng' })).events)
     const runId = `run_${randomUUID()}`
-    expect((await postDecision(s, threadId, { runId, resume: approveAll(interrupts) }, 'mgr')).status).toBe(202)
+    expect((await postDecision(s, threadId, { runId, resume: approveAll(interrupts) }, MGR)).status).toBe(202)
     const other = interrupts.map((i) => resolved(i, { approved: false }))
-    expect((await postDecision(s, threadId, { runId, resume: other }, 'mgr')).error).toMatchObject({
+    expect((await postDecision(s, threadId, { runId, resume: other }, MGR)).error).toMatchObject({
       code: 'DECISION_CONFLICT',
       details: { runId },
     })
-    const reused = await postDecision(s, threadId, { runId: input.runId, resume: other }, 'mgr')
+    const reused = await postDecision(s, threadId, { runId: input.runId, resume: other }, MGR)
     expect(reused.error).toMatchObject({ code: 'DECISION_CONFLICT', details: { runId: input.runId } })
-    expect((await s.store.listDecisions(threadId)).map((d) => d.runId)).toEqual([runId])
+    expect((await s.store.listDecisions(threadKey('eng', threadId))).map((d) => d.runId)).toEqual([runId])
   })
 })

@@ -7,6 +7,7 @@ import { interruptsOf, newThreadId, resumeInput, runInput, textOf, userMessage }
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 /** The demo agent's issue-15 flows (docs/demo-agent.md), offline with the scripted model. */
 describe('demo agent: rollback asks from inside its execute', () => {
@@ -52,7 +53,7 @@ describe('demo agent: rollback asks from inside its execute', () => {
     const done = await server.postRun(resumeInput(threadId, [resolved(asked, { confirm: true })]))
     expect(done.status).toBe(200)
     expect(textOf(done.events)).toContain('rolled back v2.4 (1 deployment)')
-    const state = (await server.store.getThread(threadId))?.state as ReleaseState
+    const state = (await server.store.getThread(threadKey('alice', threadId)))?.state as ReleaseState
     expect(state.rollbacks).toEqual([{ version: 'v2.4', toolCallId: asked.toolCallId, deployments: [operation] }])
   })
 
@@ -62,7 +63,7 @@ describe('demo agent: rollback asks from inside its execute', () => {
     const asked = await askRollback(threadId)
     const done = await server.postRun(resumeInput(threadId, [resolved(asked, { confirm: false })]))
     expect(textOf(done.events)).toContain('rollback of v2.4 was not confirmed; nothing changed')
-    const state = (await server.store.getThread(threadId))?.state as ReleaseState
+    const state = (await server.store.getThread(threadKey('alice', threadId)))?.state as ReleaseState
     expect(state.rollbacks).toBeUndefined()
   })
 })
@@ -96,7 +97,7 @@ describe('demo agent: "audit" runs the auditor subagent, whose sign_off needs ap
     const done = await server.postRun(resumeInput(threadId, [resolved(asked!)]))
     expect(done.status).toBe(200)
     expect(textOf(done.events)).toContain('the auditor reported: Audit of v3.1 passed and is signed off.')
-    const state = (await server.store.getThread(threadId))?.state as ReleaseState
+    const state = (await server.store.getThread(threadKey('alice', threadId)))?.state as ReleaseState
     expect(state.audits).toEqual([
       { version: 'v3.1', toolCallId: `${asked!.subagentRunId}:${asked!.toolCallId}`, signedOffFor: 'alice' },
     ])

@@ -16,6 +16,7 @@ import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 const pg = await pgAvailable('effects reconcile on PostgreSQL')
 const cleanups: (() => Promise<void>)[] = []
@@ -57,7 +58,7 @@ async function deadRun(store: Store, threadId: string): Promise<void> {
   const runId = 'run-dead'
   const now = Date.now()
   await store.startInputRun({
-    threadId,
+    threadId: threadKey('alice', threadId),
     ownerId: 'alice',
     runId,
     parentRunId: undefined,
@@ -69,10 +70,10 @@ async function deadRun(store: Store, threadId: string): Promise<void> {
     executorId: 'exec-dead',
     leaseUntil: now - 1,
   })
-  await store.appendEvents(threadId, runId, [
+  await store.appendEvents(threadKey('alice', threadId), runId, [
     { type: EventType.RUN_STARTED, json: JSON.stringify({ type: EventType.RUN_STARTED, threadId, runId }) },
   ])
-  await store.appendMessages(threadId, runId, [
+  await store.appendMessages(threadKey('alice', threadId), runId, [
     {
       id: 'a1',
       role: 'assistant',
@@ -85,7 +86,7 @@ async function deadRun(store: Store, threadId: string): Promise<void> {
   ])
   await store.insertToolCalls(
     ['call_deploy', 'call_later'].map((toolCallId) => ({
-      threadId,
+      threadId: threadKey('alice', threadId),
       toolCallId,
       runId,
       messageId: 'a1',
@@ -96,13 +97,21 @@ async function deadRun(store: Store, threadId: string): Promise<void> {
       now,
     })),
   )
-  expect(await store.beginEffect(threadId, 'call_deploy', runId, now)).toBe('started')
+  expect(await store.beginEffect(threadKey('alice', threadId), 'call_deploy', runId, now)).toBe('started')
 }
 
-const reconcile = (s: InProcessServer, threadId: string, toolCallId: string, body: unknown, principal = 'alice') =>
+const reconcile = (
+  s: InProcessServer,
+  threadId: string,
+  toolCallId: string,
+  body: unknown,
+  principal = 'alice',
+  owner?: string,
+) =>
   s.request(`/threads/${threadId}/effects/${toolCallId}/reconcile`, {
     method: 'POST',
     principal: principal as 'alice',
+    ...(owner !== undefined ? { owner } : {}),
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify(body),
   })
@@ -145,7 +154,7 @@ describe.each(backends)('reconcile an unknown effect (%s)', (name, makeStore) =>
       expect(Number.isNaN(Date.parse(answer.at))).toBe(false)
 
       expect((await snapshotOf(s, threadId)).unsettledEffects).toBeUndefined()
-      const call = await s.store.getToolCall(threadId, 'call_deploy')
+      const call = await s.store.getToolCall(threadKey('alice', threadId), 'call_deploy')
       expect(call?.status).toBe('succeeded')
       expect(JSON.parse(call!.result!)).toEqual({
         status: 'succeeded',
@@ -163,7 +172,7 @@ describe.each(backends)('reconcile an unknown effect (%s)', (name, makeStore) =>
       const other = await reconcile(s, threadId, 'call_deploy', { outcome: 'failed' })
       expect(other.status).toBe(409)
       expect(await errorCode(other)).toBe('EFFECT_NOT_UNKNOWN')
-      expect((await s.store.getToolCall(threadId, 'call_deploy'))?.result).toBe(call?.result)
+      expect((await s.store.getToolCall(threadKey('alice', threadId), 'call_deploy'))?.result).toBe(call?.result)
     },
   )
 
@@ -184,12 +193,12 @@ describe.each(backends)('reconcile an unknown effect (%s)', (name, makeStore) =>
         const res = await reconcile(s, threadId, 'call_deploy', bad)
         expect([res.status, await errorCode(res)]).toEqual([400, 'INVALID_INPUT'])
       }
-      const stranger = await reconcile(s, threadId, 'call_deploy', { outcome: 'failed' }, 'bob')
+      const stranger = await reconcile(s, threadId, 'call_deploy', { outcome: 'failed' }, 'bob', 'alice')
       expect([stranger.status, await errorCode(stranger)]).toEqual([404, 'THREAD_NOT_FOUND'])
       expect((await snapshotOf(s, threadId)).unsettledEffects).toHaveLength(1)
 
       // A decider reads a thread only while it may decide on it (docs/approvals.md): no open batch here.
-      const decider = await reconcile(s, threadId, 'call_deploy', { outcome: 'failed' }, 'mgr')
+      const decider = await reconcile(s, threadId, 'call_deploy', { outcome: 'failed' }, 'mgr', 'alice')
       expect([decider.status, await errorCode(decider)]).toEqual([404, 'THREAD_NOT_FOUND'])
       const owner = await reconcile(s, threadId, 'call_deploy', { outcome: 'failed' })
       expect(await owner.json()).toMatchObject({ status: 'failed', reconciledBy: 'alice' })

@@ -4,6 +4,7 @@ import type { ResumeEntry } from '@interlude/protocol'
 import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 /**
  * People racing the deadline (docs/approvals.md#deadlines): 20 concurrent resumes with assorted answers while the
@@ -34,7 +35,9 @@ const LOSER_CODES = [
 function resumeRuns(threadId: string): number {
   const db = new Database(s.dbPath, { readonly: true })
   try {
-    const row = db.prepare(`SELECT count(*) AS n FROM runs WHERE thread_id = ? AND kind = 'resume'`).get(threadId)
+    const row = db
+      .prepare(`SELECT count(*) AS n FROM runs WHERE thread_id = ? AND kind = 'resume'`)
+      .get(threadKey('alice', threadId))
     return (row as { n: number }).n
   } finally {
     db.close()
@@ -58,7 +61,7 @@ describe('20 people racing the deadline while the sweep runs', () => {
       clock.now = T0
       const threadId = newThreadId()
       const [publish, deploy] = interruptsOf((await s.postRun(runInput(threadId, [userMessage('deploy v3')]))).events)
-      const batch = (await s.store.getOpenBatch(threadId))!
+      const batch = (await s.store.getOpenBatch(threadKey('alice', threadId)))!
       const answers: ResumeEntry[][] = [
         [
           { interruptId: publish!.id, status: 'resolved', payload: { approved: true } },
@@ -106,11 +109,11 @@ describe('20 people racing the deadline while the sweep runs', () => {
         expect(loser.status).toBeLessThan(500)
         expect(LOSER_CODES).toContain(loser.error?.code)
       }
-      const decisions = await s.store.listDecisions(threadId)
+      const decisions = await s.store.listDecisions(threadKey('alice', threadId))
       expect(decisions).toHaveLength(1)
       expect(decisions[0]!.via).toBe(swept === 1 ? 'expiry' : 'run')
       expect(resumeRuns(threadId)).toBe(1)
-      expect((await s.store.getThread(threadId))?.status).toBe('idle')
+      expect((await s.store.getThread(threadKey('alice', threadId)))?.status).toBe('idle')
       expect((await s.postRun(runInput(threadId, [userMessage('hello')]))).status).toBe(200)
     },
   )

@@ -7,6 +7,7 @@ import { readRunResponse } from '../test-utils/in-process.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 import type { AgentServer } from './app.ts'
 import { createAgentServer } from './app.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 /**
  * Two replicas on one PostgreSQL database sweep the same due batches at the same time (docs/approvals.md#deadlines):
@@ -71,12 +72,15 @@ describe.skipIf(!available)('two PostgreSQL replicas sweeping the same due batch
 
     const store = a.store
     for (const threadId of threads) {
-      const decisions = await store.listDecisions(threadId)
+      const decisions = await store.listDecisions(threadKey('alice', threadId))
       expect(decisions).toHaveLength(1)
       expect(decisions[0]).toMatchObject({ decidedBy: 'system:expiry', via: 'expiry' })
       expect(decisions[0]!.runId).toMatch(/^run_expiry_batch_/)
-      expect(await store.getRun(threadId, decisions[0]!.runId)).toMatchObject({ kind: 'resume', status: 'succeeded' })
-      expect((await store.getThread(threadId))?.status).toBe('idle')
+      expect(await store.getRun(threadKey('alice', threadId), decisions[0]!.runId)).toMatchObject({
+        kind: 'resume',
+        status: 'succeeded',
+      })
+      expect((await store.getThread(threadKey('alice', threadId)))?.status).toBe('idle')
     }
     expect(await store.listDueBatches({ now: clock.now, limit: 10 })).toEqual([])
     expect(await Promise.all(replicas.map((app) => app.expirySweeper.sweepOnce()))).toEqual([0, 0])

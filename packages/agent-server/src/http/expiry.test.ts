@@ -11,6 +11,7 @@ import { recordingModel } from '../test-utils/recording-model.ts'
 import { until } from '../test-utils/child-server.ts'
 import type { WebhookReceiver } from '../test-utils/webhook-receiver.ts'
 import { startWebhookReceiver } from '../test-utils/webhook-receiver.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 /**
  * Deadlines (docs/approvals.md#deadlines) over `app.request` on SQLite, with an injected clock and the sweep run by
@@ -54,7 +55,7 @@ const snapshot = async (s: InProcessServer, threadId: string) =>
   (await (await s.request(`/threads/${threadId}`)).json()) as ThreadSnapshot
 
 async function runEvents(s: InProcessServer, threadId: string, runId: string): Promise<AgUiEvent[]> {
-  return (await s.store.readEvents(threadId, { runId })).map((e) => JSON.parse(e.json) as AgUiEvent)
+  return (await s.store.readEvents(threadKey('alice', threadId), { runId })).map((e) => JSON.parse(e.json) as AgUiEvent)
 }
 
 const cancelledAll = (interrupts: readonly Interrupt[]) =>
@@ -69,7 +70,7 @@ describe('onExpiry deny (the default for tool approvals)', () => {
       new Date(T0 + 2000).toISOString(),
     ])
     expect(interrupts.map((i) => i.metadata?.onExpiry)).toEqual(['deny', 'deny'])
-    const batch = (await s.store.getOpenBatch(threadId))!
+    const batch = (await s.store.getOpenBatch(threadKey('alice', threadId)))!
     expect(batch.onExpiry).toBe('deny')
 
     // One millisecond early nothing is due.
@@ -83,10 +84,10 @@ describe('onExpiry deny (the default for tool approvals)', () => {
     expect(await s.app.expirySweeper.sweepOnce()).toBe(0)
 
     const runId = `run_expiry_${batch.batchId}`
-    const decisions = await s.store.listDecisions(threadId)
+    const decisions = await s.store.listDecisions(threadKey('alice', threadId))
     expect(decisions).toHaveLength(1)
     expect(decisions[0]).toMatchObject({
-      threadId,
+      threadId: threadKey('alice', threadId),
       runId,
       decidedBy: SYSTEM_EXPIRY_PRINCIPAL,
       via: 'expiry',
@@ -97,7 +98,7 @@ describe('onExpiry deny (the default for tool approvals)', () => {
         payload: { approved: false, reason: 'expired' },
       })),
     })
-    expect((await s.store.getBatchOfInterrupt(threadId, interrupts[0]!.id))?.status).toBe('expired')
+    expect((await s.store.getBatchOfInterrupt(threadKey('alice', threadId), interrupts[0]!.id))?.status).toBe('expired')
 
     // The continuation's model request carries both denials with reason "expired"; the summary names them.
     const told = model.requests[model.requests.length - 1]!.messages.filter((m) => m.role === 'tool')
@@ -117,7 +118,7 @@ describe('onExpiry deny (the default for tool approvals)', () => {
       'Nothing ran. Summary: publish_release v2 was denied (expired); deploy v2 to staging was denied (expired).',
     )
     expect(events[events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED, outcome: { type: 'success' } })
-    expect((await s.store.getRun(threadId, runId))?.status).toBe('succeeded')
+    expect((await s.store.getRun(threadKey('alice', threadId), runId))?.status).toBe('succeeded')
 
     expect(await snapshot(s, threadId)).toMatchObject({ status: 'idle' })
     expect((await snapshot(s, threadId)).activeRunId).toBeUndefined()
@@ -133,7 +134,7 @@ describe('onExpiry cancel (the default for askUser)', () => {
     const { threadId, interrupts } = await paused(s, 'ask me to choose an environment')
     expect(interrupts).toHaveLength(1)
     expect(interrupts[0]).toMatchObject({ reason: 'input_required', metadata: { onExpiry: 'cancel' } })
-    expect((await s.store.getOpenBatch(threadId))?.onExpiry).toBe('cancel')
+    expect((await s.store.getOpenBatch(threadKey('alice', threadId)))?.onExpiry).toBe('cancel')
     const calls = model.requests.length
 
     clock.now = T0 + 2000
@@ -141,9 +142,9 @@ describe('onExpiry cancel (the default for askUser)', () => {
     await s.app.runs.idle()
 
     expect(model.requests).toHaveLength(calls)
-    const [decision] = await s.store.listDecisions(threadId)
+    const [decision] = await s.store.listDecisions(threadKey('alice', threadId))
     expect(decision).toMatchObject({ via: 'expiry', entries: cancelledAll(interrupts) })
-    expect((await s.store.getBatchOfInterrupt(threadId, interrupts[0]!.id))?.status).toBe('expired')
+    expect((await s.store.getBatchOfInterrupt(threadKey('alice', threadId), interrupts[0]!.id))?.status).toBe('expired')
     const events = await runEvents(s, threadId, decision!.runId)
     expect(events.filter((e) => e.type === EventType.TOOL_CALL_RESULT)).toHaveLength(1)
     expect(events[events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED, outcome: { type: 'success' } })
@@ -174,13 +175,15 @@ describe('onExpiry keep', () => {
     )
     expect(late.status).toBe(410)
     expect(late.error?.code).toBe('INTERRUPT_EXPIRED')
-    expect(await s.store.listDecisions(threadId)).toEqual([])
+    expect(await s.store.listDecisions(threadKey('alice', threadId))).toEqual([])
 
     const closed = await s.postRun(resumeInput(threadId, cancelledAll(interrupts)))
     expect(closed.status).toBe(200)
     expect(closed.events[closed.events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED })
-    expect((await s.store.getBatchOfInterrupt(threadId, interrupts[0]!.id))?.status).toBe('expired')
-    expect(await s.store.listDecisions(threadId)).toMatchObject([{ decidedBy: 'alice', via: 'run' }])
+    expect((await s.store.getBatchOfInterrupt(threadKey('alice', threadId), interrupts[0]!.id))?.status).toBe('expired')
+    expect(await s.store.listDecisions(threadKey('alice', threadId))).toMatchObject([
+      { decidedBy: 'alice', via: 'run' },
+    ])
     const next = await s.postRun(runInput(threadId, [userMessage('hello')]))
     expect(next.status).toBe(200)
   })
@@ -190,7 +193,7 @@ describe('first touch', () => {
   it('new input right after the deadline applies the policy at once (409 THREAD_BUSY), then the same input is admitted', async () => {
     const { s } = await serve()
     const { threadId } = await paused(s)
-    const batch = (await s.store.getOpenBatch(threadId))!
+    const batch = (await s.store.getOpenBatch(threadKey('alice', threadId)))!
     clock.now = T0 + 2000
     const input = runInput(threadId, [userMessage('hello')])
     const busy = await s.postRun(input)
@@ -202,7 +205,9 @@ describe('first touch', () => {
     await s.app.runs.idle()
     // The sweep finds nothing left to decide: first touch went through the same claim.
     expect(await s.app.expirySweeper.sweepOnce()).toBe(0)
-    expect(await s.store.listDecisions(threadId)).toMatchObject([{ via: 'expiry', decidedBy: 'system:expiry' }])
+    expect(await s.store.listDecisions(threadKey('alice', threadId))).toMatchObject([
+      { via: 'expiry', decidedBy: 'system:expiry' },
+    ])
     const admitted = await s.postRun(input)
     expect(admitted.status).toBe(200)
     expect(admitted.events[0]).toMatchObject({ type: EventType.RUN_STARTED, runId: input.runId })
@@ -222,7 +227,9 @@ describe('first touch', () => {
     const closed = await s.postRun(resumeInput(threadId, cancelledAll(interrupts)))
     expect(closed.status).toBe(200)
     expect(await s.app.expirySweeper.sweepOnce()).toBe(0)
-    expect(await s.store.listDecisions(threadId)).toMatchObject([{ decidedBy: 'alice', via: 'run' }])
+    expect(await s.store.listDecisions(threadKey('alice', threadId))).toMatchObject([
+      { decidedBy: 'alice', via: 'run' },
+    ])
   })
 })
 
@@ -240,13 +247,14 @@ describe('webhooks', () => {
     const { threadId, interrupts } = await paused(s)
     clock.now += 2000
     expect(await s.app.expirySweeper.sweepOnce()).toBe(1)
-    const [decision] = await s.store.listDecisions(threadId)
+    const [decision] = await s.store.listDecisions(threadKey('alice', threadId))
     const delivered = await until(() => receiver!.received[0], 'the interrupt.expired delivery')
     expect(delivered.verifyError).toBeUndefined()
     expect(delivered.payload as WebhookPayload).toEqual({
       type: 'interrupt.expired',
       timestamp: new Date(clock.now).toISOString(),
-      data: { threadId, owner: 'alice', runId: decision!.runId, interrupts, decision },
+      // Receivers see the client's thread id, in the record too.
+      data: { threadId, owner: 'alice', runId: decision!.runId, interrupts, decision: { ...decision!, threadId } },
     })
     await s.app.runs.idle()
   })

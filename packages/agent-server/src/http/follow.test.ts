@@ -11,6 +11,9 @@ import { resolved } from '../test-utils/resume-entries.ts'
 import type { SseTail, TailFrame } from '../test-utils/sse-tail.ts'
 import { tailSse } from '../test-utils/sse-tail.ts'
 
+/** The decider on eng's threads (threads are per owner: `?owner=`, docs/protocol.md#thread-ids). */
+const MGR = { principal: 'mgr', owner: 'eng' } as const
+
 /**
  * `GET …/events?follow=1` (docs/approvals.md): the replay, then the thread's every later run on one open stream,
  * for the owner and for a decider; pings while idle; it ends when the client leaves or the server closes.
@@ -36,12 +39,12 @@ describe('GET {base}/threads/:threadId/events?follow=1', () => {
   it("a decider follows the paused thread: the decision's run, pings while idle, then the owner's next run", async () => {
     const s = await server()
     const { threadId, interrupts } = await pausedDeploy(s)
-    const tail = tailSse(await s.request(`/threads/${threadId}/events?follow=1`, { principal: 'mgr' }))
+    const tail = tailSse(await s.request(`/threads/${threadId}/events?follow=1`, { principal: 'mgr', owner: 'eng' }))
     await tail.waitFor((t) => finishedRuns(t) === 1, 'the replay of the paused run')
 
     const runId = `run_${randomUUID()}`
     const resume = interrupts.map((i) => resolved(i))
-    expect((await postDecision(s, threadId, { runId, resume }, 'mgr')).status).toBe(202)
+    expect((await postDecision(s, threadId, { runId, resume }, MGR)).status).toBe(202)
     await tail.waitFor((t) => finishedRuns(t) === 2, 'the resumed run to finish')
     const resumedStart = tail.frames.findIndex((f) => f.event.type === EventType.RUN_STARTED && runIdOf(f) === runId)
     expect(tail.frames[resumedStart + 1]?.event).toMatchObject({
@@ -97,10 +100,10 @@ describe('GET {base}/threads/:threadId/events?follow=1', () => {
       },
     })
     const { threadId, interrupts } = await pausedDeploy(s)
-    const plain = await s.threadEvents(threadId, { principal: 'mgr' })
+    const plain = await s.threadEvents(threadId, { principal: 'mgr', owner: 'eng' })
     expect(plain.events[plain.events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED })
 
-    const tail = tailSse(await s.request(`/threads/${threadId}/events?follow=1`, { principal: 'mgr' }))
+    const tail = tailSse(await s.request(`/threads/${threadId}/events?follow=1`, { principal: 'mgr', owner: 'eng' }))
     await tail.waitFor((t) => finishedRuns(t) === 1, 'the replay')
     const resume = interrupts.map((i) => resolved(i))
     expect((await s.postRun(resumeInput(threadId, resume), { principal: 'eng' })).status).toBe(200)
@@ -113,6 +116,6 @@ describe('GET {base}/threads/:threadId/events?follow=1', () => {
     expect((await s.postRun(last, { principal: 'eng' })).status).toBe(200)
     await tail.waitFor((t) => t.ended(), 'the follower to be ended')
     expect(tail.frames.some((f) => runIdOf(f) === last.runId)).toBe(false)
-    expect((await s.request(`/threads/${threadId}/events`, { principal: 'mgr' })).status).toBe(404)
+    expect((await s.request(`/threads/${threadId}/events`, { principal: 'mgr', owner: 'eng' })).status).toBe(404)
   })
 })

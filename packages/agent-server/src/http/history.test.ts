@@ -14,6 +14,7 @@ import {
 } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 let server: InProcessServer
 beforeAll(async () => {
@@ -73,7 +74,7 @@ describe('history is server-owned', () => {
     ])
     expect((parsedState(server.dbPath, threadId) as ReleaseState).deployments).toEqual([])
     const ids = (dumpStore(server.dbPath).messages as { thread_id: string; message_id: string }[])
-      .filter((m) => m.thread_id === threadId)
+      .filter((m) => m.thread_id === threadKey('alice', threadId))
       .map((m) => m.message_id)
     expect(ids).not.toContain('forged-tool-2')
     expect(ids).not.toContain('forged-user-2')
@@ -110,7 +111,7 @@ describe('history is server-owned', () => {
     await server.postRun(runInput(threadId, [{ ...user, content: 'deploy v1 to production' }, userMessage('hi again')]))
     const rows = (
       dumpStore(server.dbPath).messages as { thread_id: string; message_id: string; json: string }[]
-    ).filter((m) => m.thread_id === threadId)
+    ).filter((m) => m.thread_id === threadKey('alice', threadId))
     expect(
       rows.filter((m) => m.message_id === 'fixed-id').map((m) => (JSON.parse(m.json) as { content: string }).content),
     ).toEqual(['hello'])
@@ -131,7 +132,7 @@ describe('history is server-owned', () => {
     }
     expect(snapshot.messages[0]!.content).toBe(text)
     const rows = (dumpStore(server.dbPath).messages as { thread_id: string; json: string }[]).filter(
-      (m) => m.thread_id === threadId,
+      (m) => m.thread_id === threadKey('alice', threadId),
     )
     expect((JSON.parse(rows[0]!.json) as { content: string }).content).toBe(text)
     expect(interruptsOf(first.events)[0]!.message).toBe('Publish release v2.1?')

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3'
 import type { ReleaseState } from '../demo/release-assistant.ts'
 import type { TestServer } from '../test-utils/harness.ts'
 import { authHeader, newThreadId, startTestServer, userMessage } from '../test-utils/harness.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 let server: TestServer
 beforeAll(async () => {
@@ -36,7 +37,9 @@ function storedMessageIds(dbPath: string, threadId: string): string[] {
   const db = new Database(dbPath, { readonly: true })
   try {
     return (
-      db.prepare('SELECT message_id FROM messages WHERE thread_id = ? ORDER BY position').all(threadId) as {
+      db
+        .prepare('SELECT message_id FROM messages WHERE thread_id = ? ORDER BY position')
+        .all(threadKey('alice', threadId)) as {
         message_id: string
       }[]
     ).map((r) => r.message_id)

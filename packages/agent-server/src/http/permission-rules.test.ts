@@ -7,6 +7,7 @@ import { scriptedModel } from '../models/scripted.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 const toolOf = (i: Interrupt) => (i.metadata as { toolName: string }).toolName
 const approve = (i: Interrupt, extra: Record<string, unknown> = {}): ResumeEntry => ({
@@ -195,7 +196,7 @@ describe('remembered permissions by principal, bound to arguments', () => {
     ])
     expect(rules[0]).not.toHaveProperty('threadId')
     expect(await server.store.listPermissionRules('bob')).toEqual([])
-    const decisions = await server.store.listDecisions(other)
+    const decisions = await server.store.listDecisions(threadKey('alice', other))
     expect(decisions).toEqual([expect.objectContaining({ via: 'rule', ruleId: rules[0]!.ruleId })])
   })
 })

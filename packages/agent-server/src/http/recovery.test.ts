@@ -10,6 +10,7 @@ import { interruptsOf, newThreadId, runInput, textOf, toolResults, types, userMe
 import type { InProcessOptions, InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 /**
  * Restart semantics without killing a process: the database state a dead process leaves behind is
@@ -53,7 +54,7 @@ async function deadRun(store: Store, threadId: string, leaseUntil = Date.now() -
   const runId = 'run-dead'
   const now = Date.now()
   await store.startInputRun({
-    threadId,
+    threadId: threadKey('alice', threadId),
     ownerId: 'alice',
     runId,
     parentRunId: undefined,
@@ -65,10 +66,10 @@ async function deadRun(store: Store, threadId: string, leaseUntil = Date.now() -
     executorId: 'exec-dead',
     leaseUntil,
   })
-  await store.appendEvents(threadId, runId, [
+  await store.appendEvents(threadKey('alice', threadId), runId, [
     { type: EventType.RUN_STARTED, json: JSON.stringify({ type: EventType.RUN_STARTED, threadId, runId }) },
   ])
-  await store.appendMessages(threadId, runId, [
+  await store.appendMessages(threadKey('alice', threadId), runId, [
     {
       id: 'a1',
       role: 'assistant',
@@ -80,7 +81,7 @@ async function deadRun(store: Store, threadId: string, leaseUntil = Date.now() -
   ])
   await store.insertToolCalls(
     ['call_deploy', 'call_later'].map((toolCallId) => ({
-      threadId,
+      threadId: threadKey('alice', threadId),
       toolCallId,
       runId,
       messageId: 'a1',
@@ -91,8 +92,8 @@ async function deadRun(store: Store, threadId: string, leaseUntil = Date.now() -
       now,
     })),
   )
-  expect(await store.beginEffect(threadId, 'call_deploy', runId, now)).toBe('started')
-  await store.appendEvents(threadId, runId, [
+  expect(await store.beginEffect(threadKey('alice', threadId), 'call_deploy', runId, now)).toBe('started')
+  await store.appendEvents(threadKey('alice', threadId), runId, [
     {
       type: EventType.TEXT_MESSAGE_START,
       json: JSON.stringify({ type: EventType.TEXT_MESSAGE_START, messageId: 'm-open', role: 'assistant' }),
@@ -144,7 +145,7 @@ describe('restart semantics: runs whose process died are continued', () => {
     expect(JSON.parse(results.find((m) => m.toolCallId === 'call_later')!.content)).toBe(1)
     // The model read both results.
     expect(textOf(events)).toMatch(/done: .*unknown.* \| 1$/)
-    expect(await s.store.getRun(threadId, 'run-dead')).toMatchObject({ status: 'succeeded' })
+    expect(await s.store.getRun(threadKey('alice', threadId), 'run-dead')).toMatchObject({ status: 'succeeded' })
 
     // The thread goes on; nothing re-runs.
     const next = await s.postRun(runInput(threadId, [userMessage('{"text":"status?"}')]))
@@ -174,7 +175,9 @@ describe('restart semantics: runs whose process died are continued', () => {
       content: string
     }
     expect(JSON.parse(deployResult.content)).toEqual({ deployed: true, reconciled: true })
-    expect(await s.store.getToolCall(threadId, 'call_deploy')).toMatchObject({ status: 'succeeded' })
+    expect(await s.store.getToolCall(threadKey('alice', threadId), 'call_deploy')).toMatchObject({
+      status: 'succeeded',
+    })
   })
 
   it('a reconcile that cannot tell (undefined or throws) leaves the effect unknown', async () => {
@@ -225,7 +228,7 @@ describe('restart semantics: runs whose process died are continued', () => {
     expect(res.status).toBeLessThan(300)
     const events = await eventsOf(s, threadId)
     expect(events[events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED })
-    expect((await s.store.getRun(threadId, runId))?.status).toMatch(/^(cancelled|succeeded)$/)
+    expect((await s.store.getRun(threadKey('alice', threadId), runId))?.status).toMatch(/^(cancelled|succeeded)$/)
     // At most once, whichever stop point the cancel met.
     expect(executed.length).toBeLessThanOrEqual(1)
   })
@@ -239,8 +242,8 @@ describe('restart semantics: runs whose process died are continued', () => {
     const second = await startInProcess({ agent: commandAgent([deployTool()]), dbPath: first.dbPath, exclusive: true })
     servers.push(second)
     await eventsOf(second, threadId)
-    expect(await second.store.getRun(threadId, 'run-dead')).toMatchObject({ status: 'succeeded' })
-    expect(await second.store.getThread(threadId)).toMatchObject({ status: 'idle' })
+    expect(await second.store.getRun(threadKey('alice', threadId), 'run-dead')).toMatchObject({ status: 'succeeded' })
+    expect(await second.store.getThread(threadKey('alice', threadId))).toMatchObject({ status: 'idle' })
   })
 
   it('a live tail of an abandoned run sees its continuation to the end', async () => {
@@ -271,11 +274,11 @@ describe('restart semantics: runs whose process died are continued', () => {
       runInput(threadId, [userMessage(JSON.stringify({ toolCalls: [{ name: 'deploy', args: {} }] }))]),
     )
     const [interrupt] = interruptsOf(paused.events)
-    const batch = (await s.store.getOpenBatch(threadId))!
+    const batch = (await s.store.getOpenBatch(threadKey('alice', threadId)))!
     // What a sweep that decided the batch (deny) and then died leaves: the claim, its record, a running run.
     const decision = [{ interruptId: interrupt!.id, status: 'resolved' as const, payload: { approved: false } }]
     const claimed = await s.store.claimBatch({
-      threadId,
+      threadId: threadKey('alice', threadId),
       batchId: batch.batchId,
       runId: 'run-expiry-dead',
       decisionHash: decisionHashSync(decision),
@@ -289,7 +292,7 @@ describe('restart semantics: runs whose process died are continued', () => {
     expect(claimed.ok).toBe(true)
     const events = await eventsOf(s, threadId)
     expect(events[events.length - 1]).toMatchObject({ type: EventType.RUN_FINISHED, runId: 'run-expiry-dead' })
-    expect((await s.store.getBatchOfInterrupt(threadId, interrupt!.id))?.status).toBe('expired')
+    expect((await s.store.getBatchOfInterrupt(threadKey('alice', threadId), interrupt!.id))?.status).toBe('expired')
     expect(executed).toEqual([])
     const result = toolResults(events).find((r) => r.toolCallId === interrupt!.toolCallId)
     expect(result?.content).toMatchObject({ status: 'denied' })

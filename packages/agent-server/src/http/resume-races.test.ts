@@ -14,6 +14,7 @@ import {
   userMessage,
 } from '../test-utils/harness.ts'
 import Database from 'better-sqlite3'
+import { threadKey } from '../core/thread-key.ts'
 
 let server: TestServer
 beforeAll(async () => {
@@ -48,7 +49,7 @@ function effects(threadId: string): { tool_name: string; status: string; attempt
   try {
     return db
       .prepare('SELECT tool_name, status, attempt_run_id FROM tool_calls WHERE thread_id = ? ORDER BY tool_name')
-      .all(threadId) as never
+      .all(threadKey('alice', threadId)) as never
   } finally {
     db.close()
   }

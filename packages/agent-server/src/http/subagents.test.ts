@@ -17,6 +17,7 @@ import { startInProcess } from '../test-utils/in-process.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 /** Subagents (docs/approvals.md#subagents, docs/protocol.md#subagents) over a real server and store. */
 
@@ -150,7 +151,7 @@ function suite(name: string, tag: number, open: () => Promise<{ server: InProces
     }
 
     const auditsOf = async (threadId: string) =>
-      ((await server.store.getThread(threadId))?.state as { audits?: AuditRecord[] }).audits ?? []
+      ((await server.store.getThread(threadKey('alice', threadId)))?.state as { audits?: AuditRecord[] }).audits ?? []
 
     it("a subagent's approval surfaces in the parent's batch with subagentRunId; its events are attributed", async () => {
       const threadId = newThreadId()
@@ -257,7 +258,8 @@ function suite(name: string, tag: number, open: () => Promise<{ server: InProces
       expect(approval).toMatchObject({ reason: 'tool_call', metadata: { toolName: 'step_one' } })
       const runId = approval!.subagentRunId
       // The state change of the subagent's tool that ran before the pause is committed with the pause.
-      const logOf = async () => ((await server.store.getThread(threadId))?.state as { log: string[] }).log
+      const logOf = async () =>
+        ((await server.store.getThread(threadKey('alice', threadId)))?.state as { log: string[] }).log
       expect(await logOf()).toEqual([expect.stringMatching(/^note subrun_/)])
       const second = await server.postRun(resumeInput(threadId, [resolved(approval!)]))
       const [question] = interruptsOf(second.events)

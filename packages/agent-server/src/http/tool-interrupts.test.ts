@@ -13,6 +13,7 @@ import { startInProcess } from '../test-utils/in-process.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 import { cancelled, refusedUnchanged, resolved } from '../test-utils/resume-entries.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 /** docs/approvals.md#asking-from-inside-a-tool: `ctx.interrupt` inside `execute`, over a real server and store. */
 
@@ -126,7 +127,7 @@ function suite(name: string, open: () => Promise<{ server: InProcessServer; disp
         metadata: { step: 1, toolName: 'two_questions' },
       })
       // Not started while it waits: a crash now re-runs it, never reports it unknown.
-      expect((await server.store.getToolCall(threadId, callId))?.status).toBe('awaiting_decision')
+      expect((await server.store.getToolCall(threadKey('alice', threadId), callId))?.status).toBe('awaiting_decision')
 
       const second = await server.postRun(resumeInput(threadId, [resolved(first, { colour: 'red' })]))
       expect(second.status).toBe(200)
@@ -134,7 +135,7 @@ function suite(name: string, open: () => Promise<{ server: InProcessServer; disp
       const [next] = interruptsOf(second.events)
       expect(next).toMatchObject({ reason: 'input_required', message: 'Which size for red?', toolCallId: callId })
       expect(toolResults(second.events)).toEqual([])
-      expect((await server.store.getToolCall(threadId, callId))?.status).toBe('awaiting_decision')
+      expect((await server.store.getToolCall(threadKey('alice', threadId), callId))?.status).toBe('awaiting_decision')
       // The snapshot and the inbox show the question like any interrupt.
       const snapshot = (await (await server.request(`/threads/${threadId}`)).json()) as { interrupts: Interrupt[] }
       expect(snapshot.interrupts.map((i) => i.id)).toEqual([next!.id])
@@ -143,9 +144,9 @@ function suite(name: string, open: () => Promise<{ server: InProcessServer; disp
       expect(done.status).toBe(200)
       expect(toolResults(done.events)).toEqual([{ toolCallId: callId, content: { colour: 'red', size: 3 } }])
       expect(finished(done.events)?.outcome?.type).toBe('success')
-      const call = await server.store.getToolCall(threadId, callId)
+      const call = await server.store.getToolCall(threadKey('alice', threadId), callId)
       expect(call?.status).toBe('succeeded')
-      expect((await server.store.getThread(threadId))?.state).toEqual({ log: ['red:3'] })
+      expect((await server.store.getThread(threadKey('alice', threadId)))?.state).toEqual({ log: ['red:3'] })
       // Run from the top three times (ask 1; replay 1 and ask 2; replay both), the effect once.
       expect(trace.filter((t) => t.endsWith(callId))).toEqual([
         `top ${callId}`,
@@ -154,7 +155,9 @@ function suite(name: string, open: () => Promise<{ server: InProcessServer; disp
         `effect ${callId}`,
       ])
       // The answers are durable beside the decision records.
-      const stored = JSON.parse((await server.store.getToolCheckpoint(threadId, callId))!) as { answers: unknown[] }
+      const stored = JSON.parse((await server.store.getToolCheckpoint(threadKey('alice', threadId), callId))!) as {
+        answers: unknown[]
+      }
       expect(stored.answers).toEqual([
         { interruptId: first.id, status: 'resolved', payload: { colour: 'red' } },
         { interruptId: next!.id, status: 'resolved', payload: { size: 3 } },
@@ -170,13 +173,17 @@ function suite(name: string, open: () => Promise<{ server: InProcessServer; disp
       expect(toolResults(caught.events)).toEqual([
         { toolCallId: asked.toolCallId, content: { caught: 'INTERRUPT_CANCELLED', interruptId: asked.id } },
       ])
-      expect((await server.store.getToolCall(threadId, asked.toolCallId!))?.status).toBe('succeeded')
+      expect((await server.store.getToolCall(threadKey('alice', threadId), asked.toolCallId!))?.status).toBe(
+        'succeeded',
+      )
 
       const other = newThreadId()
       const question = await askedOnce(other, 'uncaught')
       const ended = await server.postRun(resumeInput(other, [cancelled(question)]))
       expect(toolResults(ended.events)).toEqual([{ toolCallId: question.toolCallId, content: QUESTION_CANCELLED }])
-      expect((await server.store.getToolCall(other, question.toolCallId!))?.status).toBe('cancelled')
+      expect((await server.store.getToolCall(threadKey('alice', other), question.toolCallId!))?.status).toBe(
+        'cancelled',
+      )
       expect(trace).not.toContain(`uncaught effect ${question.toolCallId}`)
     })
 
@@ -186,8 +193,12 @@ function suite(name: string, open: () => Promise<{ server: InProcessServer; disp
       const refused = await server.postRun(resumeInput(threadId, [resolved(asked, { colour: 'green' })]))
       expect(refused.status).toBe(422)
       expect(refused.error?.code).toBe('RESUME_PAYLOAD_INVALID')
-      expect((await server.store.getToolCall(threadId, asked.toolCallId!))?.status).toBe('awaiting_decision')
-      expect(await server.store.getToolCheckpoint(threadId, asked.toolCallId!)).toMatch(/"answers":\[\]/)
+      expect((await server.store.getToolCall(threadKey('alice', threadId), asked.toolCallId!))?.status).toBe(
+        'awaiting_decision',
+      )
+      expect(await server.store.getToolCheckpoint(threadKey('alice', threadId), asked.toolCallId!)).toMatch(
+        /"answers":\[\]/,
+      )
       const answered = await server.postRun(resumeInput(threadId, [resolved(asked, { colour: 'blue' })]))
       expect(interruptsOf(answered.events)[0]?.message).toBe('Which size for blue?')
     })
@@ -206,7 +217,7 @@ function suite(name: string, open: () => Promise<{ server: InProcessServer; disp
         if (r.status !== 200) expect(['ALREADY_RESUMED', 'DECISION_CONFLICT']).toContain(r.error?.code)
       const callId = first.toolCallId!
       expect(trace.filter((t) => t === `effect ${callId}`)).toHaveLength(1)
-      const state = (await server.store.getThread(threadId))?.state as { log: string[] }
+      const state = (await server.store.getThread(threadKey('alice', threadId)))?.state as { log: string[] }
       expect(state.log).toHaveLength(1)
     })
 

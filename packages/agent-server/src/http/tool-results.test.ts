@@ -17,6 +17,7 @@ import {
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 let server: InProcessServer | undefined
 afterEach(async () => {
@@ -36,7 +37,7 @@ function ledger(dbPath: string, threadId: string): { tool_name: string; status: 
       created_at: number
     }[]
   )
-    .filter((row) => row.thread_id === threadId)
+    .filter((row) => row.thread_id === threadKey('alice', threadId))
     .map(({ tool_name, status, result }) => ({ tool_name, status, result }))
     .sort((a, b) => a.tool_name.localeCompare(b.tool_name))
 }
@@ -189,7 +190,7 @@ describe('interrupt expiry (B6)', () => {
     const expiries = new Set(interrupts.map((i) => i.expiresAt))
     expect(expiries.size).toBe(1)
 
-    const batch = await server.store.getOpenBatch(threadId)
+    const batch = await server.store.getOpenBatch(threadKey('alice', threadId))
     const batchExpiry = new Date(batch!.expiresAt).toISOString()
     expect([...expiries]).toEqual([batchExpiry])
     expect(new Set(batch!.interrupts.map((i) => i.interrupt.expiresAt))).toEqual(new Set([batchExpiry]))

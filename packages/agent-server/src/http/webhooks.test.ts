@@ -14,6 +14,10 @@ import { startInProcess } from '../test-utils/in-process.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 import type { WebhookReceiver } from '../test-utils/webhook-receiver.ts'
 import { freePort, startWebhookReceiver } from '../test-utils/webhook-receiver.ts'
+import { threadKey } from '../core/thread-key.ts'
+
+/** The decider on eng's threads (threads are per owner: `?owner=`, docs/protocol.md#thread-ids). */
+const MGR = { principal: 'mgr', owner: 'eng' } as const
 
 /**
  * Webhooks end to end (docs/approvals.md, "Webhooks"): the server's own writes fill the outbox, and a real receiver
@@ -67,10 +71,13 @@ async function pause(s: InProcessServer): Promise<{ threadId: string; runId: str
 }
 
 async function decide(s: InProcessServer, threadId: string): Promise<string> {
-  const open = (await s.store.getOpenBatch(threadId))!.interrupts.map((i) => resolved(i.interrupt))
+  const open = (await s.store.getOpenBatch(threadKey('eng', threadId)))!.interrupts.map((i) => resolved(i.interrupt))
   const runId = `run_${randomUUID()}`
-  expect((await postDecision(s, threadId, { runId, resume: open }, 'mgr')).status).toBe(202)
-  await until(async () => (await s.store.getRun(threadId, runId))?.status === 'succeeded', 'the decided run')
+  expect((await postDecision(s, threadId, { runId, resume: open }, MGR)).status).toBe(202)
+  await until(
+    async () => (await s.store.getRun(threadKey('eng', threadId), runId))?.status === 'succeeded',
+    'the decided run',
+  )
   return runId
 }
 
@@ -84,7 +91,7 @@ describe('webhooks end to end', () => {
     const paused = await pause(s)
     await until(() => ofType(r, 'interrupt.opened').length === 1, 'interrupt.opened')
     const [opened] = ofType(r, 'interrupt.opened')
-    const batch = (await s.store.getOpenBatch(paused.threadId))!
+    const batch = (await s.store.getOpenBatch(threadKey('eng', paused.threadId)))!
     expect(opened?.data).toEqual({
       threadId: paused.threadId,
       owner: 'eng',
@@ -94,13 +101,14 @@ describe('webhooks end to end', () => {
 
     const decidedRun = await decide(s, paused.threadId)
     await until(() => ofType(r, 'interrupt.decided').length === 1, 'interrupt.decided')
-    const record = await s.store.getDecision(paused.threadId, decidedRun)
+    const record = await s.store.getDecision(threadKey('eng', paused.threadId), decidedRun)
     expect(ofType(r, 'interrupt.decided')[0]?.data).toEqual({
       threadId: paused.threadId,
       owner: 'eng',
       runId: decidedRun,
       interrupts: batch.interrupts.map((i) => i.interrupt),
-      decision: record,
+      // Receivers see the client's thread id, in the record too.
+      decision: { ...record!, threadId: paused.threadId },
     })
     expect(record).toMatchObject({ decidedBy: 'mgr', via: 'api' })
 
@@ -143,7 +151,7 @@ describe('webhooks end to end', () => {
     const dead = createSqliteStore(tmp.dbPath)
     const deadThread = newThreadId()
     const started = await dead.startInputRun({
-      threadId: deadThread,
+      threadId: threadKey('bob', deadThread),
       ownerId: 'bob',
       runId: 'run-of-a-dead-process',
       parentRunId: undefined,

@@ -17,6 +17,7 @@ import type { FakeOpenAI } from '../test-utils/fake-openai.ts'
 import { chunk, errorOf, startFakeOpenAI, streamOf } from '../test-utils/fake-openai.ts'
 import type { OpenAIModelOptions } from './openai.ts'
 import { openaiModel } from './openai.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 /**
  * The model boundary under real-world failures (issue 14): stalls, back-off, truncation and typed
@@ -272,7 +273,9 @@ describe('typed model errors, without upstream text', () => {
       expect(fake.requests).toHaveLength(c.requests)
       expect(r.raw).not.toMatch(/org-4711|sk-live|sk-test-key|Rate limit|Incorrect|maximum context/)
       // The run record says the same, and the thread takes new input.
-      expect(await s.store.getRun(threadId, (r.events[0] as { runId: string }).runId)).toMatchObject({
+      expect(
+        await s.store.getRun(threadKey('alice', threadId), (r.events[0] as { runId: string }).runId),
+      ).toMatchObject({
         status: 'failed',
         errorCode: 'MODEL_ERROR',
       })
@@ -319,6 +322,6 @@ describe('truncated and filtered answers are not success', () => {
       EventType.TOOL_CALL_END,
       EventType.RUN_ERROR,
     ])
-    expect(await s.store.listToolCalls(threadId)).toEqual([])
+    expect(await s.store.listToolCalls(threadKey('alice', threadId))).toEqual([])
   })
 })

@@ -19,6 +19,7 @@ import type { FakeOpenAI } from '../test-utils/fake-openai.ts'
 import { chunk, startFakeOpenAI, streamOf, usageChunk } from '../test-utils/fake-openai.ts'
 import type { OpenAIModelOptions } from './openai.ts'
 import { openaiModel } from './openai.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 /** What the model is sent (issue 14): bounds, usage, placeholders, edits, client context. */
 let fake: FakeOpenAI
@@ -119,7 +120,7 @@ describe('oversized tool-call arguments', () => {
     fake.queue.push(answer('ok'))
     await postRun(s, runInput(threadId, [userMessage('again')]))
     expect(JSON.stringify(fake.requests[2]).length).toBeLessThan(10_000)
-    expect((await s.store.getToolCall(threadId, 'call_big'))?.argsText.length).toBeLessThan(200)
+    expect((await s.store.getToolCall(threadKey('alice', threadId), 'call_big'))?.argsText.length).toBeLessThan(200)
   })
 
   it('the limit is configurable (Limits.maxToolArgumentBytes)', async () => {

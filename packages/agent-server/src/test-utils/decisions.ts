@@ -30,16 +30,24 @@ export async function readJson<T = unknown>(response: Response): Promise<JsonAns
   return { status: response.status, headers: response.headers, body: body as T, error }
 }
 
+/** A decider on another principal's thread: who decides, and whose thread it is (`?owner=`, docs/protocol.md#thread-ids). */
+export interface OnBehalf {
+  readonly principal: Principal
+  readonly owner: string
+}
+
 /** `POST {base}/threads/:threadId/decisions` with `{ runId, resume }` (or a raw body). */
 export async function postDecision<T = unknown>(
   server: Requester,
   threadId: string,
   body: { readonly runId: string; readonly resume: readonly ResumeEntry[] } | string,
-  principal: Principal,
+  who: Principal | OnBehalf,
   headers: Record<string, string> = {},
 ): Promise<JsonAnswer<T>> {
+  const principal = typeof who === 'string' ? who : who.principal
+  const query = typeof who === 'string' ? '' : `?owner=${encodeURIComponent(who.owner)}`
   return readJson<T>(
-    await server.request(`/threads/${encodeURIComponent(threadId)}/decisions`, {
+    await server.request(`/threads/${encodeURIComponent(threadId)}/decisions${query}`, {
       method: 'POST',
       principal,
       headers: { 'Content-Type': 'application/json', ...headers },

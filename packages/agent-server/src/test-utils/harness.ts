@@ -16,6 +16,7 @@ import type {
 import type { RunningServer, StartServerOptions } from '../server.ts'
 import { startServer } from '../server.ts'
 import { NO_PRINCIPAL_QUOTAS } from '../core/limits.ts'
+import { threadKey } from '../core/thread-key.ts'
 
 /** Bearer tokens of the test principals: `eng` owns threads a manager `mgr` approves in the approvals tests. */
 export const TOKENS = {
@@ -216,16 +217,28 @@ export function dumpStore(dbPath: string): Record<string, unknown[]> {
 }
 
 /** The thread row straight from the database. */
-export function threadRow(dbPath: string, threadId: string): Record<string, unknown> | undefined {
+/**
+ * The row of the thread `threadId` (the client's id) of `owner`, or — without `owner` — of the one principal who has
+ * a thread with that id (threads are keyed per owner, src/core/thread-key.ts; two owners of one id need `owner`).
+ */
+export function threadRow(dbPath: string, threadId: string, owner?: string): Record<string, unknown> | undefined {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true })
   try {
-    return db.prepare('SELECT * FROM threads WHERE thread_id = ?').get(threadId) as Record<string, unknown> | undefined
+    if (owner !== undefined) {
+      return db.prepare('SELECT * FROM threads WHERE thread_id = ?').get(threadKey(owner, threadId)) as
+        Record<string, unknown> | undefined
+    }
+    const rows = db
+      .prepare('SELECT * FROM threads WHERE thread_id = ? OR thread_id = owner_id || char(31) || ?')
+      .all(threadId, threadId) as Record<string, unknown>[]
+    if (rows.length > 1) throw new Error(`threadRow: several owners have a thread "${threadId}"; name the owner.`)
+    return rows[0]
   } finally {
     db.close()
   }
 }
 
-export function parsedState(dbPath: string, threadId: string): unknown {
-  const row = threadRow(dbPath, threadId)
+export function parsedState(dbPath: string, threadId: string, owner?: string): unknown {
+  const row = threadRow(dbPath, threadId, owner)
   return row ? (JSON.parse(String(row.state_json)) as unknown) : undefined
 }

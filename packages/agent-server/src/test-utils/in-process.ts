@@ -23,6 +23,14 @@ export interface InProcessOptions extends Partial<Omit<AgentServerOptions, 'stor
 export interface RequestOptions extends RequestInit {
   /** Sent as a bearer token; `null` sends none. @default 'alice' */
   readonly principal?: Principal | null
+  /** Whose thread the request addresses when it is not the caller's own (`?owner=`). */
+  readonly owner?: string
+}
+
+/** `path` addressing `owner`'s thread (`?owner=`, docs/protocol.md#thread-ids). */
+function withOwner(path: string, owner: string | undefined): string {
+  if (owner === undefined) return path
+  return `${path}${path.includes('?') ? '&' : '?'}owner=${encodeURIComponent(owner)}`
 }
 
 /** `createAgentServer` over a SQLite file, driven through `app.request` (no port, no socket). */
@@ -102,8 +110,8 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
     throw error
   }
   await app.ready()
-  const request = async (path: string, { principal = 'alice', headers, ...init }: RequestOptions = {}) =>
-    app.request(`http://localhost${app.basePath}${path}`, {
+  const request = async (path: string, { principal = 'alice', owner, headers, ...init }: RequestOptions = {}) =>
+    app.request(`http://localhost${app.basePath}${withOwner(path, owner)}`, {
       ...init,
       headers: { ...(principal ? authHeader(principal) : {}), ...(headers as Record<string, string> | undefined) },
     })
@@ -127,7 +135,13 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
                 : new Blob([new Uint8Array(rawBody)]),
         }),
       ),
-    threadEvents: async (threadId, init) => readRunResponse(await request(`/threads/${threadId}/events`, init)),
+    threadEvents: async (threadId, { owner, ...init } = {}) =>
+      readRunResponse(
+        await request(
+          `/threads/${threadId}/events${owner === undefined ? '' : `?owner=${encodeURIComponent(owner)}`}`,
+          init,
+        ),
+      ),
     close: () => app.close(),
     dispose: async () => {
       await app.close()

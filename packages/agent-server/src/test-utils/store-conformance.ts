@@ -4,6 +4,7 @@ import { approvalCases } from '../store/conformance/approval-cases.ts'
 import { historyCases } from '../store/conformance/history-cases.ts'
 import { conformanceKit } from '../store/conformance/kit.ts'
 import type { ConformanceDatabase } from '../store/conformance/kit.ts'
+import { ownerCases } from '../store/conformance/owner-cases.ts'
 import { outboxCases } from '../store/conformance/outbox-cases.ts'
 import { permissionRuleCases } from '../store/conformance/permission-rule-cases.ts'
 import { readCases } from '../store/conformance/read-cases.ts'
@@ -33,6 +34,7 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     permissionRuleCases(kit)
     historyCases(kit)
     usageCases(kit)
+    ownerCases(kit)
     toolCheckpointCases(kit)
   })
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { WebhookEventType, WebhookPayload } from '@interlude/protocol'
 import type { NewOutboxDelivery } from '../store/store.ts'
 import type { ResolvedWebhookEndpoint } from './webhook-config.ts'
+import { withClientThreadId } from '../core/thread-key.ts'
 
 /**
  * The outbox rows reporting one change (docs/approvals.md, "Webhooks"): one per endpoint subscribed to `type`,
@@ -17,7 +18,10 @@ export function outboxEntries(
 ): NewOutboxDelivery[] {
   const subscribed = endpoints.filter((endpoint) => endpoint.events.has(type))
   if (subscribed.length === 0) return []
-  const body: WebhookPayload = { type, timestamp: new Date(now).toISOString(), data }
+  // Receivers see the client's thread id (and `owner`), never the server's key (src/core/thread-key.ts).
+  const shown = withClientThreadId(data)
+  const decision = 'decision' in shown ? { decision: withClientThreadId(shown.decision) } : {}
+  const body: WebhookPayload = { type, timestamp: new Date(now).toISOString(), data: { ...shown, ...decision } }
   // One text for every endpoint: the bytes signed and sent are exactly the bytes stored.
   const payload = JSON.stringify(body)
   return subscribed.map((endpoint) => ({

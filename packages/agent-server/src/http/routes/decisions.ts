@@ -12,6 +12,7 @@ import type { ThreadAccessDeps } from '../../core/thread-access.ts'
 import { accessibleThread } from '../../core/thread-access.ts'
 import type { ServerEnv } from '../env.ts'
 import { jsonBody } from '../middleware/json-body.ts'
+import { addressedThread } from '../thread-address.ts'
 
 export interface DecisionRoutesDeps {
   readonly admission: AdmissionDeps
@@ -38,7 +39,8 @@ export function registerDecisionRoutes(
     const startedAt = performance.now()
     const threadId = checkIdentifier('threadId', c.req.param('threadId'))
     const { runId, resume } = parseDecisionRequest(c.get('body'), limits)
-    const admitted = await admitDecision(admission, c.get('principal'), { threadId, runId, resume }, 'api')
+    const key = addressedThread(c, threadId)
+    const admitted = await admitDecision(admission, c.get('principal'), { threadId: key, runId, resume }, 'api')
     // A retry of an admitted decision (same runId, same entries) answers the same; the run executes once.
     if (admitted.kind === 'start') runs.start(admitted.plan)
     // Admission time, as `POST /runs` reports it (the approvals benchmark reads it).
@@ -49,7 +51,7 @@ export function registerDecisionRoutes(
   app.get(`${basePath}/threads/:threadId/runs/:runId`, auth, async (c) => {
     const threadId = checkIdentifier('threadId', c.req.param('threadId'))
     const runId = checkIdentifier('runId', c.req.param('runId'))
-    const thread = await accessibleThread(access, threadId, c.get('principal'), 'readers')
+    const thread = await accessibleThread(access, addressedThread(c, threadId), c.get('principal'), 'readers')
     const [run, decision] = await Promise.all([
       store.getRun(thread.threadId, runId),
       store.getDecision(thread.threadId, runId),

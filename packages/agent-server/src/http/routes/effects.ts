@@ -8,6 +8,7 @@ import { accessibleThread } from '../../core/thread-access.ts'
 import type { Store } from '../../store/store.ts'
 import type { ServerEnv } from '../env.ts'
 import { jsonBody } from '../middleware/json-body.ts'
+import { addressedThread } from '../thread-address.ts'
 
 export interface EffectRoutesDeps {
   readonly access: ThreadAccessDeps
@@ -70,7 +71,7 @@ export function registerEffectRoutes(
     const toolCallId = checkIdentifier('toolCallId', c.req.param('toolCallId'))
     const { outcome, result } = parseBody(c.get('body'))
     const principal = c.get('principal')
-    const thread = await accessibleThread(access, threadId, principal, 'readers')
+    const thread = await accessibleThread(access, addressedThread(c, threadId), principal, 'readers')
     const call = await store.getToolCall(thread.threadId, toolCallId)
     if (!call)
       throw new InterludeError('UNKNOWN_TOOL_CALL', 'This thread has no such tool call.', { details: { toolCallId } })

@@ -1,5 +1,5 @@
 import type { Hono, MiddlewareHandler } from 'hono'
-import { SSE_HEADERS } from '@interlude/protocol'
+import { InterludeError, SSE_HEADERS } from '@interlude/protocol'
 import type { AdmissionDeps } from '../../core/admission.ts'
 import { admitRun } from '../../core/admission.ts'
 import type { EventHub } from '../../core/event-hub.ts'
@@ -11,6 +11,8 @@ import type { ServerEnv } from '../env.ts'
 import { jsonBody } from '../middleware/json-body.ts'
 import type { SseBodyOptions } from '../sse-response.ts'
 import { sseBody } from '../sse-response.ts'
+import { threadOwner } from '../thread-address.ts'
+import { threadKey } from '../../core/thread-key.ts'
 
 export interface RunRoutesDeps {
   readonly admission: AdmissionDeps
@@ -39,11 +41,18 @@ export function registerRunRoutes(
   app.post(`${basePath}/runs`, auth, jsonBody(limits), async (c) => {
     const startedAt = performance.now()
     const input = parseRunInput(c.get('body'), limits)
-    const admitted = await admitRun(admission, c.get('principal'), input)
+    const principal = c.get('principal')
+    // The thread is the caller's own, or (`?owner=`, a decider's resume) that owner's; new input only ever goes to
+    // the caller's own thread, so an id another principal uses is a different thread (src/core/thread-key.ts).
+    const owner = threadOwner(c)
+    if (owner !== principal && input.resume === undefined)
+      throw new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
+    const threadId = threadKey(owner, input.threadId)
+    const admitted = await admitRun(admission, principal, { ...input, threadId })
     if (admitted.kind === 'start') runs.start(admitted.plan)
     // Admission time (validation, ownership, resume checks, claim), once the body was read.
     c.header('Server-Timing', `admission;dur=${(performance.now() - startedAt).toFixed(3)}`)
-    const { threadId, runId } = input
+    const { runId } = input
     const { closing } = deps
     const body = sseBody(
       (signal) =>

@@ -16,6 +16,8 @@ import { requireJsonContentType } from '../middleware/json-body.ts'
 import { parseAfter, parseFollow, parseLimit } from '../query-params.ts'
 import type { SseBodyOptions } from '../sse-response.ts'
 import { sseBody } from '../sse-response.ts'
+import { addressedThread } from '../thread-address.ts'
+import { threadKey } from '../../core/thread-key.ts'
 
 export interface ThreadRoutesDeps {
   readonly store: Store
@@ -90,7 +92,7 @@ export function registerThreadRoutes(
     const limit = parseSnapshotLimit(c.req.query('limit'))
     const before = c.req.query('before')
     const beforePosition = before === undefined ? undefined : decodeMessagesCursor(before)
-    const found = await thread(c.req.param('threadId'), c.get('principal'), 'readers')
+    const found = await thread(addressedThread(c, c.req.param('threadId')), c.get('principal'), 'readers')
     const page = {
       limit,
       maxBytes: deps.snapshotPageBytes,
@@ -101,7 +103,7 @@ export function registerThreadRoutes(
 
   app.get(`${basePath}/threads/:threadId/events`, auth, async (c) => {
     const principal = c.get('principal')
-    const found = await thread(c.req.param('threadId'), principal, 'readers')
+    const found = await thread(addressedThread(c, c.req.param('threadId')), principal, 'readers')
     const afterSeq = parseAfter(c.req.header('last-event-id') ?? c.req.query('after'))
     const follow = parseFollow(c.req.query('follow'))
     const active = found.activeRunId
@@ -133,7 +135,8 @@ export function registerThreadRoutes(
   app.post(`${basePath}/threads/:threadId/runs/:runId/cancel`, auth, requireJsonContentType, async (c) => {
     const principal = c.get('principal')
     const runId = c.req.param('runId')
-    const threadId = c.req.param('threadId')
+    // Cancel is the owner's: the caller's own thread (src/core/thread-key.ts).
+    const threadId = threadKey(principal, c.req.param('threadId'))
     // A cancel may overtake the admission of its run (a stop right after the request, even the one
     // that creates the thread): it is kept, and the run is cancelled when it is admitted here.
     const owned = await thread(threadId, principal, 'owner').catch(async (error: unknown) => {

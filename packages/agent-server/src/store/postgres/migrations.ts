@@ -214,6 +214,21 @@ export const PG_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (thread_id, tool_call_id)
   );
   `,
+  // issue 12.7 (thread ids per owner, docs/decisions.md): a thread is keyed by its owner and the client's id joined by
+  // U+001F (src/core/thread-key.ts), so another principal can no longer take an id first. Existing threads get the key
+  // of their owner in every table that names a thread; permission rules keep the client's id (they carry the owner).
+  `
+  UPDATE messages x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
+  UPDATE runs x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
+  UPDATE events x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
+  UPDATE interrupt_batches x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
+  UPDATE interrupts x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
+  UPDATE tool_calls x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
+  UPDATE decisions x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
+  UPDATE rule_decisions x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
+  UPDATE tool_checkpoints x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
+  UPDATE threads SET thread_id = owner_id || chr(31) || thread_id;
+  `,
 ]
 
 export function quoteIdent(name: string): string {

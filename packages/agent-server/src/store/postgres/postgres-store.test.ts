@@ -4,6 +4,8 @@ import type { Store, StoreChange } from '../store.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../../test-utils/pg.ts'
 import { storeConformance } from '../../test-utils/store-conformance.ts'
 import { firstRunRequest } from '../conformance/kit.ts'
+import { expectLegacyThreadKeyed, LEGACY_THREAD_ROWS } from '../conformance/legacy-thread.ts'
+import { threadKey } from '../../core/thread-key.ts'
 import { PG_MIGRATIONS } from './migrations.ts'
 import { listDueBatches, listPendingBatches } from './approval-statements.ts'
 import { channelFor, withDefaultUser } from './connection.ts'
@@ -215,10 +217,29 @@ describe.skipIf(!available)('PostgreSQL store', () => {
                         VALUES ('b', 't', 'r', 'pending', 1, 2)`)
     await client.end()
     const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 1 })
-    expect(await store.getThread('t')).toMatchObject({ title: undefined, revision: 3 })
-    expect(await store.getOpenBatch('t')).toMatchObject({ batchId: 'b', onExpiry: 'keep' })
+    // The thread is alice's `t` since the per-owner keys (the last migration).
+    const key = threadKey('alice', 't')
+    expect(await store.getThread(key)).toMatchObject({ title: undefined, revision: 3 })
+    expect(await store.getOpenBatch(key)).toMatchObject({ batchId: 'b', onExpiry: 'keep' })
     // Kept batches are never due, however late it is.
     expect(await store.listDueBatches({ now: 10, limit: 10 })).toEqual([])
+    await store.close()
+  })
+
+  it('the per-owner key migration gives every row of an existing thread its owner’s key (issue 12.7)', async () => {
+    const { schema, drop } = await createTestSchema()
+    drops.push(drop)
+    const client = new pg.Client({ connectionString: withDefaultUser(PG_URL), options: `-c search_path=${schema}` })
+    await client.connect()
+    await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)')
+    for (const [i, sql] of PG_MIGRATIONS.slice(0, -1).entries()) {
+      await client.query(sql)
+      await client.query('INSERT INTO schema_migrations VALUES ($1, 0)', [i + 1])
+    }
+    for (const sql of LEGACY_THREAD_ROWS) await client.query(sql)
+    await client.end()
+    const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 1 })
+    await expectLegacyThreadKeyed(store)
     await store.close()
   })
 

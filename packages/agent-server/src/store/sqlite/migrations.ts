@@ -209,6 +209,30 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (thread_id, tool_call_id)
   );
   `,
+  // issue 12.7 (thread ids per owner, docs/decisions.md): a thread is keyed by its owner and the client's id joined by
+  // U+001F (src/core/thread-key.ts), so another principal can no longer take an id first. Existing threads get the key
+  // of their owner in every table that names a thread; permission rules keep the client's id (they carry the owner).
+  `
+  UPDATE messages SET thread_id = (SELECT t.owner_id || char(31) || t.thread_id FROM threads t WHERE t.thread_id = messages.thread_id)
+    WHERE thread_id IN (SELECT thread_id FROM threads);
+  UPDATE runs SET thread_id = (SELECT t.owner_id || char(31) || t.thread_id FROM threads t WHERE t.thread_id = runs.thread_id)
+    WHERE thread_id IN (SELECT thread_id FROM threads);
+  UPDATE events SET thread_id = (SELECT t.owner_id || char(31) || t.thread_id FROM threads t WHERE t.thread_id = events.thread_id)
+    WHERE thread_id IN (SELECT thread_id FROM threads);
+  UPDATE interrupt_batches SET thread_id = (SELECT t.owner_id || char(31) || t.thread_id FROM threads t WHERE t.thread_id = interrupt_batches.thread_id)
+    WHERE thread_id IN (SELECT thread_id FROM threads);
+  UPDATE interrupts SET thread_id = (SELECT t.owner_id || char(31) || t.thread_id FROM threads t WHERE t.thread_id = interrupts.thread_id)
+    WHERE thread_id IN (SELECT thread_id FROM threads);
+  UPDATE tool_calls SET thread_id = (SELECT t.owner_id || char(31) || t.thread_id FROM threads t WHERE t.thread_id = tool_calls.thread_id)
+    WHERE thread_id IN (SELECT thread_id FROM threads);
+  UPDATE decisions SET thread_id = (SELECT t.owner_id || char(31) || t.thread_id FROM threads t WHERE t.thread_id = decisions.thread_id)
+    WHERE thread_id IN (SELECT thread_id FROM threads);
+  UPDATE rule_decisions SET thread_id = (SELECT t.owner_id || char(31) || t.thread_id FROM threads t WHERE t.thread_id = rule_decisions.thread_id)
+    WHERE thread_id IN (SELECT thread_id FROM threads);
+  UPDATE tool_checkpoints SET thread_id = (SELECT t.owner_id || char(31) || t.thread_id FROM threads t WHERE t.thread_id = tool_checkpoints.thread_id)
+    WHERE thread_id IN (SELECT thread_id FROM threads);
+  UPDATE threads SET thread_id = owner_id || char(31) || thread_id;
+  `,
 ]
 
 export function migrate(db: Database.Database): number {

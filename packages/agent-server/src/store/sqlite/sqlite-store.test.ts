@@ -4,6 +4,8 @@ import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { storeConformance } from '../../test-utils/store-conformance.ts'
 import { firstRunRequest } from '../conformance/kit.ts'
+import { expectLegacyThreadKeyed, LEGACY_THREAD_ROWS } from '../conformance/legacy-thread.ts'
+import { threadKey } from '../../core/thread-key.ts'
 import { tempDir } from '../../test-utils/harness.ts'
 import { MIGRATIONS } from './migrations.ts'
 import { createSqliteStore, SqliteStore } from './sqlite-store.ts'
@@ -71,10 +73,24 @@ describe('SQLite store', () => {
              VALUES ('b', 't', 'r', 'pending', 1, 2)`)
     db.close()
     const store = createSqliteStore(file)
-    expect(await store.getThread('t')).toMatchObject({ title: undefined, revision: 3 })
-    expect(await store.getOpenBatch('t')).toMatchObject({ batchId: 'b', onExpiry: 'keep' })
+    // The thread is alice's `t` since the per-owner keys (the last migration).
+    const key = threadKey('alice', 't')
+    expect(await store.getThread(key)).toMatchObject({ title: undefined, revision: 3 })
+    expect(await store.getOpenBatch(key)).toMatchObject({ batchId: 'b', onExpiry: 'keep' })
     // Kept batches are never due, however late it is.
     expect(await store.listDueBatches({ now: 10, limit: 10 })).toEqual([])
+    await store.close()
+  })
+
+  it('the per-owner key migration gives every row of an existing thread its owner’s key (issue 12.7)', async () => {
+    const file = path.join(tmp.dir, 'before-owner-keys.db')
+    const db = new Database(file)
+    for (const sql of MIGRATIONS.slice(0, -1)) db.exec(sql)
+    db.pragma(`user_version = ${MIGRATIONS.length - 1}`)
+    for (const sql of LEGACY_THREAD_ROWS) db.exec(sql)
+    db.close()
+    const store = createSqliteStore(file)
+    await expectLegacyThreadKeyed(store)
     await store.close()
   })
 
