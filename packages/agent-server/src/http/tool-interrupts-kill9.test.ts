@@ -104,12 +104,26 @@ if (pg) {
   })
 }
 
+/** One scenario: a signal directory, a fresh store and `launch` of the crash server on them; afterwards the children
+ * are killed and the store dropped, whatever happened. */
+async function crashScenario(
+  storeArgs: Store['args'],
+  extra: readonly string[],
+  scenario: (s: { signals: ReturnType<typeof signalDir>; launch: () => Promise<ChildServer> }) => Promise<void>,
+): Promise<void> {
+  const signals = signalDir()
+  const db = await storeArgs(signals.dir)
+  try {
+    await scenario({ signals, launch: () => launchChild(CRASH_SERVER, [...db.args, '--dir', signals.dir, ...extra]) })
+  } finally {
+    killChildren()
+    await db.dispose()
+  }
+}
+
 describe.each(stores)('kill -9 around ctx.interrupt ($name)', ({ args: storeArgs }) => {
   it('paused between the two questions: after the restart the second answer resumes it and the effect runs once', async () => {
-    const signals = signalDir()
-    const db = await storeArgs(signals.dir)
-    try {
-      const launch = () => launchChild(CRASH_SERVER, [...db.args, '--dir', signals.dir, '--ask-tool'])
+    await crashScenario(storeArgs, ['--ask-tool'], async ({ signals, launch }) => {
       let server = await launch()
       const { threadId, second } = await atSecondQuestion(server)
       await server.kill()
@@ -121,17 +135,11 @@ describe.each(stores)('kill -9 around ctx.interrupt ($name)', ({ args: storeArgs
       expect(signals.lines('ask-effects.log')).toEqual([`${second.toolCallId} a b`])
       expect(signals.lines('ask-tops.log')).toHaveLength(3)
       await server.kill()
-    } finally {
-      killChildren()
-      await db.dispose()
-    }
+    })
   })
 
   it('died while replaying its answers: the continuation runs it again, the effect exactly once', async () => {
-    const signals = signalDir()
-    const db = await storeArgs(signals.dir)
-    try {
-      const launch = () => launchChild(CRASH_SERVER, [...db.args, '--dir', signals.dir, '--ask-tool'])
+    await crashScenario(storeArgs, ['--ask-tool'], async ({ signals, launch }) => {
       let server = await launch()
       const { threadId, second } = await atSecondQuestion(server)
       fs.writeFileSync(signals.file('ask-block-top'), '1')
@@ -149,17 +157,11 @@ describe.each(stores)('kill -9 around ctx.interrupt ($name)', ({ args: storeArgs
       expect(snap.unsettledEffects ?? []).toEqual([])
       expect(signals.lines('ask-effects.log')).toEqual([`${second.toolCallId} a c`])
       await server.kill()
-    } finally {
-      killChildren()
-      await db.dispose()
-    }
+    })
   })
 
   it('died after its last answer (in its effect): the call is unknown and never runs again', async () => {
-    const signals = signalDir()
-    const db = await storeArgs(signals.dir)
-    try {
-      const launch = () => launchChild(CRASH_SERVER, [...db.args, '--dir', signals.dir, '--ask-tool'])
+    await crashScenario(storeArgs, ['--ask-tool'], async ({ signals, launch }) => {
       let server = await launch()
       const { threadId, second } = await atSecondQuestion(server)
       fs.writeFileSync(signals.file('ask-block-effect'), '1')
@@ -176,17 +178,11 @@ describe.each(stores)('kill -9 around ctx.interrupt ($name)', ({ args: storeArgs
       ])
       expect(signals.lines('ask-effects.log')).toEqual([`${second.toolCallId} a d`])
       await server.kill()
-    } finally {
-      killChildren()
-      await db.dispose()
-    }
+    })
   })
 
   it('a subagent paused on its approval survives kill -9: the approval resumes it from its checkpoint, once', async () => {
-    const signals = signalDir()
-    const db = await storeArgs(signals.dir)
-    try {
-      const launch = () => launchChild(CRASH_SERVER, [...db.args, '--dir', signals.dir])
+    await crashScenario(storeArgs, [], async ({ signals, launch }) => {
       let server = await launch()
       const threadId = newThreadId()
       const run = await postRun(server, runInput(threadId, [userMessage('audit v7')]))
@@ -205,17 +201,11 @@ describe.each(stores)('kill -9 around ctx.interrupt ($name)', ({ args: storeArgs
       // Ran twice from the top (the pause, the resume); the sign-off once.
       expect(signals.lines('tool-executions.log')).toEqual([`auditor ${auditorCall}`, `auditor ${auditorCall}`])
       await server.kill()
-    } finally {
-      killChildren()
-      await db.dispose()
-    }
+    })
   })
 
   it('a subagent that died while replaying its checkpoint runs again on continuation; the sign-off runs once', async () => {
-    const signals = signalDir()
-    const db = await storeArgs(signals.dir)
-    try {
-      const launch = () => launchChild(CRASH_SERVER, [...db.args, '--dir', signals.dir])
+    await crashScenario(storeArgs, [], async ({ signals, launch }) => {
       let server = await launch()
       const threadId = newThreadId()
       const run = await postRun(server, runInput(threadId, [userMessage('audit v8')]))
@@ -234,9 +224,6 @@ describe.each(stores)('kill -9 around ctx.interrupt ($name)', ({ args: storeArgs
       // The pause, the dead attempt, the continuation.
       expect(signals.lines('tool-executions.log')).toHaveLength(3)
       await server.kill()
-    } finally {
-      killChildren()
-      await db.dispose()
-    }
+    })
   })
 })
