@@ -119,6 +119,48 @@ describe('@ag-ui/client HttpAgent against the real server', () => {
     expect(last).toMatchObject({ role: 'assistant', content: 'You chose staging. I will use staging from now on.' })
   })
 
+  it('a subagent approval (auditor) and a question from inside a tool (rollback) pass verifyEvents and resume', async () => {
+    const agent = new HttpAgent({
+      url: `${server.baseUrl}/runs`,
+      headers: authHeader('alice'),
+      threadId: newThreadId(),
+    })
+    agent.addMessage(userMessage('audit v4.0'))
+    const paused = recorder()
+    await agent.runAgent({}, paused.subscriber)
+    expect(paused.errors).toEqual([])
+    // The subagent's events arrive as CUSTOM interlude.subagent, which HttpAgent passes through.
+    expect(paused.seen).toContain('CUSTOM')
+    const [signOff] = agent.pendingInterrupts
+    expect(signOff).toMatchObject({
+      reason: 'tool_call',
+      message: 'Sign off the audit of v4.0?',
+      subagentRunId: expect.stringMatching(/^subrun_/),
+    })
+    const resumed = recorder()
+    await agent.runAgent(
+      { resume: [{ interruptId: signOff!.id, status: 'resolved', payload: { approved: true } }] },
+      resumed.subscriber,
+    )
+    expect(resumed.errors).toEqual([])
+    expect(agent.pendingInterrupts).toEqual([])
+    expect((agent.state as { audits?: unknown[] }).audits).toHaveLength(1)
+
+    agent.addMessage(userMessage('rollback v4.0'))
+    await agent.runAgent()
+    const [confirm] = agent.pendingInterrupts
+    expect(confirm).toMatchObject({ reason: 'confirmation', message: expect.stringMatching(/^Roll back v4\.0\?/) })
+    const confirmed = recorder()
+    await agent.runAgent(
+      { resume: [{ interruptId: confirm!.id, status: 'resolved', payload: { confirm: true } }] },
+      confirmed.subscriber,
+    )
+    expect(confirmed.errors).toEqual([])
+    expect((agent.state as { rollbacks?: { version: string }[] }).rollbacks).toEqual([
+      expect.objectContaining({ version: 'v4.0' }),
+    ])
+  })
+
   it('a refused resume rejects runAgent with the HTTP status and envelope', async () => {
     // HttpAgent logs the failure it rethrows; keep the test output clean.
     const quiet = vi.spyOn(console, 'error').mockImplementation(() => undefined)
