@@ -56,7 +56,11 @@ describe.skipIf(!available)('WebhookSender on PostgreSQL', () => {
     })
     // Both start at once and race for the same due rows.
     for (const sender of senders) sender.start()
-    await until(async () => (await one.listOutbox({ status: 'delivered' })).length === 50, '50 delivered')
+    // A settlement is visible in the database before its `settleOutbox` call returns here: wait for both.
+    await until(
+      async () => settledBy[0]! + settledBy[1]! >= 50 && (await one.listOutbox({ status: 'delivered' })).length === 50,
+      '50 delivered and settled',
+    )
 
     const counts = receiver.countsById()
     expect([...counts.keys()].sort()).toEqual(rows.map((row) => row.deliveryId).sort())
