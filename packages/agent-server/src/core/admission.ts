@@ -12,6 +12,7 @@ import type { DecisionRights } from './decision-rights.ts'
 import { expiredBatchBusy } from './expiry-first-touch.ts'
 import type { ExpireBatch } from './expiry-first-touch.ts'
 import type { Limits } from './limits.ts'
+import type { OpenBatchCache } from './open-batch-cache.ts'
 import type { RunPlan } from './run-plan.ts'
 import { threadTitle } from './thread-title.ts'
 
@@ -43,6 +44,8 @@ export interface AdmissionDeps {
    * the answer releases the in-flight slot once the write is done.
    */
   readonly quota?: AdmissionQuota
+  /** Open batches this process wrote or read: a resume for one of them is admitted in one statement. */
+  readonly openBatches?: OpenBatchCache
 }
 
 export interface AdmissionQuota {

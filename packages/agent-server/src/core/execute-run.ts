@@ -5,6 +5,7 @@ import type { Clock } from '../clock.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
 import { RunNotActiveError } from '../store/store.ts'
 import type { Store } from '../store/store.ts'
+import type { OpenBatchCache } from './open-batch-cache.ts'
 import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import { ev } from './events.ts'
 import { modelEvents } from './model-events.ts'
@@ -37,6 +38,8 @@ export interface ExecutionDeps {
   readonly logError: (message: string, error: unknown) => void
   /** Webhook rows for the batches the run opens (docs/approvals.md, "Webhooks"). */
   readonly webhooks?: WebhookOutbox
+  /** Told of each batch the run opens, so its resume is admitted with one statement (`open-batch-cache.ts`). */
+  readonly openBatches?: OpenBatchCache
   /** Thread cap, model window and pause snapshot bounds (issue 12.4); defaults of `core/limits.ts`. */
   readonly history?: Partial<HistoryLimits>
   /** Token caps and the usage hook (issue 14, docs/protocol.md#token-usage). */

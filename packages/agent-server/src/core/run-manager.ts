@@ -8,6 +8,7 @@ import { RunNotActiveError } from '../store/store.ts'
 import type { FinishRunRequest, Store } from '../store/store.ts'
 import { isStoreUnavailable } from '../store/store-errors.ts'
 import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
+import type { OpenBatchCache } from './open-batch-cache.ts'
 import { sharedSlice, yieldToEventLoop } from './cpu-slice.ts'
 import type { EventHub } from './event-hub.ts'
 import { ev, isTerminal, toNewEvent } from './events.ts'
@@ -39,6 +40,8 @@ export interface RunManagerOptions {
   readonly heartbeatMs?: number
   /** Webhook rows of opened batches and failed runs (docs/approvals.md, "Webhooks"). */
   readonly webhooks?: WebhookOutbox
+  /** Told of each batch a run opens (`open-batch-cache.ts`); the admission deps hold the same instance. */
+  readonly openBatches?: OpenBatchCache
   /** Thread cap, model window and pause snapshot bounds (issue 12.4). */
   readonly history?: Partial<HistoryLimits>
   /** Token caps and the usage hook (issue 14). */
@@ -245,6 +248,7 @@ export class RunManager {
         persistEmitted: () => writer.flush(),
         logError,
         ...(this.#o.webhooks !== undefined ? { webhooks: this.#o.webhooks } : {}),
+        ...(this.#o.openBatches !== undefined ? { openBatches: this.#o.openBatches } : {}),
         ...(this.#o.history !== undefined ? { history: this.#o.history } : {}),
         ...(this.#o.usage !== undefined ? { usage: this.#o.usage } : {}),
         ...(this.#o.maxToolArgumentBytes !== undefined ? { maxToolArgumentBytes: this.#o.maxToolArgumentBytes } : {}),
@@ -256,7 +260,7 @@ export class RunManager {
         }
         writer.push(event)
         writer.throwIfFailed()
-        if (writer.full) await writer.flush()
+        if (writer.full) await writer.relieve()
         // Cooperative time slicing: hot runs (0 ms pacing, microtask-only awaits) must not
         // starve admissions and other streams of the event loop.
         await sharedSlice.yieldIfSpent()

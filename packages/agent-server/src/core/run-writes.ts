@@ -2,6 +2,7 @@ import type { Message } from '@interlude/protocol'
 import type { Clock } from '../clock.ts'
 import type { BeginEffectResult, NewBatch, NewToolCall, SettleToolCallRequest, Store } from '../store/store.ts'
 import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
+import type { OpenBatchCache } from './open-batch-cache.ts'
 
 /** A settlement as the turn states it; the run, the thread and the time are added here. */
 export type Settlement = Omit<SettleToolCallRequest, 'threadId' | 'runId' | 'now'>
@@ -22,6 +23,7 @@ export class RunWrites {
   readonly #now: Clock
   readonly #owner: string
   readonly #webhooks: WebhookOutbox | undefined
+  readonly #openBatches: OpenBatchCache | undefined
 
   constructor(
     store: Store,
@@ -29,6 +31,7 @@ export class RunWrites {
     persistEmitted: () => Promise<void>,
     now: Clock,
     webhooks?: WebhookOutbox,
+    openBatches?: OpenBatchCache,
   ) {
     this.#store = store
     this.#threadId = run.threadId
@@ -37,6 +40,7 @@ export class RunWrites {
     this.#persistEmitted = persistEmitted
     this.#now = now
     this.#webhooks = webhooks
+    this.#openBatches = openBatches
   }
 
   appendMessage(message: Message): Promise<void> {
@@ -81,6 +85,8 @@ export class RunWrites {
     const outbox = this.#webhooks?.opened({ ...subject, interrupts }, this.#now()) ?? []
     await this.#afterEvents(() => this.#store.createBatch(outbox.length > 0 ? { ...batch, outbox } : batch))
     this.#webhooks?.committed(outbox)
+    // Its resume is then admitted with the claim alone (`open-batch-cache.ts`).
+    this.#openBatches?.created(this.#owner, batch)
   }
 
   async #afterEvents<T>(write: () => Promise<T>): Promise<T> {

@@ -89,7 +89,7 @@ export class Turn {
   constructor(plan: RunPlan, deps: ExecutionDeps) {
     this.#plan = plan
     this.#deps = deps
-    this.#writes = new RunWrites(deps.store, plan, deps.persistEmitted, deps.now, deps.webhooks)
+    this.#writes = new RunWrites(deps.store, plan, deps.persistEmitted, deps.now, deps.webhooks, deps.openBatches)
     this.#ledger = new EffectsLedger({
       writes: this.#writes,
       threadId: plan.threadId,

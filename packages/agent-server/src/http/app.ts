@@ -9,6 +9,7 @@ import type { Clock } from '../clock.ts'
 import type { AdmissionDeps } from '../core/admission.ts'
 import { systemClock } from '../clock.ts'
 import { DecisionRights } from '../core/decision-rights.ts'
+import { OpenBatchCache } from '../core/open-batch-cache.ts'
 import { EventHub } from '../core/event-hub.ts'
 import { ExpirySweeper } from '../core/expiry-sweeper.ts'
 import { expiryOptionProblem } from '../agent/expiry-options.ts'
@@ -217,9 +218,12 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     metrics.observeEvents(events)
     logRunEvents(logger, threadId, events)
   })
+  // The open batches this process wrote or read: their resumes are admitted with the claim alone.
+  const openBatches = new OpenBatchCache()
   const runs = new RunManager({
     store,
     hub,
+    openBatches,
     agent,
     validators,
     now,
@@ -346,6 +350,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     webhooks,
     expireBatch: (batch) => expirySweeper.expire(batch),
     quota: quotas,
+    openBatches,
   }
   registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse, closing: draining.streamsEnd })
   const closing = new AbortController()

@@ -1,6 +1,6 @@
 import type { BatchRow, RunRow, ThreadRow, ToolCallRow } from '../rows.ts'
 import type { AdmissionViewOptions, ClaimBatchRequest, StartInputRunRequest } from '../store.ts'
-import { OPEN_BATCH_STATUS } from '../statuses.ts'
+import { OPEN_BATCH_STATUS, OPEN_DELIVERY_STATUS } from '../statuses.ts'
 import { sqlString } from '../sql-literals.ts'
 import { statement } from './query.ts'
 import { insertOutboxRows, interruptIdsOf, outboxColumns } from './approval-statements.ts'
@@ -108,6 +108,80 @@ export const claimBatch = (request: ClaimBatchRequest) =>
       request.via,
       ...outboxColumns(request.outbox),
     ],
+  )
+
+/**
+ * Several claims of different threads in one statement, one commit (`claim-groups.ts`): each decided and written
+ * exactly as `claimBatch` would (the same conditions, per row), answered by its position in `requests` for those
+ * admitted. The caller never puts two claims of one thread in a group. A taken run id fails the whole statement
+ * (unique violation, nothing written), as for one claim.
+ */
+export const claimBatchGroup = (requests: readonly ClaimBatchRequest[]) => {
+  const outbox = requests.flatMap((r, i) => (r.outbox ?? []).map((d) => ({ claim: i + 1, ...d })))
+  return statement<{ ord: string; thread: ThreadRow }>(
+    `WITH req AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+                            $8::bigint[], $9::text[], $10::text[])
+         WITH ORDINALITY AS r(thread_id, batch_id, run_id, hash, decision, now, executor_id, lease_until, decided_by, via, ord)
+     ), thread AS (
+       UPDATE threads t SET active_run_id = r.run_id, status = 'running', revision = t.revision + 1, updated_at = r.now
+       FROM req r
+       WHERE t.thread_id = r.thread_id AND t.active_run_id IS NULL
+         AND EXISTS (SELECT 1 FROM interrupt_batches b
+                     WHERE b.batch_id = r.batch_id AND b.thread_id = r.thread_id AND b.status = ${OPEN_BATCH})
+       RETURNING t.*, r.ord AS claim_ord
+     ), claimed AS (
+       UPDATE interrupt_batches b SET status = 'claimed', decision_hash = r.hash, decision_json = r.decision,
+         claimed_by_run_id = r.run_id, claimed_at = r.now
+       FROM req r
+       WHERE b.batch_id = r.batch_id AND b.thread_id = r.thread_id AND b.status = ${OPEN_BATCH}
+         AND EXISTS (SELECT 1 FROM thread th WHERE th.claim_ord = r.ord)
+       RETURNING b.batch_id, r.ord
+     ), run AS (
+       INSERT INTO runs (thread_id, run_id, kind, status, batch_id, decision_hash, created_at, executor_id, lease_until)
+       SELECT r.thread_id, r.run_id, 'resume', 'running', c.batch_id, r.hash, r.now, r.executor_id, r.lease_until
+       FROM claimed c JOIN req r ON r.ord = c.ord ORDER BY r.ord
+       RETURNING run_id, batch_id, thread_id
+     ), decision AS (
+       INSERT INTO decisions (thread_id, run_id, batch_id, interrupt_ids, entries, decided_by, via, decided_at)
+       SELECT r.thread_id, r.run_id, c.batch_id, ${interruptIdsOf('c.batch_id')}, r.decision, r.decided_by, r.via, r.now
+       FROM claimed c JOIN req r ON r.ord = c.ord ORDER BY r.ord
+     ), outbox AS (
+       INSERT INTO webhook_outbox (delivery_id, endpoint, event_type, payload, status, attempts, created_at, next_attempt_at)
+       SELECT o.id, o.endpoint, o.type, o.payload, ${sqlString(OPEN_DELIVERY_STATUS)}, 0, r.now, r.now
+       FROM unnest($11::bigint[], $12::text[], $13::text[], $14::text[], $15::text[])
+         WITH ORDINALITY AS o(claim, id, endpoint, type, payload, ord)
+       JOIN req r ON r.ord = o.claim
+       WHERE EXISTS (SELECT 1 FROM claimed c WHERE c.ord = o.claim) ORDER BY o.ord
+     )
+     SELECT th.claim_ord AS ord, row_to_json(th) AS thread FROM thread th
+     WHERE EXISTS (SELECT 1 FROM run WHERE run.thread_id = th.thread_id)`,
+    [
+      requests.map((r) => r.threadId),
+      requests.map((r) => r.batchId),
+      requests.map((r) => r.runId),
+      requests.map((r) => r.decisionHash),
+      requests.map((r) => JSON.stringify(r.decision)),
+      requests.map((r) => r.now),
+      requests.map((r) => r.executorId),
+      requests.map((r) => r.leaseUntil),
+      requests.map((r) => r.decidedBy),
+      requests.map((r) => r.via),
+      outbox.map((d) => d.claim),
+      outbox.map((d) => d.deliveryId),
+      outbox.map((d) => d.endpoint),
+      outbox.map((d) => d.eventType),
+      outbox.map((d) => d.payload),
+    ],
+  )
+}
+
+/** The batches of several claims (any status), in one read: what the refused claims of a group are explained from. */
+export const getBatches = (claims: readonly Pick<ClaimBatchRequest, 'threadId' | 'batchId'>[]) =>
+  statement<BatchRow>(
+    `SELECT b.* FROM interrupt_batches b
+     JOIN unnest($1::text[], $2::text[]) AS c(thread_id, batch_id) ON b.batch_id = c.batch_id AND b.thread_id = c.thread_id`,
+    [claims.map((c) => c.threadId), claims.map((c) => c.batchId)],
   )
 
 /** A batch of this thread (any status): what a refused claim is explained from. */

@@ -42,6 +42,11 @@ export interface PostgresStoreOptions {
    * `getBatchOfInterrupt`), so admissions never queue behind the writes of running runs. @default 10
    */
   readonly admissionMax?: number
+  /**
+   * Resume claims in flight at once on the admission pool; claims that arrive meanwhile are committed together, one
+   * statement for up to 64 (`claim-groups.ts`). @default 2
+   */
+  readonly claimConcurrency?: number
   /** Extra pg pool settings (ssl, timeouts…); `connectionString`, `max` and `options` are set by the store. */
   readonly pool?: PostgresPoolSettings
   /** Clock of the timestamps the store writes itself (methods given a `now` use that). @default systemClock */

@@ -61,7 +61,8 @@ import type {
 } from '../store.ts'
 import { addRunUsage, sumUsage } from './usage.ts'
 import { admissionView } from './admission-statements.ts'
-import { claimBatch, startInputRunTx } from './admission.ts'
+import { startInputRunTx } from './admission.ts'
+import { ClaimGroups, DEFAULT_CLAIM_CONCURRENCY } from './claim-groups.ts'
 import { appendEventsTx, appendMessagesTx } from './appends.ts'
 import { getDecision, listDecisions, listDueBatches, listPendingBatches } from './approval-reads.ts'
 import { PgChangeFeed } from './change-feed.ts'
@@ -106,6 +107,8 @@ export class PostgresStore implements Store {
   readonly #pool: pg.Pool
   /** Admission only: latency-critical, never behind run traffic. */
   readonly #admission: pg.Pool
+  /** Claims that arrive together are committed together (`claim-groups.ts`). */
+  readonly #claims: ClaimGroups
   readonly #config: PoolConfig
   readonly #now: Clock
   /** NOTIFY of appended events, after their commit and coalesced (`notifier.ts`). */
@@ -136,6 +139,7 @@ export class PostgresStore implements Store {
     // An idle client that loses its connection must not crash the process; the next query reconnects.
     this.#pool.on('error', () => undefined)
     this.#admission.on('error', () => undefined)
+    this.#claims = new ClaimGroups(this.#admission, options.claimConcurrency ?? DEFAULT_CLAIM_CONCURRENCY)
   }
 
   /** Connects, creates the schema on first start and applies migrations. */
@@ -281,7 +285,7 @@ export class PostgresStore implements Store {
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
-    return claimBatch(this.#admission, request)
+    return this.#claims.claim(request)
   }
 
   async appendEvents(threadId: string, runId: string, events: readonly NewEvent[]): Promise<StoredEvent[]> {
