@@ -75,6 +75,8 @@ export class RunManager {
   readonly leaseMs: number
   readonly #o: RunManagerOptions
   readonly #active = new Map<string, ActiveRun>()
+  /** Runs seen at the last renewal as this executor's without executing here (`#letGoOfStrays`). */
+  #strays = new Set<string>()
   /** Aborted only at shutdown: the signal tools see (a cancel never tears down a running tool). */
   readonly #shutdown = new AbortController()
   #timer: ReturnType<typeof setInterval> | undefined
@@ -187,10 +189,14 @@ export class RunManager {
     try {
       const beats = await this.#o.store.heartbeatRuns(this.executorId, this.#o.now() + this.leaseMs)
       const held = new Set<string>()
+      const strays = new Set<string>()
       for (const beat of beats) {
-        held.add(key(beat.threadId, beat.runId))
+        const id = key(beat.threadId, beat.runId)
+        held.add(id)
         if (beat.cancelRequested) this.#abort(beat.threadId, beat.runId, 'cancel')
+        if (!this.#active.has(id)) strays.add(id)
       }
+      await this.#letGoOfStrays(strays)
       for (const [id, run] of this.#active) {
         // Started after the renewal read, or finished meanwhile: only runs the store no longer
         // lists as ours and still running here were taken over.
@@ -206,6 +212,31 @@ export class RunManager {
     } finally {
       this.#beating = false
     }
+  }
+
+  /**
+   * Runs the store lists as this executor's but that do not execute here: an admission whose answer was lost after
+   * its commit (the connection dropped), or a run whose end could not be written. Renewed with the others, such a run
+   * would hold its thread for as long as this process has work. One still stray at the next renewal (so not a run
+   * being started right now) is handed to recovery: its lease is ended under another executor id, and the next sweep
+   * here or on another replica continues or closes it (docs/architecture.md, "Durable continuation").
+   */
+  async #letGoOfStrays(strays: ReadonlySet<string>): Promise<void> {
+    const now = this.#o.now()
+    for (const id of strays) {
+      if (!this.#strays.has(id)) continue
+      const [threadId, runId] = id.split('\u0000') as [string, string]
+      await this.#o.store.takeOverRun({
+        threadId,
+        runId,
+        executorId: `${this.executorId}:let-go`,
+        leaseUntil: 0,
+        now,
+        force: true,
+      })
+      this.#o.logError(`run ${describeThread(threadId)}/${runId} was not executing here; handed to recovery`, undefined)
+    }
+    this.#strays = new Set([...strays].filter((id) => !this.#strays.has(id)))
   }
 
   #abort(threadId: string, runId: string, reason: StopReason): boolean {
