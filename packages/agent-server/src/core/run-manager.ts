@@ -75,8 +75,8 @@ export class RunManager {
   readonly leaseMs: number
   readonly #o: RunManagerOptions
   readonly #active = new Map<string, ActiveRun>()
-  /** Runs seen at the last renewal as this executor's without executing here (`#letGoOfStrays`). */
-  #strays = new Set<string>()
+  /** Runs renewed as this executor's without executing here, and since when (`#letGoOfStrays`). */
+  #strays = new Map<string, number>()
   /** Aborted only at shutdown: the signal tools see (a cancel never tears down a running tool). */
   readonly #shutdown = new AbortController()
   #timer: ReturnType<typeof setInterval> | undefined
@@ -217,14 +217,20 @@ export class RunManager {
   /**
    * Runs the store lists as this executor's but that do not execute here: an admission whose answer was lost after
    * its commit (the connection dropped), or a run whose end could not be written. Renewed with the others, such a run
-   * would hold its thread for as long as this process has work. One still stray at the next renewal (so not a run
+   * would hold its thread for as long as this process has work. One still stray half a lease later (so not a run
    * being started right now) is handed to recovery: its lease is ended under another executor id, and the next sweep
    * here or on another replica continues or closes it (docs/architecture.md, "Durable continuation").
    */
   async #letGoOfStrays(strays: ReadonlySet<string>): Promise<void> {
     const now = this.#o.now()
+    const seen = new Map<string, number>()
     for (const id of strays) {
-      if (!this.#strays.has(id)) continue
+      const since = this.#strays.get(id) ?? now
+      // Not a run being started right now (recovery plans a continuation between its take-over and `start`).
+      if (now - since < this.leaseMs / 2 || this.#active.has(id)) {
+        seen.set(id, since)
+        continue
+      }
       const [threadId, runId] = id.split('\u0000') as [string, string]
       await this.#o.store.takeOverRun({
         threadId,
@@ -236,7 +242,7 @@ export class RunManager {
       })
       this.#o.logError(`run ${describeThread(threadId)}/${runId} was not executing here; handed to recovery`, undefined)
     }
-    this.#strays = new Set([...strays].filter((id) => !this.#strays.has(id)))
+    this.#strays = seen
   }
 
   #abort(threadId: string, runId: string, reason: StopReason): boolean {
