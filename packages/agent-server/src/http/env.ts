@@ -17,5 +17,7 @@ export interface ServerEnv {
     errorCode: string | undefined
     /** The process's budget of buffered request bodies (`BodyBudget`), set by the quota middleware. */
     bodyBudget: BodyBudget | undefined
+    /** The open-stream slot of an event-stream request (`takeStreamSlot`), set by the quota middleware. */
+    streamSlot: { readonly release: () => void; taken: boolean } | undefined
   }
 }

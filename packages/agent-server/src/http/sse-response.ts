@@ -6,6 +6,8 @@ export interface SseBodyOptions {
   readonly heartbeatMs?: number
   /** Counts the streams open now (the `interlude_open_streams` gauge). */
   readonly openStreams?: { inc(): void; dec(): void }
+  /** Called once when the stream ends, fails, or is cancelled (the quota's open-stream slot, `takeStreamSlot`). */
+  readonly onEnd?: (() => void) | undefined
 }
 
 /**
@@ -27,7 +29,10 @@ export function sseBody(
   let closed = false
   options.openStreams?.inc()
   const stop = () => {
-    if (!closed) options.openStreams?.dec()
+    if (!closed) {
+      options.openStreams?.dec()
+      options.onEnd?.()
+    }
     closed = true
     if (timer !== undefined) clearInterval(timer)
   }

@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible'
 import type { Limits } from '../../core/limits.ts'
 import type { Store } from '../../store/store.ts'
@@ -190,45 +190,26 @@ export function quotaMiddleware(quotas: Quotas, basePath: string): MiddlewareHan
     // Refused before the handler runs (and before admission), so a refused stream changes nothing.
     const { method, path } = c.req
     const wantsStream = method === 'POST' ? path === runs : method === 'GET' && events.test(path)
-    const release = wantsStream ? quotas.openStream(principal) : undefined
+    // The stream the route answers with frees the slot when it ends (`takeStreamSlot`); any other answer at once.
+    const slot = wantsStream ? { release: quotas.openStream(principal), taken: false } : undefined
+    c.set('streamSlot', slot)
     try {
       await next()
     } catch (error) {
-      release?.()
+      slot?.release()
       throw error
     }
-    if (!release) return
-    const body = c.res.body
-    if (!body || !(c.res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-      release()
-      return
-    }
-    c.res = new Response(releasingStream(body, release), c.res)
+    if (slot && !slot.taken) slot.release()
   }
 }
 
-/** The same bytes; `release` runs once the stream ends, fails, or is cancelled (the client went away). */
-function releasingStream(body: ReadableStream<Uint8Array>, release: () => void): ReadableStream<Uint8Array> {
-  const reader = body.getReader()
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        try {
-          const next = await reader.read()
-          if (next.done) {
-            release()
-            controller.close()
-          } else controller.enqueue(next.value)
-        } catch (error) {
-          release()
-          controller.error(error)
-        }
-      },
-      async cancel(reason) {
-        release()
-        await reader.cancel(reason).catch(() => undefined)
-      },
-    },
-    { highWaterMark: 0 },
-  )
+/**
+ * For a route that answers with an event stream: the open-stream slot the quota middleware took for this request,
+ * to be released when the stream ends, fails, or is cancelled (`sseBody`'s `onEnd`). Without quotas: nothing.
+ */
+export function takeStreamSlot(c: Context<ServerEnv>): (() => void) | undefined {
+  const slot = c.get('streamSlot')
+  if (!slot) return undefined
+  slot.taken = true
+  return slot.release
 }

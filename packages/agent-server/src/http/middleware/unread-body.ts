@@ -14,7 +14,7 @@ type HeldSocket = Socket & { _paused?: boolean; destroySoon?: () => void }
 const held = new WeakSet<Socket>()
 
 /** With `@hono/node-server`, `env.incoming` is Node's request (absent under `app.request`, HTTP/2's differs). */
-function http1Incoming(env: unknown): IncomingMessage | undefined {
+export function http1Incoming(env: unknown): IncomingMessage | undefined {
   const incoming = (env as { incoming?: unknown } | undefined)?.incoming
   return incoming instanceof IncomingMessage && incoming.httpVersionMajor === 1 ? incoming : undefined
 }

@@ -8,6 +8,7 @@ import { parseRunInput } from '../../core/parse-input.ts'
 import type { RunManager } from '../../core/run-manager.ts'
 import { logFrames } from '../../core/run-stream.ts'
 import type { ServerEnv } from '../env.ts'
+import { takeStreamSlot } from '../middleware/quotas.ts'
 import { jsonBody } from '../middleware/json-body.ts'
 import type { SseBodyOptions } from '../sse-response.ts'
 import { sseBody } from '../sse-response.ts'
@@ -63,7 +64,7 @@ export function registerRunRoutes(
           runId,
           untilRunEnds: runId,
         }),
-      deps.sse,
+      { ...deps.sse, onEnd: takeStreamSlot(c) },
     )
     return c.body(body, 200, SSE_HEADERS)
   })

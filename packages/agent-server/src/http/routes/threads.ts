@@ -12,6 +12,7 @@ import type { Audience } from '../../core/thread-access.ts'
 import { decodeMessagesCursor, parseSnapshotLimit, threadSnapshot, threadSummary } from '../../core/thread-view.ts'
 import type { Store, ThreadRecord } from '../../store/store.ts'
 import type { ServerEnv } from '../env.ts'
+import { takeStreamSlot } from '../middleware/quotas.ts'
 import { requireJsonContentType } from '../middleware/json-body.ts'
 import { parseAfter, parseFollow, parseLimit } from '../query-params.ts'
 import type { SseBodyOptions } from '../sse-response.ts'
@@ -127,7 +128,7 @@ export function registerThreadRoutes(
               }
             : { signal, ...(active !== undefined ? { untilRunEnds: active } : {}) }),
         }),
-      deps.sse,
+      { ...deps.sse, onEnd: takeStreamSlot(c) },
     )
     return c.body(body, 200, SSE_HEADERS)
   })
