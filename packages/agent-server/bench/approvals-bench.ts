@@ -323,6 +323,7 @@ async function sweepAlone(file: string) {
     runs: {
       start: () => undefined,
       whenDone: () => Promise.resolve(),
+      hold: () => undefined,
       lease: () => ({ executorId: 'bench-sweeper', leaseUntil: Date.now() + 60_000 }),
     },
     validators: new ValidatorCache(),

@@ -5,10 +5,12 @@ import type { RunPlan } from './run-plan.ts'
 /** Continuations of a sweep round start at most `limit` at a time; first touch and shutdown do not wait. */
 function fakeRuns() {
   const started: string[] = []
+  const held: string[] = []
   const finish = new Map<string, () => void>()
   const done = new Map<string, Promise<void>>()
   return {
     started,
+    held,
     finish: async (runId: string) => {
       finish.get(runId)!()
       // Let the queue's completion handler run.
@@ -20,6 +22,7 @@ function fakeRuns() {
         done.set(plan.runId, new Promise<void>((resolve) => finish.set(plan.runId, resolve)))
       },
       whenDone: (_threadId: string, runId: string) => done.get(runId) ?? Promise.resolve(),
+      hold: (_threadId: string, runId: string) => held.push(runId),
     },
   }
 }
@@ -32,6 +35,8 @@ describe('ContinuationQueue', () => {
     const queue = new ContinuationQueue(f.runs, 2)
     for (const id of ['a', 'b', 'c', 'd']) queue.push(plan(id))
     expect(f.started).toEqual(['a', 'b'])
+    // Every queued run is held (never taken for a stray by the lease renewal) until it starts.
+    expect(f.held).toEqual(['a', 'b', 'c', 'd'])
     expect(queue.waiting).toBe(2)
     await f.finish('b')
     expect(f.started).toEqual(['a', 'b', 'c'])

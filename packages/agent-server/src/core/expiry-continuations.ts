@@ -6,15 +6,16 @@ import type { RunPlan } from './run-plan.ts'
  * Deciding is cheap and a continuation is a whole run: started all at once, thousands of continuations would take
  * the event loop from the round that decides them, and a mass expiry would be decided no faster than it is carried
  * out. Queued runs are claimed and `running` in the store; the run manager's lease renewal covers every running
- * run of this executor, so they are never taken for abandoned while they wait.
+ * run of this executor, so they are never taken for abandoned while they wait, and they are held (`RunManager.hold`),
+ * so the renewal never takes them for strays either.
  */
 export class ContinuationQueue {
-  readonly #runs: Pick<RunManager, 'start' | 'whenDone'>
+  readonly #runs: Pick<RunManager, 'start' | 'whenDone' | 'hold'>
   readonly #limit: number
   readonly #queue: RunPlan[] = []
   #running = 0
 
-  constructor(runs: Pick<RunManager, 'start' | 'whenDone'>, limit: number) {
+  constructor(runs: Pick<RunManager, 'start' | 'whenDone' | 'hold'>, limit: number) {
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError('maxContinuations must be a positive integer.')
     this.#runs = runs
     this.#limit = limit
@@ -27,6 +28,8 @@ export class ContinuationQueue {
 
   /** Starts the plan when a slot is free. */
   push(plan: RunPlan): void {
+    // Claimed and `running` in the store while it waits: the lease renewal keeps it, and it is not a stray.
+    this.#runs.hold(plan.threadId, plan.runId)
     this.#queue.push(plan)
     this.#pump()
   }

@@ -34,6 +34,7 @@ function sweeper(store: Store, extra: Partial<ExpirySweeperOptions> = {}) {
       start: (plan) => void started.push(plan),
       lease: () => ({ executorId: 'exec-t', leaseUntil: due + 60_000 }),
       whenDone: () => Promise.resolve(),
+      hold: () => undefined,
     },
     validators: new ValidatorCache(),
     now: () => due,

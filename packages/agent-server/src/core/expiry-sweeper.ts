@@ -14,7 +14,7 @@ export type { ExpiryOutcome } from './expiry-claim.ts'
 
 export interface ExpirySweeperOptions {
   readonly store: Store
-  readonly runs: Pick<RunManager, 'start' | 'lease' | 'whenDone'>
+  readonly runs: Pick<RunManager, 'start' | 'lease' | 'whenDone' | 'hold'>
   readonly validators: ValidatorCache
   readonly now: Clock
   readonly logError: (message: string, error: unknown) => void

@@ -119,6 +119,9 @@ export class RunRecovery {
   async close(threadId: string, runId: string, force: boolean): Promise<boolean> {
     const { store, runs, now } = this.#o
     if (runs.isActive(threadId, runId)) return false
+    // Between the take-over and `start` (planning reads the log; `#fail` may call a tool's `reconcile`) the run is
+    // this executor's without executing here: held, so the lease renewal never hands it on as a stray.
+    runs.hold(threadId, runId)
     try {
       const lease = runs.lease()
       const run = await store.takeOverRun({
@@ -141,6 +144,8 @@ export class RunRecovery {
     } catch (error) {
       this.#o.logError(`could not take over abandoned run ${describeThread(threadId)}/${runId}`, error)
       return false
+    } finally {
+      runs.unhold(threadId, runId)
     }
   }
 

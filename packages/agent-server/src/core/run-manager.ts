@@ -75,8 +75,10 @@ export class RunManager {
   readonly leaseMs: number
   readonly #o: RunManagerOptions
   readonly #active = new Map<string, ActiveRun>()
-  /** Runs renewed as this executor's without executing here, and since when (`#letGoOfStrays`). */
+  /** Runs renewed as this executor's without executing here, and since when (monotonic ms; `#letGoOfStrays`). */
   #strays = new Map<string, number>()
+  /** Runs claimed here and about to start (`hold`). */
+  readonly #held = new Set<string>()
   /** Aborted only at shutdown: the signal tools see (a cancel never tears down a running tool). */
   readonly #shutdown = new AbortController()
   #timer: ReturnType<typeof setInterval> | undefined
@@ -97,10 +99,28 @@ export class RunManager {
     return { executorId: this.executorId, leaseUntil: this.#o.now() + this.leaseMs }
   }
 
+  /**
+   * A run this process claimed in the store and will start soon (a queued expiry continuation, a continuation being
+   * planned): never taken for a stray (`#letGoOfStrays`). `start` ends the hold; `unhold` ends it without a start.
+   */
+  hold(threadId: string, runId: string): void {
+    this.#held.add(key(threadId, runId))
+  }
+
+  unhold(threadId: string, runId: string): void {
+    this.#held.delete(key(threadId, runId))
+  }
+
   /** Starts executing an admitted run. Returns at once; the run continues in the background. */
   start(plan: RunPlan): void {
     const controller = new AbortController()
     const id = key(plan.threadId, plan.runId)
+    this.#held.delete(id)
+    if (this.#active.has(id)) {
+      // One execution per run and process: a second start of a run executing here would be a second writer.
+      this.#o.logError(`run ${describeThread(plan.threadId)}/${plan.runId} is executing here already`, undefined)
+      return
+    }
     const done = this.#drive(plan, controller.signal).finally(() => {
       this.#active.delete(id)
       if (this.#active.size === 0) this.#stopHeartbeat()
@@ -222,12 +242,14 @@ export class RunManager {
    * here or on another replica continues or closes it (docs/architecture.md, "Durable continuation").
    */
   async #letGoOfStrays(strays: ReadonlySet<string>): Promise<void> {
-    const now = this.#o.now()
+    // The monotonic clock: the server `Clock` may be moved by a test, and this is about elapsed time here.
+    const at = performance.now()
     const seen = new Map<string, number>()
     for (const id of strays) {
-      const since = this.#strays.get(id) ?? now
-      // Not a run being started right now (recovery plans a continuation between its take-over and `start`).
-      if (now - since < this.leaseMs / 2 || this.#active.has(id)) {
+      if (this.#held.has(id)) continue
+      const since = this.#strays.get(id) ?? at
+      // Not a run being started right now (an admission's `start` follows its claim in the same turn of the loop).
+      if (at - since < this.leaseMs / 2 || this.#active.has(id)) {
         seen.set(id, since)
         continue
       }
@@ -237,7 +259,7 @@ export class RunManager {
         runId,
         executorId: `${this.executorId}:let-go`,
         leaseUntil: 0,
-        now,
+        now: this.#o.now(),
         force: true,
       })
       this.#o.logError(`run ${describeThread(threadId)}/${runId} was not executing here; handed to recovery`, undefined)
@@ -262,6 +284,8 @@ export class RunManager {
   #stopHeartbeat(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer)
     this.#timer = undefined
+    // Stray is judged on renewals seen in a row: a gap without renewals starts the count again.
+    this.#strays.clear()
   }
 
   async #drive(plan: RunPlan, signal: AbortSignal): Promise<void> {

@@ -66,4 +66,55 @@ describe('a stray run of this executor (admitted in the store, never started her
       `run ${describeThread(stray)}/lost-answer was not executing here; handed to recovery`,
     )
   })
+
+  it('a held run (a queued continuation, one being planned) is renewed and never let go; unheld, it is', async () => {
+    const gate = gatedModel()
+    server = await startInProcess({
+      agent: { model: gate.model, tools: [], initialState: () => ({}) },
+      heartbeatMs: 30,
+      runLeaseMs: 600,
+      pollMs: 50,
+      exclusive: false,
+    })
+    const response = server.request('/runs', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(runInput(newThreadId(), [userMessage('hello')])),
+    })
+    await gate.started
+    const queued = threadKey('alice', newThreadId())
+    const { runs } = server.app
+    runs.hold(queued, 'queued')
+    const started = await server.store.startInputRun({
+      threadId: queued,
+      ownerId: 'alice',
+      runId: 'queued',
+      parentRunId: undefined,
+      expectedRevision: null,
+      initialState: {},
+      messages: [userMessage('later')],
+      toolResults: [],
+      now: Date.now(),
+      ...runs.lease(),
+    })
+    expect(started.ok).toBe(true)
+    // Three half-leases: long enough for a stray to be let go and continued twice over.
+    await new Promise((resolve) => setTimeout(resolve, 900))
+    expect(await server.store.getRun(queued, 'queued')).toMatchObject({
+      status: 'running',
+      executorId: runs.executorId,
+    })
+    expect(await server.store.readEvents(queued, { afterSeq: 0 })).toEqual([])
+    runs.unhold(queued, 'queued')
+    await until(
+      async () => (await server!.store.getRun(queued, 'queued'))?.executorId !== runs.executorId || undefined,
+      'the unheld run to be let go',
+    )
+    gate.release()
+    expect((await response).status).toBe(200)
+    await until(
+      async () => (await server!.store.getRun(queued, 'queued'))?.status === 'succeeded' || undefined,
+      'the let-go run to be continued to its end',
+    )
+  })
 })

@@ -1,8 +1,10 @@
 import http from 'node:http'
+import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ThreadSnapshot } from '@interlude/protocol'
 import type { TestServer } from '../../test-utils/harness.ts'
 import { authHeader, newThreadId, runInput, startTestServer, userMessage } from '../../test-utils/harness.ts'
+import { readJsonBody } from './json-body.ts'
 
 /**
  * Under @hono/node-server the JSON body is read from Node's own request (`incomingReader` in json-body.ts), not from
@@ -122,5 +124,41 @@ describe('the JSON body read from Node’s request (real socket)', () => {
       0,
     )
     expect(next.status).toBe(200)
+  })
+
+  it('a request already gone when its body is read (half-closed during authentication) never hangs the read', async () => {
+    const body = JSON.stringify({ hello: 'world' })
+    let cleanup = () => undefined as void
+    const outcome = new Promise<string>((resolve) => {
+      const plain = http.createServer((incoming) => {
+        // Authentication and quotas take a moment; the client half-closed meanwhile, Node destroyed the request.
+        setTimeout(() => {
+          const read = readJsonBody(new Request('http://localhost/'), 1024, incoming).then(
+            (value) => `read ${JSON.stringify(value)}`,
+            (error: unknown) => `refused: ${(error as Error).message}`,
+          )
+          const hung = new Promise<string>((r) => setTimeout(() => r('hung'), 2_000))
+          void Promise.race([read, hung]).then(resolve)
+        }, 100)
+      })
+      plain.listen(0, '127.0.0.1', () => {
+        const { port } = plain.address() as net.AddressInfo
+        const socket = net.connect(port, '127.0.0.1', () => {
+          socket.end(
+            `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+              `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          )
+        })
+        socket.on('error', () => undefined)
+        cleanup = () => {
+          socket.destroy()
+          plain.close()
+        }
+      })
+    })
+    const answer = await outcome
+    cleanup()
+    // The whole body had arrived before the request was destroyed: it is read from Node's buffer.
+    expect(answer).toBe('read {"hello":"world"}')
   })
 })

@@ -110,7 +110,14 @@ function incomingReader(incoming: IncomingMessage): BodyReader {
   const detach = () => {
     incoming.off('data', onData).off('end', onEnd).off('close', onClose).off('error', onError)
   }
-  incoming.on('data', onData).on('end', onEnd).on('close', onClose).on('error', onError)
+  if (incoming.destroyed && !ended) {
+    // Gone before the body was read (a client that dropped during authentication, or half-closed after sending
+    // everything): no event comes any more. What arrived is still buffered; a complete body is read from there.
+    for (let chunk = incoming.read() as Buffer | null; chunk !== null; chunk = incoming.read() as Buffer | null)
+      queue.push(chunk)
+    if (incoming.complete) ended = true
+    else failure = incoming.errored ?? new Error('The request was aborted before its body ended.')
+  } else incoming.on('data', onData).on('end', onEnd).on('close', onClose).on('error', onError)
   return {
     async read() {
       for (;;) {
@@ -187,6 +194,8 @@ export async function readJsonBody(
   const chunks: Uint8Array[] = []
   let total = 0
   let reserved = 0
+  /** The reader in use, for the catch below. */
+  let reading: BodyReader | undefined
   const reserve = (bytes: number) => {
     // Small bodies are not counted: the connection caps bound them (maxConnections x 64 KiB), and so a principal's
     // decision or message still gets through while others hold the budget with large bodies.
@@ -196,6 +205,7 @@ export async function readJsonBody(
   }
   try {
     const reader = incoming ? incomingReader(incoming) : request.body?.getReader()
+    reading = reader
     if (reader) {
       // Not one more byte is read: the rest stays in the kernel's buffers and `jsonBody` closes the connection.
       const refuse = (refusal: InterludeError): never => {
@@ -253,6 +263,10 @@ export async function readJsonBody(
     // The byte scan already decided it for valid JSON; kept as the definition the limit documents.
     if (maxDepth !== undefined && exceedsJsonDepth(body, maxDepth)) throw tooDeep(maxDepth)
     return body
+  } catch (error) {
+    // Whatever stopped the read (a refusal already did this), not one more byte is read and no listener stays.
+    if (reading) stopReading(reading)
+    throw error
   } finally {
     if (budget && reserved > 0) budget.bodies.release(budget.principal, reserved)
   }

@@ -199,7 +199,9 @@ export function quotaMiddleware(quotas: Quotas, basePath: string): MiddlewareHan
       slot?.release()
       throw error
     }
-    if (slot && !slot.taken) slot.release()
+    // Not taken by a stream, or taken and then answered otherwise (the handler threw after it): free it now.
+    if (slot && (!slot.taken || !(c.res.headers.get('content-type') ?? '').startsWith('text/event-stream')))
+      slot.release()
   }
 }
 
