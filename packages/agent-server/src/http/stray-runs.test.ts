@@ -17,9 +17,9 @@ describe('a stray run of this executor (admitted in the store, never started her
     await server?.close()
   })
 
-  it('is continued by recovery while another run keeps this process renewing its leases', async () => {
+  /** A server whose every model call waits at a gate: its first run stays active, so leases are renewed every 30 ms. */
+  async function busyServer() {
     const gate = gatedModel()
-    // Every model call waits at the gate: the first run stays active (so leases are renewed every 30 ms).
     server = await startInProcess({
       agent: { model: gate.model, tools: [], initialState: () => ({}) },
       heartbeatMs: 30,
@@ -34,9 +34,14 @@ describe('a stray run of this executor (admitted in the store, never started her
       body: JSON.stringify(runInput(busy, [userMessage('hello')])),
     })
     await gate.started
+    return { gate, busy, response, server }
+  }
+
+  it('is continued by recovery while another run keeps this process renewing its leases', async () => {
+    const { gate, busy, response } = await busyServer()
     // The stray: admitted under this process's executor id, never handed to its run manager.
     const stray = threadKey('alice', newThreadId())
-    const started = await server.store.startInputRun({
+    const started = await server!.store.startInputRun({
       threadId: stray,
       ownerId: 'alice',
       runId: 'lost-answer',
@@ -46,7 +51,7 @@ describe('a stray run of this executor (admitted in the store, never started her
       messages: [userMessage('are you there?')],
       toolResults: [],
       now: Date.now(),
-      ...server.app.runs.lease(),
+      ...server!.app.runs.lease(),
     })
     expect(started.ok).toBe(true)
     // Continued (its model call reached the gate) while the first run still holds the gate.
@@ -55,37 +60,24 @@ describe('a stray run of this executor (admitted in the store, never started her
       return events.some((e) => e.type === 'TEXT_MESSAGE_CONTENT') || undefined
     }, 'the stray run to be continued')
     // The first run is still at the gate: this was not the renewal stopping because the process went idle.
-    expect((await server.store.getThread(threadKey('alice', busy)))?.activeRunId).toBeDefined()
+    expect((await server!.store.getThread(threadKey('alice', busy)))?.activeRunId).toBeDefined()
     gate.release()
     expect((await response).status).toBe(200)
     await until(
       async () => (await server!.store.getRun(stray, 'lost-answer'))?.status === 'succeeded' || undefined,
       'the stray run to finish',
     )
-    expect(server.logged.map((l) => l.message)).toContain(
+    expect(server!.logged.map((l) => l.message)).toContain(
       `run ${describeThread(stray)}/lost-answer was not executing here; handed to recovery`,
     )
   })
 
   it('a held run (a queued continuation, one being planned) is renewed and never let go; unheld, it is', async () => {
-    const gate = gatedModel()
-    server = await startInProcess({
-      agent: { model: gate.model, tools: [], initialState: () => ({}) },
-      heartbeatMs: 30,
-      runLeaseMs: 600,
-      pollMs: 50,
-      exclusive: false,
-    })
-    const response = server.request('/runs', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(runInput(newThreadId(), [userMessage('hello')])),
-    })
-    await gate.started
+    const { gate, response } = await busyServer()
     const queued = threadKey('alice', newThreadId())
-    const { runs } = server.app
+    const { runs } = server!.app
     runs.hold(queued, 'queued')
-    const started = await server.store.startInputRun({
+    const started = await server!.store.startInputRun({
       threadId: queued,
       ownerId: 'alice',
       runId: 'queued',
@@ -100,11 +92,11 @@ describe('a stray run of this executor (admitted in the store, never started her
     expect(started.ok).toBe(true)
     // Three half-leases: long enough for a stray to be let go and continued twice over.
     await new Promise((resolve) => setTimeout(resolve, 900))
-    expect(await server.store.getRun(queued, 'queued')).toMatchObject({
+    expect(await server!.store.getRun(queued, 'queued')).toMatchObject({
       status: 'running',
       executorId: runs.executorId,
     })
-    expect(await server.store.readEvents(queued, { afterSeq: 0 })).toEqual([])
+    expect(await server!.store.readEvents(queued, { afterSeq: 0 })).toEqual([])
     runs.unhold(queued, 'queued')
     await until(
       async () => (await server!.store.getRun(queued, 'queued'))?.executorId !== runs.executorId || undefined,
