@@ -167,6 +167,20 @@ describe('metrics', () => {
     expect(after.get('interlude_refusals_total{code="NOT_FOUND"}')).toBe(1)
   })
 
+  it('a HEAD of a thread’s events answers the headers and opens no stream (nothing left counted or running)', async () => {
+    const s = await server({ agent: commandAgent([deploy]), metricsPrincipals: ['bob'] })
+    const threadId = newThreadId()
+    await s.postRun(runInput(threadId, [pausing()]))
+    await s.app.runs.idle()
+    for (let i = 0; i < 5; i++) {
+      const res = await s.request(`/threads/${threadId}/events`, { method: 'HEAD' })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/)
+    }
+    const res = await s.request('/metrics', { principal: 'bob' })
+    expect(parsePrometheus(await res.text()).get('interlude_open_streams')).toBe(0)
+  })
+
   it('are served on a port of their own, bound to 127.0.0.1, and nowhere on the API port', async () => {
     const s = await startTestServer({ metricsPort: 0 })
     started.push(s)

@@ -107,6 +107,8 @@ export function registerThreadRoutes(
     const found = await thread(addressedThread(c, c.req.param('threadId')), principal, 'readers')
     const afterSeq = parseAfter(c.req.header('last-event-id') ?? c.req.query('after'))
     const follow = parseFollow(c.req.query('follow'))
+    // HEAD reaches this GET route and its body is discarded: a stream made for it would never be read or cancelled.
+    if (c.req.method === 'HEAD') return c.body(null, 200, SSE_HEADERS)
     const active = found.activeRunId
     // A reader who is not the owner keeps its right only while it may decide on the thread (docs/approvals.md).
     const mayContinue = async () => {
