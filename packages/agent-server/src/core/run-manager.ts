@@ -18,6 +18,7 @@ import { CancelTombstones } from './cancel-tombstones.ts'
 import type { RunPlan } from './run-plan.ts'
 import type { HistoryLimits } from './model-window.ts'
 import type { UsageOptions } from './usage.ts'
+import { StrayRuns } from './stray-runs.ts'
 import { describeThread } from './thread-key.ts'
 
 export interface RunManagerOptions {
@@ -75,10 +76,8 @@ export class RunManager {
   readonly leaseMs: number
   readonly #o: RunManagerOptions
   readonly #active = new Map<string, ActiveRun>()
-  /** Runs renewed as this executor's without executing here, and since when (monotonic ms; `#letGoOfStrays`). */
-  #strays = new Map<string, number>()
-  /** Runs claimed here and about to start (`hold`). */
-  readonly #held = new Set<string>()
+  /** Runs renewed as this executor's without executing here (`#letGoOfStrays`). */
+  readonly #strays: StrayRuns
   /** Aborted only at shutdown: the signal tools see (a cancel never tears down a running tool). */
   readonly #shutdown = new AbortController()
   #timer: ReturnType<typeof setInterval> | undefined
@@ -92,6 +91,7 @@ export class RunManager {
     this.#o = options
     this.leaseMs = options.leaseMs ?? 15_000
     this.#tombstones = new CancelTombstones(options.now)
+    this.#strays = new StrayRuns(this.leaseMs / 2)
   }
 
   /** Lease fields for a run admitted now by this process. */
@@ -104,18 +104,18 @@ export class RunManager {
    * planned): never taken for a stray (`#letGoOfStrays`). `start` ends the hold; `unhold` ends it without a start.
    */
   hold(threadId: string, runId: string): void {
-    this.#held.add(key(threadId, runId))
+    this.#strays.hold(key(threadId, runId))
   }
 
   unhold(threadId: string, runId: string): void {
-    this.#held.delete(key(threadId, runId))
+    this.#strays.unhold(key(threadId, runId))
   }
 
   /** Starts executing an admitted run. Returns at once; the run continues in the background. */
   start(plan: RunPlan): void {
     const controller = new AbortController()
     const id = key(plan.threadId, plan.runId)
-    this.#held.delete(id)
+    this.#strays.unhold(id)
     if (this.#active.has(id)) {
       // One execution per run and process: a second start of a run executing here would be a second writer.
       this.#o.logError(`run ${describeThread(plan.threadId)}/${plan.runId} is executing here already`, undefined)
@@ -234,26 +234,14 @@ export class RunManager {
     }
   }
 
-  /**
-   * Runs the store lists as this executor's but that do not execute here: an admission whose answer was lost after
-   * its commit (the connection dropped), or a run whose end could not be written. Renewed with the others, such a run
-   * would hold its thread for as long as this process has work. One still stray half a lease later (so not a run
-   * being started right now) is handed to recovery: its lease is ended under another executor id, and the next sweep
-   * here or on another replica continues or closes it (docs/architecture.md, "Durable continuation").
-   */
+  /** Hands the runs stray for half a lease to recovery (`stray-runs.ts`; docs/architecture.md, "Durable continuation"). */
   async #letGoOfStrays(strays: ReadonlySet<string>): Promise<void> {
-    // The monotonic clock: the server `Clock` may be moved by a test, and this is about elapsed time here.
-    const at = performance.now()
-    const seen = new Map<string, number>()
-    for (const id of strays) {
-      if (this.#held.has(id)) continue
-      const since = this.#strays.get(id) ?? at
-      // Not a run being started right now (an admission's `start` follows its claim in the same turn of the loop).
-      if (at - since < this.leaseMs / 2 || this.#active.has(id)) {
-        seen.set(id, since)
-        continue
-      }
+    for (const id of this.#strays.due(strays)) {
+      // Started while an earlier one was handed over.
+      if (this.#active.has(id)) continue
       const [threadId, runId] = id.split('\u0000') as [string, string]
+      // Its lease ends under another executor id: not renewed here again, and the next sweep (here or on another
+      // replica) continues or closes it.
       await this.#o.store.takeOverRun({
         threadId,
         runId,
@@ -264,7 +252,6 @@ export class RunManager {
       })
       this.#o.logError(`run ${describeThread(threadId)}/${runId} was not executing here; handed to recovery`, undefined)
     }
-    this.#strays = seen
   }
 
   #abort(threadId: string, runId: string, reason: StopReason): boolean {
@@ -284,7 +271,6 @@ export class RunManager {
   #stopHeartbeat(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer)
     this.#timer = undefined
-    // Stray is judged on renewals seen in a row: a gap without renewals starts the count again.
     this.#strays.clear()
   }
 

@@ -38,7 +38,10 @@ export class ClaimGroups {
 
   constructor(q: Queryable, concurrency: number) {
     this.#q = q
-    this.#concurrency = Math.max(1, concurrency)
+    // Anything else would never send a claim (every admission would wait forever): refused where it is configured.
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new RangeError('claimConcurrency must be a positive integer.')
+    this.#concurrency = concurrency
   }
 
   claim(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
