@@ -60,12 +60,21 @@ export function admissionTiming(response: Response): number | undefined {
   return timing ? Number(timing[1]) : undefined
 }
 
+/** How long the request waited for its admission turn, `Server-Timing: turn;dur=<ms>`; 0 when absent (no wait). */
+export function turnTiming(response: Response): number {
+  const timing = /turn;dur=([\d.]+)/.exec(response.headers.get('server-timing') ?? '')
+  return timing ? Number(timing[1]) : 0
+}
+
 /**
  * One admission round: pauses `threads` release-assistant threads (a batch of two interrupts each),
  * then resumes all of them at once. Per resume: the client's time to response headers and the
  * server's own admission time (its `Server-Timing: admission;dur=…`).
  */
-export async function admissionRound(post: PostRun, threads: number): Promise<{ elapsed: number; server: number }[]> {
+export async function admissionRound(
+  post: PostRun,
+  threads: number,
+): Promise<{ elapsed: number; server: number; turn: number }[]> {
   const paused = await pauseThreads(post, threads)
   return Promise.all(
     paused.map(async ({ threadId, interrupts }) => {
@@ -79,8 +88,9 @@ export async function admissionRound(post: PostRun, threads: number): Promise<{ 
       const elapsed = performance.now() - started
       if (response.status !== 200) throw new Error(`resume refused: ${response.status} ${await response.text()}`)
       const server = admissionTiming(response)
+      const turn = turnTiming(response)
       await response.arrayBuffer()
-      return { elapsed, server: Number(server) }
+      return { elapsed, server: Number(server), turn }
     }),
   )
 }

@@ -64,8 +64,15 @@ export function spawnCli(args: readonly string[], script = cli): Promise<ServerP
       : []
     noQuotas.set(script, extra)
   }
-  const child = spawn(process.execPath, [...tsx, script, '--port', '0', '--pacing-ms', '0', ...extra, ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+  const prof = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', '--cpu-prof-interval', '50', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
+    : []
+  const child = spawn(
+    process.execPath,
+    [...prof, ...tsx, script, '--port', '0', '--pacing-ms', '0', ...extra, ...args],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  )
   return launched(child, () => child.kill('SIGTERM'))
 }

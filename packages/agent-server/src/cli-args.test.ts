@@ -111,4 +111,9 @@ describe('quota and limit flags (issue 12, item 5)', () => {
     expect(() => parse(['--max-requests-per-second', '1.5'])).toThrow(/non-negative integer/)
     expect(() => parse(['--max-body-bytes', '0'])).toThrow(/positive/)
   })
+
+  it('--no-admission-turns turns admission turns off; they are on by default', () => {
+    expect(parse([]).admissionTurns).toBe(true)
+    expect(parse(['--no-admission-turns']).admissionTurns).toBe(false)
+  })
 })

@@ -68,6 +68,8 @@ export const USAGE = `Usage: interlude-server [options]
                         on SIGTERM/SIGINT, how long running turns may finish before they are
                         handed over to the restart or another replica (default 10000); a second
                         signal exits at once
+  --no-admission-turns  admissions of a burst no longer take turns with the event loop (for
+                        comparisons; docs/architecture.md, "Admission under a burst")
  Quotas and limits (0 turns one off; README "Quotas and limits"):
   --max-runs-per-principal <n>      concurrent runs of one principal (default 16)
   --max-streams-per-principal <n>   open event streams of one principal (default 32)
@@ -121,6 +123,8 @@ export interface CliOptions {
   readonly webhooks: readonly string[]
   /** `--shutdown-grace-ms`: `undefined` = the server's default (10000). */
   readonly shutdownGraceMs?: number | undefined
+  /** `--no-admission-turns`: every admission runs as soon as its request is read (for comparisons). */
+  readonly admissionTurns: boolean
   /** `--cors-origin`, checked like `AgentServerOptions.cors`. */
   readonly corsOrigins: readonly string[]
   /** `--agent`: a module whose default export is the agent (loaded by the CLI). */
@@ -307,6 +311,7 @@ export function parseCliArgs(
       'secure-cookies': { type: 'boolean' },
       'trust-proxy': { type: 'boolean' },
       'no-quotas': { type: 'boolean' },
+      'no-admission-turns': { type: 'boolean' },
       ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: 'string' as const }])),
       'model-timeout-ms': { type: 'string' },
       'model-idle-timeout-ms': { type: 'string' },
@@ -430,6 +435,7 @@ export function parseCliArgs(
         ? undefined
         : positiveNumber('--shutdown-grace-ms', values['shutdown-grace-ms'], true),
     limits: limitFlags(values, values['no-quotas'] === true),
+    admissionTurns: values['no-admission-turns'] !== true,
     sessionMaxAgeSeconds: sessionMaxAge === undefined ? undefined : Number(sessionMaxAge),
     secureCookies: values['secure-cookies'] === true ? true : 'auto',
     trustProxy: values['trust-proxy'] === true,

@@ -218,6 +218,19 @@ describe('interlude-server CLI', () => {
     )
   })
 
+  it('takes admission turns by default and not with --no-admission-turns (Server-Timing says which)', async () => {
+    const token = ['--token', 'alice=alice-secret-token']
+    const on = await launch(['--db', path.join(tmp.dir, 'turns-on.db'), ...token])
+    const off = await launch(['--db', path.join(tmp.dir, 'turns-off.db'), ...token, '--no-admission-turns'])
+    const timing = async (server: { baseUrl: string }) => {
+      const answer = await postRun(server, runInput(newThreadId(), [userMessage('hi')]))
+      expect(answer.status).toBe(200)
+      return answer.headers.get('server-timing')
+    }
+    expect(await timing(on)).toMatch(/^turn;dur=\d+\.\d{3}, admission;dur=\d+\.\d{3}$/)
+    expect(await timing(off)).toMatch(/^admission;dur=\d+\.\d{3}$/)
+  })
+
   it('parses --approver and --webhook (signed with INTERLUDE_WEBHOOK_SECRET), refusing bad values', () => {
     const env = { INTERLUDE_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}` }
     expect(parseCliArgs([], env)).toMatchObject({ approvers: [], webhooks: [] })

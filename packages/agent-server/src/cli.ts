@@ -64,6 +64,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       ? { metricsPort: options.metricsPort, metricsHost: options.metricsHost }
       : {}),
     ...(options.shutdownGraceMs !== undefined ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
+    ...(options.admissionTurns ? {} : { admissionTurns: false as const }),
     limits: {
       ...options.limits,
       ...(options.maxToolArgumentBytes !== undefined ? { maxToolArgumentBytes: options.maxToolArgumentBytes } : {}),

@@ -1,3 +1,4 @@
+import type { AdmissionTurnsOptions } from './core/admission-turns.ts'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { ExpiryPolicy } from '@interlude/protocol'
@@ -112,6 +113,8 @@ export interface StartServerOptions {
   readonly metricsHost?: string
   /** See `AgentServerOptions.shutdownGraceMs`. @default 10000 */
   readonly shutdownGraceMs?: number
+  /** See `AgentServerOptions.admissionTurns`. @default on, with its defaults */
+  readonly admissionTurns?: AdmissionTurnsOptions | false
   /** See `AgentServerOptions.usage`. */
   readonly usage?: UsageOptions
 }
@@ -250,6 +253,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       ...(options.metricsPrincipals !== undefined ? { metricsPrincipals: options.metricsPrincipals } : {}),
       processMetrics: options.metricsPort !== undefined || (options.metricsPrincipals?.length ?? 0) > 0,
       ...(options.shutdownGraceMs !== undefined ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
+      ...(options.admissionTurns !== undefined ? { admissionTurns: options.admissionTurns } : {}),
       ...(options.onQuotaRefused !== undefined ? { onQuotaRefused: options.onQuotaRefused } : {}),
       ...(options.usage !== undefined ? { usage: options.usage } : {}),
     })

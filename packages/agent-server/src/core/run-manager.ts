@@ -10,6 +10,7 @@ import { isStoreUnavailable } from '../store/store-errors.ts'
 import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import type { OpenBatchCache } from './open-batch-cache.ts'
 import { sharedSlice, yieldToEventLoop } from './cpu-slice.ts'
+import type { AdmissionTurns } from './admission-turns.ts'
 import type { EventHub } from './event-hub.ts'
 import { ev, isTerminal, toNewEvent } from './events.ts'
 import { executeRun } from './execute-run.ts'
@@ -49,6 +50,8 @@ export interface RunManagerOptions {
   readonly usage?: UsageOptions
   /** See `Limits.maxToolArgumentBytes`. */
   readonly maxToolArgumentBytes?: number
+  /** Admitted runs start once the admissions queued before them are done (core/admission-turns.ts). */
+  readonly turns?: AdmissionTurns
 }
 
 interface ActiveRun {
@@ -279,8 +282,8 @@ export class RunManager {
     const writer = new LogWriter(store, hub, plan.threadId, plan.runId, this.#o.flushEvery ?? 256)
     let terminal: AgUiEvent | undefined
     let fenced = false
-    // Let the admission response go out (and pending I/O run) before the run takes the CPU.
-    await yieldToEventLoop()
+    // Let the admission response go out (and pending I/O and queued admissions run) before the run takes the CPU.
+    await (this.#o.turns?.admissionsFirst() ?? yieldToEventLoop())
     try {
       const events = executeRun(plan, {
         agent: this.#o.agent,

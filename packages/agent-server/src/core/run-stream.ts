@@ -27,6 +27,11 @@ export interface LogStreamOptions {
    */
   readonly mayContinue?: () => Promise<boolean>
   readonly signal: AbortSignal
+  /**
+   * Awaited before the stream subscribes and reads: a fresh run's stream starts with its run, after the admissions
+   * in progress (core/admission-turns.ts), so a burst's answers are not slowed by log reads with nothing to read yet.
+   */
+  readonly startAfter?: () => Promise<void>
 }
 
 /**
@@ -60,6 +65,7 @@ export function lostFrame(code: RunErrorCode): string {
  */
 export async function* logFrames(threadId: string, options: LogStreamOptions): AsyncGenerator<string, void, undefined> {
   const { store, hub, signal, runId, follow = false, mayContinue } = options
+  if (options.startAfter) await options.startAfter()
   const untilRunEnds = follow ? undefined : options.untilRunEnds
   const queue: StoredEvent[] = []
   let mustRead = false

@@ -10,6 +10,9 @@ import type { AdmissionDeps } from '../core/admission.ts'
 import { systemClock } from '../clock.ts'
 import { DecisionRights } from '../core/decision-rights.ts'
 import { OpenBatchCache } from '../core/open-batch-cache.ts'
+import { AdmissionTurns } from '../core/admission-turns.ts'
+import type { AdmissionTurnsOptions } from '../core/admission-turns.ts'
+import { admissionTurn, isAdmissionRequest } from './middleware/admission-turn.ts'
 import { EventHub } from '../core/event-hub.ts'
 import { ExpirySweeper } from '../core/expiry-sweeper.ts'
 import { expiryOptionProblem } from '../agent/expiry-options.ts'
@@ -133,6 +136,11 @@ export interface AgentServerOptions {
    * their leases are released for the restart or another replica (docs/architecture.md, "Shutdown"). @default 10000
    */
   readonly shutdownGraceMs?: number
+  /**
+   * Admission turns under a burst (docs/architecture.md, "Admission under a burst"); `false`: every admission runs
+   * as soon as its request is read, as before turns existed.
+   */
+  readonly admissionTurns?: AdmissionTurnsOptions | false
   /** Called on every quota refusal (`RATE_LIMITED`, `SERVER_BUSY`): the hook a refusal counter plugs into. */
   readonly onQuotaRefused?: (refusal: QuotaRefusal) => void
   /** Token caps per thread / per principal and the `onUsage` hook (docs/protocol.md#token-usage). @default no caps */
@@ -220,10 +228,13 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   })
   // The open batches this process wrote or read: their resumes are admitted with the claim alone.
   const openBatches = new OpenBatchCache()
+  // Under a burst, admissions take turns with the database's answers; admitted runs start after them.
+  const turns = options.admissionTurns === false ? undefined : new AdmissionTurns(options.admissionTurns)
   const runs = new RunManager({
     store,
     hub,
     openBatches,
+    ...(turns ? { turns } : {}),
     agent,
     validators,
     now,
@@ -304,6 +315,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   app.onError(errorHandler(logError))
   app.notFound(notFoundHandler)
   app.use('*', requestLog(logger, metrics))
+  // Run and decision admissions take turns under a burst (core/admission-turns.ts), before anything else of theirs.
+  if (turns) app.use('*', admissionTurn(turns, isAdmissionRequest(basePath)))
   // An answer given over a large body nobody read (401, 429, 404, ...) closes the connection instead of reading it.
   app.use('*', closeOverUnreadBodies)
   // X-Content-Type-Options: nosniff on every answer (static answers get more, see static-files.ts).
@@ -352,7 +365,15 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     quota: quotas,
     openBatches,
   }
-  registerRunRoutes(app, basePath, authenticate, { admission, runs, hub, limits, sse, closing: draining.streamsEnd })
+  registerRunRoutes(app, basePath, authenticate, {
+    admission,
+    runs,
+    hub,
+    limits,
+    sse,
+    turns,
+    closing: draining.streamsEnd,
+  })
   const closing = new AbortController()
   registerThreadRoutes(app, basePath, authenticate, {
     store,

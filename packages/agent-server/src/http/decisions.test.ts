@@ -70,7 +70,7 @@ describe('POST {base}/threads/:threadId/decisions', () => {
     const accepted = await postDecision(s, threadId, { runId, resume: entries }, MGR)
     expect(accepted).toMatchObject({ status: 202, body: { threadId, runId } })
     // Admission time is reported as for a resume run.
-    expect(accepted.headers.get('server-timing')).toMatch(/^admission;dur=\d+\.\d{3}$/)
+    expect(accepted.headers.get('server-timing')).toMatch(/^turn;dur=\d+\.\d{3}, admission;dur=\d+\.\d{3}$/)
     await until(async () => (await runView(s, threadId, runId)).body.status === 'finished', 'the turn to finish')
 
     const view = (await runView(s, threadId, runId)).body

@@ -19,5 +19,7 @@ export interface ServerEnv {
     bodyBudget: BodyBudget | undefined
     /** The open-stream slot of an event-stream request (`takeStreamSlot`), set by the quota middleware. */
     streamSlot: { readonly release: () => void; taken: boolean } | undefined
+    /** How long an admission waited for its turn (`admissionTurn`), in ms. */
+    turnWaitMs: number | undefined
   }
 }

@@ -12,6 +12,7 @@ import type { ThreadAccessDeps } from '../../core/thread-access.ts'
 import { accessibleThread } from '../../core/thread-access.ts'
 import type { ServerEnv } from '../env.ts'
 import { jsonBody } from '../middleware/json-body.ts'
+import { admissionTiming } from '../middleware/admission-turn.ts'
 import { addressedThread } from '../thread-address.ts'
 
 export interface DecisionRoutesDeps {
@@ -44,7 +45,7 @@ export function registerDecisionRoutes(
     // A retry of an admitted decision (same runId, same entries) answers the same; the run executes once.
     if (admitted.kind === 'start') runs.start(admitted.plan)
     // Admission time, as `POST /runs` reports it (the approvals benchmark reads it).
-    c.header('Server-Timing', `admission;dur=${(performance.now() - startedAt).toFixed(3)}`)
+    c.header('Server-Timing', admissionTiming(c.get('turnWaitMs'), performance.now() - startedAt))
     return c.json({ threadId, runId } satisfies DecisionAccepted, 202)
   })
 

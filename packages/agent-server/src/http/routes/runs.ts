@@ -1,6 +1,7 @@
 import type { Hono, MiddlewareHandler } from 'hono'
 import { InterludeError, SSE_HEADERS } from '@interlude/protocol'
 import type { AdmissionDeps } from '../../core/admission.ts'
+import type { AdmissionTurns } from '../../core/admission-turns.ts'
 import { admitRun } from '../../core/admission.ts'
 import type { EventHub } from '../../core/event-hub.ts'
 import type { Limits } from '../../core/limits.ts'
@@ -10,6 +11,7 @@ import { logFrames } from '../../core/run-stream.ts'
 import type { ServerEnv } from '../env.ts'
 import { takeStreamSlot } from '../middleware/quotas.ts'
 import { jsonBody } from '../middleware/json-body.ts'
+import { admissionTiming } from '../middleware/admission-turn.ts'
 import type { SseBodyOptions } from '../sse-response.ts'
 import { sseBody } from '../sse-response.ts'
 import { threadOwner } from '../thread-address.ts'
@@ -21,6 +23,8 @@ export interface RunRoutesDeps {
   readonly hub: EventHub
   readonly limits: Limits
   readonly sse: SseBodyOptions
+  /** A fresh run's stream starts after the admissions in progress, with its run (core/admission-turns.ts). */
+  readonly turns?: AdmissionTurns | undefined
   /** Aborted by a graceful shutdown once the runs were handed over: open run streams end (the client reconnects). */
   readonly closing?: AbortSignal
 }
@@ -52,7 +56,7 @@ export function registerRunRoutes(
     const admitted = await admitRun(admission, principal, { ...input, threadId })
     if (admitted.kind === 'start') runs.start(admitted.plan)
     // Admission time (validation, ownership, resume checks, claim), once the body was read.
-    c.header('Server-Timing', `admission;dur=${(performance.now() - startedAt).toFixed(3)}`)
+    c.header('Server-Timing', admissionTiming(c.get('turnWaitMs'), performance.now() - startedAt))
     const { runId } = input
     const { closing } = deps
     const body = sseBody(
@@ -63,6 +67,7 @@ export function registerRunRoutes(
           signal: closing ? AbortSignal.any([signal, closing]) : signal,
           runId,
           untilRunEnds: runId,
+          ...(deps.turns && admitted.kind === 'start' ? { startAfter: () => deps.turns!.admissionsFirst() } : {}),
         }),
       { ...deps.sse, onEnd: takeStreamSlot(c) },
     )

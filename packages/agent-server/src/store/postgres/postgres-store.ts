@@ -133,8 +133,16 @@ export class PostgresStore implements Store {
     }
     const { Pool } = pgModule()
     this.#pool = new Pool(this.#config)
-    // Kept warm: a burst of admissions must not pay for new connections (a backend fork each).
-    this.#admission = new Pool({ ...this.#config, max: options.admissionMax ?? 10, idleTimeoutMillis: 0 })
+    // Kept warm: a burst of admissions must not pay for new connections (a backend fork each). Generic plans: its
+    // statements are key lookups whose plan never depends on the values, and PostgreSQL's custom plans (its default
+    // for the first five runs of a prepared statement on each connection) cost 1–4 ms of planning per claim group
+    // (bench/README.md, "Admission turns").
+    this.#admission = new Pool({
+      ...this.#config,
+      max: options.admissionMax ?? 10,
+      idleTimeoutMillis: 0,
+      options: `${this.#config.options} -c plan_cache_mode=force_generic_plan`,
+    })
     this.#notifier = new PgNotifier(this.#pool, this.channel)
     // An idle client that loses its connection must not crash the process; the next query reconnects.
     this.#pool.on('error', () => undefined)

@@ -1,0 +1,125 @@
+/**
+ * Admissions take turns with the rest of the process (docs/architecture.md, "Admission under a burst").
+ *
+ * A burst of requests arrives in one read of the event loop: Node parses every one of them and runs each handler up
+ * to its first wait before it reads any other socket — the database's answers included. Without turns, the first
+ * claim of a burst of 100 was committed by PostgreSQL in 2 ms and its answer read 20 ms later, after the whole
+ * burst had been checked; the claims that queued meanwhile went out only then, and the admitted runs took the CPU
+ * before the last answers were read.
+ *
+ * With turns, the requests of a burst wait (right after the request log) and are let through in slices: each
+ * event-loop iteration lets admissions run for about `sliceMs` of CPU, one after the other, then the loop reads its
+ * sockets again. A claim's answer is so seen within a slice or two, the database commits one group of claims while
+ * the next slice is checked, and every request's own admission stays short; the wait for a turn is reported beside
+ * it (`Server-Timing: turn;dur=…`). A lone request is never delayed: a request that finds no slice under way takes
+ * its turn at once.
+ *
+ * Runs admitted meanwhile start once no admission is in progress, or after `maxRunDelayMs`, whichever comes first:
+ * a burst is admitted before its runs take the CPU, and a steady stream of requests never starves them.
+ */
+export interface AdmissionTurnsOptions {
+  /** CPU an event-loop iteration gives to admissions before it reads its sockets again. @default 2 */
+  readonly sliceMs?: number
+  /** How long an admitted run waits at most for the admissions in progress. @default 100 */
+  readonly maxRunDelayMs?: number
+}
+
+export class AdmissionTurns {
+  readonly #sliceMs: number
+  readonly #maxRunDelayMs: number
+  #waiting: (() => void)[] = []
+  /** Admissions that took or wait for their turn and have not ended (their claim may be in flight). */
+  #inProgress = 0
+  /** A slice is under way or scheduled: new requests queue. */
+  #busy = false
+  #runs: (() => void)[] = []
+  #runTimer: ReturnType<typeof setTimeout> | undefined
+
+  constructor(options: AdmissionTurnsOptions = {}) {
+    const { sliceMs = DEFAULT_SLICE_MS, maxRunDelayMs = DEFAULT_MAX_RUN_DELAY_MS } = options
+    // Refused where configured: a slice of 0 or NaN would let one admission per iteration through (or none).
+    if (!(Number.isFinite(sliceMs) && sliceMs > 0))
+      throw new RangeError('admissionTurns.sliceMs must be a positive number.')
+    if (!(Number.isFinite(maxRunDelayMs) && maxRunDelayMs >= 0))
+      throw new RangeError('admissionTurns.maxRunDelayMs must be a number ≥ 0.')
+    this.#sliceMs = sliceMs
+    this.#maxRunDelayMs = maxRunDelayMs
+  }
+
+  /** Requests waiting for a turn. */
+  get waiting(): number {
+    return this.#waiting.length
+  }
+
+  /** Admissions under way: waiting for a turn, or admitting. */
+  get inProgress(): number {
+    return this.#inProgress
+  }
+
+  /**
+   * Call once per admission, then `end()` once it is over (whatever the outcome). Resolves when this request may do
+   * its admission work: `undefined` (at once, no await needed) when no slice is under way, otherwise in a later
+   * event-loop iteration, first come first served.
+   */
+  take(): Promise<void> | undefined {
+    this.#inProgress += 1
+    if (!this.#busy) {
+      // This request runs now; requests arriving in the same read queue behind it.
+      this.#busy = true
+      this.#scheduleSlice()
+      return undefined
+    }
+    return new Promise<void>((resolve) => this.#waiting.push(resolve))
+  }
+
+  /** An admission that called `take()` is over (admitted or not), or no longer holds runs back. Once per `take()`. */
+  end(): void {
+    this.#inProgress -= 1
+    if (this.#inProgress === 0 && this.#runs.length > 0) setImmediate(this.#startRuns)
+  }
+
+  /** Resolves once no admission is in progress (at most `maxRunDelayMs` later): where an admitted run starts. */
+  admissionsFirst(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (this.#inProgress === 0) return void setImmediate(resolve)
+      this.#runs.push(resolve)
+      this.#runTimer ??= setTimeout(this.#startRuns, this.#maxRunDelayMs)
+    })
+  }
+
+  /**
+   * The next slice: one immediate per waiting request (at most `MAX_PER_SLICE`), run in the next check phase one
+   * after the other. Node drains the microtasks between two immediates, so each admission has run up to its first
+   * real wait (a database round trip) before the next immediate measures the slice.
+   */
+  #scheduleSlice(): void {
+    const count = Math.max(1, Math.min(this.#waiting.length, MAX_PER_SLICE))
+    const slice = { startedAt: 0, closed: false }
+    for (let i = 0; i < count; i++) setImmediate(this.#step, slice, i === 0, i === count - 1)
+  }
+
+  readonly #step = (slice: { startedAt: number; closed: boolean }, first: boolean, last: boolean): void => {
+    if (first) slice.startedAt = performance.now()
+    else if (!slice.closed && performance.now() - slice.startedAt >= this.#sliceMs) slice.closed = true
+    if (!slice.closed) this.#waiting.shift()?.()
+    if (!last) return
+    // The slice is over: the next one after the loop has read its sockets, or none until a request comes.
+    if (this.#waiting.length > 0) this.#scheduleSlice()
+    else this.#busy = false
+  }
+
+  readonly #startRuns = (): void => {
+    if (this.#runTimer !== undefined) clearTimeout(this.#runTimer)
+    this.#runTimer = undefined
+    const runs = this.#runs
+    this.#runs = []
+    for (const start of runs) start()
+  }
+}
+
+/** CPU an event-loop iteration gives to admissions before it reads its sockets again. */
+export const DEFAULT_SLICE_MS = 2
+/** How long an admitted run waits at most for the admissions in progress. */
+export const DEFAULT_MAX_RUN_DELAY_MS = 100
+/** Admissions one slice can let through (a bound on the immediates it schedules). */
+const MAX_PER_SLICE = 64
