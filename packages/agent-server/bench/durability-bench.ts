@@ -430,12 +430,15 @@ interface AdmissionSetup {
  * turn, the order rotating), so that the load of other work on the machine falls on all of them alike: one process,
  * `--workers 2`, and — with BENCH_BASELINE_CLI — another checkout's CLI as the "before" of a change.
  */
-async function admissionSideBySide(setups: readonly AdmissionSetup[]): Promise<Map<string, AdmissionSample[]>> {
+async function admissionSideBySide(
+  setups: readonly AdmissionSetup[],
+  backend = 'PostgreSQL',
+): Promise<Map<string, AdmissionSample[]>> {
   const samples = new Map(setups.map((s) => [s.name, [] as AdmissionSample[]]))
   for (let turn = 0; turn < ADMISSION_ROUNDS; turn++) {
     const order = setups.map((_, i) => setups[(i + turn) % setups.length]!)
     for (const setup of order) {
-      const { store, cliArgs } = await allBackends.find((b) => b.name === 'PostgreSQL')!.open()
+      const { store, cliArgs } = await allBackends.find((b) => b.name === backend)!.open()
       await store.close()
       samples.get(setup.name)!.push(...(await admissionLatency([...cliArgs, ...setup.args], 1, setup.script)))
     }
@@ -742,9 +745,15 @@ try {
       `\n4) resume admission (Server-Timing), ${THREADS} concurrent threads, CLI in a child process, ${ADMISSION_ROUNDS} rounds after a warm-up`,
     )
     if (BACKENDS.has('SQLite')) {
-      const { store, cliArgs } = await allBackends[0]!.open()
-      await store.close()
-      console.log(admissionLine('SQLite', await admissionLatency(cliArgs), '10 ms'))
+      // With and without admission turns, in turns (a fresh file and process per turn).
+      const results = await admissionSideBySide(
+        [
+          { name: 'SQLite', args: [] },
+          { name: 'SQLite, without turns', args: ['--no-admission-turns'] },
+        ],
+        'SQLite',
+      )
+      for (const [name, samples] of results) console.log(admissionLine(name, samples, '10 ms'))
     }
     if (BACKENDS.has('PostgreSQL')) {
       const setups: AdmissionSetup[] = [

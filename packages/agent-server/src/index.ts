@@ -4,6 +4,7 @@
 export { createAgentServer } from './http/app.ts'
 export type { AgentServer, AgentServerOptions, WebhookDeliveryOptions } from './http/app.ts'
 export type { CorsOptions } from './http/middleware/cors.ts'
+export type { AdmissionTurnsOptions } from './core/admission-turns.ts'
 export type { WebhookEndpoint } from './webhooks/webhook-config.ts'
 export { startServer } from './server.ts'
 export type { RunningServer, StartServerOptions } from './server.ts'

@@ -22,27 +22,22 @@ function busy(ms: number): void {
 /** A round trip to the database: answered in a later iteration. */
 const roundTrip = () => new Promise<void>((resolve) => setImmediate(resolve))
 
-/** An admission: waits for its turn, works `workMs`, waits for its claim, ends. Returns the iteration it ran in. */
+/** An admission: waits for its turn, works `workMs`, decides with a claim. Returns the iteration its turn came in. */
 async function admit(turns: AdmissionTurns, iterations: { now: () => number }, workMs: number): Promise<number> {
   const turn = turns.take()
-  try {
-    if (turn) await turn
-    const ranIn = iterations.now()
-    busy(workMs)
-    await roundTrip()
-    return ranIn
-  } finally {
-    turns.end()
-  }
+  if (turn) await turn
+  const ranIn = iterations.now()
+  busy(workMs)
+  await turns.admit(roundTrip)
+  return ranIn
 }
 
 describe('AdmissionTurns', () => {
   it('a lone admission takes its turn at once (no wait, nothing queued)', () => {
     const turns = new AdmissionTurns()
     expect(turns.take()).toBeUndefined()
-    expect(turns.inProgress).toBe(1)
-    turns.end()
-    expect(turns.inProgress).toBe(0)
+    expect(turns.waiting).toBe(0)
+    expect(turns.holding).toBe(false)
   })
 
   it('a burst is let through first come first served, a slice of about sliceMs per event-loop iteration', async () => {
@@ -57,20 +52,22 @@ describe('AdmissionTurns', () => {
       }),
     )
     expect(turns.waiting).toBe(11)
+    expect(turns.holding).toBe(true)
     const ranIn = await Promise.all(runs)
     iterations.stop()
-    // First come first served.
+    // First come first served, within an iteration and across them.
+    expect(order).toEqual(Array.from({ length: 12 }, (_, i) => i))
     expect(ranIn).toEqual([...ranIn].sort((a, b) => a - b))
     // 0.4 ms each in slices of 1 ms: at most three per iteration, so the loop read its sockets in between.
     const perIteration = new Map<number, number>()
     for (const i of ranIn) perIteration.set(i, (perIteration.get(i) ?? 0) + 1)
     expect(Math.max(...perIteration.values())).toBeLessThanOrEqual(3)
     expect(perIteration.size).toBeGreaterThanOrEqual(4)
-    expect(turns.inProgress).toBe(0)
     expect(turns.waiting).toBe(0)
+    expect(turns.admitting).toBe(0)
   })
 
-  it('with a generous slice, the queued requests of a burst all go in one iteration', async () => {
+  it('with a generous slice, the queued requests of a burst go in two iterations', async () => {
     const turns = new AdmissionTurns({ sliceMs: 1_000 })
     const iterations = loopIterations()
     const ranIn = await Promise.all(Array.from({ length: 20 }, () => admit(turns, iterations, 0.05)))
@@ -81,37 +78,60 @@ describe('AdmissionTurns', () => {
     expect(ranIn.filter((i) => i === ranIn[2]).length).toBe(18)
   })
 
-  it('an admitted run starts once no admission is in progress', async () => {
+  it('an admitted run waits while an admission decides, and starts once none does', async () => {
     const turns = new AdmissionTurns({ maxRunDelayMs: 60_000 })
-    expect(turns.take()).toBeUndefined()
+    let answer!: () => void
+    const deciding = turns.admit(() => new Promise<void>((resolve) => (answer = resolve)))
+    expect(turns.admitting).toBe(1)
     let started = false
     const run = turns.admissionsFirst().then(() => (started = true))
     for (let i = 0; i < 5; i++) await roundTrip()
     expect(started).toBe(false)
-    turns.end()
+    answer()
+    await deciding
     await run
     expect(started).toBe(true)
   })
 
-  it('with no admission in progress, a run starts in the next iteration', async () => {
+  it('an admitted run waits while requests wait for their turn', async () => {
     const turns = new AdmissionTurns({ maxRunDelayMs: 60_000 })
-    await turns.admissionsFirst()
-    expect(turns.inProgress).toBe(0)
+    expect(turns.take()).toBeUndefined()
+    const queued = turns.take()
+    expect(turns.waiting).toBe(1)
+    let started = false
+    const run = turns.admissionsFirst().then(() => (started = true))
+    await queued
+    // The queue is empty now and nobody decides: the run starts.
+    await run
+    expect(started).toBe(true)
   })
 
-  it('a run is held back at most maxRunDelayMs by admissions that do not end', async () => {
-    const turns = new AdmissionTurns({ maxRunDelayMs: 20 })
-    expect(turns.take()).toBeUndefined()
-    // The admission never ends (a stuck claim): the run starts anyway.
+  it('a refusal inside `admit` still ends the admission', async () => {
+    const turns = new AdmissionTurns()
+    await expect(turns.admit(() => Promise.reject(new Error('refused')))).rejects.toThrow('refused')
+    expect(turns.admitting).toBe(0)
+    expect(turns.holding).toBe(false)
+  })
+
+  it('with nothing held, a run starts in the next iteration', async () => {
+    const turns = new AdmissionTurns({ maxRunDelayMs: 60_000 })
     await turns.admissionsFirst()
-    expect(turns.inProgress).toBe(1)
-    turns.end()
+    expect(turns.holding).toBe(false)
+  })
+
+  it('a run is held back at most maxRunDelayMs by an admission that does not end', async () => {
+    const turns = new AdmissionTurns({ maxRunDelayMs: 20 })
+    // A claim that never answers (a stuck connection): the run starts anyway.
+    void turns.admit(() => new Promise<void>(() => undefined))
+    await turns.admissionsFirst()
+    expect(turns.admitting).toBe(1)
   })
 
   it('refuses a slice or delay that is not a number in range', () => {
     expect(() => new AdmissionTurns({ sliceMs: 0 })).toThrow(RangeError)
     expect(() => new AdmissionTurns({ sliceMs: Number.NaN })).toThrow(RangeError)
     expect(() => new AdmissionTurns({ maxRunDelayMs: -1 })).toThrow(RangeError)
+    expect(() => new AdmissionTurns({ maxRunDelayMs: 2 ** 31 })).toThrow(RangeError)
     expect(() => new AdmissionTurns({ maxRunDelayMs: Number.POSITIVE_INFINITY })).toThrow(RangeError)
   })
 })

@@ -28,8 +28,8 @@ export class AdmissionTurns {
   readonly #sliceMs: number
   readonly #maxRunDelayMs: number
   #waiting: (() => void)[] = []
-  /** Admissions that took or wait for their turn and have not ended (their claim may be in flight). */
-  #inProgress = 0
+  /** Admissions between their checks' start and their answer (`admit`): their claim may be in flight. */
+  #admitting = 0
   /** A slice is under way or scheduled: new requests queue. */
   #busy = false
   #runs: (() => void)[] = []
@@ -40,8 +40,9 @@ export class AdmissionTurns {
     // Refused where configured: a slice of 0 or NaN would let one admission per iteration through (or none).
     if (!(Number.isFinite(sliceMs) && sliceMs > 0))
       throw new RangeError('admissionTurns.sliceMs must be a positive number.')
-    if (!(Number.isFinite(maxRunDelayMs) && maxRunDelayMs >= 0))
-      throw new RangeError('admissionTurns.maxRunDelayMs must be a number ≥ 0.')
+    // A timer longer than 2^31 - 1 ms fires after 1 ms in Node.
+    if (!(Number.isFinite(maxRunDelayMs) && maxRunDelayMs >= 0 && maxRunDelayMs <= MAX_TIMER_MS))
+      throw new RangeError(`admissionTurns.maxRunDelayMs must be a number from 0 to ${MAX_TIMER_MS}.`)
     this.#sliceMs = sliceMs
     this.#maxRunDelayMs = maxRunDelayMs
   }
@@ -51,18 +52,21 @@ export class AdmissionTurns {
     return this.#waiting.length
   }
 
-  /** Admissions under way: waiting for a turn, or admitting. */
-  get inProgress(): number {
-    return this.#inProgress
+  /** Admissions deciding now (`admit`), their claim possibly in flight. */
+  get admitting(): number {
+    return this.#admitting
+  }
+
+  /** Whether runs are held back: a request waits for its turn, or an admission is deciding. */
+  get holding(): boolean {
+    return this.#waiting.length > 0 || this.#admitting > 0
   }
 
   /**
-   * Call once per admission, then `end()` once it is over (whatever the outcome). Resolves when this request may do
-   * its admission work: `undefined` (at once, no await needed) when no slice is under way, otherwise in a later
-   * event-loop iteration, first come first served.
+   * Resolves when this request may do its admission work: `undefined` (at once, no await needed) when no slice is
+   * under way, otherwise in a later event-loop iteration, first come first served. Nothing to release afterwards.
    */
   take(): Promise<void> | undefined {
-    this.#inProgress += 1
     if (!this.#busy) {
       // This request runs now; requests arriving in the same read queue behind it.
       this.#busy = true
@@ -72,16 +76,24 @@ export class AdmissionTurns {
     return new Promise<void>((resolve) => this.#waiting.push(resolve))
   }
 
-  /** An admission that called `take()` is over (admitted or not), or no longer holds runs back. Once per `take()`. */
-  end(): void {
-    this.#inProgress -= 1
-    if (this.#inProgress === 0 && this.#runs.length > 0) setImmediate(this.#startRuns)
+  /**
+   * Runs `decide` (the admission's checks and claim, after authentication and the body) as an admission in progress:
+   * runs admitted meanwhile wait for it. What comes before (a body still arriving, a refusal) holds nothing.
+   */
+  async admit<T>(decide: () => Promise<T>): Promise<T> {
+    this.#admitting += 1
+    try {
+      return await decide()
+    } finally {
+      this.#admitting -= 1
+      this.#maybeStartRuns()
+    }
   }
 
-  /** Resolves once no admission is in progress (at most `maxRunDelayMs` later): where an admitted run starts. */
+  /** Resolves once runs are no longer held back (at most `maxRunDelayMs` later): where an admitted run starts. */
   admissionsFirst(): Promise<void> {
     return new Promise<void>((resolve) => {
-      if (this.#inProgress === 0) return void setImmediate(resolve)
+      if (!this.holding) return void setImmediate(resolve)
       this.#runs.push(resolve)
       this.#runTimer ??= setTimeout(this.#startRuns, this.#maxRunDelayMs)
     })
@@ -105,7 +117,14 @@ export class AdmissionTurns {
     if (!last) return
     // The slice is over: the next one after the loop has read its sockets, or none until a request comes.
     if (this.#waiting.length > 0) this.#scheduleSlice()
-    else this.#busy = false
+    else {
+      this.#busy = false
+      this.#maybeStartRuns()
+    }
+  }
+
+  #maybeStartRuns(): void {
+    if (!this.holding && this.#runs.length > 0) setImmediate(this.#startRuns)
   }
 
   readonly #startRuns = (): void => {
@@ -121,5 +140,6 @@ export class AdmissionTurns {
 export const DEFAULT_SLICE_MS = 2
 /** How long an admitted run waits at most for the admissions in progress. */
 export const DEFAULT_MAX_RUN_DELAY_MS = 100
+const MAX_TIMER_MS = 2 ** 31 - 1
 /** Admissions one slice can let through (a bound on the immediates it schedules). */
 const MAX_PER_SLICE = 64

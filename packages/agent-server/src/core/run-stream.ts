@@ -40,6 +40,14 @@ export interface LogStreamOptions {
  */
 export const REPLAY_PAGE_EVENTS = 128
 
+/** Resolves when `signal` aborts (at once if it has). */
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve()
+    else signal.addEventListener('abort', () => resolve(), { once: true })
+  })
+}
+
 /** SSE frames (`id: <seq>\ndata: <json>\n\n`) for a batch of stored events. */
 export function framesOf(events: readonly StoredEvent[]): string {
   let out = ''
@@ -65,7 +73,11 @@ export function lostFrame(code: RunErrorCode): string {
  */
 export async function* logFrames(threadId: string, options: LogStreamOptions): AsyncGenerator<string, void, undefined> {
   const { store, hub, signal, runId, follow = false, mayContinue } = options
-  if (options.startAfter) await options.startAfter()
+  if (options.startAfter) {
+    // A client gone (or the server closing) meanwhile: nothing to subscribe to or read.
+    await Promise.race([options.startAfter(), aborted(options.signal)])
+    if (options.signal.aborted) return
+  }
   const untilRunEnds = follow ? undefined : options.untilRunEnds
   const queue: StoredEvent[] = []
   let mustRead = false

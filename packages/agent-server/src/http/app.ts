@@ -178,6 +178,8 @@ export type AgentServer = Hono<ServerEnv> & {
   shutdown(graceMs?: number): Promise<number>
   /** True once `shutdown()` began: readiness answers 503. */
   isShuttingDown(): boolean
+  /** Admission turns now: requests waiting for one, admissions deciding (`undefined` with `admissionTurns: false`). */
+  readonly admissionTurns: { readonly waiting: number; readonly admitting: number } | undefined
 }
 
 /**
@@ -391,6 +393,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     access: { store, rights, recovery },
     runs,
     limits,
+    turns,
   })
   registerInterruptRoutes(app, basePath, authenticate, { store, rights, now })
   registerPermissionRuleRoutes(app, basePath, authenticate, { store, now })
@@ -430,6 +433,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     ready,
     shutdown: (graceMs?: number) => shutdown(graceMs ?? options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS),
     isShuttingDown: () => draining.draining,
+    admissionTurns: turns,
     close: () => {
       closingDone ??= (async () => {
         closing.abort()

@@ -21,5 +21,7 @@ export interface ServerEnv {
     streamSlot: { readonly release: () => void; taken: boolean } | undefined
     /** How long an admission waited for its turn (`admissionTurn`), in ms. */
     turnWaitMs: number | undefined
+    /** When an admission's turn came (`performance.now()`): its admission is timed from there. */
+    turnAt: number | undefined
   }
 }

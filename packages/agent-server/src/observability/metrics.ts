@@ -29,6 +29,7 @@ export class ServerMetrics {
   readonly interruptsDecided: Counter<'via'>
   readonly interruptsExpired: Counter
   readonly admissionSeconds: Histogram
+  readonly turnWaitSeconds: Histogram
   readonly openStreams: Gauge
   readonly refusals: Counter<'code'>
   readonly quotaRefusals: Counter<'reason'>
@@ -67,7 +68,13 @@ export class ServerMetrics {
     })
     this.admissionSeconds = new Histogram({
       name: 'interlude_admission_duration_seconds',
-      help: 'Admission time of admitted runs and decisions (validation, ownership, resume checks, claim)',
+      help: 'Admission time of admitted runs and decisions (from the admission turn: authentication, body, validation, ownership, resume checks, claim; the wait for the turn is interlude_admission_turn_wait_seconds)',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    })
+    this.turnWaitSeconds = new Histogram({
+      name: 'interlude_admission_turn_wait_seconds',
+      help: 'Wait of run and decision requests for their admission turn under a burst (0 for a lone request)',
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     })

@@ -1,16 +1,13 @@
 import type { MiddlewareHandler } from 'hono'
 import type { AdmissionTurns } from '../../core/admission-turns.ts'
 import type { ServerEnv } from '../env.ts'
-import { http1Incoming } from './unread-body.ts'
 
 /**
  * An admission request's first step after the request log: it waits for its turn (core/admission-turns.ts) before
- * the rest of its middleware, authentication, body and checks run, and it holds the runs admitted meanwhile back until
- * the route answered. How long it waited is `c.var.turnWaitMs`, reported as `Server-Timing: turn;dur=…` beside
- * `admission;dur=…`. Other requests pass untouched.
- *
- * A request whose body has not fully arrived when its turn comes holds no run back: a slow (or hostile) client would
- * otherwise delay every run's start by the turns' bound for as long as it trickles its body.
+ * the rest of its middleware, authentication, body and checks run. When its turn came is `c.var.turnAt` (the
+ * admission is timed from there) and how long it waited `c.var.turnWaitMs`: `Server-Timing: turn;dur=…,
+ * admission;dur=…`. Other requests pass untouched. Runs are held back only while a request waits here or its route
+ * decides (`AdmissionTurns.admit`): a body still arriving, or a refusal before the checks, holds nothing.
  */
 export function admissionTurn(
   turns: AdmissionTurns,
@@ -20,27 +17,27 @@ export function admissionTurn(
     if (!isAdmission(c.req.method, c.req.path)) return next()
     const queuedAt = performance.now()
     const turn = turns.take()
-    let ended = false
-    const end = () => {
-      if (ended) return
-      ended = true
-      turns.end()
-    }
-    try {
-      if (turn) await turn
-      c.set('turnWaitMs', performance.now() - queuedAt)
-      if (http1Incoming(c.env)?.complete === false) end()
-      await next()
-    } finally {
-      end()
-    }
+    if (turn) await turn
+    const turnAt = performance.now()
+    c.set('turnAt', turnAt)
+    c.set('turnWaitMs', turnAt - queuedAt)
+    c.var.metrics.turnWaitSeconds.observe((turnAt - queuedAt) / 1000)
+    await next()
   }
 }
 
-/** `Server-Timing` of an admission: the wait for its turn (when it took one) and the admission itself. */
-export function admissionTiming(turnWaitMs: number | undefined, admissionMs: number): string {
-  const admission = `admission;dur=${admissionMs.toFixed(3)}`
-  return turnWaitMs === undefined ? admission : `turn;dur=${turnWaitMs.toFixed(3)}, ${admission}`
+/**
+ * `Server-Timing` of an admission answered at `answeredAt`: with turns, the wait for the turn and the admission from
+ * the turn on (authentication, body, checks, claim); without, the admission from the parsed body on (`startedAt`).
+ */
+export function admissionTiming(
+  vars: { readonly turnAt: number | undefined; readonly turnWaitMs: number | undefined },
+  startedAt: number,
+  answeredAt = performance.now(),
+): string {
+  const { turnAt, turnWaitMs } = vars
+  if (turnAt === undefined || turnWaitMs === undefined) return `admission;dur=${(answeredAt - startedAt).toFixed(3)}`
+  return `turn;dur=${turnWaitMs.toFixed(3)}, admission;dur=${(answeredAt - turnAt).toFixed(3)}`
 }
 
 /** `POST {base}/runs` and `POST {base}/threads/:threadId/decisions`: the requests that admit a run. */

@@ -13,6 +13,7 @@ import { accessibleThread } from '../../core/thread-access.ts'
 import type { ServerEnv } from '../env.ts'
 import { jsonBody } from '../middleware/json-body.ts'
 import { admissionTiming } from '../middleware/admission-turn.ts'
+import type { AdmissionTurns } from '../../core/admission-turns.ts'
 import { addressedThread } from '../thread-address.ts'
 
 export interface DecisionRoutesDeps {
@@ -20,6 +21,8 @@ export interface DecisionRoutesDeps {
   readonly access: ThreadAccessDeps
   readonly runs: RunManager
   readonly limits: Limits
+  /** Admission turns (core/admission-turns.ts): the decision is an admission in progress while it decides. */
+  readonly turns?: AdmissionTurns | undefined
 }
 
 /**
@@ -41,11 +44,12 @@ export function registerDecisionRoutes(
     const threadId = checkIdentifier('threadId', c.req.param('threadId'))
     const { runId, resume } = parseDecisionRequest(c.get('body'), limits)
     const key = addressedThread(c, threadId)
-    const admitted = await admitDecision(admission, c.get('principal'), { threadId: key, runId, resume }, 'api')
+    const admit = () => admitDecision(admission, c.get('principal'), { threadId: key, runId, resume }, 'api')
+    const admitted = await (deps.turns ? deps.turns.admit(admit) : admit())
     // A retry of an admitted decision (same runId, same entries) answers the same; the run executes once.
     if (admitted.kind === 'start') runs.start(admitted.plan)
     // Admission time, as `POST /runs` reports it (the approvals benchmark reads it).
-    c.header('Server-Timing', admissionTiming(c.get('turnWaitMs'), performance.now() - startedAt))
+    c.header('Server-Timing', admissionTiming(c.var, startedAt))
     return c.json({ threadId, runId } satisfies DecisionAccepted, 202)
   })
 

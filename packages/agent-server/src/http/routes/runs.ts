@@ -53,10 +53,11 @@ export function registerRunRoutes(
     if (owner !== principal && input.resume === undefined)
       throw new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
     const threadId = threadKey(owner, input.threadId)
-    const admitted = await admitRun(admission, principal, { ...input, threadId })
+    const admit = () => admitRun(admission, principal, { ...input, threadId })
+    const admitted = await (deps.turns ? deps.turns.admit(admit) : admit())
     if (admitted.kind === 'start') runs.start(admitted.plan)
-    // Admission time (validation, ownership, resume checks, claim), once the body was read.
-    c.header('Server-Timing', admissionTiming(c.get('turnWaitMs'), performance.now() - startedAt))
+    // Admission time (validation, ownership, resume checks, claim): from the turn, or once the body was read.
+    c.header('Server-Timing', admissionTiming(c.var, startedAt))
     const { runId } = input
     const { closing } = deps
     const body = sseBody(
