@@ -25,7 +25,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { decodeEventBatches } from '@interlude/protocol'
 import type { PostRun } from './bench-utils.ts'
-import { admissionRound, admissionTiming, fmt, pauseThreads, percentile } from './bench-utils.ts'
+import { admissionRound, admissionTiming, fmt, pauseThreads, percentile, turnTiming } from './bench-utils.ts'
 import type { ServerProcess } from './cli-process.ts'
 import { cliHasFlag, launched, spawnCli } from './cli-process.ts'
 import { bearerTokens } from '../src/auth/authenticate.ts'
@@ -66,6 +66,8 @@ function poster(baseUrl: string, auth: Record<string, string>): PostRun {
 interface Samples {
   readonly server: number[]
   readonly client: number[]
+  /** The wait for an admission turn before the server's time (`Server-Timing: turn;dur=`). */
+  readonly turn: number[]
 }
 
 /** The CLI with an engineer who owns the threads and a manager allowed to decide every batch. */
@@ -104,9 +106,11 @@ async function decisionRound(baseUrl: string, decider: Record<string, string>, s
       const elapsed = performance.now() - started
       if (response.status !== 202) throw new Error(`decision refused: ${response.status} ${await response.text()}`)
       const server = admissionTiming(response)
+      const turn = turnTiming(response)
       await response.arrayBuffer()
       if (keep) {
         samples.client.push(elapsed)
+        samples.turn.push(turn)
         if (server !== undefined) samples.server.push(server)
       }
       return { threadId, runId }
@@ -118,8 +122,8 @@ async function decisionRound(baseUrl: string, decider: Record<string, string>, s
 
 async function admission() {
   const { server, decider } = await approvalsServer(path.join(tmp, 'admission.db'))
-  const resume: Samples = { server: [], client: [] }
-  const decisions: Samples = { server: [], client: [] }
+  const resume: Samples = { server: [], client: [], turn: [] }
+  const decisions: Samples = { server: [], client: [], turn: [] }
   try {
     for (let round = 0; round < ADMISSION_ROUNDS + 1; round++) {
       const keep = round > 0 // round 0 warms up
@@ -131,6 +135,7 @@ async function admission() {
             if (!keep) continue
             resume.client.push(s.elapsed)
             resume.server.push(s.server)
+            resume.turn.push(s.turn)
           }
       }
     }
@@ -381,10 +386,12 @@ try {
     )
     const { resume, decisions } = await admission()
     console.log(`   resume run  POST /runs                  server (Server-Timing): ${stats(resume.server)}`)
+    console.log(`                                           wait for a turn       : ${stats(resume.turn)}`)
     console.log(`                                           client, to headers    : ${stats(resume.client)}`)
     if (decisions.server.length > 0)
       console.log(`   decision    POST /threads/:id/decisions server (Server-Timing): ${stats(decisions.server)}`)
     else console.log(`   decision    POST /threads/:id/decisions server (Server-Timing): (not sent by the route)`)
+    console.log(`                                           wait for a turn       : ${stats(decisions.turn)}`)
     console.log(`                                           client, to the 202    : ${stats(decisions.client)}`)
     console.log(`   (${resume.client.length} + ${decisions.client.length} samples; target p99 ≤ 10 ms)`)
   }

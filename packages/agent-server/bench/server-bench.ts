@@ -114,6 +114,7 @@ async function admissionLatency() {
   const server = await spawnCli(['--db', path.join(dir, 'admission.db'), '--token', 'bench=bench-secret'])
   const client: number[] = []
   const serverSide: number[] = []
+  const turns: number[] = []
   const post = (body: unknown) =>
     fetch(`${server.baseUrl}/runs`, {
       method: 'POST',
@@ -128,6 +129,7 @@ async function admissionLatency() {
       for (const s of samples) {
         client.push(s.elapsed)
         serverSide.push(s.server)
+        turns.push(s.turn)
       }
     }
   } finally {
@@ -140,6 +142,8 @@ async function admissionLatency() {
     serverP99: percentile(serverSide, 99),
     serverP90: percentile(serverSide, 90),
     serverMax: Math.max(...serverSide),
+    turnP50: percentile(turns, 50),
+    turnP99: percentile(turns, 99),
     clientP50: percentile(client, 50),
     clientP99: percentile(client, 99),
   }
@@ -161,6 +165,9 @@ console.log(
 )
 console.log(
   `   admission (Server-Timing)     : p50 ${adm.serverP50.toFixed(2)} ms, p90 ${adm.serverP90.toFixed(2)} ms, p99 ${adm.serverP99.toFixed(2)} ms, max ${adm.serverMax.toFixed(2)} ms (target p99 ≤ 10 ms)`,
+)
+console.log(
+  `   wait for a turn (Server-Timing): p50 ${adm.turnP50.toFixed(2)} ms, p99 ${adm.turnP99.toFixed(2)} ms (before the admission, see bench/README.md#admission-turns)`,
 )
 console.log(
   `   client time to headers         : p50 ${adm.clientP50.toFixed(2)} ms, p99 ${adm.clientP99.toFixed(2)} ms`,

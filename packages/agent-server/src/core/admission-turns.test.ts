@@ -93,17 +93,48 @@ describe('AdmissionTurns', () => {
     expect(started).toBe(true)
   })
 
-  it('an admitted run waits while requests wait for their turn', async () => {
-    const turns = new AdmissionTurns({ maxRunDelayMs: 60_000 })
+  it('an admitted run waits while requests wait for their turn, even if none of them decides', async () => {
+    const turns = new AdmissionTurns({ sliceMs: 1, maxRunDelayMs: 60_000 })
+    const iterations = loopIterations()
     expect(turns.take()).toBeUndefined()
-    const queued = turns.take()
-    expect(turns.waiting).toBe(1)
-    let started = false
-    const run = turns.admissionsFirst().then(() => (started = true))
-    await queued
-    // The queue is empty now and nobody decides: the run starts.
+    // Ten queued requests, each refused after 0.4 ms of work in its turn (a refusal never calls `admit`).
+    let granted = 0
+    const grantedIn: number[] = []
+    const queued = Array.from({ length: 10 }, async () => {
+      await turns.take()
+      grantedIn.push(iterations.now())
+      busy(0.4)
+      granted += 1
+    })
+    expect(turns.waiting).toBe(10)
+    expect(turns.admitting).toBe(0)
+    expect(turns.holding).toBe(true)
+    let grantedWhenStarted = -1
+    const run = turns.admissionsFirst().then(() => (grantedWhenStarted = granted))
+    await Promise.all(queued)
     await run
+    iterations.stop()
+    // The turns were spread over several iterations, and the run waited for the last of them.
+    expect(new Set(grantedIn).size).toBeGreaterThanOrEqual(3)
+    expect(grantedWhenStarted).toBe(10)
+    expect(turns.holding).toBe(false)
+  })
+
+  it('release() starts the held runs at once and holds none afterwards (a closing server)', async () => {
+    const turns = new AdmissionTurns({ maxRunDelayMs: 60_000 })
+    // An admission that never ends would hold runs for a minute.
+    void turns.admit(() => new Promise<void>(() => undefined))
+    let started = false
+    const held = turns.admissionsFirst().then(() => (started = true))
+    for (let i = 0; i < 5; i++) await roundTrip()
+    expect(started).toBe(false)
+    turns.release()
+    await held
     expect(started).toBe(true)
+    expect(turns.admitting).toBe(1)
+    expect(turns.holding).toBe(false)
+    // A run admitted after the release is not held either.
+    await turns.admissionsFirst()
   })
 
   it('a refusal inside `admit` still ends the admission', async () => {
@@ -131,7 +162,8 @@ describe('AdmissionTurns', () => {
     expect(() => new AdmissionTurns({ sliceMs: 0 })).toThrow(RangeError)
     expect(() => new AdmissionTurns({ sliceMs: Number.NaN })).toThrow(RangeError)
     expect(() => new AdmissionTurns({ maxRunDelayMs: -1 })).toThrow(RangeError)
-    expect(() => new AdmissionTurns({ maxRunDelayMs: 2 ** 31 })).toThrow(RangeError)
+    expect(() => new AdmissionTurns({ maxRunDelayMs: 60_001 })).toThrow(RangeError)
+    expect(() => new AdmissionTurns({ maxRunDelayMs: 60_000 })).not.toThrow()
     expect(() => new AdmissionTurns({ maxRunDelayMs: Number.POSITIVE_INFINITY })).toThrow(RangeError)
   })
 })

@@ -20,7 +20,7 @@
 export interface AdmissionTurnsOptions {
   /** CPU an event-loop iteration gives to admissions before it reads its sockets again. @default 2 */
   readonly sliceMs?: number
-  /** How long an admitted run waits at most for the admissions in progress. @default 100 */
+  /** How long an admitted run waits at most for the admissions in progress (0 to 60000). @default 100 */
   readonly maxRunDelayMs?: number
 }
 
@@ -34,15 +34,17 @@ export class AdmissionTurns {
   #busy = false
   #runs: (() => void)[] = []
   #runTimer: ReturnType<typeof setTimeout> | undefined
+  /** Set by `release()`: the process is closing, nothing is held back any more. */
+  #released = false
 
   constructor(options: AdmissionTurnsOptions = {}) {
     const { sliceMs = DEFAULT_SLICE_MS, maxRunDelayMs = DEFAULT_MAX_RUN_DELAY_MS } = options
     // Refused where configured: a slice of 0 or NaN would let one admission per iteration through (or none).
     if (!(Number.isFinite(sliceMs) && sliceMs > 0))
       throw new RangeError('admissionTurns.sliceMs must be a positive number.')
-    // A timer longer than 2^31 - 1 ms fires after 1 ms in Node.
-    if (!(Number.isFinite(maxRunDelayMs) && maxRunDelayMs >= 0 && maxRunDelayMs <= MAX_TIMER_MS))
-      throw new RangeError(`admissionTurns.maxRunDelayMs must be a number from 0 to ${MAX_TIMER_MS}.`)
+    // Capped: a held run delays its client's first event, and a longer hold is a misconfiguration, not a tuning.
+    if (!(Number.isFinite(maxRunDelayMs) && maxRunDelayMs >= 0 && maxRunDelayMs <= MAX_RUN_DELAY_CAP_MS))
+      throw new RangeError(`admissionTurns.maxRunDelayMs must be a number from 0 to ${MAX_RUN_DELAY_CAP_MS}.`)
     this.#sliceMs = sliceMs
     this.#maxRunDelayMs = maxRunDelayMs
   }
@@ -57,9 +59,18 @@ export class AdmissionTurns {
     return this.#admitting
   }
 
-  /** Whether runs are held back: a request waits for its turn, or an admission is deciding. */
+  /** Whether runs are held back: a request waits for its turn, or an admission is deciding (never after `release`). */
   get holding(): boolean {
-    return this.#waiting.length > 0 || this.#admitting > 0
+    return !this.#released && (this.#waiting.length > 0 || this.#admitting > 0)
+  }
+
+  /**
+   * The process is closing (`close()`, `shutdown()`): the runs held back start now and no run is held again, so a
+   * shutdown never waits for `maxRunDelayMs`. Requests still waiting for a turn keep their order.
+   */
+  release(): void {
+    this.#released = true
+    this.#startRuns()
   }
 
   /**
@@ -95,7 +106,8 @@ export class AdmissionTurns {
     return new Promise<void>((resolve) => {
       if (!this.holding) return void setImmediate(resolve)
       this.#runs.push(resolve)
-      this.#runTimer ??= setTimeout(this.#startRuns, this.#maxRunDelayMs)
+      // Unref'd: a held run alone does not keep the process alive.
+      this.#runTimer ??= setTimeout(this.#startRuns, this.#maxRunDelayMs).unref()
     })
   }
 
@@ -140,6 +152,7 @@ export class AdmissionTurns {
 export const DEFAULT_SLICE_MS = 2
 /** How long an admitted run waits at most for the admissions in progress. */
 export const DEFAULT_MAX_RUN_DELAY_MS = 100
-const MAX_TIMER_MS = 2 ** 31 - 1
+/** The largest `maxRunDelayMs` accepted. */
+export const MAX_RUN_DELAY_CAP_MS = 60_000
 /** Admissions one slice can let through (a bound on the immediates it schedules). */
 const MAX_PER_SLICE = 64

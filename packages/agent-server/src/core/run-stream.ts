@@ -40,12 +40,20 @@ export interface LogStreamOptions {
  */
 export const REPLAY_PAGE_EVENTS = 128
 
-/** Resolves when `signal` aborts (at once if it has). */
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve()
-    else signal.addEventListener('abort', () => resolve(), { once: true })
+/** Resolves when `start` does or `signal` aborts, whichever comes first; the abort listener is removed either way. */
+async function startOrAbort(start: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return
+  let onAbort: (() => void) | undefined
+  const abort = new Promise<void>((resolve) => {
+    onAbort = () => resolve()
+    signal.addEventListener('abort', onAbort, { once: true })
   })
+  try {
+    await Promise.race([start, abort])
+  } finally {
+    // A long-lived signal (the server's) must not collect one listener per stream that started.
+    if (onAbort) signal.removeEventListener('abort', onAbort)
+  }
 }
 
 /** SSE frames (`id: <seq>\ndata: <json>\n\n`) for a batch of stored events. */
@@ -75,7 +83,7 @@ export async function* logFrames(threadId: string, options: LogStreamOptions): A
   const { store, hub, signal, runId, follow = false, mayContinue } = options
   if (options.startAfter) {
     // A client gone (or the server closing) meanwhile: nothing to subscribe to or read.
-    await Promise.race([options.startAfter(), aborted(options.signal)])
+    await startOrAbort(options.startAfter(), options.signal)
     if (options.signal.aborted) return
   }
   const untilRunEnds = follow ? undefined : options.untilRunEnds

@@ -3,6 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Interrupt } from '@interlude/protocol'
 import type { ReleaseState } from '../demo/release-assistant.ts'
 import { createPostgresStore } from '../store/postgres/postgres-store.ts'
+import { threadKey } from '../core/thread-key.ts'
+import { createSqliteStore } from '../store/sqlite/sqlite-store.ts'
+import type { Store } from '../store/store.ts'
 import type { RunResponse, TestServer } from '../test-utils/harness.ts'
 import {
   authHeader,
@@ -12,8 +15,11 @@ import {
   resumeInput,
   runInput,
   startTestServer,
+  tempDir,
+  TOKENS,
   userMessage,
 } from '../test-utils/harness.ts'
+import { bearerTokens } from '../auth/authenticate.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { readRunResponse, startInProcess } from '../test-utils/in-process.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
@@ -103,28 +109,101 @@ describe('admission turns (SQLite, in process)', () => {
     }
   })
 
-  it('refusals before and during the checks hold nothing: a run right after them starts at once', async () => {
-    // Held runs would wait a minute: the test's time runs out first if anything still counts as admitting.
-    const strict = await startInProcess({ admissionTurns: { maxRunDelayMs: 60_000 } })
+  it('a request refused after its turn holds nothing, even while its authentication is still deciding', async () => {
+    // Held runs would wait a minute: the test's time runs out first if a refusal still counted as holding.
+    const tokens = bearerTokens(TOKENS)
+    let authenticating!: () => void
+    const gate = new Promise<void>((resolve) => (authenticating = resolve))
+    const strict = await startInProcess({
+      admissionTurns: { maxRunDelayMs: 60_000 },
+      // A slow identity provider for one caller: its request sits in authentication after its turn.
+      authenticate: async (request) => {
+        if (request.headers.get('authorization') === 'Bearer slow') {
+          await gate
+          return null
+        }
+        return tokens(request)
+      },
+    })
     try {
-      const threadId = newThreadId()
+      const slow = strict.postRun(runInput(newThreadId(), [userMessage('hi')]), {
+        principal: null,
+        headers: { Authorization: 'Bearer slow' },
+      })
+      // The slow request took its turn and is authenticating: no turn is waited for and no admission decides.
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+      expect(strict.app.admissionTurns).toEqual(expect.objectContaining({ waiting: 0, admitting: 0 }))
+      // A run admitted meanwhile starts at once and pauses for its approvals.
+      const answer = await strict.postRun(runInput(newThreadId(), [userMessage('deploy v9 to staging')]))
+      expect(answer.status).toBe(200)
+      expect(interruptsOf(answer.events)).toHaveLength(2)
+      authenticating()
+      expect((await slow).status).toBe(401)
+      // Refusals of every other kind hold nothing afterwards either.
       const refusals = await Promise.all([
-        strict.postRun(runInput(threadId, [userMessage('hi')]), { principal: null }),
         strict.postRun(undefined, { rawBody: '{"threadId":' }),
         strict.postRun(
           runInput(newThreadId(), [userMessage('hi')], { resume: [{ interruptId: 'nope', status: 'resolved' }] }),
         ),
       ])
-      expect(refusals.map((r) => r.status)).toEqual([401, 400, expect.any(Number)])
-      expect(refusals[2]!.status).toBeGreaterThanOrEqual(400)
+      expect(refusals[0]!.status).toBe(400)
+      expect(refusals[1]!.status).toBeGreaterThanOrEqual(400)
       expect(strict.app.admissionTurns).toEqual(expect.objectContaining({ waiting: 0, admitting: 0 }))
-      const answer = await strict.postRun(runInput(threadId, [userMessage('deploy v9 to staging')]))
-      expect(answer.status).toBe(200)
-      expect(interruptsOf(answer.events)).toHaveLength(2)
+      const after = await strict.postRun(runInput(newThreadId(), [userMessage('deploy v9 to staging')]))
+      expect(interruptsOf(after.events)).toHaveLength(2)
     } finally {
       await strict.dispose()
     }
   })
+
+  it.each(['close', 'shutdown'] as const)(
+    '%s() starts the runs held back by an admission that never answers, instead of waiting a minute',
+    async (how) => {
+      let unstick!: () => void
+      const stuck = new Promise<void>((resolve) => (unstick = resolve))
+      const stuckThread = newThreadId()
+      const tmp = tempDir()
+      const sqlite = createSqliteStore(tmp.dbPath)
+      // The admission view of one thread never comes back (a stuck connection): its admission decides forever.
+      const store = new Proxy(sqlite, {
+        get(target, key) {
+          if (key === 'getAdmissionView')
+            return async (...args: Parameters<Store['getAdmissionView']>) => {
+              if (args[0] === threadKey('alice', stuckThread)) await stuck
+              return target.getAdmissionView(...args)
+            }
+          const value: unknown = Reflect.get(target, key)
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+        },
+      })
+      const held = await startInProcess({ store, admissionTurns: { maxRunDelayMs: 60_000 } })
+      try {
+        const stuckRequest = held.postRun(runInput(stuckThread, [userMessage('hi')]))
+        for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+        expect(held.app.admissionTurns?.admitting).toBe(1)
+        // Admitted, but held back for a minute behind the stuck admission.
+        const threadId = newThreadId()
+        const response = await held.request('/runs', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(runInput(threadId, [userMessage('deploy v9 to staging')])),
+        })
+        expect(response.status).toBe(200)
+        for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve))
+        expect((await sqlite.getThread(threadKey('alice', threadId)))?.status).toBe('running')
+        // Without the release the run would wait out its minute: close() waits for it, shutdown() hands it over.
+        if (how === 'close') await held.app.close()
+        else expect(await held.app.shutdown(20_000)).toBe(0)
+        void response.body?.cancel()
+        unstick()
+        await stuckRequest.catch(() => undefined)
+      } finally {
+        unstick()
+        await held.app.close()
+        tmp.cleanup()
+      }
+    },
+  )
 
   it('refuses turns options out of range where the server is created', async () => {
     await expect(startInProcess({ admissionTurns: { sliceMs: 0 } })).rejects.toThrow(RangeError)

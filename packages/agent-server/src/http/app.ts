@@ -411,6 +411,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
       // No takeovers of other replicas' runs and no new decisions while this process drains.
       recovery.stop()
       await expirySweeper.stop()
+      // Runs held for a burst's admissions start now: the grace period counts from here, not from maxRunDelayMs.
+      turns?.release()
       handedOver = await runs.drain(graceMs)
       // The turns left are continued elsewhere: their clients reconnect with Last-Event-ID.
       draining.endStreams()
@@ -441,6 +443,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
         recovery.stop()
         await expirySweeper.stop()
         unwatch?.()
+        // Held runs start (and are cancelled with the rest) instead of waiting out maxRunDelayMs.
+        turns?.release()
         await runs.shutdown()
         // Before the store closes: in-flight deliveries finish (or stay locked, to be sent again after a restart).
         await sender?.stop()

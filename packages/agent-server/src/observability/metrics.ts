@@ -68,7 +68,7 @@ export class ServerMetrics {
     })
     this.admissionSeconds = new Histogram({
       name: 'interlude_admission_duration_seconds',
-      help: 'Admission time of admitted runs and decisions (from the admission turn: authentication, body, validation, ownership, resume checks, claim; the wait for the turn is interlude_admission_turn_wait_seconds)',
+      help: 'Admission time of admitted runs and decisions: from the admission turn (authentication, body, validation, ownership, resume checks, claim; the wait for the turn is interlude_admission_turn_wait_seconds), or from the parsed body when admission turns are off',
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     })

@@ -13,7 +13,7 @@ import { authHeader, tempDir, TOKENS } from './harness.ts'
 
 type Principal = keyof typeof TOKENS
 
-export interface InProcessOptions extends Partial<Omit<AgentServerOptions, 'store' | 'authenticate'>> {
+export interface InProcessOptions extends Partial<Omit<AgentServerOptions, 'store'>> {
   /** An existing SQLite file (a restart); by default a fresh one in a temp directory. */
   readonly dbPath?: string
   /** Another store (e.g. PostgreSQL) instead of a SQLite file; `dbPath` is then empty. Closed with the server. */
@@ -83,7 +83,7 @@ export async function readRunResponse(response: Response): Promise<RunResponse> 
   return { status, headers, events, ids, error: undefined, raw }
 }
 
-/** The agent server in this process over a SQLite file, with bearer tokens for alice and bob. */
+/** The agent server in this process over a SQLite file, with bearer tokens for alice and bob (by default). */
 export async function startInProcess(options: InProcessOptions = {}): Promise<InProcessServer> {
   const { dbPath: existing, store: given, ...serverOptions } = options
   const tmp = existing === undefined && given === undefined ? tempDir() : undefined
@@ -101,7 +101,8 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
       // One principal here stands for many users: per-principal quotas only where a test sets them.
       limits: { ...NO_PRINCIPAL_QUOTAS, ...serverOptions.limits },
       store,
-      authenticate: bearerTokens(TOKENS),
+      // Bearer tokens for alice and bob unless the test brings its own (e.g. one that blocks).
+      authenticate: serverOptions.authenticate ?? bearerTokens(TOKENS),
     })
   } catch (error) {
     // A refused option: nothing is left open or behind.

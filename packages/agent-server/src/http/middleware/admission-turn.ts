@@ -6,8 +6,9 @@ import type { ServerEnv } from '../env.ts'
  * An admission request's first step after the request log: it waits for its turn (core/admission-turns.ts) before
  * the rest of its middleware, authentication, body and checks run. When its turn came is `c.var.turnAt` (the
  * admission is timed from there) and how long it waited `c.var.turnWaitMs`: `Server-Timing: turn;dur=…,
- * admission;dur=…`. Other requests pass untouched. Runs are held back only while a request waits here or its route
- * decides (`AdmissionTurns.admit`): a body still arriving, or a refusal before the checks, holds nothing.
+ * admission;dur=…`. Other requests pass untouched. Runs are held back while a request waits here (any request: who
+ * sent it is not known yet) or its route decides (`AdmissionTurns.admit`); after its turn, a body still arriving or a
+ * refusal before the checks holds nothing.
  */
 export function admissionTurn(
   turns: AdmissionTurns,
