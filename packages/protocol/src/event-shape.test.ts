@@ -1,5 +1,14 @@
+import { EventType } from '@ag-ui/core'
 import { describe, expect, it } from 'vitest'
-import { eventProblems, interruptProblems } from './event-shape.ts'
+import { eventProblems, interruptProblems, isKnownEventType, KNOWN_EVENT_TYPES } from './event-shape.ts'
+
+describe('KNOWN_EVENT_TYPES', () => {
+  it('is exactly the event types of @ag-ui/core (kept as a string for the browser bundle)', () => {
+    expect([...KNOWN_EVENT_TYPES].sort()).toEqual(Object.values(EventType).sort())
+    for (const type of Object.values(EventType)) expect(isKnownEventType(type)).toBe(true)
+    expect(isKnownEventType('NOT_AN_EVENT')).toBe(false)
+  })
+})
 
 describe('eventProblems', () => {
   it('accepts well-formed events and tolerates unknown event types', () => {

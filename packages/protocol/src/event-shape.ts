@@ -1,5 +1,4 @@
-import type { Event as AgUiEvent, Interrupt } from '@ag-ui/core'
-import { EventType } from '@ag-ui/core'
+import type { Event as AgUiEvent, EventType, Interrupt } from '@ag-ui/core'
 
 /**
  * Light structural checks for incoming AG-UI events, without zod, so that a browser bundle stays
@@ -8,22 +7,34 @@ import { EventType } from '@ag-ui/core'
  * the discriminator and the identifiers/strings each event type needs.
  */
 
-const KNOWN_TYPES = new Set<string>(Object.values(EventType))
+/**
+ * AG-UI 1.0's event types (`Object.values(EventType)` of `@ag-ui/core`; `event-shape.test.ts` keeps the two equal),
+ * as one string: the enum object would cost the browser bundle twice the bytes.
+ */
+export const KNOWN_EVENT_TYPES: readonly EventType[] = (
+  'TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END TEXT_MESSAGE_CHUNK TOOL_CALL_START TOOL_CALL_ARGS ' +
+  'TOOL_CALL_END TOOL_CALL_CHUNK TOOL_CALL_RESULT STATE_SNAPSHOT STATE_DELTA MESSAGES_SNAPSHOT ACTIVITY_SNAPSHOT ' +
+  'ACTIVITY_DELTA RAW CUSTOM RUN_STARTED RUN_FINISHED RUN_ERROR STEP_STARTED STEP_FINISHED REASONING_START ' +
+  'REASONING_MESSAGE_START REASONING_MESSAGE_CONTENT REASONING_MESSAGE_END REASONING_MESSAGE_CHUNK REASONING_END ' +
+  'REASONING_ENCRYPTED_VALUE SUBAGENT_STARTED SUBAGENT_FINISHED SUBAGENT_ERROR'
+).split(' ') as EventType[]
 
-const REQUIRED_STRINGS: Partial<Record<EventType, readonly string[]>> = {
-  [EventType.RUN_STARTED]: ['threadId', 'runId'],
-  [EventType.RUN_FINISHED]: ['threadId', 'runId'],
-  [EventType.RUN_ERROR]: ['message'],
-  [EventType.TEXT_MESSAGE_START]: ['messageId'],
-  [EventType.TEXT_MESSAGE_CONTENT]: ['messageId', 'delta'],
-  [EventType.TEXT_MESSAGE_END]: ['messageId'],
-  [EventType.TOOL_CALL_START]: ['toolCallId', 'toolCallName'],
-  [EventType.TOOL_CALL_ARGS]: ['toolCallId', 'delta'],
-  [EventType.TOOL_CALL_END]: ['toolCallId'],
-  [EventType.TOOL_CALL_RESULT]: ['messageId', 'toolCallId'],
-  [EventType.STEP_STARTED]: ['stepName'],
-  [EventType.STEP_FINISHED]: ['stepName'],
-  [EventType.CUSTOM]: ['name'],
+const KNOWN_TYPES = new Set<string>(KNOWN_EVENT_TYPES)
+
+const REQUIRED_STRINGS: Partial<Record<`${EventType}`, readonly string[]>> = {
+  RUN_STARTED: ['threadId', 'runId'],
+  RUN_FINISHED: ['threadId', 'runId'],
+  RUN_ERROR: ['message'],
+  TEXT_MESSAGE_START: ['messageId'],
+  TEXT_MESSAGE_CONTENT: ['messageId', 'delta'],
+  TEXT_MESSAGE_END: ['messageId'],
+  TOOL_CALL_START: ['toolCallId', 'toolCallName'],
+  TOOL_CALL_ARGS: ['toolCallId', 'delta'],
+  TOOL_CALL_END: ['toolCallId'],
+  TOOL_CALL_RESULT: ['messageId', 'toolCallId'],
+  STEP_STARTED: ['stepName'],
+  STEP_FINISHED: ['stepName'],
+  CUSTOM: ['name'],
 }
 
 export type EventShapeProblem = { readonly path: string; readonly problem: string }
@@ -72,10 +83,10 @@ export function eventProblems(value: unknown): EventShapeProblem[] {
   if (typeof type !== 'string') return [{ path: 'type', problem: 'must be a string' }]
   if (!KNOWN_TYPES.has(type)) return [] // unknown types are tolerated (and ignored) by consumers
   const problems: EventShapeProblem[] = []
-  for (const key of REQUIRED_STRINGS[type as EventType] ?? []) {
+  for (const key of REQUIRED_STRINGS[type as `${EventType}`] ?? []) {
     if (typeof value[key] !== 'string') problems.push({ path: key, problem: 'must be a string' })
   }
-  if (type === EventType.RUN_FINISHED && value.outcome !== undefined) {
+  if (type === 'RUN_FINISHED' && value.outcome !== undefined) {
     const outcome = value.outcome
     if (!isRecord(outcome)) problems.push({ path: 'outcome', problem: 'must be an object' })
     else if (outcome.type === 'interrupt') problems.push(...interruptProblems(outcome.interrupts, 'outcome.interrupts'))
@@ -89,7 +100,7 @@ export function eventProblems(value: unknown): EventShapeProblem[] {
   // Each message is read by id and role: a `null` or id-less entry from a foreign server must not reach the reducer.
   const messages = value.messages
   if (
-    type === EventType.MESSAGES_SNAPSHOT &&
+    type === 'MESSAGES_SNAPSHOT' &&
     !(
       Array.isArray(messages) &&
       messages.every(
@@ -98,9 +109,9 @@ export function eventProblems(value: unknown): EventShapeProblem[] {
     )
   )
     problems.push({ path: 'messages', problem: 'must be an array' })
-  if (type === EventType.STATE_DELTA && !Array.isArray(value.delta))
+  if (type === 'STATE_DELTA' && !Array.isArray(value.delta))
     problems.push({ path: 'delta', problem: 'must be an array' })
-  if (type === EventType.TOOL_CALL_RESULT && typeof value.content !== 'string' && !Array.isArray(value.content)) {
+  if (type === 'TOOL_CALL_RESULT' && typeof value.content !== 'string' && !Array.isArray(value.content)) {
     problems.push({ path: 'content', problem: 'must be a string or an array of parts' })
   }
   return problems

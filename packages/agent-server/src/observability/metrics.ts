@@ -8,7 +8,7 @@ import type { StoredEvent } from '../store/store.ts'
  * process commits (an `EventHub` tap): they count what is durable, once, where the run executes.
  *
  * Other parts increment them through the server's instance (`AgentServer.metrics`, or `c.var.metrics` in a
- * middleware), e.g. a rate limiter: `c.var.metrics.recordQuotaRefusal('concurrent_runs')`.
+ * middleware), e.g. a rate limiter: `c.var.metrics.recordQuotaRefusal('myQuota')`.
  */
 export interface ServerMetricsOptions {
   /** Runs executing in this process, read at each scrape. */
@@ -109,7 +109,7 @@ export class ServerMetrics {
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry })
   }
 
-  /** One refusal by a quota or rate limit (`reason`: which one, a short constant such as `concurrent_runs`). */
+  /** One refusal by a quota or rate limit (`reason`: which one, the quota's name as in `details.quota`, such as `concurrentRuns`). */
   recordQuotaRefusal(reason: string): void {
     this.quotaRefusals.inc({ reason })
   }

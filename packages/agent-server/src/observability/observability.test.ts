@@ -12,7 +12,8 @@ import {
 } from '../test-utils/harness.ts'
 import type { TestServer } from '../test-utils/harness.ts'
 import { serversPerTest } from '../test-utils/in-process.ts'
-import { commandAgent } from '../test-utils/test-agents.ts'
+import type { InProcessServer } from '../test-utils/in-process.ts'
+import { commandAgent, gatedModel } from '../test-utils/test-agents.ts'
 import { createLogger } from './logger.ts'
 
 /** Issue 12 item 8: JSON log lines and Prometheus metrics, read from a real server after real runs. */
@@ -63,6 +64,16 @@ function parsePrometheus(text: string): Map<string, number> {
   }
   return samples
 }
+
+/** `GET {base}/metrics` as bob (a metrics principal of the server), parsed. */
+async function scrape(s: InProcessServer): Promise<Map<string, number>> {
+  const res = await s.request('/metrics', { principal: 'bob' })
+  expect(res.status).toBe(200)
+  return parsePrometheus(await res.text())
+}
+
+/** A sample's value, 0 while absent (a labelled counter has no sample before its first increment). */
+const sampleOf = (samples: Map<string, number>, key: string): number => samples.get(key) ?? 0
 
 const server = serversPerTest()
 const started: TestServer[] = []
@@ -192,5 +203,113 @@ describe('metrics', () => {
     expect([...samples.keys()].some((k) => k.startsWith('process_'))).toBe(true)
     expect((await fetch(`${s.baseUrl}/metrics`, { headers: authHeader('alice') })).status).toBe(404)
     expect((await fetch(s.metricsUrl!.replace('/metrics', '/other'))).status).toBe(404)
+  })
+
+  it('count interrupts decided by their deadline: a real batch expired by the sweep moves interlude_interrupts_expired_total', async () => {
+    const T0 = Date.parse('2032-03-01T09:00:00.000Z')
+    const clock = { now: T0 }
+    const s = await server({
+      agent: commandAgent([deploy]),
+      metricsPrincipals: ['bob'],
+      now: () => clock.now,
+      interruptTtlSeconds: 2,
+      // No timer: the sweep runs when the test says so.
+      expirySweepMs: 0,
+    })
+    const threadId = newThreadId()
+    const twoCalls = JSON.stringify({
+      toolCalls: [
+        { name: 'deploy', args: {} },
+        { name: 'deploy', args: {} },
+      ],
+    })
+    const paused = await s.postRun(runInput(threadId, [userMessage(twoCalls)]))
+    const interrupts = interruptsOf(paused.events)
+    expect(interrupts).toHaveLength(2)
+    await s.app.runs.idle()
+    const before = await scrape(s)
+    expect(sampleOf(before, 'interlude_interrupts_opened_total')).toBe(2)
+    expect(sampleOf(before, 'interlude_interrupts_expired_total')).toBe(0)
+
+    // Not due yet: nothing expires, nothing is counted.
+    clock.now = T0 + 1999
+    expect(await s.app.expirySweeper.sweepOnce()).toBe(0)
+    expect(sampleOf(await scrape(s), 'interlude_interrupts_expired_total')).toBe(0)
+
+    clock.now = T0 + 2000
+    expect(await s.app.expirySweeper.sweepOnce()).toBe(1)
+    await s.app.runs.idle()
+    const after = await scrape(s)
+    // One batch of two interrupts: both are counted, once, as expired, and not as decided by a person.
+    expect(
+      sampleOf(after, 'interlude_interrupts_expired_total') - sampleOf(before, 'interlude_interrupts_expired_total'),
+    ).toBe(2)
+    expect(sampleOf(after, 'interlude_interrupts_decided_total{via="run"}')).toBe(0)
+    expect(sampleOf(after, 'interlude_interrupts_decided_total{via="api"}')).toBe(0)
+    // The continuation the deadline started ran to the end.
+    expect(sampleOf(after, 'interlude_runs_started_total')).toBe(2)
+    expect(sampleOf(after, 'interlude_runs_finished_total{outcome="success"}')).toBe(1)
+
+    // A second sweep finds nothing left: the counter does not move again.
+    expect(await s.app.expirySweeper.sweepOnce()).toBe(0)
+    expect(sampleOf(await scrape(s), 'interlude_interrupts_expired_total')).toBe(2)
+  })
+
+  it('count real quota refusals: runs beyond maxConcurrentRunsPerPrincipal are 429 RATE_LIMITED and counted by reason and code', async () => {
+    const gate = gatedModel()
+    const s = await server({
+      agent: { model: gate.model, tools: [], initialState: () => ({}) },
+      metricsPrincipals: ['bob'],
+      limits: { maxConcurrentRunsPerPrincipal: 1 },
+    })
+    const before = await scrape(s)
+    // Alice's first run holds her only slot until the model is released.
+    const first = s.postRun(runInput(newThreadId(), [userMessage('hold')]))
+    const refusals = 3
+    try {
+      await gate.started
+      for (let i = 0; i < refusals; i++) {
+        const refused = await s.postRun(runInput(newThreadId(), [userMessage(`refused ${i}`)]))
+        expect(refused.status).toBe(429)
+        expect(refused.headers.get('retry-after')).toBe('2')
+        expect(refused.error).toMatchObject({ code: 'RATE_LIMITED', details: { quota: 'concurrentRuns', limit: 1 } })
+      }
+      const during = await scrape(s)
+      const delta = (key: string) => sampleOf(during, key) - sampleOf(before, key)
+      expect(delta('interlude_quota_refusals_total{reason="concurrentRuns"}')).toBe(refusals)
+      expect(delta('interlude_refusals_total{code="RATE_LIMITED"}')).toBe(refusals)
+      // No other quota was counted, and no refused request started a run.
+      const reasons = [...during.keys()].filter((k) => k.startsWith('interlude_quota_refusals_total{'))
+      expect(reasons).toEqual(['interlude_quota_refusals_total{reason="concurrentRuns"}'])
+      expect(sampleOf(during, 'interlude_runs_started_total')).toBe(1)
+    } finally {
+      // Also when an assertion failed: the held run ends, so the server closes at once.
+      gate.release()
+    }
+    expect((await first).status).toBe(200)
+    await s.app.runs.idle()
+    // The slot is free again: the next run is admitted and nothing more is counted.
+    expect((await s.postRun(runInput(newThreadId(), [userMessage('after')]))).status).toBe(200)
+    const after = await scrape(s)
+    expect(sampleOf(after, 'interlude_quota_refusals_total{reason="concurrentRuns"}')).toBe(refusals)
+    expect(sampleOf(after, 'interlude_refusals_total{code="RATE_LIMITED"}')).toBe(refusals)
+  })
+
+  it('count real rate-limit refusals: a burst beyond maxRequestsPerSecond is counted once per 429', async () => {
+    const s = await server({ metricsPrincipals: ['bob'], limits: { maxRequestsPerSecond: 5 } })
+    const before = await scrape(s)
+    const burst = await Promise.all(Array.from({ length: 30 }, () => s.request('/threads', { principal: 'alice' })))
+    const refused = burst.filter((r) => r.status === 429)
+    // Five points per second: even a burst that straddles a second boundary is refused at least 20 times.
+    expect(refused.length).toBeGreaterThanOrEqual(20)
+    for (const r of burst) expect([200, 429]).toContain(r.status)
+    for (const r of refused)
+      expect(await r.json()).toMatchObject({
+        error: { code: 'RATE_LIMITED', details: { quota: 'requestsPerSecond', limit: 5 } },
+      })
+    const after = await scrape(s)
+    const delta = (key: string) => sampleOf(after, key) - sampleOf(before, key)
+    expect(delta('interlude_quota_refusals_total{reason="requestsPerSecond"}')).toBe(refused.length)
+    expect(delta('interlude_refusals_total{code="RATE_LIMITED"}')).toBe(refused.length)
   })
 })
