@@ -8,6 +8,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import type { WebhookPayload } from '@interlude/protocol'
 import { parseCliArgs } from './cli-args.ts'
 import { until } from './test-utils/child-server.ts'
+import { listening } from './test-utils/cli-child.ts'
 import { overHttp, postDecision } from './test-utils/decisions.ts'
 import {
   interruptsOf,
@@ -44,17 +45,7 @@ function launch(
     env: { ...process.env, ...env },
   })
   children.push(child)
-  return new Promise((resolve, reject) => {
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8')
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)
-      if (match) resolve({ child, url: match[1]!, baseUrl: `${match[1]!}/api/agent` })
-    })
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')))
-    child.once('exit', (code) => reject(new Error(`CLI exited with ${code}: ${err}`)))
-  })
+  return listening(child).then(({ url }) => ({ child, url, baseUrl: `${url}/api/agent` }))
 }
 
 function exited(child: ChildProcessWithoutNullStreams): Promise<number | null> {

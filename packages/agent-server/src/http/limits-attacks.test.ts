@@ -1,12 +1,7 @@
-import { spawn } from 'node:child_process'
-import type { ChildProcessWithoutNullStreams } from 'node:child_process'
-import fs from 'node:fs'
-import http from 'node:http'
 import net from 'node:net'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { newThreadId, runInput, tempDir, userMessage } from '../test-utils/harness.ts'
+import { bearer, bobRuns, launchCli, request, SECRETS, stopChildren } from '../test-utils/cli-child.ts'
+import { tempDir } from '../test-utils/harness.ts'
 
 // Issue 12, item 5, each attack as a bounded loop on loopback against the real CLI in a child process (its RSS is
 // read from /proc): 1,050 slow-header connections locked everyone out (at `ulimit -n 1024`); 200 held 8 MB bodies took
@@ -15,101 +10,15 @@ import { newThreadId, runInput, tempDir, userMessage } from '../test-utils/harne
 /** The bound on RSS growth while 100 clients hold 8 MB bodies (chosen from measurement, see the test). */
 const RSS_GROWTH_BOUND_MB = 200
 
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/interlude-server.js')
-const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli.js')
 const tmp = tempDir()
-const children: ChildProcessWithoutNullStreams[] = []
 const sockets: net.Socket[] = []
 afterEach(() => {
   for (const socket of sockets.splice(0)) socket.destroy()
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
+  stopChildren()
 })
 afterAll(() => tmp.cleanup())
 
-const SECRETS: Record<string, string> = Object.fromEntries(
-  ['alice', 'bob', ...Array.from({ length: 10 }, (_, i) => `p${i}`)].map((name) => [name, `${name}-secret-token-xyz`]),
-)
-const bearer = (name: string) => ({ Authorization: `Bearer ${SECRETS[name]!}` })
-
-interface Child {
-  readonly port: number
-  readonly url: string
-  readonly child: ChildProcessWithoutNullStreams
-  rssMb(): number
-}
-
-/** The CLI with tokens from INTERLUDE_TOKENS, at an open-file limit of `nofile`. */
-function launch(args: string[], nofile = 4096): Promise<Child> {
-  if (!fs.existsSync(DIST)) throw new Error(`${DIST} is missing: run "pnpm --filter @interlude/agent-server build"`)
-  const db = path.join(tmp.dir, `${newThreadId()}.db`)
-  const command = [process.execPath, BIN, '--port', '0', '--db', db, '--pacing-ms', '0', ...args]
-  const child = spawn('bash', ['-c', `ulimit -n ${nofile} && exec "$@"`, 'bash', ...command], {
-    stdio: 'pipe',
-    env: {
-      ...process.env,
-      INTERLUDE_TOKENS: Object.entries(SECRETS)
-        .map(([n, s]) => `${n}=${s}`)
-        .join(','),
-    },
-  })
-  children.push(child)
-  return new Promise((resolve, reject) => {
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8')
-      const match = /listening on (http:\/\/127\.0\.0\.1:(\d+))\n/.exec(out)
-      if (match)
-        resolve({
-          url: match[1]!,
-          port: Number(match[2]),
-          child,
-          rssMb: () => {
-            const status = fs.readFileSync(`/proc/${child.pid!}/status`, 'utf8')
-            return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024
-          },
-        })
-    })
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')))
-    child.once('exit', (code) => reject(new Error(`CLI exited with ${code}: ${err}`)))
-  })
-}
-
-/** One request on a fresh connection (no pooled keep-alive socket the server may be closing meanwhile). */
-function request(
-  server: Child,
-  method: string,
-  urlPath: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: '127.0.0.1', port: server.port, method, path: urlPath, headers, agent: false },
-      (res) => {
-        let text = ''
-        res.setEncoding('utf8')
-        res.on('data', (chunk: string) => (text += chunk))
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
-      },
-    )
-    req.on('error', reject)
-    req.end(body)
-  })
-}
-
-async function bobRuns(server: Child): Promise<void> {
-  const body = JSON.stringify(runInput(newThreadId(), [userMessage('hello')]))
-  const answer = await request(
-    server,
-    'POST',
-    '/api/agent/runs',
-    { 'Content-Type': 'application/json', ...bearer('bob') },
-    body,
-  )
-  expect(answer.status).toBe(200)
-  expect(answer.text).toContain('RUN_FINISHED')
-}
+const launch = (args: string[], nofile?: number) => launchCli(tmp.dir, args, nofile === undefined ? {} : { nofile })
 
 /** Opens a socket (from `localAddress`) and writes `head`; resolves once connected. */
 function openSocket(port: number, head: string | Buffer, localAddress = '127.0.0.1'): Promise<net.Socket> {
