@@ -110,6 +110,56 @@ function droppingFetch(keepFrames: number, { resumeOnly = false } = {}) {
   return { requests, fetch: fetchImpl }
 }
 
+describe('useChat: a long thread restores its newest page and goes on from it', () => {
+  let paged: RunningServer
+  beforeAll(async () => {
+    // Pages of a few messages (the newest message of a page is always included, whatever its size).
+    paged = await startServer({
+      dbPath: join(dir, 'paged.db'),
+      tokens: { bob: TOKEN },
+      limits: { snapshotPageBytes: 600 },
+    })
+  })
+  afterAll(async () => {
+    await paged.close()
+  })
+
+  it('recover() installs the newest page (the snapshot says more is older); the batch is answered and the thread goes on', async () => {
+    const threadId = thread()
+    const first = mount({ threadId }, paged.baseUrl)
+    for (const text of ['hello', 'what can you do?', 'thanks']) {
+      await act(() => first.result.current.sendMessage(text))
+      expect(first.result.current.error).toBeUndefined()
+    }
+    await pause(first.result)
+    const all = first.result.current.messages.map((m) => m.id)
+    first.unmount()
+
+    const second = mount({ threadId }, paged.baseUrl)
+    let snapshot: ThreadSnapshot | undefined
+    await act(async () => {
+      snapshot = (await second.result.current.recover()).snapshot
+    })
+    expect(snapshot).toMatchObject({ hasMoreMessages: true, messageCount: all.length })
+    expect(typeof snapshot?.messagesCursor).toBe('string')
+    const page = second.result.current.messages.map((m) => m.id)
+    expect(page.length).toBeLessThan(all.length)
+    expect(page).toEqual(all.slice(all.length - page.length))
+    // The batch of the restored page is answered: the resume executes once.
+    approveAll(second.result)
+    await waitFor(() => expect(second.result.current.isResuming).toBe(false))
+    expect(second.result.current.error).toBeUndefined()
+    expect(second.result.current.state).toMatchObject({
+      deployments: [expect.objectContaining({ version: 'v4.2', environment: 'production' })],
+    })
+    await act(() => second.result.current.sendMessage('one more'))
+    expect(second.result.current.error).toBeUndefined()
+    // The server kept the whole history and added only the new messages.
+    const after = (await (await fetch(`${paged.baseUrl}/threads/${threadId}`, { headers })).json()) as ThreadSnapshot
+    expect(after.messageCount).toBe(all.length + second.result.current.messages.length - page.length)
+  })
+})
+
 describe('useChat recovery against the agent server', () => {
   it('a reload (new runtime on the same thread) + recover() brings back the pending batch, which can be answered', async () => {
     const threadId = thread()

@@ -107,7 +107,8 @@ export class AdmissionTurns {
       if (!this.holding) return void setImmediate(resolve)
       this.#runs.push(resolve)
       // Unref'd: a held run alone does not keep the process alive.
-      this.#runTimer ??= setTimeout(this.#startRuns, this.#maxRunDelayMs).unref()
+      this.#runTimer ??= setTimeout(this.#startRuns, this.#maxRunDelayMs)
+      this.#runTimer.unref?.()
     })
   }
 

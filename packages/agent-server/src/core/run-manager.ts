@@ -87,6 +87,8 @@ export class RunManager {
   #beating = false
   /** Set once the leases were handed over: no renewal may extend them again. */
   #released = false
+  /** `shutdown()` began, or `drain()` passed its grace period: runs admitted from now on are handed over, not run. */
+  #stopping = false
   /** Cancels that arrived before their run started here (`cancelBeforeStart`). */
   readonly #tombstones: CancelTombstones
 
@@ -114,11 +116,19 @@ export class RunManager {
     this.#strays.unhold(key(threadId, runId))
   }
 
-  /** Starts executing an admitted run. Returns at once; the run continues in the background. */
+  /**
+   * Starts executing an admitted run. Returns at once; the run continues in the background. Once this process stops
+   * its runs (`shutdown`, or `drain` past its grace period), a run admitted late — its claim committed after the runs
+   * were stopped — is not executed here: its lease ends at once and the restart or another replica continues it.
+   */
   start(plan: RunPlan): void {
     const controller = new AbortController()
     const id = key(plan.threadId, plan.runId)
     this.#strays.unhold(id)
+    if (this.#stopping) {
+      void this.#handOver(plan.threadId, plan.runId)
+      return
+    }
     if (this.#active.has(id)) {
       // One execution per run and process: a second start of a run executing here would be a second writer.
       this.#o.logError(`run ${describeThread(plan.threadId)}/${plan.runId} is executing here already`, undefined)
@@ -168,6 +178,7 @@ export class RunManager {
 
   /** Cancels every run and waits for each to write its terminal event. */
   async shutdown(): Promise<void> {
+    this.#stopping = true
     this.#shutdown.abort()
     for (const run of this.#active.values())
       if (!run.controller.signal.aborted) run.controller.abort('shutdown' satisfies StopReason)
@@ -186,6 +197,7 @@ export class RunManager {
     const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))
     await Promise.race([this.idle(), grace])
     clearTimeout(timer)
+    this.#stopping = true
     let handedOver = 0
     for (const run of this.#active.values()) {
       if (run.controller.signal.aborted) continue
@@ -237,22 +249,34 @@ export class RunManager {
     }
   }
 
+  /** A run admitted after this process stopped its runs: its lease ends now, under an executor id never renewed. */
+  async #handOver(threadId: string, runId: string): Promise<void> {
+    try {
+      await this.#letGo(threadId, runId)
+    } catch {
+      // The store closed first: the lease lapses on its own and recovery continues the run then.
+    }
+  }
+
+  /** Ends a run's lease under another executor id: not renewed here again; the next sweep continues or closes it. */
+  async #letGo(threadId: string, runId: string): Promise<void> {
+    await this.#o.store.takeOverRun({
+      threadId,
+      runId,
+      executorId: `${this.executorId}:let-go`,
+      leaseUntil: 0,
+      now: this.#o.now(),
+      force: true,
+    })
+  }
+
   /** Hands the runs stray for half a lease to recovery (`stray-runs.ts`; docs/architecture.md, "Durable continuation"). */
   async #letGoOfStrays(strays: ReadonlySet<string>): Promise<void> {
     for (const id of this.#strays.due(strays)) {
       // Started while an earlier one was handed over.
       if (this.#active.has(id)) continue
       const [threadId, runId] = id.split('\u0000') as [string, string]
-      // Its lease ends under another executor id: not renewed here again, and the next sweep (here or on another
-      // replica) continues or closes it.
-      await this.#o.store.takeOverRun({
-        threadId,
-        runId,
-        executorId: `${this.executorId}:let-go`,
-        leaseUntil: 0,
-        now: this.#o.now(),
-        force: true,
-      })
+      await this.#letGo(threadId, runId)
       this.#o.logError(`run ${describeThread(threadId)}/${runId} was not executing here; handed to recovery`, undefined)
     }
   }

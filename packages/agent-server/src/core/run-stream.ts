@@ -51,7 +51,7 @@ async function startOrAbort(start: Promise<void>, signal: AbortSignal): Promise<
   try {
     await Promise.race([start, abort])
   } finally {
-    // A long-lived signal (the server's) must not collect one listener per stream that started.
+    // Once started, the stream's own abort listener is the only one it needs.
     if (onAbort) signal.removeEventListener('abort', onAbort)
   }
 }

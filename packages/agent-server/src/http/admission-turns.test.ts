@@ -5,7 +5,6 @@ import type { ReleaseState } from '../demo/release-assistant.ts'
 import { createPostgresStore } from '../store/postgres/postgres-store.ts'
 import { threadKey } from '../core/thread-key.ts'
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts'
-import type { Store } from '../store/store.ts'
 import type { RunResponse, TestServer } from '../test-utils/harness.ts'
 import {
   authHeader,
@@ -21,6 +20,7 @@ import {
 } from '../test-utils/harness.ts'
 import { bearerTokens } from '../auth/authenticate.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
+import { interceptStore } from '../test-utils/intercept-store.ts'
 import { readRunResponse, startInProcess } from '../test-utils/in-process.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
@@ -165,15 +165,10 @@ describe('admission turns (SQLite, in process)', () => {
       const tmp = tempDir()
       const sqlite = createSqliteStore(tmp.dbPath)
       // The admission view of one thread never comes back (a stuck connection): its admission decides forever.
-      const store = new Proxy(sqlite, {
-        get(target, key) {
-          if (key === 'getAdmissionView')
-            return async (...args: Parameters<Store['getAdmissionView']>) => {
-              if (args[0] === threadKey('alice', stuckThread)) await stuck
-              return target.getAdmissionView(...args)
-            }
-          const value: unknown = Reflect.get(target, key)
-          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+      const store = interceptStore(sqlite, {
+        getAdmissionView: async (...args) => {
+          if (args[0] === threadKey('alice', stuckThread)) await stuck
+          return sqlite.getAdmissionView(...args)
         },
       })
       const held = await startInProcess({ store, admissionTurns: { maxRunDelayMs: 60_000 } })
