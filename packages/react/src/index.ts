@@ -18,5 +18,7 @@ export type { InterruptFormClassNames, InterruptFormProps } from './forms/interr
 export { interruptTitle } from './forms/interrupt-title.ts'
 export { validatePayload } from './forms/validate-payload.ts'
 export type { FieldError } from './forms/validate-payload.ts'
+export { useEarlierMessages } from './use-earlier-messages.ts'
+export type { UseEarlierMessagesResult } from './use-earlier-messages.ts'
 export { useCompletion } from './use-completion.ts'
 export type { UseCompletionResult } from './use-completion.ts'

@@ -10,9 +10,10 @@ import { act, cleanup, renderHook, waitFor } from '@testing-library/react'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { StrictMode, type ReactNode } from 'react'
+import { StrictMode, useState, type ReactNode } from 'react'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { useChat, type UseChatOptions, type UseChatResult } from './use-chat.ts'
+import { useEarlierMessages } from './use-earlier-messages.ts'
 
 const TOKEN = 'bob-token'
 const headers = { Authorization: `Bearer ${TOKEN}` }
@@ -157,6 +158,44 @@ describe('useChat: a long thread restores its newest page and goes on from it', 
     // The server kept the whole history and added only the new messages.
     const after = (await (await fetch(`${paged.baseUrl}/threads/${threadId}`, { headers })).json()) as ThreadSnapshot
     expect(after.messageCount).toBe(all.length + second.result.current.messages.length - page.length)
+  })
+
+  it('useEarlierMessages beside useChat reads the older pages back, in order, through the same endpoints and headers', async () => {
+    const threadId = thread()
+    const first = mount({ threadId }, paged.baseUrl)
+    for (const text of ['hello', 'what can you do?', 'thanks', 'and then?', 'really?', 'bye']) {
+      await act(() => first.result.current.sendMessage(text))
+      expect(first.result.current.error).toBeUndefined()
+    }
+    const all = first.result.current.messages.map((m) => m.id)
+    first.unmount()
+
+    const { result } = renderHook(
+      () => {
+        const chat = useChat({ api: paged.baseUrl, headers, throttleMs: 0, threadId })
+        const [snapshot, setSnapshot] = useState<ThreadSnapshot>()
+        const earlier = useEarlierMessages(chat.runtime, snapshot)
+        return { chat, earlier, setSnapshot }
+      },
+      { wrapper: strict },
+    )
+    await act(async () => {
+      result.current.setSnapshot((await result.current.chat.recover()).snapshot)
+    })
+    expect(result.current.earlier).toMatchObject({ hasMore: true, messages: [] })
+    let reads = 0
+    while (result.current.earlier.hasMore) {
+      // A double click: one request, one page.
+      await act(async () => {
+        await Promise.all([result.current.earlier.loadMore(), result.current.earlier.loadMore()])
+      })
+      expect(result.current.earlier.error).toBeUndefined()
+      reads += 1
+      expect(reads).toBeLessThan(all.length)
+    }
+    expect(reads).toBeGreaterThanOrEqual(2)
+    const shown = [...result.current.earlier.messages, ...result.current.chat.messages].map((m) => m.id)
+    expect(shown).toEqual(all)
   })
 })
 

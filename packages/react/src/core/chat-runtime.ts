@@ -1,4 +1,4 @@
-import type { AgUiEvent, Message } from '@interlude/protocol'
+import type { AgUiEvent, Message, ThreadSnapshot } from '@interlude/protocol'
 import { clientError } from './errors.ts'
 import { deepFreeze, frozenJsonCopy, NONE } from './immutable.ts'
 import type { CoreState } from './reducer.ts'
@@ -322,6 +322,19 @@ export class ChatRuntime<TState = unknown> {
       return { snapshot, attached: true }
     }
     return { snapshot, attached: false }
+  }
+
+  /**
+   * The server's page of the current thread's messages before `cursor` (a snapshot's `messagesCursor`), as a
+   * `ThreadSnapshot`, through this runtime's transport; nothing is installed (`EarlierMessages` shows such pages).
+   */
+  readonly getEarlierPage = async (
+    cursor: string,
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<ThreadSnapshot> => {
+    this.#assertAlive()
+    if (!this.#features.available) throw noServerSnapshots()
+    return this.#transport.getThread(this.#state.threadId, { ...options, before: cursor })
   }
 
   /**

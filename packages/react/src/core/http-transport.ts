@@ -150,10 +150,15 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
       yield* events(res, signal, onActivity)
     },
 
-    async getThread(threadId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ThreadSnapshot> {
+    async getThread(
+      threadId: string,
+      opts: { readonly signal?: AbortSignal; readonly before?: string } = {},
+    ): Promise<ThreadSnapshot> {
       const init: RequestInit = { method: 'GET' }
       if (opts.signal) init.signal = opts.signal
-      const res = await request(url('snapshot', threadId), init, { Accept: 'application/json' })
+      let target = url('snapshot', threadId)
+      if (opts.before) target += `${target.includes('?') ? '&' : '?'}before=${encodeURIComponent(opts.before)}`
+      const res = await request(target, init, { Accept: 'application/json' })
       let body: unknown
       try {
         body = await res.json()

@@ -15,6 +15,8 @@ export { SUBAGENT_EVENT_NAME, SUBAGENT_MESSAGE_LIMIT, SUBAGENT_RUN_LIMIT } from 
 export type { SubagentActivities, SubagentActivity, SubagentStatus } from './subagent-activity.ts'
 export { subagentsByToolCall, subagentText, subagentToolCalls } from './subagent-view.ts'
 export type { SubagentToolCall } from './subagent-view.ts'
+export { EarlierMessages } from './earlier-messages.ts'
+export type { EarlierFrom, EarlierMessagesSnapshot, EarlierSource } from './earlier-messages.ts'
 export type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } from './transport.ts'
 export type {
   BrowserTool,

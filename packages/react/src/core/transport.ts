@@ -36,8 +36,14 @@ export interface Transport {
   run(input: RunAgentInput, options: RunRequestOptions): AsyncIterable<readonly TransportEvent[]>
   /** `GET {base}/threads/:threadId/events`: replay after `lastEventId`, then the live tail. */
   connect(threadId: string, options: ConnectOptions): AsyncIterable<readonly TransportEvent[]>
-  /** `GET {base}/threads/:threadId`: the server snapshot for cold recovery. */
-  getThread(threadId: string, options?: { readonly signal?: AbortSignal }): Promise<ThreadSnapshot>
+  /**
+   * `GET {base}/threads/:threadId`: the server snapshot for cold recovery; with `before`, the page of messages before
+   * that `messagesCursor` (`EarlierMessages`).
+   */
+  getThread(
+    threadId: string,
+    options?: { readonly signal?: AbortSignal; readonly before?: string },
+  ): Promise<ThreadSnapshot>
   /** `POST {base}/threads/:threadId/runs/:runId/cancel`: an explicit stop. */
   cancel?(threadId: string, runId: string): Promise<void>
   /** `POST {base}/threads/:threadId/effects/:toolCallId/reconcile`: settles an unknown effect by hand. */

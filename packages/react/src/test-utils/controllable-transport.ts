@@ -157,9 +157,15 @@ export class ControllableTransport implements Transport {
     return channel
   }
 
-  async getThread(threadId: string): Promise<ThreadSnapshot> {
+  /** Pages of earlier messages by `before` cursor (`getEarlierPage`). */
+  readonly pages = new Map<string, ThreadSnapshot | InterludeError>()
+  /** Every snapshot request, with its cursor. */
+  readonly lookups: { threadId: string; before: string | undefined }[] = []
+
+  async getThread(threadId: string, options: { readonly before?: string } = {}): Promise<ThreadSnapshot> {
+    this.lookups.push({ threadId, before: options.before })
     await Promise.resolve()
-    const value = this.threads.get(threadId)
+    const value = options.before === undefined ? this.threads.get(threadId) : this.pages.get(options.before)
     if (value === undefined) throw new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
     if (InterludeError.isInstance(value)) throw value
     return value
