@@ -333,6 +333,8 @@ export class ChatRuntime<TState = unknown> {
     options: { readonly signal?: AbortSignal } = {},
   ): Promise<ThreadSnapshot> => {
     this.#assertAlive()
+    // An empty cursor would read the newest page instead of an older one.
+    if (typeof cursor !== 'string' || cursor === '') throw clientError('INVALID_INPUT', 'A messagesCursor is needed.')
     if (!this.#features.available) throw noServerSnapshots()
     return this.#transport.getThread(this.#state.threadId, { ...options, before: cursor })
   }

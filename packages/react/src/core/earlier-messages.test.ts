@@ -115,6 +115,14 @@ describe('EarlierMessages: the older pages of a long thread', () => {
     expect(transport.lookups).toHaveLength(1)
   })
 
+  it('getEarlierPage refuses a missing or empty cursor (INVALID_INPUT) and sends nothing', async () => {
+    const { rt, transport } = await recovered()
+    for (const cursor of ['', undefined, 42] as unknown[])
+      await expect(rt.getEarlierPage(cursor as string)).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+    expect(transport.lookups).toHaveLength(1)
+    expect((await rt.getEarlierPage('c6')).messages).toHaveLength(3)
+  })
+
   it('abort() ends a read in flight as ABORTED; loadMore works again afterwards', async () => {
     const { rt, earlier } = await recovered()
     const reading = new EarlierMessages(
