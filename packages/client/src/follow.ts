@@ -1,9 +1,8 @@
 import type { AgUiEvent } from '@interlude/protocol'
-import { decodeEventBatches, InterludeError } from '@interlude/protocol'
+import { decodeEventBatches, errorFromFetch, InterludeError } from '@interlude/protocol'
 import type { BackoffOptions } from './backoff.ts'
 import { backoffDelay, sleep } from './backoff.ts'
 import type { HttpClient } from './http-client.ts'
-import { transportError } from './response-error.ts'
 
 /** One event of a followed thread: its `seq` in the thread's log (strictly increasing) and the event. */
 export interface FollowedEvent {
@@ -130,7 +129,7 @@ export async function* followThread(
       // Our own idle timer aborted the request: a silent connection, replaced like a dropped one.
       ended = connection.signal.aborted
         ? new InterludeError('NETWORK_ERROR', 'The connection went silent.', { details: { reason: 'idle' } })
-        : transportError(error, undefined)
+        : errorFromFetch(error)
       if (!reconnectable(ended)) throw ended
     } finally {
       pause()

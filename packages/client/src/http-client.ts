@@ -1,7 +1,6 @@
-import { InterludeError } from '@interlude/protocol'
+import { errorFromFetch, errorFromResponse, InterludeError } from '@interlude/protocol'
 import type { DecisionsClientOptions } from './client-options.ts'
 import { readLazy } from './client-options.ts'
-import { responseError, transportError } from './response-error.ts'
 
 export interface JsonRequest {
   readonly method: 'GET' | 'POST' | 'DELETE'
@@ -40,9 +39,9 @@ export function createHttpClient(options: DecisionsClientOptions): HttpClient {
     try {
       response = await doFetch(`${base}${path}`, { ...init, headers: await headersWith(extra) })
     } catch (error) {
-      throw transportError(error, signal)
+      throw errorFromFetch(error, signal)
     }
-    if (!response.ok) throw await responseError(response)
+    if (!response.ok) throw await errorFromResponse(response)
     return response
   }
 
@@ -60,7 +59,7 @@ export function createHttpClient(options: DecisionsClientOptions): HttpClient {
       try {
         body = await response.json()
       } catch (error) {
-        if (request.signal?.aborted) throw transportError(error, request.signal)
+        if (request.signal?.aborted) throw errorFromFetch(error, request.signal)
         throw new InterludeError('PROTOCOL_ERROR', `The ${what} is not JSON.`, {
           details: { reason: 'invalid_json', status: response.status },
           cause: error,

@@ -6,9 +6,10 @@ import type {
   RunAgentInput,
   RunFinishedEvent,
 } from '@interlude/protocol'
+import { errorFromFetch } from '@interlude/protocol'
 import type { RunToolCalls, ToolCallRef } from './browser-tools.ts'
 import { eligibleCalls, executeTool, offeredCalls, toolCallIdsOf } from './browser-tools.ts'
-import { clientError, isFatal, protocolViolation, runError, toInterludeError } from './errors.ts'
+import { clientError, isFatal, protocolViolation, runError } from './errors.ts'
 import { checkNotExpired } from './guards.ts'
 import { idleWatchdog } from './idle-watchdog.ts'
 import type { InteractionPlan } from './interaction-plan.ts'
@@ -173,7 +174,7 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
       if (!(await results(calls))) return
     }
   } catch (error) {
-    if (host.isCurrent(gen)) host.settle(gen, { outcome: 'failed', error: toInterludeError(error) })
+    if (host.isCurrent(gen)) host.settle(gen, { outcome: 'failed', error: errorFromFetch(error) })
   }
 }
 
@@ -251,7 +252,7 @@ async function runOnce(
               reason: 'idle_timeout',
               idleTimeoutMs: host.settings().reconnect.idleTimeoutMs,
             })
-          : toInterludeError(raw)
+          : errorFromFetch(raw)
       if (isFatal(error)) throw error
       if (!progress.acked) {
         const details = error.details as { runId?: unknown } | undefined

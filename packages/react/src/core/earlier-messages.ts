@@ -1,6 +1,7 @@
 import type { InterludeError, Message, ThreadSnapshot } from '@interlude/protocol'
+import { errorFromFetch } from '@interlude/protocol'
 import type { ChatRuntime } from './chat-runtime.ts'
-import { clientError, toInterludeError } from './errors.ts'
+import { clientError } from './errors.ts'
 import { deepFreeze, NONE } from './immutable.ts'
 import { snapshotProblem } from './snapshot-problems.ts'
 import { Store } from './store.ts'
@@ -104,7 +105,7 @@ export class EarlierMessages {
         loading: false,
       })
     } catch (error) {
-      this.#store.set({ ...this.#store.state, loading: false, error: toInterludeError(error) })
+      this.#store.set({ ...this.#store.state, loading: false, error: errorFromFetch(error) })
     } finally {
       if (this.#controller === controller) this.#controller = undefined
     }

@@ -32,10 +32,3 @@ export function isFatal(error: InterludeError): boolean {
 export function protocolViolation(message: string): InterludeError {
   return fatal(new InterludeError('PROTOCOL_ERROR', message, { details: { reason: 'invalid_event' } }))
 }
-
-export function toInterludeError(error: unknown): InterludeError {
-  if (InterludeError.isInstance(error)) return error
-  if (error instanceof DOMException && error.name === 'AbortError')
-    return new InterludeError('ABORTED', 'The request was aborted.', { cause: error })
-  return new InterludeError('NETWORK_ERROR', 'The request failed.', { cause: error })
-}

@@ -1,6 +1,5 @@
-import { parseExpiresAt } from '@interlude/protocol'
+import { errorFromFetch, parseExpiresAt } from '@interlude/protocol'
 import type { ChatStore } from './chat-store.ts'
-import { toInterludeError } from './errors.ts'
 import type { ResolvedOptions } from './options.ts'
 import type { ServerFeatures } from './server-features.ts'
 import type { Transport } from './transport.ts'
@@ -78,7 +77,7 @@ export class Follower {
           }
       } catch (error) {
         // A plain server, an auth failure or a thread that is gone: nothing to follow.
-        if (signal.aborted || host.features.observe(error) || !toInterludeError(error).retryable) return
+        if (signal.aborted || host.features.observe(error) || !errorFromFetch(error).retryable) return
       }
       failures += 1
       await new Promise((resolve) => {

@@ -107,6 +107,28 @@ describe('createHttpTransport', () => {
     await expect(collect(abortable.run(input, { signal: aborted.signal }))).rejects.toMatchObject({ code: 'ABORTED' })
   })
 
+  it('maps answers without the envelope with the protocol table: 429 retryable RATE_LIMITED, 401 UNAUTHENTICATED', async () => {
+    const signal = new AbortController().signal
+    const cases: [number, string, boolean][] = [
+      [429, 'RATE_LIMITED', true],
+      [401, 'UNAUTHENTICATED', false],
+      [403, 'UNAUTHENTICATED', false],
+      [404, 'NOT_FOUND', false],
+      [413, 'PAYLOAD_TOO_LARGE', false],
+      [422, 'INVALID_INPUT', false],
+      [503, 'NETWORK_ERROR', true],
+    ]
+    for (const [status, code, retryable] of cases) {
+      const transport = createHttpTransport({ fetch: recorder(() => new Response('Nope', { status })).fetch })
+      await expect(collect(transport.run(input, { signal })), String(status)).rejects.toMatchObject({
+        code,
+        retryable,
+        message: `The server answered HTTP ${status} without an error envelope.`,
+        details: { reason: 'no_envelope', status },
+      })
+    }
+  })
+
   it('reads the ThreadSnapshot and posts an explicit cancel', async () => {
     const snapshot = { threadId: 't', revision: 2, status: 'idle', messages: [], state: {}, lastEventId: 4 }
     const r = recorder((url) =>

@@ -1,5 +1,5 @@
-import type { ErrorCode, RunAgentInput, ThreadSnapshot } from '@interlude/protocol'
-import { decodeEventBatches, InterludeError } from '@interlude/protocol'
+import type { RunAgentInput, ThreadSnapshot } from '@interlude/protocol'
+import { decodeEventBatches, errorFromFetch, errorFromResponse, InterludeError } from '@interlude/protocol'
 import type { Endpoint, EndpointName, Endpoints } from './endpoints.ts'
 import { endpointUrl } from './endpoints.ts'
 import { DEFAULTS } from './options.ts'
@@ -29,39 +29,6 @@ function read<T>(value: Lazy<T> | undefined, fallback: T): T {
   return typeof value === 'function' ? (value as () => T)() : value
 }
 
-function statusCode(status: number): ErrorCode {
-  if (status === 401 || status === 403) return 'UNAUTHENTICATED'
-  if (status === 404) return 'NOT_FOUND'
-  if (status === 413) return 'PAYLOAD_TOO_LARGE'
-  if (status >= 500) return 'NETWORK_ERROR' // a proxy or crash page without the envelope: retryable
-  return 'INVALID_INPUT'
-}
-
-const MISSING_ROUTE = new Set([404, 405, 501])
-
-/** The typed error for a non-2xx answer: the server envelope when there is one. */
-async function responseError(res: Response): Promise<InterludeError> {
-  let body: unknown
-  try {
-    body = await res.json()
-  } catch {
-    body = undefined
-  }
-  return (
-    InterludeError.fromEnvelope(body) ??
-    new InterludeError(statusCode(res.status), `The server answered HTTP ${res.status}.`, {
-      // No envelope on "no such route" answers: a server without Interlude's routes (server-features.ts).
-      details: MISSING_ROUTE.has(res.status) ? { status: res.status, route: 'missing' } : { status: res.status },
-    })
-  )
-}
-
-function failure(error: unknown, signal: AbortSignal | undefined): InterludeError {
-  if (InterludeError.isInstance(error)) return error
-  if (signal?.aborted) return new InterludeError('ABORTED', 'The request was aborted.', { cause: error })
-  return new InterludeError('NETWORK_ERROR', 'The connection failed.', { cause: error })
-}
-
 /** Creates the default transport: `fetch` + the protocol SSE codec, typed admission errors. */
 export function createHttpTransport(options: HttpTransportOptions = {}): Transport {
   const base = () => read(options.baseUrl, DEFAULTS.api).replace(/\/+$/, '')
@@ -88,9 +55,9 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
         credentials: read(options.credentials, DEFAULTS.credentials),
       })
     } catch (error) {
-      throw failure(error, init.signal ?? undefined)
+      throw errorFromFetch(error, init.signal ?? undefined)
     }
-    if (!res.ok) throw await responseError(res)
+    if (!res.ok) throw await errorFromResponse(res)
     return res
   }
 
@@ -112,7 +79,7 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
       const decode = onActivity ? { signal, onComment: () => onActivity() } : { signal }
       for await (const batch of decodeEventBatches(res.body, decode)) if (batch.length > 0) yield batch
     } catch (error) {
-      throw failure(error, signal)
+      throw errorFromFetch(error, signal)
     }
   }
 

@@ -11,9 +11,13 @@ import { clientError } from './errors.ts'
  */
 export type ServerMode = 'interlude' | 'plain' | 'auto'
 
-/** True for a non-2xx answer without Interlude's error envelope on a route Interlude always has. */
+// Interlude answers even unknown routes with its envelope; these statuses without one mean "no such route".
+const MISSING_ROUTE: readonly unknown[] = [404, 405, 501]
+
+/** True for a 404, 405 or 501 without Interlude's error envelope (`no_envelope`) on a route Interlude always has. */
 export function isMissingRoute(error: InterludeError): boolean {
-  return (error.details as { route?: unknown } | undefined)?.route === 'missing'
+  const details = error.details as { reason?: unknown; status?: unknown } | undefined
+  return details?.reason === 'no_envelope' && MISSING_ROUTE.includes(details.status)
 }
 
 /** The detected features of one runtime's server. */
