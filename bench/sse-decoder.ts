@@ -5,7 +5,7 @@
  *
  *   pnpm --filter @interlude/bench exec node --conditions=@interlude/source --import tsx sse-decoder.ts
  */
-import { decodeEventBatches, decodeEvents, decodeSse, encodeEvent } from '@interlude/protocol'
+import { decodeEventBatches, decodeEvents, decodeSse, encodeEvent } from '@interlude/protocol/sse'
 
 const N = Number(process.env.EVENTS ?? 100_000)
 const RUNS = 7

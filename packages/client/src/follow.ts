@@ -1,5 +1,6 @@
 import type { AgUiEvent } from '@interlude/protocol'
-import { decodeEventBatches, errorFromFetch, InterludeError } from '@interlude/protocol'
+import { errorFromFetch, InterludeError } from '@interlude/protocol'
+import { decodeEventBatches } from '@interlude/protocol/sse'
 import type { BackoffOptions } from './backoff.ts'
 import { backoffDelay, sleep } from './backoff.ts'
 import type { HttpClient } from './http-client.ts'

@@ -1,4 +1,5 @@
-import { encodeEvent, encodeEventFrame, EventType } from '@interlude/protocol'
+import { EventType } from '@interlude/protocol'
+import { encodeEvent, encodeEventFrame } from '@interlude/protocol/sse'
 import type { RunErrorCode } from '@interlude/protocol'
 import type { Store, StoredEvent } from '../store/store.ts'
 import type { EventHub } from './event-hub.ts'

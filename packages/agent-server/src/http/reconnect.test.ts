@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { decodeEvents, EventType } from '@interlude/protocol'
+import { EventType } from '@interlude/protocol'
+import { decodeEvents } from '@interlude/protocol/sse'
 import type { AgUiEvent, Message } from '@interlude/protocol'
 import type { ModelChunk, ModelProvider } from '../models/model.ts'
 import type { TestServer } from '../test-utils/harness.ts'

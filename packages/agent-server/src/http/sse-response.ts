@@ -1,4 +1,5 @@
-import { encodeEvent, EventType, HEARTBEAT_FRAME, InterludeError } from '@interlude/protocol'
+import { EventType, InterludeError } from '@interlude/protocol'
+import { encodeEvent, HEARTBEAT_FRAME } from '@interlude/protocol/sse'
 
 export interface SseBodyOptions {
   readonly logError: (message: string, error: unknown) => void

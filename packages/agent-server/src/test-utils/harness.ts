@@ -3,7 +3,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import Database from 'better-sqlite3'
-import { decodeEvents, EventType } from '@interlude/protocol'
+import { EventType } from '@interlude/protocol'
+import { decodeEvents } from '@interlude/protocol/sse'
 import type {
   AgUiEvent,
   ErrorEnvelope,

@@ -1,5 +1,5 @@
 import { afterEach } from 'vitest'
-import { decodeEvents } from '@interlude/protocol'
+import { decodeEvents } from '@interlude/protocol/sse'
 import type { AgUiEvent, ErrorEnvelope } from '@interlude/protocol'
 import { bearerTokens } from '../auth/authenticate.ts'
 import { releaseAssistant } from '../demo/release-assistant.ts'

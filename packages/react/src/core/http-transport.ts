@@ -1,5 +1,6 @@
 import type { RunAgentInput, ThreadSnapshot } from '@interlude/protocol'
-import { decodeEventBatches, errorFromFetch, errorFromResponse, InterludeError } from '@interlude/protocol'
+import { errorFromFetch, errorFromResponse, InterludeError } from '@interlude/protocol'
+import { decodeEventBatches } from '@interlude/protocol/sse'
 import type { Endpoint, EndpointName, Endpoints } from './endpoints.ts'
 import { endpointUrl } from './endpoints.ts'
 import { DEFAULTS } from './options.ts'

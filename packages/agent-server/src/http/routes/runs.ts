@@ -1,5 +1,6 @@
 import type { Hono, MiddlewareHandler } from 'hono'
-import { InterludeError, SSE_HEADERS } from '@interlude/protocol'
+import { InterludeError } from '@interlude/protocol'
+import { SSE_HEADERS } from '@interlude/protocol/sse'
 import type { AdmissionDeps } from '../../core/admission.ts'
 import type { AdmissionTurns } from '../../core/admission-turns.ts'
 import { admitRun } from '../../core/admission.ts'

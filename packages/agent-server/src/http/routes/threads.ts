@@ -1,5 +1,6 @@
 import type { Hono, MiddlewareHandler } from 'hono'
-import { InterludeError, SSE_HEADERS } from '@interlude/protocol'
+import { InterludeError } from '@interlude/protocol'
+import { SSE_HEADERS } from '@interlude/protocol/sse'
 import type { ThreadListPage, ThreadStatus } from '@interlude/protocol'
 import type { Clock } from '../../clock.ts'
 import type { EventHub } from '../../core/event-hub.ts'
