@@ -8,7 +8,6 @@ import {
   checkRestorable,
   checkResumable,
   checkStateUnlocked,
-  isClaimed,
 } from './guards.ts'
 import type { CoreState, Interaction } from './reducer.ts'
 import { initialState } from './reducer.ts'
@@ -25,8 +24,6 @@ const batch = { id: 'b1', interrupts: [approval('i1'), approval('i2')] }
 const run = (extra: Partial<Interaction> = {}): Interaction => ({
   gen: 1,
   kind: 'send',
-  resumed: false,
-  claimId: undefined,
   runId: 'r1',
   acknowledged: false,
   resumeAcknowledged: false,
@@ -51,10 +48,15 @@ function refusal(check: () => unknown) {
 
 describe('guards', () => {
   it('a batch is claimed from the claim until the resumed interaction settles', () => {
-    expect(isClaimed(undefined)).toBe(false)
-    expect(isClaimed(run())).toBe(false)
-    expect(isClaimed(run({ kind: 'resume', resumed: true, claimId: 'b1' }))).toBe(true)
-    expect(isClaimed(run({ kind: 'resume', resumed: true, acknowledged: true }))).toBe(true) // follow-ups too
+    const answer = { batchId: 'b1', entries: [] }
+    const codeOf = (s: CoreState) => refusal(() => checkResumable(s, answer, () => T0))?.code
+    expect(codeOf(state({ pending: batch }))).not.toBe('BATCH_CLAIMED')
+    expect(codeOf(state({ pending: batch, run: run() }))).not.toBe('BATCH_CLAIMED')
+    expect(codeOf(state({ pending: batch, run: run({ kind: 'resume' }) }))).toBe('BATCH_CLAIMED')
+    // Acknowledged, and in its follow-up runs (a new run not yet acknowledged): still claimed.
+    const acknowledged = run({ kind: 'resume', acknowledged: true, resumeAcknowledged: true })
+    expect(codeOf(state({ run: acknowledged }))).toBe('BATCH_CLAIMED')
+    expect(codeOf(state({ run: { ...acknowledged, acknowledged: false } }))).toBe('BATCH_CLAIMED')
   })
 
   it('locks the history: recovery first, then a pending or claimed batch, then a running turn', () => {
@@ -67,7 +69,7 @@ describe('guards', () => {
       message: 'Cannot reload while an interrupt batch is pending or claimed.',
       details: { reason: 'interrupts_pending' },
     })
-    expect(refusal(() => checkMessagesUnlocked(state({ run: run({ resumed: true }) }), 'reload'))?.details).toEqual({
+    expect(refusal(() => checkMessagesUnlocked(state({ run: run({ kind: 'resume' }) }), 'reload'))?.details).toEqual({
       reason: 'interrupts_pending',
     })
     expect(refusal(() => checkMessagesUnlocked(state({ run: run() }), 'replace messages'))).toEqual({
@@ -80,7 +82,7 @@ describe('guards', () => {
   it('allows setState while awaiting answers, refuses it once claimed or running', () => {
     expect(refusal(() => checkStateUnlocked(state({ pending: batch })))).toBeUndefined()
     expect(refusal(() => checkStateUnlocked(state({ recovery: required })))).toBeUndefined()
-    expect(refusal(() => checkStateUnlocked(state({ run: run({ claimId: 'b1', resumed: true }) })))?.message).toBe(
+    expect(refusal(() => checkStateUnlocked(state({ run: run({ kind: 'resume' }) })))?.message).toBe(
       'Cannot set shared state while an interrupt batch is claimed.',
     )
     expect(refusal(() => checkStateUnlocked(state({ run: run() })))?.message).toBe(
@@ -118,7 +120,7 @@ describe('guards', () => {
     const answer = { batchId: 'b1', entries }
     const codeOf = (s: CoreState, options: Parameters<typeof checkResumable>[1] = answer) =>
       refusal(() => checkResumable(s, options, clock))?.code
-    const claimed = run({ kind: 'resume', resumed: true, claimId: 'b1' })
+    const claimed = run({ kind: 'resume' })
     expect(codeOf(state({ pending: batch, recovery: required, run: claimed }))).toBe('RECOVERY_REQUIRED')
     expect(codeOf(state({ pending: batch, run: claimed }), { batchId: 'other', entries })).toBe('BATCH_CLAIMED')
     expect(codeOf(state({ pending: batch }), { batchId: 'other', entries })).toBe('STALE_BATCH')

@@ -1,7 +1,7 @@
 import type { Interrupt, ResumeEntry } from '@interlude/protocol'
 import { checkResume, isExpiredAt, resumeCheckError } from '@interlude/protocol'
 import { clientError } from './errors.ts'
-import type { CoreState, Interaction } from './reducer.ts'
+import type { CoreState } from './reducer.ts'
 import { snapshotProblem } from './snapshot-problems.ts'
 import type { ConversationSnapshot, PendingInterruptBatch, RestoreOptions, ResumeOptions } from './types.ts'
 
@@ -9,13 +9,9 @@ import type { ConversationSnapshot, PendingInterruptBatch, RestoreOptions, Resum
  * The refusals of the runtime's commands (docs/client-contract.md), as checks that depend only on
  * their arguments: each throws its refusal as an `InterludeError` and otherwise returns (`checkResumable`
  * with the checked batch and entries). Every refusal text is written here once; the runtime and
- * the driver call these and nothing else refuses a command.
+ * the driver call these and nothing else refuses a command. A batch is claimed from the synchronous claim in
+ * `resume` until that interaction settles: while the run is of kind `resume`.
  */
-
-/** A batch is claimed from the synchronous claim in `resume` until its resumed interaction settles. */
-export function isClaimed(run: Interaction | undefined): boolean {
-  return run !== undefined && (run.claimId !== undefined || run.resumed)
-}
 
 export function checkAlive(disposed: boolean): void {
   if (disposed) throw clientError('INVALID_STATE', 'The runtime is disposed.')
@@ -29,7 +25,7 @@ function checkRecovery(s: CoreState): void {
 /** `sendMessage`, `reload`, `setMessages` and `newThread` on the same id: the history is locked. */
 export function checkMessagesUnlocked(s: CoreState, what: string): void {
   checkRecovery(s)
-  if (s.pending || isClaimed(s.run))
+  if (s.pending || s.run?.kind === 'resume')
     throw clientError('INVALID_STATE', `Cannot ${what} while an interrupt batch is pending or claimed.`, {
       reason: 'interrupts_pending',
     })
@@ -41,7 +37,7 @@ export function checkStateUnlocked(s: CoreState): void {
   if (s.run)
     throw clientError(
       'INVALID_STATE',
-      isClaimed(s.run)
+      s.run.kind === 'resume'
         ? 'Cannot set shared state while an interrupt batch is claimed.'
         : 'Cannot set shared state while a run is in progress.',
     )
@@ -77,7 +73,7 @@ export function checkResumable(
   clock: () => number,
 ): { readonly batch: PendingInterruptBatch; readonly entries: readonly ResumeEntry[] } {
   checkRecovery(s)
-  if (isClaimed(s.run)) throw clientError('BATCH_CLAIMED', 'Interrupt batch already claimed.')
+  if (s.run?.kind === 'resume') throw clientError('BATCH_CLAIMED', 'Interrupt batch already claimed.')
   const batch = s.pending
   if (!batch || typeof options !== 'object' || options === null || options.batchId !== batch.id)
     throw clientError('STALE_BATCH', 'Stale interrupt batch.')

@@ -86,8 +86,6 @@ export class Interactions<TState> implements DriverHost {
     const run: Interaction = {
       gen,
       kind: request.kind,
-      resumed: request.kind === 'resume',
-      claimId: request.kind === 'resume' ? request.batch.id : undefined,
       runId,
       acknowledged: false,
       resumeAcknowledged: false,
@@ -184,7 +182,7 @@ export class Interactions<TState> implements DriverHost {
     this.#abort(run.gen)
     const resolve = this.#waiters.get(run.gen)
     this.#waiters.delete(run.gen)
-    const info: FinishInfo = { outcome, threadId, resumed: run.resumed, ...(error && { error }) }
+    const info: FinishInfo = { outcome, threadId, resumed: run.kind === 'resume', ...(error && { error }) }
     // Application callbacks run after the settling commit. A throwing `onError`/`onFinish` must not
     // escape into the command that settled the interaction (`stop()`, `setThreadId()`, a stream
     // callback): it is caught and reported with `console.error`, and the remaining callbacks run.

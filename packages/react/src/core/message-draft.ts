@@ -4,7 +4,7 @@ import type { JSONPatchDocument } from 'immutable-json-patch'
 import { deepEqual, deepFreeze } from './immutable.ts'
 
 /**
- * A copy-on-write draft of the message list for one batch of events (`assemble.ts`): the list is
+ * A copy-on-write draft of the message list for one batch of events (`apply-events.ts`): the list is
  * copied at most once, each touched message is cloned once, and text/argument deltas are kept as
  * chunks until `result()` joins them. Untouched messages keep their identity.
  */

@@ -1,5 +1,5 @@
 import type { AgUiEvent, DecisionRecord, InterludeError, Message } from '@interlude/protocol'
-import { applyEvents } from './assemble.ts'
+import { applyEvents } from './apply-events.ts'
 import { NONE } from './immutable.ts'
 import type { SubagentActivities } from './subagent-activity.ts'
 import { NO_SUBAGENTS, withSubagentEvents } from './subagent-activity.ts'
@@ -22,18 +22,17 @@ import type {
 
 export type InteractionKind = 'send' | 'resume' | 'attach' | 'settle'
 
-/** One logical interaction: a send, a resume (and its follow-up runs), or an attach to a live run. */
+/**
+ * One logical interaction: a send, a resume (and its follow-up runs), an attach to a live run, or a settlement of
+ * offered browser calls. A `resume` interaction holds the claim of its batch until it settles (`isResuming`).
+ */
 export interface Interaction {
   readonly gen: number
   readonly kind: InteractionKind
-  /** The interaction began with `resume`: `isResuming` stays true through its follow-ups. */
-  readonly resumed: boolean
-  /** Local token of the claimed batch, until the resume run is acknowledged. */
-  readonly claimId: string | undefined
   readonly runId: string
   /** The current run has its matching `RUN_STARTED`. */
   readonly acknowledged: boolean
-  /** For resumed interactions: the resume run itself was acknowledged (failures now need recovery). */
+  /** For `resume`: the resume run itself was acknowledged, so the batch is gone and failures need recovery. */
   readonly resumeAcknowledged: boolean
   readonly phase: Exclude<ChatStatus, 'idle'>
   readonly connection: ConnectionStatus
@@ -190,7 +189,8 @@ export function reduce(state: CoreState, action: Action): CoreState {
     case 'run/acknowledged': {
       const run = live(state, action.gen)
       if (!run || run.acknowledged) return state
-      const claimed = run.claimId !== undefined
+      // The resume run's own RUN_STARTED (not a follow-up's) takes the claimed batch away.
+      const claimed = run.kind === 'resume' && !run.resumeAcknowledged
       return {
         ...state,
         // The batch stays visible until the matching RUN_STARTED; then it disappears. A joined run
@@ -199,7 +199,6 @@ export function reduce(state: CoreState, action: Action): CoreState {
         run: {
           ...run,
           runId: action.runId,
-          claimId: undefined,
           acknowledged: true,
           resumeAcknowledged: run.resumeAcknowledged || claimed,
           phase: 'streaming',
@@ -253,7 +252,7 @@ export function reduce(state: CoreState, action: Action): CoreState {
       const failedish = action.outcome === 'failed' || action.outcome === 'stopped' || action.outcome === 'cancelled'
       // After the resume was acknowledged, a failure, stop or cancellation anywhere in the resumed
       // interaction cannot be replayed: only a new thread or a restore gets out of it.
-      const required = state.recovery.required || (run.resumed && run.resumeAcknowledged && failedish)
+      const required = state.recovery.required || (run.resumeAcknowledged && failedish)
       const pending = action.outcome === 'interrupt' ? action.batch : state.pending // a released claim keeps its batch
       return {
         ...state,
@@ -300,7 +299,7 @@ export function toSnapshot<TState>(s: CoreState): ChatSnapshot<TState> {
     status: run ? run.phase : 'idle',
     connection: run ? run.connection : 'idle',
     isLoading: run !== undefined,
-    isResuming: run !== undefined && run.resumed,
+    isResuming: run?.kind === 'resume',
     error: s.error,
     pendingInterrupts: s.pending,
     recovery: s.recovery,

@@ -1,6 +1,6 @@
 import type { AgUiEvent, Message } from '@interlude/protocol'
 import { eventProblems } from '@interlude/protocol'
-import { applyEvents } from './assemble.ts'
+import { applyEvents } from './apply-events.ts'
 import { NONE } from './immutable.ts'
 
 /**
