@@ -1,6 +1,5 @@
 import type { AgUiEvent, JsonPatch, Message } from '@interlude/protocol'
-import { immutableJSONPatch } from 'immutable-json-patch'
-import type { JSONPatchDocument } from 'immutable-json-patch'
+import { applyPatch } from './json-patch.ts'
 import type { AnyMessage } from './message-draft.ts'
 import { Draft } from './message-draft.ts'
 
@@ -66,8 +65,8 @@ export function applyEvents(
         break
       case 'STATE_DELTA':
         try {
-          // immutable-json-patch copies only the nodes along each path (structural sharing).
-          d.state = immutableJSONPatch(d.state, e.delta as JSONPatchDocument)
+          // Only the containers along each path are copied (structural sharing).
+          d.state = applyPatch(d.state, e.delta as JsonPatch)
         } catch (error) {
           d.fault ??= `STATE_DELTA does not apply: ${String(error)}`
         }

@@ -1,7 +1,6 @@
 import type { JsonPatch, Message } from '@interlude/protocol'
-import { immutableJSONPatch } from 'immutable-json-patch'
-import type { JSONPatchDocument } from 'immutable-json-patch'
 import { deepEqual, deepFreeze } from './immutable.ts'
+import { applyPatch } from './json-patch.ts'
 
 /**
  * A copy-on-write draft of the message list for one batch of events (`apply-events.ts`): the list is
@@ -199,7 +198,7 @@ export class Draft {
     this.materialize()
     const current = this.#current[i]!
     try {
-      this.upsert({ ...current, content: immutableJSONPatch(current.content, patch as JSONPatchDocument) })
+      this.upsert({ ...current, content: applyPatch(current.content, patch) })
     } catch (error) {
       this.fault ??= `ACTIVITY_DELTA does not apply: ${String(error)}`
     }
