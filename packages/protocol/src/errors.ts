@@ -50,8 +50,16 @@ export const STREAM_ERROR_CODES = [
  */
 export const ALSO_STREAM_ERROR_CODES = ['STORE_UNAVAILABLE', 'THREAD_TOO_LARGE'] as const
 
-/** Every code that may appear as `RUN_ERROR.code`. */
-export const RUN_ERROR_CODES = [...STREAM_ERROR_CODES, ...ALSO_STREAM_ERROR_CODES] as const
+/** Every code that may appear as `RUN_ERROR.code`: the stream codes, then `ALSO_STREAM_ERROR_CODES` (a literal list, so that bundles drop it). */
+export const RUN_ERROR_CODES = [
+  'RUN_FAILED',
+  'MODEL_ERROR',
+  'TOOL_ERROR',
+  'INTERNAL',
+  'USAGE_LIMIT_EXCEEDED',
+  'STORE_UNAVAILABLE',
+  'THREAD_TOO_LARGE',
+] as const satisfies readonly (StreamErrorCode | (typeof ALSO_STREAM_ERROR_CODES)[number])[]
 
 /** Codes raised locally by clients (never sent by a server). */
 export const CLIENT_ERROR_CODES = [

@@ -28,6 +28,14 @@ describe('eventProblems', () => {
     expect(eventProblems({ type: 'SOMETHING_NEW', x: 1 })).toEqual([])
   })
 
+  it('checks only the types it knows, without consulting the type list: names of Object members are unknown types', () => {
+    for (const type of ['constructor', '__proto__', 'toString', 'hasOwnProperty'])
+      expect(eventProblems({ type }), type).toEqual([])
+    // A known type without required fields passes like an unknown one.
+    expect(eventProblems({ type: 'RAW' })).toEqual([])
+    expect(eventProblems({ type: 'RUN_STARTED' }).map((p) => p.path)).toEqual(['threadId', 'runId'])
+  })
+
   it.each([
     ['not an object', 'RUN_STARTED', ''],
     ['array', [], ''],

@@ -11,7 +11,7 @@ import type { Event as AgUiEvent, EventType, Interrupt } from '@ag-ui/core'
  * AG-UI 1.0's event types (`Object.values(EventType)` of `@ag-ui/core`; `event-shape.test.ts` keeps the two equal),
  * as one string: the enum object would cost the browser bundle twice the bytes.
  */
-export const KNOWN_EVENT_TYPES: readonly EventType[] = (
+export const KNOWN_EVENT_TYPES: readonly EventType[] = /* @__PURE__ */ (
   'TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END TEXT_MESSAGE_CHUNK TOOL_CALL_START TOOL_CALL_ARGS ' +
   'TOOL_CALL_END TOOL_CALL_CHUNK TOOL_CALL_RESULT STATE_SNAPSHOT STATE_DELTA MESSAGES_SNAPSHOT ACTIVITY_SNAPSHOT ' +
   'ACTIVITY_DELTA RAW CUSTOM RUN_STARTED RUN_FINISHED RUN_ERROR STEP_STARTED STEP_FINISHED REASONING_START ' +
@@ -19,7 +19,8 @@ export const KNOWN_EVENT_TYPES: readonly EventType[] = (
   'REASONING_ENCRYPTED_VALUE SUBAGENT_STARTED SUBAGENT_FINISHED SUBAGENT_ERROR'
 ).split(' ') as EventType[]
 
-const KNOWN_TYPES = new Set<string>(KNOWN_EVENT_TYPES)
+// Pure: a bundle that only checks events (eventProblems) leaves the list out.
+const KNOWN_TYPES = /* @__PURE__ */ new Set<string>(KNOWN_EVENT_TYPES)
 
 const REQUIRED_STRINGS: Partial<Record<`${EventType}`, readonly string[]>> = {
   RUN_STARTED: ['threadId', 'runId'],
@@ -81,9 +82,9 @@ export function eventProblems(value: unknown): EventShapeProblem[] {
   if (!isRecord(value)) return [{ path: '', problem: 'event must be a JSON object' }]
   const type = value.type
   if (typeof type !== 'string') return [{ path: 'type', problem: 'must be a string' }]
-  if (!KNOWN_TYPES.has(type)) return [] // unknown types are tolerated (and ignored) by consumers
+  // Every check below names its type, so unknown types pass (consumers ignore them, as AG-UI requires).
   const problems: EventShapeProblem[] = []
-  for (const key of REQUIRED_STRINGS[type as `${EventType}`] ?? []) {
+  for (const key of (Object.hasOwn(REQUIRED_STRINGS, type) && REQUIRED_STRINGS[type as `${EventType}`]) || []) {
     if (typeof value[key] !== 'string') problems.push({ path: key, problem: 'must be a string' })
   }
   if (type === 'RUN_FINISHED' && value.outcome !== undefined) {

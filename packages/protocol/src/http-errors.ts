@@ -57,21 +57,19 @@ export function errorFromStatus(status: number, body?: unknown): InterludeError 
 export async function errorFromResponse(response: Response): Promise<InterludeError> {
   let body: unknown
   const reader = response.body?.getReader()
-  if (reader) {
+  try {
+    // TextDecoder, not Blob: a Blob of another realm's bytes (jsdom) reads as garbage.
     const decoder = new TextDecoder()
     let text = ''
     let size = 0
-    try {
-      for (let read = await reader.read(); !read.done; read = await reader.read()) {
-        size += read.value.byteLength
-        if (size > MAX_ERROR_BODY_BYTES) throw new RangeError('error body too large')
-        text += decoder.decode(read.value, { stream: true })
-      }
-      body = JSON.parse(text + decoder.decode())
-    } catch {
-      // Too large, cut, aborted or not JSON: no envelope. Stop the download of whatever is left.
-      reader.cancel().catch(() => undefined)
+    for (let read; reader && !(read = await reader.read()).done; ) {
+      if ((size += read.value.byteLength) > MAX_ERROR_BODY_BYTES) throw new RangeError('error body too large')
+      text += decoder.decode(read.value, { stream: true })
     }
+    body = JSON.parse(text + decoder.decode())
+  } catch {
+    // Too large, cut, aborted or not JSON (an empty body too): no envelope. Stop the download of what is left.
+    reader?.cancel().catch(() => undefined)
   }
   return errorFromStatus(response.status, body)
 }

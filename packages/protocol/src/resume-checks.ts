@@ -69,20 +69,7 @@ const PROBLEM_CODE: { readonly [K in ResumeProblemKind]: ErrorCode } = {
   expired: 'INTERRUPT_EXPIRED',
 }
 
-// Earlier kinds win when several problems are present.
-const PRIORITY: readonly ResumeProblemKind[] = [
-  'not_array',
-  'invalid_entry',
-  'bad_status',
-  'cancelled_with_payload',
-  'non_json',
-  'nothing_pending',
-  'duplicate',
-  'unknown',
-  'missing',
-  'expired',
-]
-
+// In priority order: earlier kinds win when several problems are present (`PRIORITY`).
 const MESSAGES: { readonly [K in ResumeProblemKind]: string } = {
   not_array: 'resume must be an array of entries.',
   invalid_entry: 'A resume entry is malformed.',
@@ -95,6 +82,8 @@ const MESSAGES: { readonly [K in ResumeProblemKind]: string } = {
   missing: 'Every pending interrupt must be answered or cancelled together.',
   expired: 'The interrupt batch has expired; only a cancellation can close it.',
 }
+
+const PRIORITY = Object.keys(MESSAGES) as ResumeProblemKind[]
 
 export function resumeProblemCode(kind: ResumeProblemKind): ErrorCode {
   return PROBLEM_CODE[kind]

@@ -76,25 +76,22 @@ export async function* decodeSseBatches(
   let batch: SseFrame[] = []
   let lastEventId: string | undefined
   let failure: InterludeError | undefined
+  const tooLarge = (cause?: unknown) =>
+    (failure ??= protocolError('frame_too_large', `SSE frame exceeds ${maxFrameSize} characters.`, cause))
   const parser = createParser({
     maxBufferSize: maxFrameSize,
     onEvent: (message) => {
       // The SSE last-event-ID persists across frames without their own `id:` (eventsource-parser 3
       // has no `onId`; an id-only frame without data is not dispatched by it).
       if (message.id !== undefined) lastEventId = message.id
-      if (message.data.length > maxFrameSize) {
-        failure ??= protocolError('frame_too_large', `SSE frame exceeds ${maxFrameSize} characters.`)
-        return
-      }
-      batch.push({ id: message.id, lastEventId, event: message.event, data: message.data })
+      if (message.data.length > maxFrameSize) tooLarge()
+      else batch.push({ id: message.id, lastEventId, event: message.event, data: message.data })
     },
     ...(options.onComment ? { onComment: options.onComment } : {}),
     ...(options.onRetry ? { onRetry: options.onRetry } : {}),
     onError: (error) => {
       // Unknown fields and invalid `retry:` are ignored, as the SSE specification requires.
-      if (error.type === 'max-buffer-size-exceeded') {
-        failure ??= protocolError('frame_too_large', `SSE frame exceeds ${maxFrameSize} characters.`, error)
-      }
+      if (error.type === 'max-buffer-size-exceeded') tooLarge(error)
     },
   })
   const decoder = new TextDecoder('utf-8', { fatal: true })

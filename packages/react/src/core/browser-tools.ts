@@ -92,8 +92,6 @@ function argumentsOf(messages: readonly Message[], toolCallId: string): string |
   return undefined
 }
 
-const UNAVAILABLE = 'The tool is unavailable in this client; it did not run.'
-
 /** Runs one call (or, with `run` false, reports it unavailable); a failure (bad arguments, a throwing handler) becomes an error result, never a throw. */
 export async function executeTool(
   host: DriverHost,
@@ -103,10 +101,9 @@ export async function executeTool(
   run = true,
 ): Promise<Message> {
   const id = host.settings().generateId()
-  const answer = (content: string, error?: string): Message =>
-    (error === undefined
-      ? { id, role: 'tool', toolCallId: call.id, content }
-      : { id, role: 'tool', toolCallId: call.id, content, error }) as Message
+  const answer = (content: string): Message => ({ id, role: 'tool', toolCallId: call.id, content })
+  // An error result: the model reads `{ error }`, the UI reads `error`.
+  const failed = (error: string): Message => ({ ...answer(JSON.stringify({ error })), error }) as Message
   let args: unknown
   try {
     // The arguments arrived as deltas: commit them before reading.
@@ -114,10 +111,10 @@ export async function executeTool(
     const text = argumentsOf(host.read().messages, call.id)
     args = text === undefined || text === '' ? {} : JSON.parse(text)
   } catch {
-    return answer(JSON.stringify({ error: 'Invalid tool arguments (not JSON).' }), 'Invalid tool arguments (not JSON).')
+    return failed('Invalid tool arguments (not JSON).')
   }
   const handler = call.tool.handler
-  if (!run || !handler) return answer(JSON.stringify({ error: UNAVAILABLE }), UNAVAILABLE)
+  if (!run || !handler) return failed('The tool is unavailable in this client; it did not run.')
   try {
     const value = await handler(args, {
       toolCallId: call.id,
@@ -127,7 +124,6 @@ export async function executeTool(
     })
     return answer(typeof value === 'string' ? value : (JSON.stringify(value ?? null) ?? 'null'))
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
-    return answer(JSON.stringify({ error: message }), message)
+    return failed(error instanceof Error ? error.message : String(error))
   }
 }

@@ -1,4 +1,5 @@
 import type { AgUiEvent, Message, ThreadSnapshot } from '@interlude/protocol'
+import { eventProblems } from '@interlude/protocol'
 import { clientError } from './errors.ts'
 import { deepFreeze, frozenJsonCopy, NONE } from './immutable.ts'
 import type { CoreState } from './reducer.ts'
@@ -43,21 +44,16 @@ type Updater<T> = T | ((previous: T) => T)
 
 let flushOf: <TState>(runtime: ChatRuntime<TState>) => void
 
-/**
- * Commits a runtime's buffered stream deltas now. Package-internal (tests): the runtime commits
- * them on its own, at most `throttleMs` later and before every lifecycle commit.
- */
+/** Commits buffered stream deltas now; for tests (the runtime does it within `throttleMs` and before lifecycle commits). */
 export function flushDeltas<TState>(runtime: ChatRuntime<TState>): void {
   flushOf(runtime)
 }
 
 /**
- * The framework-free chat runtime (docs/client-contract.md): the public commands over a store, a
- * pure reducer and the interactions that drive the transport. Commands check their refusals
- * (`guards.ts`) before changing anything and commit synchronously; streamed content is committed
- * by `Interactions` (coalesced, see README "Decisions").
- *
- * All methods are bound (stable identities), so they can be passed around and used as React props.
+ * The framework-free chat runtime (docs/client-contract.md, docs/react-runtime.md): the public commands over a store,
+ * a pure reducer and the interactions that drive the transport. Commands check their refusals (`guards.ts`) before
+ * changing anything and commit synchronously; streamed content is committed by `Interactions`, coalesced
+ * (docs/react-runtime.md#commits-and-coalescing). All methods are bound (stable identities): usable as React props.
  */
 export class ChatRuntime<TState = unknown> {
   static {
@@ -183,11 +179,11 @@ export class ChatRuntime<TState = unknown> {
   readonly setMessages = (next: Updater<readonly Message[]>): void => {
     this.#assertMessagesUnlocked('replace messages')
     const value = typeof next === 'function' ? next(this.#state.messages) : next
-    if (!Array.isArray(value) || !value.every((m) => isMessageLike(m)))
+    const replaced = { type: 'MESSAGES_SNAPSHOT', messages: value } as AgUiEvent
+    // The check of a streamed MESSAGES_SNAPSHOT: an array of objects with a string id and role.
+    if (eventProblems(replaced).length > 0)
       throw clientError('INVALID_INPUT', 'Messages must be objects with string id and role.')
-    const result = applyEvents(this.#state.messages, this.#state.state, [
-      { type: 'MESSAGES_SNAPSHOT', messages: value } as AgUiEvent,
-    ])
+    const result = applyEvents(this.#state.messages, this.#state.state, [replaced])
     this.#store.commit({ type: 'messages/replaced', messages: result.messages })
   }
 
@@ -399,13 +395,4 @@ export class ChatRuntime<TState = unknown> {
     this.#assertAlive()
     checkMessagesUnlocked(this.#state, what)
   }
-}
-
-function isMessageLike(value: unknown): value is Message {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as Message).id === 'string' &&
-    typeof (value as Message).role === 'string'
-  )
 }

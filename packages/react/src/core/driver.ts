@@ -12,6 +12,7 @@ import { eligibleCalls, executeTool, offeredCalls, toolCallIdsOf } from './brows
 import { clientError, isFatal, protocolViolation, runError } from './errors.ts'
 import { checkNotExpired } from './guards.ts'
 import { idleWatchdog } from './idle-watchdog.ts'
+import { sleep } from './sleep.ts'
 import type { InteractionPlan } from './interaction-plan.ts'
 import { buildInput } from './interaction-plan.ts'
 import type { ResolvedOptions } from './options.ts'
@@ -76,19 +77,6 @@ interface RunResult {
   readonly toolCalls: RunToolCalls
   /** The run was joined (`ALREADY_RESUMED`): another client started it, so its tools are not ours. */
   readonly joined: boolean
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0) return Promise.resolve()
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms)
-    function done() {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', done)
-      resolve()
-    }
-    signal.addEventListener('abort', done, { once: true })
-  })
 }
 
 /** Commits the buffered deltas, then reads the state (where the driver reads content they carry). */

@@ -2,6 +2,7 @@ import { errorFromFetch, parseExpiresAt } from '@interlude/protocol'
 import type { ChatStore } from './chat-store.ts'
 import type { ResolvedOptions } from './options.ts'
 import type { ServerFeatures } from './server-features.ts'
+import { sleep } from './sleep.ts'
 import type { Transport } from './transport.ts'
 
 /** What the follower reads and does (the runtime's interactions). */
@@ -80,10 +81,7 @@ export class Follower {
         if (signal.aborted || host.features.observe(error) || !errorFromFetch(error).retryable) return
       }
       failures += 1
-      await new Promise((resolve) => {
-        const t = setTimeout(resolve, host.options().reconnect.delayMs(Math.min(failures, 5)))
-        signal.addEventListener('abort', () => (clearTimeout(t), resolve(undefined)), { once: true })
-      })
+      await sleep(host.options().reconnect.delayMs(Math.min(failures, 5)), signal)
     }
   }
 }

@@ -25,7 +25,8 @@ export function idleWatchdog(parent: AbortSignal, timeoutMs: number): IdleWatchd
     if (timer !== undefined) clearTimeout(timer)
     timer = setTimeout(() => {
       fired = true
-      controller.abort(new DOMException('The connection went silent.', 'AbortError'))
+      // The reason is never shown: the driver reports the silence as its own `idle_timeout` error.
+      controller.abort()
     }, timeoutMs)
   }
   alive()

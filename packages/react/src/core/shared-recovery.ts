@@ -45,34 +45,18 @@ export class SharedRecovery {
   }
 }
 
-/** One caller's view of a shared flight. */
+/** One caller's view of a shared flight: its own signal rejects only its own promise. */
 function follow(flight: Flight, signal: AbortSignal | undefined): Promise<RecoverResult> {
   flight.waiting += 1
   if (!signal) return flight.promise
-  const aborted = () => clientError('ABORTED', 'The recovery was aborted.')
-  const leave = () => {
-    flight.waiting -= 1
-    if (flight.waiting === 0) flight.controller.abort()
-  }
-  if (signal.aborted) {
-    leave()
-    return Promise.reject(aborted())
-  }
   return new Promise<RecoverResult>((resolve, reject) => {
     const onAbort = () => {
-      leave()
-      reject(aborted())
+      flight.waiting -= 1
+      if (flight.waiting === 0) flight.controller.abort()
+      reject(clientError('ABORTED', 'The recovery was aborted.'))
     }
+    if (signal.aborted) return onAbort()
     signal.addEventListener('abort', onAbort, { once: true })
-    flight.promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
+    flight.promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
   })
 }

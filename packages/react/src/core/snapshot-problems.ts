@@ -5,7 +5,6 @@ import { interruptProblems, isJsonValue } from '@interlude/protocol'
  * without zod, like the protocol's event checks). Returns the first problem, or `undefined`.
  */
 
-const ROLES = new Set(['developer', 'system', 'assistant', 'user', 'tool', 'activity', 'reasoning'])
 const STATUSES = new Set(['idle', 'running', 'interrupted'])
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -13,56 +12,56 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string'
-const isOptionalString = (value: unknown) => value === undefined || isString(value)
+const isId = (value: unknown): value is string => isString(value) && value !== ''
+const optional = (check: (value: unknown) => boolean) => (value: unknown) => value === undefined || check(value)
 const isNonNegativeInteger = (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= 0
+const isParts = (value: unknown) =>
+  isString(value) || (Array.isArray(value) && value.every((part) => isRecord(part) && isString(part.type)))
+const isToolCall = (call: unknown) =>
+  isRecord(call) &&
+  isId(call.id) &&
+  call.type === 'function' &&
+  isRecord(call.function) &&
+  isString(call.function.name) &&
+  isString(call.function.arguments)
 
-function contentPartsProblem(value: unknown): string | undefined {
-  if (isString(value)) return undefined
-  if (!Array.isArray(value)) return 'content must be a string or an array of parts'
-  return value.every((part) => isRecord(part) && isString(part.type))
-    ? undefined
-    : 'every content part must be an object with a string type'
+/** A field of a message, the check it must pass, and what it must be. */
+type Rule = readonly [field: string, check: (value: unknown) => boolean, must: string]
+
+const TEXT: Rule = ['content', isString, 'a string']
+const PARTS: Rule = ['content', isParts, 'a string or an array of parts with a string type']
+
+/** The AG-UI roles and the fields each needs (beyond `id`, `role` and an optional string `name`). */
+const ROLES: Readonly<Record<string, readonly Rule[]>> = {
+  developer: [TEXT],
+  system: [TEXT],
+  reasoning: [TEXT],
+  user: [PARTS],
+  assistant: [
+    ['content', optional(isString), 'a string'],
+    [
+      'toolCalls',
+      optional((calls) => Array.isArray(calls) && calls.every(isToolCall)),
+      'an array of { id, type: "function", function: { name, arguments: string } }',
+    ],
+  ],
+  tool: [['toolCallId', isId, 'a non-empty string'], ['error', optional(isString), 'a string'], PARTS],
+  activity: [
+    ['activityType', isString, 'a string'],
+    ['content', isRecord, 'an object'],
+  ],
 }
 
-function toolCallProblem(call: unknown): string | undefined {
-  if (!isRecord(call)) return 'must be an object'
-  if (!isString(call.id) || call.id === '') return 'id must be a non-empty string'
-  if (call.type !== 'function') return 'type must be "function"'
-  if (!isRecord(call.function)) return 'function must be an object'
-  if (!isString(call.function.name)) return 'function.name must be a string'
-  if (!isString(call.function.arguments)) return 'function.arguments must be a string'
+function messageProblem(m: unknown, ids: Set<string>): string | undefined {
+  if (!isRecord(m)) return ' must be an object'
+  if (!isId(m.id)) return '.id must be a non-empty string'
+  if (ids.has(m.id)) return '.id duplicates an earlier message id'
+  ids.add(m.id)
+  const rules = isString(m.role) && Object.hasOwn(ROLES, m.role) ? ROLES[m.role]! : undefined
+  if (!rules) return '.role is not an AG-UI role'
+  for (const [field, check, must] of [['name', optional(isString), 'a string'] as Rule, ...rules])
+    if (!check(m[field])) return ` (${m.role}) ${field} must be ${must}`
   return undefined
-}
-
-function messageProblem(m: Record<string, unknown>): string | undefined {
-  if (!isOptionalString(m.name)) return 'name must be a string'
-  switch (m.role) {
-    case 'developer':
-    case 'system':
-    case 'reasoning':
-      return isString(m.content) ? undefined : 'content must be a string'
-    case 'user':
-      return contentPartsProblem(m.content)
-    case 'assistant': {
-      if (!isOptionalString(m.content)) return 'content must be a string'
-      if (m.toolCalls === undefined) return undefined
-      if (!Array.isArray(m.toolCalls)) return 'toolCalls must be an array'
-      for (let i = 0; i < m.toolCalls.length; i++) {
-        const problem = toolCallProblem(m.toolCalls[i])
-        if (problem) return `toolCalls[${i}] ${problem}`
-      }
-      return undefined
-    }
-    case 'tool':
-      if (!isString(m.toolCallId) || m.toolCallId === '') return 'toolCallId must be a non-empty string'
-      if (!isOptionalString(m.error)) return 'error must be a string'
-      return contentPartsProblem(m.content)
-    case 'activity':
-      if (!isString(m.activityType)) return 'activityType must be a string'
-      return isRecord(m.content) ? undefined : 'content must be an object'
-    default:
-      return 'role is not an AG-UI role'
-  }
 }
 
 export function snapshotProblem(snapshot: unknown, threadId: string): string | undefined {
@@ -71,20 +70,14 @@ export function snapshotProblem(snapshot: unknown, threadId: string): string | u
   if (!Array.isArray(snapshot.messages)) return 'messages must be an array'
   const ids = new Set<string>()
   for (let i = 0; i < snapshot.messages.length; i++) {
-    const m: unknown = snapshot.messages[i]
-    if (!isRecord(m)) return `messages[${i}] must be an object`
-    if (!isString(m.id) || m.id === '') return `messages[${i}].id must be a non-empty string`
-    if (ids.has(m.id)) return `messages[${i}].id duplicates an earlier message id`
-    ids.add(m.id)
-    if (!isString(m.role) || !ROLES.has(m.role)) return `messages[${i}].role is not an AG-UI role`
-    const problem = messageProblem(m)
-    if (problem) return `messages[${i}] (${m.role}) ${problem}`
+    const problem = messageProblem(snapshot.messages[i], ids)
+    if (problem) return `messages[${i}]${problem}`
   }
   if (snapshot.state !== undefined && !isJsonValue(snapshot.state)) return 'state must be JSON'
   if (snapshot.revision !== undefined && !isNonNegativeInteger(snapshot.revision))
     return 'revision must be a non-negative integer'
   if (snapshot.status !== undefined && !STATUSES.has(snapshot.status as string)) return 'unknown status'
-  if (!isOptionalString(snapshot.activeRunId)) return 'activeRunId must be a string'
+  if (!optional(isString)(snapshot.activeRunId)) return 'activeRunId must be a string'
   if (snapshot.lastEventId !== undefined && !isNonNegativeInteger(snapshot.lastEventId))
     return 'lastEventId must be a non-negative integer'
   if (snapshot.interrupts !== undefined && !(Array.isArray(snapshot.interrupts) && snapshot.interrupts.length === 0)) {
