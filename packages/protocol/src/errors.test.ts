@@ -51,7 +51,7 @@ describe('error codes', () => {
     expect(ERROR_CODES.STORE_UNAVAILABLE).toEqual({ status: 503, kind: 'admission', retryable: true })
   })
 
-  it('USAGE_LIMIT_EXCEEDED is a stream code with the nominal status 429 (issue 14)', () => {
+  it('USAGE_LIMIT_EXCEEDED is a stream code with the nominal status 429 (docs/protocol.md#token-usage)', () => {
     expect((STREAM_ERROR_CODES as readonly string[]).includes('USAGE_LIMIT_EXCEEDED')).toBe(true)
     expect(ERROR_CODES.USAGE_LIMIT_EXCEEDED).toEqual({ status: 429, kind: 'stream', retryable: false })
   })

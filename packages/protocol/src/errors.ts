@@ -23,13 +23,14 @@ export const ADMISSION_ERROR_CODES = [
   'DECISION_CONFLICT',
   'ALREADY_RESUMED',
   'STORE_UNAVAILABLE',
-  // issue 12.4: the thread cap (also a run's RUN_ERROR code when its own output would cross it).
+  // The thread cap (docs/protocol.md#limits): also a run's RUN_ERROR code when its own output would cross it.
   'THREAD_TOO_LARGE',
   'SERVER_SHUTTING_DOWN',
-  // Issue 12, item 5 (quotas and limits): per-principal quotas, and the server-wide body budget.
+  // Per-principal quotas, and the server-wide body budget (docs/protocol.md#limits).
   'RATE_LIMITED',
   'SERVER_BUSY',
-  // issue 11 (wt-f): results for browser calls another client already settled; reconcile of a settled effect.
+  // Results for browser calls another client already settled (docs/client-contract.md#browser-tools); a reconcile of
+  // an effect that is not unknown (docs/client-contract.md#unknown-effects).
   'TOOL_RESULTS_ALREADY_SUBMITTED',
   'EFFECT_NOT_UNKNOWN',
 ] as const
@@ -116,7 +117,7 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   MODEL_ERROR: { status: 502, kind: 'stream', retryable: false },
   TOOL_ERROR: { status: 500, kind: 'stream', retryable: false },
   INTERNAL: { status: 500, kind: 'stream', retryable: false },
-  // issue 14: an operator's token cap (per thread or per principal) was reached before a model call.
+  // An operator's token cap (per thread or per principal) was reached before a model call (docs/protocol.md#token-usage).
   USAGE_LIMIT_EXCEEDED: { status: 429, kind: 'stream', retryable: false },
   PROTOCOL_ERROR: { status: 502, kind: 'client', retryable: true },
   NETWORK_ERROR: { status: 503, kind: 'client', retryable: true },
