@@ -159,6 +159,17 @@ describe('decide retries', () => {
     expect(server.requests).toHaveLength(4)
   })
 
+  it('sends again after a 429, with or without the envelope (RATE_LIMITED is retryable)', async () => {
+    const server = await serve((req, res, i) => {
+      if (i === 0) res.writeHead(429, { 'Content-Type': 'text/plain' }).end('Too Many Requests')
+      else if (i === 1) sendJson(res, 429, { error: { code: 'RATE_LIMITED', message: 'Slow down.' } })
+      else sendJson(res, 202, { threadId: 't', runId: JSON.parse(req.body).runId })
+    })
+    const client = createDecisionsClient({ baseUrl: server.baseUrl })
+    const accepted = await client.decide('t', { resume: [], backoff: { initialMs: 1, maxMs: 1 } })
+    expect(server.requests.map((r) => JSON.parse(r.body).runId)).toEqual(Array(3).fill(accepted.runId))
+  })
+
   it('gives up after `retries`', async () => {
     const server = await serve((_req, res) => res.writeHead(502).end())
     const client = createDecisionsClient({ baseUrl: server.baseUrl })

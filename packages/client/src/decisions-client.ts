@@ -51,8 +51,8 @@ export interface DecideOptions extends ThreadOwnerOption {
   readonly resume: readonly ResumeEntry[]
   readonly signal?: AbortSignal
   /**
-   * Sends again, with the same `runId`, after a `NETWORK_ERROR` or `STORE_UNAVAILABLE` (the answer was
-   * lost or the store was away). @default 2 retries, backoff 250 ms … 5 s
+   * Sends again, with the same `runId`, after a `NETWORK_ERROR`, `STORE_UNAVAILABLE` or `RATE_LIMITED` (the answer
+   * was lost, the store was away, a quota was used up). @default 2 retries, backoff 250 ms … 5 s
    */
   readonly retries?: number
   readonly backoff?: BackoffOptions
@@ -150,7 +150,7 @@ export function createDecisionsClient(options: DecisionsClientOptions): Decision
         } catch (error) {
           const code = InterludeError.isInstance(error) ? error.code : undefined
           // Safe because the runId is the same: the server admits a decision once (docs/protocol.md).
-          const again = code === 'NETWORK_ERROR' || code === 'STORE_UNAVAILABLE'
+          const again = code === 'NETWORK_ERROR' || code === 'STORE_UNAVAILABLE' || code === 'RATE_LIMITED'
           if (!again || attempt >= retries) throw error
           if (!(await sleep(backoffDelay(attempt, backoff), signal))) throw aborted()
         }

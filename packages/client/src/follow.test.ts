@@ -78,6 +78,24 @@ describe('follow', () => {
     expect(server.requests.map((r) => r.headers['last-event-id'])).toEqual(['0', '1', '1'])
   })
 
+  it('reconnects after a 429, with or without the envelope', async () => {
+    const server = await serve((_req, res, i) => {
+      if (i === 0) return res.writeHead(429).end('Too Many Requests')
+      if (i === 1) return sendJson(res, 429, { error: { code: 'RATE_LIMITED', message: 'Too many streams.' } })
+      sseHead(res)
+      res.write(frame(1, text(1)))
+    })
+    const reconnects: (string | undefined)[] = []
+    const { events } = await collect(
+      server.baseUrl,
+      't',
+      { ...fast, onReconnect: ({ error }) => reconnects.push(error?.code) },
+      1,
+    )
+    expect(events.map((e) => e.id)).toEqual([1])
+    expect(reconnects).toEqual(['RATE_LIMITED', 'RATE_LIMITED'])
+  })
+
   it('replaces a silent connection (no frame, no ping) after idleTimeoutMs', async () => {
     const server = await serve((_req, res, i) => {
       sseHead(res)

@@ -42,7 +42,8 @@ const CUT_REASONS: readonly unknown[] = ['truncated_frame', 'invalid_utf8']
 /** Whether a connection that ended with `error` is worth opening again. */
 function reconnectable(error: InterludeError): boolean {
   if (error.code === 'PROTOCOL_ERROR') return CUT_REASONS.includes((error.details as { reason?: unknown })?.reason)
-  return error.code === 'NETWORK_ERROR' || error.code === 'STORE_UNAVAILABLE' || error.code === 'THREAD_BUSY'
+  // RATE_LIMITED: a quota (open streams) or a proxy's 429, which the status table maps to it.
+  return ['NETWORK_ERROR', 'STORE_UNAVAILABLE', 'THREAD_BUSY', 'RATE_LIMITED'].includes(error.code)
 }
 
 /**

@@ -51,7 +51,10 @@ export const STREAM_ERROR_CODES = [
  */
 export const ALSO_STREAM_ERROR_CODES = ['STORE_UNAVAILABLE', 'THREAD_TOO_LARGE'] as const
 
-/** Every code that may appear as `RUN_ERROR.code`: the stream codes, then `ALSO_STREAM_ERROR_CODES` (a literal list, so that bundles drop it). */
+/**
+ * Every code that may appear as `RUN_ERROR.code`: the stream codes, then `ALSO_STREAM_ERROR_CODES`. A literal list, not a
+ * spread, so that bundles which do not use it drop it.
+ */
 export const RUN_ERROR_CODES = [
   'RUN_FAILED',
   'MODEL_ERROR',
@@ -117,7 +120,8 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   MODEL_ERROR: { status: 502, kind: 'stream', retryable: false },
   TOOL_ERROR: { status: 500, kind: 'stream', retryable: false },
   INTERNAL: { status: 500, kind: 'stream', retryable: false },
-  // An operator's token cap (per thread or per principal) was reached before a model call (docs/protocol.md#token-usage).
+  // An operator's token cap (per thread or per principal) was reached before a model call
+  // (docs/protocol.md#token-usage).
   USAGE_LIMIT_EXCEEDED: { status: 429, kind: 'stream', retryable: false },
   PROTOCOL_ERROR: { status: 502, kind: 'client', retryable: true },
   NETWORK_ERROR: { status: 503, kind: 'client', retryable: true },

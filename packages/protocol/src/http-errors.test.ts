@@ -84,7 +84,7 @@ describe('errorFromStatus / errorFromResponse: the status table', () => {
     expect(statusErrorCode(600)).toBe('PROTOCOL_ERROR')
   })
 
-  it('429 from a quota keeps RATE_LIMITED with its details (the envelope), and is RATE_LIMITED without one', async () => {
+  it('429 keeps RATE_LIMITED with its details from the envelope, and is RATE_LIMITED without one', async () => {
     const details = { quota: 'requestsPerSecond', limit: 100, retryAfterSeconds: 1 }
     const withEnvelope = await errorFromResponse(answer(429, envelope('RATE_LIMITED', 'Slow down.', details)))
     expect(withEnvelope).toMatchObject({ code: 'RATE_LIMITED', details, retryable: true, status: 429 })

@@ -10,7 +10,8 @@ import { InterludeError } from './errors.ts'
 /**
  * Statuses with a code of their own when the answer has no envelope; each is the code whose status in `ERROR_CODES`
  * it is, except 403 (no code of its own: refused credentials) and 408 (a timeout a retry may heal).
- * Any other 4xx is `INVALID_INPUT`, any 5xx `NETWORK_ERROR` (a proxy's page or a crash), anything else `PROTOCOL_ERROR`.
+ * Any other 4xx is `INVALID_INPUT`, any 5xx `NETWORK_ERROR` (a proxy's page or a crash), anything else
+ * `PROTOCOL_ERROR`.
  */
 const STATUS_CODES: Readonly<Record<number, ErrorCode>> = {
   400: 'INVALID_INPUT',
@@ -62,7 +63,7 @@ export async function errorFromResponse(response: Response): Promise<InterludeEr
     const decoder = new TextDecoder()
     let text = ''
     let size = 0
-    for (let read; reader && !(read = await reader.read()).done; ) {
+    for (let read; reader && !(read = await reader.read()).done;) {
       if ((size += read.value.byteLength) > MAX_ERROR_BODY_BYTES) throw new RangeError('error body too large')
       text += decoder.decode(read.value, { stream: true })
     }

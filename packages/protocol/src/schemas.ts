@@ -44,7 +44,8 @@ export const ThreadSnapshotSchema = z.object({
     .array(z.object({ toolCallId: z.string(), toolName: z.string(), status: z.literal('unknown') }))
     .optional(),
   decisions: z.array(z.lazy(() => DecisionRecordSchema)).optional(),
-  // Paged messages (docs/protocol.md#threadsnapshot): `messages` is the newest page; older pages via `?before=<messagesCursor>`.
+  // Paged messages (docs/protocol.md#threadsnapshot): `messages` is the newest page; older pages via
+  // `?before=<messagesCursor>`.
   hasMoreMessages: z.boolean().optional(),
   messagesCursor: z.string().min(1).optional(),
   messageCount: z.number().int().nonnegative().optional(),

@@ -4,7 +4,7 @@ import type { InteractionPlan } from './interaction-plan.ts'
 import type { BrowserTool, PendingToolCall } from './types.ts'
 
 /**
- * Which browser tools of a finished run execute here, and how (README "Browser tools"): only
+ * Which browser tools of a finished run execute here, and how (docs/react-runtime.md#browser-tools): only
  * genuinely new calls of a run this client started, each answered by a tool message.
  */
 

@@ -44,7 +44,7 @@ type Updater<T> = T | ((previous: T) => T)
 
 let flushOf: <TState>(runtime: ChatRuntime<TState>) => void
 
-/** Commits buffered stream deltas now; for tests (the runtime does it within `throttleMs` and before lifecycle commits). */
+/** Commits buffered stream deltas now, for tests (the runtime does it within `throttleMs`, before lifecycle commits). */
 export function flushDeltas<TState>(runtime: ChatRuntime<TState>): void {
   flushOf(runtime)
 }

@@ -15,7 +15,7 @@ interface OpenBatch {
 
 /**
  * Buffers streamed content events of the live run so a burst commits as one reducer action
- * (README "Commit / coalescing strategy"). The first event of a burst arms a timer of
+ * (docs/react-runtime.md#commits-and-coalescing). The first event of a burst arms a timer of
  * `throttleMs()`; when it fires, `onDue` is called and the owner takes the batch. A timer, not a
  * microtask: events from an async iterator arrive one microtask apart and would never coalesce.
  * Events of another run replace the batch (the old run is retired).

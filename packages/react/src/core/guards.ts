@@ -66,7 +66,10 @@ export function checkNotExpired(interrupts: readonly Interrupt[], now: number, e
     })
 }
 
-/** The `resume` check order (README "resume check order"); returns the batch and the normalised entries. */
+/**
+ * The `resume` check order (docs/react-runtime.md#interactions-and-the-driver); returns the batch and the normalised
+ * entries.
+ */
 export function checkResumable(
   s: CoreState,
   options: ResumeOptions,

@@ -1,7 +1,7 @@
 /**
  * `@interlude/react/core`: the framework-free half of the client (no React import). Only the
  * runtime, the transport contract and the public types; the modules behind them stay internal
- * (README "Internals").
+ * (docs/react-runtime.md#modules).
  */
 export { ChatRuntime } from './chat-runtime.ts'
 export { createHttpTransport } from './http-transport.ts'

@@ -30,7 +30,7 @@ export interface InteractionsEnv<TState> {
 /**
  * The runtime's effects: the live interaction with its generation and AbortController, the delta
  * inbox, settlement, and the driver's host (`DriverHost`: what `driver.ts` may read and commit).
- * Commit policy (README "Decisions"): a start, every lifecycle step and a settlement commit
+ * Commit policy (docs/react-runtime.md#commits-and-coalescing): a start, every lifecycle step and a settlement commit
  * synchronously, each once; content deltas are buffered and committed together, always before the
  * next lifecycle commit.
  */
@@ -110,9 +110,9 @@ export class Interactions<TState> implements DriverHost {
     this.#controllers.get(run.gen)?.abort()
     const transport = this.#env.transport()
     const features = this.#env.features
-    // A plain AG-UI server has no cancel route: closing the stream is all it gets. Once the request
-    // is on its way the server may admit it after this stop: cancel it by the runId we sent (the
-    // server keeps the cancel for a run it admits slightly later, docs/protocol.md#cancel).
+    // A plain AG-UI server has no cancel route: closing the stream is all it gets. Once the request is on its way the
+    // server may admit it after this stop: cancel it by the runId we sent (the server keeps the cancel for a run it
+    // admits slightly later: docs/protocol.md#post-basethreadsthreadidrunsrunidcancel).
     if ((run.acknowledged || run.connection !== 'idle') && transport.cancel && features.available) {
       transport.cancel(this.#store.state.threadId, run.runId).catch((error: unknown) => features.observe(error))
     }

@@ -3,9 +3,9 @@ import type { JsonPatch } from '@interlude/protocol'
 /**
  * RFC 6902 JSON Patch for `STATE_DELTA` and `ACTIVITY_DELTA`, applied without mutating the document: only the
  * containers along each changed path are copied (structural sharing), and a change that leaves a value as it was
- * keeps its container. It follows the rules of immutable-json-patch 6, which it replaced (docs/react-runtime.md#state):
- * `add` below a missing parent, an unknown op or a failing `test` throw; `replace` of a missing path and `remove` of a
- * missing last key change nothing.
+ * keeps its container. It follows the rules of immutable-json-patch 6, which it replaced
+ * (docs/react-runtime.md#json-patch): `add` below a missing parent, an unknown op or a failing `test` throw; `replace`
+ * of a missing path and `remove` of a missing last key change nothing.
  */
 
 type Path = readonly string[]

@@ -11,7 +11,7 @@ import { fromLocalInput, toLocalInput } from './text-field.tsx'
 
 afterEach(cleanup)
 
-/** A question that uses every presentation keyword of docs/client-contract.md#forms. */
+/** A question that uses every presentation keyword of docs/client-contract.md#form-helpers. */
 const RICH_SCHEMA = {
   type: 'object',
   title: 'Maintenance window',

@@ -1,7 +1,7 @@
 import type { FieldError } from './validate-payload.ts'
 
 /**
- * The subset of JSON Schema the default form presents (docs/client-contract.md#forms). Schemas come
+ * The subset of JSON Schema the default form presents (docs/client-contract.md#form-helpers). Schemas come
  * from the wire: every keyword is read defensively, unknown keywords are ignored and a keyword of
  * the wrong type is treated as absent, so no schema can break the form.
  */
