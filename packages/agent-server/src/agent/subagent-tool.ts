@@ -1,6 +1,6 @@
 import type { z } from 'zod'
 import type { ExpiryPolicy } from '@interlude/protocol'
-import { runSubagent } from '../core/subagent-run.ts'
+import { runSubagent } from '../core/turn/subagent-run.ts'
 import type { AgentDefinition } from './agent.ts'
 import type { DecideContext } from './decider.ts'
 import type { JsonSchema, PolicyContext, ToolDefinition } from './tool.ts'
