@@ -10,8 +10,6 @@ import type { RunWrites } from '../run-writes.ts'
 import { parseJson, resultText, strictJson } from '../strict-json.ts'
 import { clientThreadId } from '../../store/thread-key.ts'
 import { AlreadyStartedError } from './tool-asks.ts'
-import { SUBAGENT_RUNTIME } from '../turn/subagent-run.ts'
-import type { SubagentRuntime } from '../turn/subagent-run.ts'
 import type { AskRequest, AskSession } from './tool-asks.ts'
 
 const NOT_JSON_RESULT = 'Tool returned a value that is not JSON.'
@@ -56,12 +54,7 @@ export interface ToolInvocation {
  * The context a tool runs with: the policy context (which carries a private copy of the state)
  * plus `updateState` on that copy, and the signal tools see.
  */
-export function toolInvocation(
-  policy: PolicyContext,
-  signal: AbortSignal,
-  asks?: AskSession,
-  subagent?: SubagentRuntime,
-): ToolInvocation {
+export function toolInvocation(policy: PolicyContext, signal: AbortSignal, asks?: AskSession): ToolInvocation {
   let state = policy.state
   let changed = false
   const context: ToolContext = {
@@ -78,8 +71,6 @@ export function toolInvocation(
       return answer.payload as T
     },
   }
-  // Only a subagent tool reads it (`core/turn/subagent-run.ts`); not enumerable, so never copied or logged.
-  if (subagent) Object.defineProperty(context, SUBAGENT_RUNTIME, { value: subagent })
   return { context, nextState: () => (changed ? state : undefined) }
 }
 
@@ -119,13 +110,17 @@ export class EffectsLedger {
     return begun === 'started'
   }
 
-  /** Claims and runs a server tool. A result or state JSON cannot hold is a failed call the model can read. */
+  /**
+   * Claims and runs a server tool — its `execute`, or `effect` in its place (a subagent tool's agent). A result or
+   * state JSON cannot hold is a failed call the model can read.
+   */
   async execute(
     tool: ResolvedTool,
     toolCallId: string,
     args: unknown,
     invocation: () => ToolInvocation,
     asks?: AskSession,
+    effect?: (args: unknown, context: ToolContext) => Promise<unknown>,
   ): Promise<EffectOutcome | AskedOutcome> {
     const { logError } = this.#d
     // docs/approvals.md#asking-from-inside-a-tool: claimed here unless the call replays answers first.
@@ -136,7 +131,7 @@ export class EffectsLedger {
     const { context, nextState } = invocation()
     let value: unknown
     try {
-      value = await tool.definition.execute!(args, context)
+      value = effect ? await effect(args, context) : await tool.definition.execute!(args, context)
     } catch (error) {
       const settled = this.#afterAsking(tool, asks, nextState)
       if (settled) return settled

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { ExpiryPolicy } from '@interlude/protocol'
-import type { ResolvedTool } from '../../agent/tool.ts'
+import type { JsonSchema, ResolvedTool } from '../../agent/tool.ts'
 import type { NewBatch, StoredInterrupt } from '../../store/store.ts'
 import type { ExpiryDefaults } from '../expiry-policy.ts'
 import { batchPolicy, EXPIRY_METADATA_KEY, interruptPolicy } from '../expiry-policy.ts'
@@ -28,36 +28,44 @@ export function interruptFor(
 }
 
 function storedInterrupt(tool: ResolvedTool, toolCallId: string, args: unknown): StoredInterrupt {
+  const interrupt = interruptRequest(tool, toolCallId, args)
+  return { kind: tool.definition.human ? 'input' : 'approval', toolCallId, toolName: tool.name, interrupt }
+}
+
+/** An interrupt of a call before its deadline is stamped. */
+export interface InterruptRequest {
+  readonly id: string
+  readonly reason: 'input_required' | 'tool_call'
+  readonly message: string
+  readonly toolCallId: string
+  readonly responseSchema: JsonSchema
+  readonly metadata: Record<string, unknown>
+}
+
+/**
+ * What a person is asked about a call, before its deadline is stamped: the tool's `human` question, or an approval
+ * with the arguments (subagents ask the same, with their own ids added).
+ */
+export function interruptRequest(tool: ResolvedTool, toolCallId: string, args: unknown): InterruptRequest {
   const id = `int_${randomUUID()}`
   const human = tool.definition.human
   if (human) {
     return {
-      kind: 'input',
+      id,
+      reason: 'input_required',
+      message: human.message(args),
       toolCallId,
-      toolName: tool.name,
-      interrupt: {
-        id,
-        reason: 'input_required',
-        message: human.message(args),
-        toolCallId,
-        responseSchema: human.responseSchema,
-        metadata: { toolName: tool.name },
-      },
+      responseSchema: human.responseSchema,
+      metadata: { toolName: tool.name },
     }
   }
-  const message = tool.definition.approvalMessage?.(args) ?? `Allow ${tool.name} with ${JSON.stringify(args)}?`
   return {
-    kind: 'approval',
+    id,
+    reason: 'tool_call',
+    message: tool.definition.approvalMessage?.(args) ?? `Allow ${tool.name} with ${JSON.stringify(args)}?`,
     toolCallId,
-    toolName: tool.name,
-    interrupt: {
-      id,
-      reason: 'tool_call',
-      message,
-      toolCallId,
-      responseSchema: tool.approvalSchema,
-      metadata: { toolName: tool.name, arguments: args, allowEdits: tool.definition.allowEdits === true },
-    },
+    responseSchema: tool.approvalSchema,
+    metadata: { toolName: tool.name, arguments: args, allowEdits: tool.definition.allowEdits === true },
   }
 }
 

@@ -1,5 +1,5 @@
 import type { AgUiEvent } from '@interlude/protocol'
-import type { PolicyContext, ResolvedTool } from '../../agent/tool.ts'
+import type { PolicyContext, ResolvedTool, ToolContext } from '../../agent/tool.ts'
 import type { ValidatorCache } from '../../schema/validator-cache.ts'
 import type { AskedOutcome, EffectOutcome, EffectsLedger } from './effects-ledger.ts'
 import { toolInvocation } from './effects-ledger.ts'
@@ -17,13 +17,21 @@ export interface ServerToolRun {
   readonly policy: PolicyContext
   /** What the tool sees as `ctx.signal`. */
   readonly toolSignal: AbortSignal
-  /** Cancel or shutdown of the run: a subagent's model calls stop. */
-  readonly runSignal: AbortSignal
   readonly ledger: EffectsLedger
   readonly writes: RunWrites
   readonly validators: ValidatorCache
   readonly logError: (message: string, error: unknown) => void
+  /** A subagent tool's agent, run in place of `execute` (the turn provides it: `core/turn/subagent-run.ts`). */
+  readonly subagent?: SubagentRunner
 }
+
+/** Runs a subagent tool's agent with the parent call's context and question session; its events go to `emit`. */
+export type SubagentRunner = (
+  args: unknown,
+  context: ToolContext,
+  asks: AskSession,
+  emit: (event: AgUiEvent) => void,
+) => Promise<unknown>
 
 /**
  * One execution of a server tool through the effects ledger, with its `ctx.interrupt` session; a subagent tool's
@@ -40,20 +48,14 @@ export async function* runServerTool(
     save: (next) => writes.saveCheckpoint(toolCallId, next),
     validators: run.validators,
   })
-  const channel = tool.subagent ? new EventChannel() : undefined
-  const runtime =
-    tool.subagent && channel
-      ? {
-          agent: tool.subagent,
-          asks,
-          emit: (event: AgUiEvent) => channel.push(event),
-          validators: run.validators,
-          signal: run.runSignal,
-          logError: run.logError,
-        }
+  const { subagent } = run
+  const channel = subagent ? new EventChannel() : undefined
+  const effect =
+    subagent && channel
+      ? (args: unknown, context: ToolContext) => subagent(args, context, asks, (event) => channel.push(event))
       : undefined
-  const invocation = () => toolInvocation(run.policy, run.toolSignal, asks, runtime)
-  const work = ledger.execute(tool, toolCallId, run.args, invocation, asks)
+  const invocation = () => toolInvocation(run.policy, run.toolSignal, asks)
+  const work = ledger.execute(tool, toolCallId, run.args, invocation, asks, effect)
   const outcome = channel ? yield* channel.drain(work) : await work
   return { outcome, asks }
 }

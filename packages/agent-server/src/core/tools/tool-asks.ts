@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../../agent/tool.ts'
+import type { JsonSchema } from '../../schema/json-schema.ts'
 import { isToolInterruptReason } from '../../agent/tool-interrupt.ts'
 import type { ToolInterruptRequest } from '../../agent/tool-interrupt.ts'
 import type { ValidatorCache } from '../../schema/validator-cache.ts'

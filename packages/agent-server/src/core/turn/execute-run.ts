@@ -12,7 +12,12 @@ import { modelEvents } from './model-events.ts'
 import type { HistoryLimits } from './model-window.ts'
 import { RunCancelled } from '../run-cancelled.ts'
 import type { RunPlan } from '../run-plan.ts'
-import { Turn } from './turn.ts'
+import { handleLeftCalls, settleUnsettledEffects } from './continuation-step.ts'
+import { callModel, recordAnswer } from './model-step.ts'
+import { applyDecisions } from './resume-step.ts'
+import { handleToolCalls } from './tool-step.ts'
+import { Turn } from './turn-state.ts'
+import type { Step } from './turn-state.ts'
 import type { UsageOptions } from './usage.ts'
 import { describeThread } from '../../store/thread-key.ts'
 
@@ -40,9 +45,9 @@ export interface ExecutionDeps {
   readonly webhooks?: WebhookOutbox
   /** Told of each batch the run opens, so its resume is admitted with one statement (`open-batch-cache.ts`). */
   readonly openBatches?: OpenBatchCache
-  /** Thread cap, model window and pause snapshot bounds (issue 12.4); defaults of `core/limits.ts`. */
+  /** Thread cap, model window and pause snapshot bounds (docs/decisions.md#bounded-histories); defaults of `core/limits.ts`. */
   readonly history?: Partial<HistoryLimits>
-  /** Token caps and the usage hook (issue 14, docs/protocol.md#token-usage). */
+  /** Token caps and the usage hook (docs/protocol.md#token-usage). */
   readonly usage?: UsageOptions
   /** Tool-call arguments larger than this are rejected and stored as a short placeholder. @default 65536 */
   readonly maxToolArgumentBytes?: number
@@ -53,7 +58,8 @@ export interface ExecutionDeps {
  * exactly one terminal event (RUN_FINISHED or RUN_ERROR) last. The ReAct loop: model call → tool
  * calls → tool results → model, until the model answers without tools, a person must decide, a
  * browser/external result is awaited, or `maxIterations` is reached. The SSE route, the replay
- * route and tests consume the same sequence (through the run manager's log).
+ * route and tests consume the same sequence (through the run manager's log). The steps live beside it: resume
+ * (`resume-step.ts`), continuation (`continuation-step.ts`), model (`model-step.ts`) and tools (`tool-step.ts`).
  */
 export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGenerator<AgUiEvent, void, undefined> {
   const { threadId, runId } = plan
@@ -63,6 +69,21 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
   if (continuation) yield* continuation.prefix
   else yield ev.runStarted(threadId, runId)
   const turn = new Turn(plan, deps)
+
+  /**
+   * After a step: the state if it changed, and for a pause the state, the pause snapshot and the RUN_FINISHED that
+   * carries the batch. `true`: the run ended paused.
+   */
+  async function* paused(step: Step | undefined): AsyncGenerator<AgUiEvent, boolean, undefined> {
+    if (turn.takeStateChange() || step?.kind === 'interrupt') yield ev.stateSnapshot(turn.state)
+    if (step?.kind !== 'interrupt') return false
+    // Bounded: the whole history of a small thread, nothing above `pauseSnapshotMaxBytes` (docs/protocol.md).
+    const snapshot = turn.pauseSnapshot()
+    if (snapshot !== undefined) yield ev.messagesSnapshot(snapshot)
+    yield ev.runFinished(threadId, runId, { type: 'interrupt', interrupts: step.interrupts })
+    return true
+  }
+
   try {
     if (plan.kind === 'resume' && !continuation) {
       // Who decided, right after RUN_STARTED: in the log, so every replay and follower sees it.
@@ -71,29 +92,13 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
     }
     await turn.load()
     if (continuation) {
-      yield* turn.settleUnsettledEffects()
-      if (turn.takeStateChange()) yield ev.stateSnapshot(turn.state)
+      yield* settleUnsettledEffects(turn)
+      yield* paused(undefined)
     }
-    if (plan.kind === 'resume') {
-      const asked = yield* turn.applyDecisions(plan)
-      if (turn.takeStateChange() || asked?.kind === 'interrupt') yield ev.stateSnapshot(turn.state)
-      // A tool that asked from inside `execute` asked again (docs/approvals.md#asking-from-inside-a-tool).
-      if (asked?.kind === 'interrupt') {
-        const checkpoint = turn.pauseSnapshot()
-        if (checkpoint !== undefined) yield ev.messagesSnapshot(checkpoint)
-        yield ev.runFinished(threadId, runId, { type: 'interrupt', interrupts: asked.interrupts })
-        return
-      }
-    }
+    // A tool that asked from inside `execute` may ask again (docs/approvals.md#asking-from-inside-a-tool).
+    if (plan.kind === 'resume' && (yield* paused(yield* applyDecisions(turn, plan)))) return
     if (continuation) {
-      const step = yield* turn.handleLeftCalls()
-      if (turn.takeStateChange() || step?.kind === 'interrupt') yield ev.stateSnapshot(turn.state)
-      if (step?.kind === 'interrupt') {
-        const checkpoint = turn.pauseSnapshot()
-        if (checkpoint !== undefined) yield ev.messagesSnapshot(checkpoint)
-        yield ev.runFinished(threadId, runId, { type: 'interrupt', interrupts: step.interrupts })
-        return
-      }
+      if (yield* paused(yield* handleLeftCalls(turn))) return
       if (turn.answered()) {
         yield ev.runFinished(threadId, runId, { type: 'success' })
         return
@@ -111,22 +116,15 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
     }
     for (let iteration = 0; iteration < deps.agent.maxIterations; iteration++) {
       if (deps.signal.aborted) throw new RunCancelled()
-      const call = turn.callModel()
+      const call = callModel(turn)
       const response = yield* modelEvents(call.stream, call.options)
-      await turn.recordAnswer(response)
+      await recordAnswer(turn, response)
       if (response.calls.length === 0) {
         yield ev.runFinished(threadId, runId, { type: 'success' })
         return
       }
-      const step = yield* turn.handleToolCalls(response)
-      if (turn.takeStateChange() || step.kind === 'interrupt') yield ev.stateSnapshot(turn.state)
-      if (step.kind === 'interrupt') {
-        // Bounded: the whole history of a small thread, nothing above `pauseSnapshotMaxBytes` (docs/protocol.md).
-        const checkpoint = turn.pauseSnapshot()
-        if (checkpoint !== undefined) yield ev.messagesSnapshot(checkpoint)
-        yield ev.runFinished(threadId, runId, { type: 'interrupt', interrupts: step.interrupts })
-        return
-      }
+      const step = yield* handleToolCalls(turn, response)
+      if (yield* paused(step)) return
       if (step.kind === 'waiting') {
         yield ev.runFinished(threadId, runId, { type: 'success', pendingToolCallIds: turn.awaitingResults() })
         return
@@ -166,7 +164,7 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
       deps.logError(`run ${describeThread(threadId)}/${runId} failed`, error)
     }
     const code = (RUN_ERROR_CODES as readonly string[]).includes(failure.code) ? failure.code : 'RUN_FAILED'
-    // Typed details of a model failure or a usage cap (issue 14): kinds and numbers only, no upstream text.
+    // Typed details of a model failure or a usage cap (docs/decisions.md#the-model-boundary): kinds and numbers only, no upstream text.
     const details = code === 'MODEL_ERROR' || code === 'USAGE_LIMIT_EXCEEDED' ? failure.details : undefined
     yield ev.runError(code, failure.message, details)
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { InterludeError } from '@interlude/protocol'
-import type { AgUiEvent, Tool } from '@interlude/protocol'
+import type { AgUiEvent, AssistantMessage, Tool } from '@interlude/protocol'
 import type { ResolvedAgent } from '../../agent/agent.ts'
 import type { ModelChunk, ModelTool, ModelUsage } from '../../models/model.ts'
 import { ev } from '../ev.ts'
@@ -18,6 +18,30 @@ export interface ModelResponse {
   readonly messageId: string
   readonly text: string
   readonly calls: readonly ModelCall[]
+}
+
+/**
+ * The assistant message of a response: its text (kept empty only when there are no calls) and its calls — by default
+ * as the model wrote them; the tool step passes them with oversized arguments replaced.
+ */
+export function assistantMessage(
+  response: ModelResponse,
+  calls: readonly ModelCall[] = response.calls,
+): AssistantMessage {
+  return {
+    id: response.messageId,
+    role: 'assistant',
+    ...(response.text.length > 0 || calls.length === 0 ? { content: response.text } : {}),
+    ...(calls.length > 0
+      ? {
+          toolCalls: calls.map((c) => ({
+            id: c.id,
+            type: 'function' as const,
+            function: { name: c.name, arguments: c.argsText },
+          })),
+        }
+      : {}),
+  }
 }
 
 export interface ModelEventsOptions {

@@ -1,32 +1,33 @@
 import { randomUUID } from 'node:crypto'
 import { EventType, SUBAGENT_EVENT_NAME } from '@interlude/protocol'
-import type { AgUiEvent, AssistantMessage, Interrupt, Message, SubagentEventValue } from '@interlude/protocol'
+import type { AgUiEvent, AssistantMessage, Message, SubagentEventValue } from '@interlude/protocol'
 import type { ResolvedAgent } from '../../agent/agent.ts'
 import type { SubagentSpec } from '../../agent/subagent-tool.ts'
 import type { ResolvedTool, ToolContext } from '../../agent/tool.ts'
 import type { ValidatorCache } from '../../schema/validator-cache.ts'
 import { ev, publicMessage, toolResult } from '../ev.ts'
-import { modelEvents, modelTools } from './model-events.ts'
-import type { ModelResponse } from './model-events.ts'
+import { approvedCall, type ApprovalPayload } from '../tools/approved-call.ts'
+import { editedResult } from '../tools/edited-result.ts'
+import { interruptRequest } from '../tools/interrupts.ts'
+import type { SubagentRunner } from '../tools/server-tool-run.ts'
 import type { AskRequest, AskSession, ToolAnswer } from '../tools/tool-asks.ts'
 import { ToolPaused } from '../tools/tool-asks.ts'
-import { authorizeCall, classifyCall } from '../tools/tool-verdicts.ts'
+import { classifyCall } from '../tools/tool-verdicts.ts'
 import type { VerdictContext } from '../tools/tool-verdicts.ts'
-import { editedResult } from '../tools/edited-result.ts'
+import { assistantMessage, modelEvents, modelTools } from './model-events.ts'
+import { preview, runSubagentTool } from './subagent-tool-call.ts'
 
 /**
  * Subagents (docs/approvals.md#subagents, docs/protocol.md#subagents): an agent used as a tool of another agent. The
- * subagent tool's `execute` runs the subagent's own model/tool loop and pauses through the parent call's
+ * turn runs a subagent tool's own model/tool loop in place of an `execute`, and it pauses through the parent call's
  * `ctx.interrupt` machinery (`AskSession`): its approvals and questions carry `subagentRunId` and
  * `metadata.subagent`, surface in the parent's batch, and their answers come back to this call when it runs again.
  * Its progress (its private messages) is the call's checkpoint: a re-execution continues from it and never calls the
  * model again for steps it finished. Its events reach the parent's stream as `CUSTOM interlude.subagent`.
  */
 
-/** Where the server hands a subagent tool what a plain `ToolContext` does not carry. */
-export const SUBAGENT_RUNTIME = Symbol('interlude.subagent-runtime')
-
-export interface SubagentRuntime {
+/** What a subagent run uses of the parent's turn. */
+interface SubagentRuntime {
   /** The subagent, resolved with the parent at startup. */
   readonly agent: ResolvedAgent
   readonly asks: AskSession
@@ -54,15 +55,25 @@ interface Waiting {
   readonly request: AskRequest
 }
 
-export function subagentRunIdOf(parentToolCallId: string): string {
+function subagentRunIdOf(parentToolCallId: string): string {
   return `subrun_${parentToolCallId}`
 }
 
-/** The `execute` of a subagent tool (`defineSubagentTool`). */
-export async function runSubagent(spec: SubagentSpec, name: string, args: unknown, ctx: ToolContext): Promise<unknown> {
-  const runtime = (ctx as unknown as Record<symbol, SubagentRuntime | undefined>)[SUBAGENT_RUNTIME]
-  if (!runtime) throw new TypeError(`The subagent tool "${name}" runs only inside an Interlude server's turn.`)
-  return new SubagentRun(spec, name, runtime, ctx).execute(args)
+/**
+ * How the turn runs a subagent tool (`tool.subagent`, set by `defineSubagentTool`) in place of an `execute`: with the
+ * parent call's context and question session, its events into the parent's stream.
+ */
+export function subagentRunner(
+  tool: ResolvedTool,
+  signal: AbortSignal,
+  validators: ValidatorCache,
+  logError: (message: string, error: unknown) => void,
+): SubagentRunner {
+  const spec = tool.definition.subagent
+  const agent = tool.subagent
+  if (!spec || !agent) throw new TypeError(`The tool "${tool.name}" is not a subagent tool.`)
+  return (args, ctx, asks, emit) =>
+    new SubagentRun(spec, tool.name, { agent, asks, emit, validators, signal, logError }, ctx).execute(args)
 }
 
 class SubagentRun {
@@ -169,21 +180,7 @@ class SubagentRun {
       this.#emit(step.value)
       step = await events.next()
     }
-    const response: ModelResponse = step.value
-    const message: AssistantMessage = {
-      id: response.messageId,
-      role: 'assistant',
-      ...(response.text.length > 0 || response.calls.length === 0 ? { content: response.text } : {}),
-      ...(response.calls.length > 0
-        ? {
-            toolCalls: response.calls.map((c) => ({
-              id: c.id,
-              type: 'function' as const,
-              function: { name: c.name, arguments: c.argsText },
-            })),
-          }
-        : {}),
-    }
+    const message = assistantMessage(step.value)
     return { ...progress, messages: [...progress.messages, message], modelCalls: progress.modelCalls + 1 }
   }
 
@@ -238,78 +235,35 @@ class SubagentRun {
     return next
   }
 
-  /** An answered approval or question of the subagent, carried out like the parent's (`Turn.applyDecisions`). */
+  /** An answered approval or question of the subagent, carried out like the parent's (`resume-step.ts`). */
   async #carryOut(waiting: Waiting, answer: ToolAnswer): Promise<Message> {
     const { callId, tool } = waiting
     if (answer.status === 'cancelled')
       return this.#result(callId, { status: 'cancelled', message: 'The request was cancelled before a decision.' })
     if (tool.kind === 'human') return this.#result(callId, answer.payload ?? null)
-    const payload = answer.payload as { approved: boolean; editedArgs?: unknown; reason?: string }
-    if (!payload.approved)
-      return this.#result(callId, { status: 'denied', reason: payload.reason ?? 'Denied by the user.' })
-    const edited = payload.editedArgs !== undefined
-    const args = edited ? payload.editedArgs : waiting.args
-    const valid = this.#rt.validators.validate(tool.parameters, args)
-    if (!valid.ok)
-      return this.#result(callId, {
-        status: 'error',
-        error: 'The arguments do not match the tool schema.',
-        issues: valid.issues,
-      })
-    const denial = await authorizeCall(tool, args, callId, this.#verdicts)
-    if (denial !== undefined) return this.#result(callId, { status: 'denied', reason: denial })
-    const value = await this.#execute(tool, callId, args)
-    return this.#result(callId, edited ? editedResult(args, value) : value)
+    const call = { toolCallId: callId, toolName: tool.name }
+    const approved = await approvedCall(
+      call,
+      tool,
+      answer.payload as ApprovalPayload,
+      () => waiting.args,
+      this.#verdicts,
+    )
+    if (!approved.ok) return this.#result(callId, approved.result)
+    const value = await this.#execute(tool, callId, approved.args)
+    return this.#result(callId, approved.edited ? editedResult(approved.args, value) : value)
   }
 
   /** The interrupt request of a subagent call that needs a person: routed back here by the parent call. */
   #request(tool: ResolvedTool, callId: string, args: unknown): AskRequest {
+    const request = interruptRequest(tool, callId, args)
     const subagent = { name: this.#name, toolCallId: this.#ctx.toolCallId }
-    const human = tool.definition.human
-    if (human)
-      return {
-        id: `int_${randomUUID()}`,
-        reason: 'input_required',
-        message: human.message(args),
-        responseSchema: human.responseSchema,
-        toolCallId: callId,
-        subagentRunId: this.#runId,
-        metadata: { toolName: tool.name, subagent },
-      }
-    return {
-      id: `int_${randomUUID()}`,
-      reason: 'tool_call',
-      message: tool.definition.approvalMessage?.(args) ?? `Allow ${tool.name} with ${JSON.stringify(args)}?`,
-      responseSchema: tool.approvalSchema,
-      toolCallId: callId,
-      subagentRunId: this.#runId,
-      metadata: { toolName: tool.name, arguments: args, allowEdits: tool.definition.allowEdits === true, subagent },
-    }
+    return { ...request, subagentRunId: this.#runId, metadata: { ...request.metadata, subagent } }
   }
 
   /** Runs one of the subagent's own tools; its state changes go to the parent call's state. */
-  async #execute(tool: ResolvedTool, callId: string, args: unknown): Promise<unknown> {
-    const ctx = this.#ctx
-    const context: ToolContext = {
-      toolCallId: callId,
-      idempotencyKey: this.#key(callId),
-      threadId: ctx.threadId,
-      runId: ctx.runId,
-      principal: ctx.principal,
-      state: structuredClone(ctx.state),
-      signal: ctx.signal,
-      updateState: (update) => ctx.updateState(update),
-      interrupt: () => Promise.reject(new TypeError('ctx.interrupt is not available inside a subagent tool.')),
-    }
-    try {
-      const value = await tool.definition.execute!(args, context)
-      // Must be JSON like any tool result.
-      toolResult(callId, value)
-      return value
-    } catch (error) {
-      this.#rt.logError(`subagent tool ${tool.name} failed`, error)
-      return { status: 'error', error: publicMessage(error, `The tool ${tool.name} failed.`) }
-    }
+  #execute(tool: ResolvedTool, callId: string, args: unknown): Promise<unknown> {
+    return runSubagentTool(tool, callId, args, this.#ctx, this.#key(callId), this.#rt.logError)
   }
 
   #result(callId: string, value: unknown): Message {
@@ -330,18 +284,5 @@ class SubagentRun {
       event,
     }
     this.#rt.emit({ type: EventType.CUSTOM, name: SUBAGENT_EVENT_NAME, value } as AgUiEvent)
-  }
-}
-
-/** How a pending request looks in the subagent's own `RUN_FINISHED` (the parent's batch has the stored ones). */
-function preview(request: AskRequest): Interrupt {
-  return {
-    id: request.id ?? '',
-    reason: request.reason,
-    message: request.message,
-    ...(request.toolCallId !== undefined ? { toolCallId: request.toolCallId } : {}),
-    ...(request.subagentRunId !== undefined ? { subagentRunId: request.subagentRunId } : {}),
-    responseSchema: request.responseSchema,
-    ...(request.metadata ? { metadata: request.metadata } : {}),
   }
 }

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono'
-import type { ServerEnv } from '../http/env.ts'
-import type { Logger } from './logger.ts'
-import type { ServerMetrics } from './metrics.ts'
+import type { ServerEnv } from '../env.ts'
+import type { Logger } from '../../observability/logger.ts'
+import type { ServerMetrics } from '../../observability/metrics.ts'
 
 /** `admission;dur=<ms>` of `Server-Timing` (set by the run and decision routes once admitted). */
 const ADMISSION_TIMING = /(?:^|,)\s*admission;dur=([\d.]+)/
