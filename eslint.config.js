@@ -67,6 +67,7 @@ export default tseslint.config(
     files: ['packages/agent-server/src/**/*.ts'],
     ignores: ['**/*.test.ts', 'packages/agent-server/src/test-utils/**'],
     plugins: { 'import-x': importX },
-    rules: { 'import-x/no-restricted-paths': ['error', { zones: layerWalls }] },
+    // basePath: zones are repository paths, whichever folder ESLint runs from.
+    rules: { 'import-x/no-restricted-paths': ['error', { zones: layerWalls, basePath: import.meta.dirname }] },
   },
 )

@@ -1,6 +1,6 @@
 // The import walls of the workspace (docs/architecture.md#layers), as data: each layer may import only the layers
-// listed before it. `eslint.config.js` turns them into rules; `scripts/walls.test.mjs`-style fixtures live in
-// `packages/agent-server/src/lint-walls.test.ts`, which shows a violation is refused.
+// listed before it. `eslint.config.js` turns them into rules; `packages/agent-server/src/lint/import-walls.test.ts`
+// shows that a violation is refused.
 
 const S = 'packages/agent-server/src'
 
@@ -48,10 +48,7 @@ const forbidPackages = (files, names, why) => ({
   files,
   ignores: ['**/*.test.ts', '**/*.test.tsx', '**/test-utils/**'],
   rules: {
-    'no-restricted-imports': [
-      'error',
-      { patterns: [{ group: names.flatMap((n) => [n, `${n}/*`]), message: why }] },
-    ],
+    'no-restricted-imports': ['error', { patterns: [{ group: names.flatMap((n) => [n, `${n}/*`]), message: why }] }],
   },
 })
 
