@@ -1,6 +1,5 @@
 import type { z } from 'zod'
 import type { ExpiryPolicy } from '@interlude/protocol'
-import { runSubagent } from '../core/subagent-run.ts'
 import type { AgentDefinition } from './agent.ts'
 import type { DecideContext } from './decider.ts'
 import type { JsonSchema, PolicyContext, ToolDefinition } from './tool.ts'
@@ -63,7 +62,7 @@ export function defineSubagentTool<TArgs = Record<string, unknown>>(
     ...(options.approvers ? { approvers: options.approvers } : {}),
     ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
     ...(options.onExpiry ? { onExpiry: options.onExpiry } : {}),
+    // The server runs the subagent in place of an `execute` (docs/approvals.md#subagents).
     subagent: spec as SubagentSpec,
-    execute: (args, ctx) => runSubagent(spec as SubagentSpec, options.name, args, ctx),
   }
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import type { ExpiryPolicy, RememberScope } from '@interlude/protocol'
 import { REMEMBER_SCOPES } from '@interlude/protocol'
+import type { JsonSchema } from '../schema/json-schema.ts'
 import { remoteRefs, SchemaDefinitionError } from '../schema/validator-cache.ts'
 import type { DecideContext } from './decider.ts'
 import type { ToolInterruptRequest } from './tool-interrupt.ts'
@@ -8,8 +9,7 @@ import type { SubagentSpec } from './subagent-tool.ts'
 import type { ResolvedAgent } from './agent.ts'
 import { expiryOptionProblem, secondsToMs, timeoutProblem } from './expiry-options.ts'
 
-/** A JSON Schema object (draft-07 vocabulary, local `$ref`s only). */
-export type JsonSchema = Record<string, unknown>
+export type { JsonSchema }
 
 /** What a tool receives besides its arguments. */
 export interface ToolContext<TState = unknown> {
@@ -309,7 +309,7 @@ export function resolveTool(definition: ToolDefinition): ResolvedTool {
     throw new SchemaDefinitionError(`Tool "${definition.name}" uses remote $ref (${remote.join(', ')}).`)
   if (definition.human && definition.external)
     throw new SchemaDefinitionError(`Tool "${definition.name}" cannot be both human and external.`)
-  if (!definition.human && !definition.external && typeof definition.execute !== 'function') {
+  if (!definition.human && !definition.external && !definition.subagent && typeof definition.execute !== 'function') {
     throw new SchemaDefinitionError(`Tool "${definition.name}" needs execute().`)
   }
   const kind: ToolKind = definition.human ? 'human' : definition.external ? 'external' : 'server'

@@ -1,5 +1,5 @@
 import { expect } from 'vitest'
-import { threadKey } from '../../core/thread-key.ts'
+import { threadKey } from '../thread-key.ts'
 import type { Store } from '../store.ts'
 
 /**

@@ -215,7 +215,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   `,
   // issue 12.7 (thread ids per owner, docs/decisions.md): a thread is keyed by its owner and the client's id joined by
-  // U+001F (src/core/thread-key.ts), so another principal can no longer take an id first. Existing threads get the key
+  // U+001F (src/store/thread-key.ts), so another principal can no longer take an id first. Existing threads get the key
   // of their owner in every table that names a thread; permission rules keep the client's id (they carry the owner).
   `
   UPDATE messages x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
