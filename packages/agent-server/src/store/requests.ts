@@ -160,8 +160,10 @@ export interface NewToolCall {
   readonly threadId: string
   readonly toolCallId: string
   readonly runId: string
+  /** The assistant message that carries the call. */
   readonly messageId: string
   readonly toolName: string
+  /** Raw argument text as the model produced it. */
   readonly argsText: string
   readonly kind: ToolCallKind
   readonly status: ToolCallStatus
