@@ -84,7 +84,7 @@ export interface RunRecord {
   readonly usage?: UsageCounts
 }
 
-/** Token counts (issue 14, docs/protocol.md#token-usage). */
+/** Token counts (docs/protocol.md#token-usage). */
 export interface UsageCounts {
   readonly inputTokens: number
   readonly outputTokens: number

@@ -254,7 +254,10 @@ export interface OutboxFilter {
   readonly limit?: number
 }
 
-/** `reconcileEffect` (issue 11, wt-f): what a person found out about an effect whose outcome was unknown. */
+/**
+ * `reconcileEffect` (docs/architecture.md#unknown-effects): what a person found out about an effect whose outcome was
+ * unknown.
+ */
 export interface ReconcileEffectRequest {
   readonly threadId: string
   readonly toolCallId: string
