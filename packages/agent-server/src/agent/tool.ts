@@ -25,7 +25,7 @@ export interface ToolContext<TState = unknown> {
   readonly state: TState
   /** Replaces the thread state; committed together with the tool's result in the effects ledger. */
   updateState(update: (state: TState) => TState): void
-  /** Aborted only when the server shuts down; a cancel waits for a running tool to finish (it is checked before a tool starts). */
+  /** Aborted only when the server closes (`close()`); a cancel or a graceful shutdown waits for a running tool to finish (a cancel is checked before a tool starts). */
   readonly signal: AbortSignal
   /**
    * Asks a person from inside `execute` (docs/approvals.md#asking-from-inside-a-tool): the turn pauses with this

@@ -241,10 +241,11 @@ describe('pause snapshot', () => {
       )
       const [interrupt] = interruptsOf(paused.events)
       expect(interrupt).toBeDefined()
-      const checkpoint = paused.events.find((e) => e.type === EventType.MESSAGES_SNAPSHOT) as
+      const pauseSnapshot = paused.events.find((e) => e.type === EventType.MESSAGES_SNAPSHOT) as
         { messages: Message[] } | undefined
-      snapshots.push(checkpoint?.messages.length)
-      if (checkpoint) expect(checkpoint.messages).toEqual(await s.store.listMessages(threadKey('alice', threadId)))
+      snapshots.push(pauseSnapshot?.messages.length)
+      if (pauseSnapshot)
+        expect(pauseSnapshot.messages).toEqual(await s.store.listMessages(threadKey('alice', threadId)))
       const resumed = await s.postRun(
         resumeInput(threadId, [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: false } }]),
       )

@@ -41,7 +41,7 @@ const NOT_RUN = 'The server stopped before this call ran; it did not run.'
  * first touch of their thread. A run counts as abandoned once its lease ended (or, in exclusive mode, at startup;
  * a graceful shutdown ends its leases at once). The takeover is exactly-once across replicas (a conditional update
  * of the run's executor and lease); the winner then **continues** the run in this process, in the same run and the
- * same log, from its last durable checkpoint (`executeRun` with a `continuation`):
+ * same log, from what its log and ledger hold durably (`executeRun` with a `continuation`):
  *
  * - the log is completed: `RUN_STARTED` (and the decision record) if the attempt died before writing them, END
  *   events of the text messages and tool calls it left open;
