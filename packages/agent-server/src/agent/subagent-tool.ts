@@ -62,7 +62,12 @@ export function defineSubagentTool<TArgs = Record<string, unknown>>(
     ...(options.approvers ? { approvers: options.approvers } : {}),
     ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
     ...(options.onExpiry ? { onExpiry: options.onExpiry } : {}),
-    // The server runs the subagent in place of an `execute` (docs/approvals.md#subagents).
     subagent: spec as SubagentSpec,
+    // The server offers the subagent's run on the context of this tool's calls (`ctx.runSubagent`).
+    execute: (args, ctx) => {
+      if (!ctx.runSubagent)
+        throw new TypeError(`The subagent tool "${options.name}" runs only inside an Interlude server's turn.`)
+      return ctx.runSubagent(args)
+    },
   }
 }

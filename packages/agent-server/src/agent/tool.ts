@@ -35,6 +35,11 @@ export interface ToolContext<TState = unknown> {
    * `InterruptCancelledError`. The answer was validated against `responseSchema`.
    */
   interrupt<TAnswer = unknown>(request: ToolInterruptRequest): Promise<TAnswer>
+  /**
+   * Set only for a subagent tool (`defineSubagentTool`, docs/approvals.md#subagents): runs its agent with this call's
+   * context. Its `execute` calls it, so a wrapper around `execute` (logging, gating) wraps the subagent too.
+   */
+  readonly runSubagent?: (args: unknown) => Promise<unknown>
 }
 
 /** What `reconcile` receives: the call's ids, the thread state and the way to change it. */
@@ -309,7 +314,7 @@ export function resolveTool(definition: ToolDefinition): ResolvedTool {
     throw new SchemaDefinitionError(`Tool "${definition.name}" uses remote $ref (${remote.join(', ')}).`)
   if (definition.human && definition.external)
     throw new SchemaDefinitionError(`Tool "${definition.name}" cannot be both human and external.`)
-  if (!definition.human && !definition.external && !definition.subagent && typeof definition.execute !== 'function') {
+  if (!definition.human && !definition.external && typeof definition.execute !== 'function') {
     throw new SchemaDefinitionError(`Tool "${definition.name}" needs execute().`)
   }
   const kind: ToolKind = definition.human ? 'human' : definition.external ? 'external' : 'server'

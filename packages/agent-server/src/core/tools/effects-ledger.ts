@@ -52,9 +52,14 @@ export interface ToolInvocation {
 
 /**
  * The context a tool runs with: the policy context (which carries a private copy of the state)
- * plus `updateState` on that copy, and the signal tools see.
+ * plus `updateState` on that copy, the signal tools see, and for a subagent tool `runSubagent`.
  */
-export function toolInvocation(policy: PolicyContext, signal: AbortSignal, asks?: AskSession): ToolInvocation {
+export function toolInvocation(
+  policy: PolicyContext,
+  signal: AbortSignal,
+  asks?: AskSession,
+  subagent?: (args: unknown, context: ToolContext) => Promise<unknown>,
+): ToolInvocation {
   let state = policy.state
   let changed = false
   const context: ToolContext = {
@@ -70,6 +75,7 @@ export function toolInvocation(policy: PolicyContext, signal: AbortSignal, asks?
       if (answer.status === 'cancelled') throw new InterruptCancelledError(answer.interruptId)
       return answer.payload as T
     },
+    ...(subagent ? { runSubagent: (args: unknown) => subagent(args, context) } : {}),
   }
   return { context, nextState: () => (changed ? state : undefined) }
 }
@@ -110,17 +116,13 @@ export class EffectsLedger {
     return begun === 'started'
   }
 
-  /**
-   * Claims and runs a server tool — its `execute`, or `effect` in its place (a subagent tool's agent). A result or
-   * state JSON cannot hold is a failed call the model can read.
-   */
+  /** Claims and runs a server tool. A result or state JSON cannot hold is a failed call the model can read. */
   async execute(
     tool: ResolvedTool,
     toolCallId: string,
     args: unknown,
     invocation: () => ToolInvocation,
     asks?: AskSession,
-    effect?: (args: unknown, context: ToolContext) => Promise<unknown>,
   ): Promise<EffectOutcome | AskedOutcome> {
     const { logError } = this.#d
     // docs/approvals.md#asking-from-inside-a-tool: claimed here unless the call replays answers first.
@@ -131,7 +133,7 @@ export class EffectsLedger {
     const { context, nextState } = invocation()
     let value: unknown
     try {
-      value = effect ? await effect(args, context) : await tool.definition.execute!(args, context)
+      value = await tool.definition.execute!(args, context)
     } catch (error) {
       const settled = this.#afterAsking(tool, asks, nextState)
       if (settled) return settled

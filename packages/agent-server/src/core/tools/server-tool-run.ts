@@ -21,7 +21,7 @@ export interface ServerToolRun {
   readonly writes: RunWrites
   readonly validators: ValidatorCache
   readonly logError: (message: string, error: unknown) => void
-  /** A subagent tool's agent, run in place of `execute` (the turn provides it: `core/turn/subagent-run.ts`). */
+  /** A subagent tool's agent, offered to its `execute` as `ctx.runSubagent` (from the turn: `core/turn/subagent-run.ts`). */
   readonly subagent?: SubagentRunner
 }
 
@@ -50,12 +50,13 @@ export async function* runServerTool(
   })
   const { subagent } = run
   const channel = subagent ? new EventChannel() : undefined
-  const effect =
+  // A subagent tool's `execute` runs its agent through `ctx.runSubagent`, its events into this call's stream.
+  const runSubagent =
     subagent && channel
       ? (args: unknown, context: ToolContext) => subagent(args, context, asks, (event) => channel.push(event))
       : undefined
-  const invocation = () => toolInvocation(run.policy, run.toolSignal, asks)
-  const work = ledger.execute(tool, toolCallId, run.args, invocation, asks, effect)
+  const invocation = () => toolInvocation(run.policy, run.toolSignal, asks, runSubagent)
+  const work = ledger.execute(tool, toolCallId, run.args, invocation, asks)
   const outcome = channel ? yield* channel.drain(work) : await work
   return { outcome, asks }
 }

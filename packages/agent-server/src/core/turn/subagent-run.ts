@@ -19,7 +19,7 @@ import { preview, runSubagentTool } from './subagent-tool-call.ts'
 
 /**
  * Subagents (docs/approvals.md#subagents, docs/protocol.md#subagents): an agent used as a tool of another agent. The
- * turn runs a subagent tool's own model/tool loop in place of an `execute`, and it pauses through the parent call's
+ * turn offers a subagent tool's own model/tool loop to its `execute` (`ctx.runSubagent`); it pauses through the parent call's
  * `ctx.interrupt` machinery (`AskSession`): its approvals and questions carry `subagentRunId` and
  * `metadata.subagent`, surface in the parent's batch, and their answers come back to this call when it runs again.
  * Its progress (its private messages) is the call's checkpoint: a re-execution continues from it and never calls the
@@ -60,8 +60,8 @@ function subagentRunIdOf(parentToolCallId: string): string {
 }
 
 /**
- * How the turn runs a subagent tool (`tool.subagent`, set by `defineSubagentTool`) in place of an `execute`: with the
- * parent call's context and question session, its events into the parent's stream.
+ * How the turn runs a subagent tool's agent (`tool.subagent`, set by `defineSubagentTool`): with the parent call's
+ * context and question session, its events into the parent's stream.
  */
 export function subagentRunner(
   tool: ResolvedTool,
