@@ -3,6 +3,8 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 import reactHooks from 'eslint-plugin-react-hooks'
 import globals from 'globals'
+import importX from 'eslint-plugin-import-x'
+import { layerWalls, packageWalls } from './eslint.walls.js'
 
 export default tseslint.config(
   {
@@ -57,5 +59,15 @@ export default tseslint.config(
         { patterns: [{ group: ['node:*'], message: '@interlude/client uses fetch and web APIs only.' }] },
       ],
     },
+  },
+  ...packageWalls,
+  {
+    // Import walls inside the agent server (docs/architecture.md#layers): nothing imports upward. Tests and test
+    // harnesses may reach across layers.
+    files: ['packages/agent-server/src/**/*.ts'],
+    ignores: ['**/*.test.ts', 'packages/agent-server/src/test-utils/**'],
+    plugins: { 'import-x': importX },
+    // basePath: zones are repository paths, whichever folder ESLint runs from.
+    rules: { 'import-x/no-restricted-paths': ['error', { zones: layerWalls, basePath: import.meta.dirname }] },
   },
 )

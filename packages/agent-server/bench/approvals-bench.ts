@@ -30,8 +30,9 @@ import type { ServerProcess } from './cli-process.ts'
 import { cliHasFlag, launched, spawnCli } from './cli-process.ts'
 import { bearerTokens } from '../src/auth/authenticate.ts'
 import { releaseAssistant } from '../src/demo/release-assistant.ts'
-import { ExpirySweeper } from '../src/core/expiry-sweeper.ts'
+import { ExpirySweeper } from '../src/core/expiry/expiry-sweeper.ts'
 import { createAgentServer } from '../src/http/app.ts'
+import { NO_PRINCIPAL_QUOTAS } from '../src/core/limits.ts'
 import { ValidatorCache } from '../src/schema/validator-cache.ts'
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts'
 
@@ -292,6 +293,8 @@ async function pausedDatabase(file: string): Promise<number> {
     authenticate: bearerTokens({ eng: 'eng-secret' }),
     interruptTtlSeconds: TTL_SECONDS,
     expirySweepMs: 0,
+    // One principal opens DUE threads in seconds: the per-principal quotas (60 new threads a minute) would refuse it.
+    limits: { ...NO_PRINCIPAL_QUOTAS },
   })
   await app.ready()
   const started = performance.now()

@@ -16,9 +16,9 @@ import { join } from 'node:path'
 import type { PermissionRule } from '@interlude/protocol'
 import { resolveTool } from '../src/agent/tool.ts'
 import type { ToolDefinition } from '../src/agent/tool.ts'
-import { callArgsKey, ruleFor } from '../src/core/permission-rules.ts'
-import { classifyCall } from '../src/core/tool-verdicts.ts'
-import type { VerdictContext } from '../src/core/tool-verdicts.ts'
+import { callArgsKey, ruleFor } from '../src/core/tools/permission-rules.ts'
+import { classifyCall } from '../src/core/tools/tool-verdicts.ts'
+import type { VerdictContext } from '../src/core/tools/tool-verdicts.ts'
 import { ValidatorCache } from '../src/schema/validator-cache.ts'
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts'
 import type { Store } from '../src/store/store.ts'
@@ -50,7 +50,7 @@ function context(store: Store, tool: ReturnType<typeof resolveTool>): VerdictCon
     validators: new ValidatorCache(),
     policyContext: () => ({}) as never,
     logError: () => undefined,
-    // As the turn wires it (core/turn.ts): one indexed query, then the argument match.
+    // As the turn wires it (core/turn/turn.ts): one indexed query, then the argument match.
     findRule: async (t, args) =>
       ruleFor(
         t,

@@ -21,7 +21,7 @@ import {
   userMessage,
 } from './test-utils/harness.ts'
 import { createTestSchema, PG_URL, pgAvailable } from './test-utils/pg.ts'
-import { threadKey } from './core/thread-key.ts'
+import { threadKey } from './store/thread-key.ts'
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/interlude-server.js')
 const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/cli.js')
@@ -200,7 +200,7 @@ describe('interlude-server --workers', () => {
       await client.connect()
       try {
         const s = quoteIdent(schema)
-        // The store keys alice's thread by its owner (src/core/thread-key.ts).
+        // The store keys alice's thread by its owner (src/store/thread-key.ts).
         const key = threadKey('alice', threadId)
         const decisions = await client.query(`SELECT run_id FROM ${s}.decisions WHERE thread_id = $1`, [key])
         expect(decisions.rows).toEqual([{ run_id: winnerRunId }])

@@ -4,7 +4,7 @@
 export { createAgentServer } from './http/app.ts'
 export type { AgentServer, AgentServerOptions, WebhookDeliveryOptions } from './http/app.ts'
 export type { CorsOptions } from './http/middleware/cors.ts'
-export type { AdmissionTurnsOptions } from './core/admission-turns.ts'
+export type { AdmissionTurnsOptions } from './core/runs/admission-turns.ts'
 export type { WebhookEndpoint } from './webhooks/webhook-config.ts'
 export { startServer } from './server.ts'
 export type { RunningServer, StartServerOptions } from './server.ts'
@@ -33,7 +33,7 @@ export { anonymousSessionCookie, bearerTokens, generateSessionSecret } from './a
 export type { AnonymousSessionOptions, Authenticate, Authenticated } from './auth/authenticate.ts'
 
 export type { ModelChunk, ModelProvider, ModelRequest, ModelTool, ModelUsage } from './models/model.ts'
-export type { UsageOptions, UsageReport } from './core/usage.ts'
+export type { UsageOptions, UsageReport } from './core/turn/usage.ts'
 export { scriptedModel } from './models/scripted.ts'
 export type { Script, ScriptedModelOptions, ScriptedResponse } from './models/scripted.ts'
 export { openaiModel } from './models/openai.ts'
@@ -51,8 +51,8 @@ export type { PostgresPool, PostgresPoolSettings, PostgresStoreOptions } from '.
 // The Store contract: the interface, the error its fenced writes throw, and every type its methods use.
 export { RunNotActiveError } from './store/store.ts'
 // Threads are per owner (issue 12.7): the store knows a thread by `threadKey(owner, threadId)`, clients by their id.
-export { clientThreadId, threadKey } from './core/thread-key.ts'
-export type { ThreadKey } from './core/thread-key.ts'
+export { clientThreadId, threadKey } from './store/thread-key.ts'
+export type { ThreadKey } from './store/thread-key.ts'
 export type {
   AbandonedRunsQuery,
   AdmissionView,

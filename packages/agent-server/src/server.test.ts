@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { newThreadId, postRun, runInput, startTestServer, tempDir, userMessage } from './test-utils/harness.ts'
-import { threadKey } from './core/thread-key.ts'
+import { threadKey } from './store/thread-key.ts'
 
 const tmp = tempDir()
 afterAll(() => tmp.cleanup())

@@ -1,4 +1,4 @@
-import type { AdmissionTurnsOptions } from './core/admission-turns.ts'
+import type { AdmissionTurnsOptions } from './core/runs/admission-turns.ts'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { ExpiryPolicy } from '@interlude/protocol'
@@ -29,7 +29,7 @@ import { createLogger } from './observability/logger.ts'
 import type { Logger, LogLevel } from './observability/logger.ts'
 import { acquireSqliteLock } from './store/sqlite/process-lock.ts'
 import type { ProcessLock } from './store/sqlite/process-lock.ts'
-import type { UsageOptions } from './core/usage.ts'
+import type { UsageOptions } from './core/turn/usage.ts'
 
 export interface StartServerOptions {
   /** @default 0 (an ephemeral port) */

@@ -1,6 +1,5 @@
 import type { z } from 'zod'
 import type { ExpiryPolicy } from '@interlude/protocol'
-import { runSubagent } from '../core/subagent-run.ts'
 import type { AgentDefinition } from './agent.ts'
 import type { DecideContext } from './decider.ts'
 import type { JsonSchema, PolicyContext, ToolDefinition } from './tool.ts'
@@ -64,6 +63,11 @@ export function defineSubagentTool<TArgs = Record<string, unknown>>(
     ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
     ...(options.onExpiry ? { onExpiry: options.onExpiry } : {}),
     subagent: spec as SubagentSpec,
-    execute: (args, ctx) => runSubagent(spec as SubagentSpec, options.name, args, ctx),
+    // The server offers the subagent's run on the context of this tool's calls (`ctx.runSubagent`).
+    execute: (args, ctx) => {
+      if (!ctx.runSubagent)
+        throw new TypeError(`The subagent tool "${options.name}" runs only inside an Interlude server's turn.`)
+      return ctx.runSubagent(args)
+    },
   }
 }

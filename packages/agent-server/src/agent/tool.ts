@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import type { ExpiryPolicy, RememberScope } from '@interlude/protocol'
 import { REMEMBER_SCOPES } from '@interlude/protocol'
+import type { JsonSchema } from '../schema/json-schema.ts'
 import { remoteRefs, SchemaDefinitionError } from '../schema/validator-cache.ts'
 import type { DecideContext } from './decider.ts'
 import type { ToolInterruptRequest } from './tool-interrupt.ts'
@@ -8,8 +9,7 @@ import type { SubagentSpec } from './subagent-tool.ts'
 import type { ResolvedAgent } from './agent.ts'
 import { expiryOptionProblem, secondsToMs, timeoutProblem } from './expiry-options.ts'
 
-/** A JSON Schema object (draft-07 vocabulary, local `$ref`s only). */
-export type JsonSchema = Record<string, unknown>
+export type { JsonSchema }
 
 /** What a tool receives besides its arguments. */
 export interface ToolContext<TState = unknown> {
@@ -25,7 +25,7 @@ export interface ToolContext<TState = unknown> {
   readonly state: TState
   /** Replaces the thread state; committed together with the tool's result in the effects ledger. */
   updateState(update: (state: TState) => TState): void
-  /** Aborted only when the server shuts down; a cancel waits for a running tool to finish (it is checked before a tool starts). */
+  /** Aborted only when the server closes (`close()`); a cancel or a graceful shutdown waits for a running tool to finish (a cancel is checked before a tool starts). */
   readonly signal: AbortSignal
   /**
    * Asks a person from inside `execute` (docs/approvals.md#asking-from-inside-a-tool): the turn pauses with this
@@ -35,6 +35,11 @@ export interface ToolContext<TState = unknown> {
    * `InterruptCancelledError`. The answer was validated against `responseSchema`.
    */
   interrupt<TAnswer = unknown>(request: ToolInterruptRequest): Promise<TAnswer>
+  /**
+   * Set only for a subagent tool (`defineSubagentTool`, docs/approvals.md#subagents): runs its agent with this call's
+   * context. Its `execute` calls it, so a wrapper around `execute` (logging, gating) wraps the subagent too.
+   */
+  readonly runSubagent?: (args: unknown) => Promise<unknown>
 }
 
 /** What `reconcile` receives: the call's ids, the thread state and the way to change it. */

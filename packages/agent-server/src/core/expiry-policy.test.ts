@@ -7,7 +7,7 @@ import { ValidatorCache } from '../schema/validator-cache.ts'
 import type { BatchRecord, NewBatch } from '../store/store.ts'
 import type { ExpiryDefaults } from './expiry-policy.ts'
 import { expiryDecision, isDue, isShown } from './expiry-policy.ts'
-import { interruptBatch, interruptFor } from './interrupts.ts'
+import { interruptBatch, interruptFor } from './tools/interrupts.ts'
 
 /** Which policy and deadline a batch gets from its tools and the server, and what the deadline answers. */
 const T = Date.parse('2033-01-01T00:00:00.000Z')

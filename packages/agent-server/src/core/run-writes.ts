@@ -1,4 +1,4 @@
-import type { Message } from '@interlude/protocol'
+import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
 import type { Clock } from '../clock.ts'
 import type { BeginEffectResult, NewBatch, NewToolCall, SettleToolCallRequest, Store } from '../store/store.ts'
 import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
@@ -14,6 +14,10 @@ export type Settlement = Omit<SettleToolCallRequest, 'threadId' | 'runId' | 'now
  * depends on them (a message, the calls, an effect claim, a result, a batch). A row is never
  * visible before the events that produced it, so a snapshot's `lastEventId` always covers its
  * history and a client that restores from it then tails the log sees every event exactly once.
+ *
+ * Three writes skip that wait, because no snapshot or replay reads them against the log: token usage (recorded as
+ * the model streams; waiting would stall the stream), a remembered permission rule and a rule's decision record
+ * (both read by id or by tool, never by position in the log; the record's own event follows it).
  */
 export class RunWrites {
   readonly #store: Store
@@ -87,6 +91,21 @@ export class RunWrites {
     this.#webhooks?.committed(outbox)
     // Its resume is then admitted with the claim alone (`open-batch-cache.ts`).
     this.#openBatches?.created(this.#owner, batch)
+  }
+
+  /** A remembered permission made by an approval (docs/approvals.md#remembered-permissions); same id on a retry. */
+  rememberRule(rule: PermissionRule): Promise<void> {
+    return this.#store.addPermissionRule(rule)
+  }
+
+  /** The `via: "rule"` record of a call a remembered permission approved. */
+  recordRuleDecision(record: DecisionRecord): Promise<void> {
+    return this.#store.addRuleDecision(record)
+  }
+
+  /** Token usage as the model reports it (docs/protocol.md#token-usage); a store without usage keeps none. */
+  async addUsage(usage: { readonly inputTokens: number; readonly outputTokens: number }): Promise<void> {
+    await this.#store.addRunUsage?.(this.#threadId, this.#runId, usage)
   }
 
   async #afterEvents<T>(write: () => Promise<T>): Promise<T> {

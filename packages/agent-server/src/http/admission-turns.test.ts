@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Interrupt } from '@interlude/protocol'
 import type { ReleaseState } from '../demo/release-assistant.ts'
 import { createPostgresStore } from '../store/postgres/postgres-store.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts'
 import type { RunResponse, TestServer } from '../test-utils/harness.ts'
 import {
@@ -26,7 +26,7 @@ import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 
 /**
- * Admission turns (src/core/admission-turns.ts, docs/architecture.md "Admission under a burst"): a burst of requests
+ * Admission turns (src/core/runs/admission-turns.ts, docs/architecture.md "Admission under a burst"): a burst of requests
  * read together is admitted in slices, each admitted exactly once, its wait for a turn reported beside the
  * admission; runs admitted meanwhile start after the burst; a client that trickles its body holds no run back.
  */

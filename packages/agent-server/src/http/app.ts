@@ -6,22 +6,22 @@ import { resolveAgent } from '../agent/agent.ts'
 import type { CanDecide } from '../agent/decider.ts'
 import type { Authenticate } from '../auth/authenticate.ts'
 import type { Clock } from '../clock.ts'
-import type { AdmissionDeps } from '../core/admission.ts'
+import type { AdmissionDeps } from '../core/admission/admission.ts'
 import { systemClock } from '../clock.ts'
-import { DecisionRights } from '../core/decision-rights.ts'
+import { DecisionRights } from '../core/access/decision-rights.ts'
 import { OpenBatchCache } from '../core/open-batch-cache.ts'
-import { AdmissionTurns } from '../core/admission-turns.ts'
-import type { AdmissionTurnsOptions } from '../core/admission-turns.ts'
+import { AdmissionTurns } from '../core/runs/admission-turns.ts'
+import type { AdmissionTurnsOptions } from '../core/runs/admission-turns.ts'
 import { admissionTurn, isAdmissionRequest } from './middleware/admission-turn.ts'
-import { EventHub } from '../core/event-hub.ts'
-import { ExpirySweeper } from '../core/expiry-sweeper.ts'
+import { EventHub } from '../core/log/event-hub.ts'
+import { ExpirySweeper } from '../core/expiry/expiry-sweeper.ts'
 import { expiryOptionProblem } from '../agent/expiry-options.ts'
-import { LogWatcher } from '../core/log-watcher.ts'
-import { RunRecovery } from '../core/recovery.ts'
+import { LogWatcher } from '../core/log/log-watcher.ts'
+import { RunRecovery } from '../core/runs/recovery.ts'
 import type { Limits } from '../core/limits.ts'
 import { DEFAULT_LIMITS } from '../core/limits.ts'
-import { RunManager } from '../core/run-manager.ts'
-import { DEFAULT_SHUTDOWN_GRACE_MS, refuseWhileDraining, ShutdownState } from '../core/shutdown.ts'
+import { RunManager } from '../core/runs/run-manager.ts'
+import { DEFAULT_SHUTDOWN_GRACE_MS, refuseWhileDraining, ShutdownState } from '../core/runs/shutdown.ts'
 import { ValidatorCache } from '../schema/validator-cache.ts'
 import type { Store, ThreadRecord } from '../store/store.ts'
 import type { WebhookEndpoint } from '../webhooks/webhook-config.ts'
@@ -47,7 +47,7 @@ import { registerMetricsRoute } from './routes/metrics.ts'
 import { createLogger, logErrorTo } from '../observability/logger.ts'
 import type { Logger } from '../observability/logger.ts'
 import { ServerMetrics } from '../observability/metrics.ts'
-import { requestLog } from '../observability/request-log.ts'
+import { requestLog } from './middleware/request-log.ts'
 import { logRunEvents } from '../observability/run-log.ts'
 import { withTypedErrors } from '../store/store-errors.ts'
 import { registerEffectRoutes } from './routes/effects.ts'
@@ -56,8 +56,8 @@ import { registerPermissionRuleRoutes } from './routes/permission-rules.ts'
 import { registerRunRoutes } from './routes/runs.ts'
 import { registerThreadRoutes } from './routes/threads.ts'
 import type { SseBodyOptions } from './sse-response.ts'
-import { checkUsageOptions } from '../core/usage.ts'
-import type { UsageOptions } from '../core/usage.ts'
+import { checkUsageOptions } from '../core/turn/usage.ts'
+import type { UsageOptions } from '../core/turn/usage.ts'
 
 export interface AgentServerOptions {
   readonly agent: AgentDefinition
@@ -317,7 +317,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   app.onError(errorHandler(logError))
   app.notFound(notFoundHandler)
   app.use('*', requestLog(logger, metrics))
-  // Run and decision admissions take turns under a burst (core/admission-turns.ts), before anything else of theirs.
+  // Run and decision admissions take turns under a burst (core/runs/admission-turns.ts), before anything else of theirs.
   if (turns) app.use('*', admissionTurn(turns, isAdmissionRequest(basePath)))
   // An answer given over a large body nobody read (401, 429, 404, ...) closes the connection instead of reading it.
   app.use('*', closeOverUnreadBodies)

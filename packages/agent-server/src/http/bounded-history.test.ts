@@ -4,7 +4,7 @@ import { ThreadSnapshotSchema } from '@interlude/protocol/schemas'
 import type { Message, ThreadSnapshot } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { defineTool } from '../agent/tool.ts'
-import { OMITTED_NOTE_ID } from '../core/model-window.ts'
+import { OMITTED_NOTE_ID } from '../core/turn/model-window.ts'
 import { scriptedModel } from '../models/scripted.ts'
 import { createPostgresStore } from '../store/postgres/postgres-store.ts'
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts'
@@ -16,7 +16,7 @@ import { startInProcess } from '../test-utils/in-process.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 import { recordingModel } from '../test-utils/recording-model.ts'
 import { commandAgent, commandScript } from '../test-utils/test-agents.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 /** Issue 12.4: every history read is bounded — thread cap, paged snapshot and replay, model window, pause snapshot. */
 
@@ -241,10 +241,11 @@ describe('pause snapshot', () => {
       )
       const [interrupt] = interruptsOf(paused.events)
       expect(interrupt).toBeDefined()
-      const checkpoint = paused.events.find((e) => e.type === EventType.MESSAGES_SNAPSHOT) as
+      const pauseSnapshot = paused.events.find((e) => e.type === EventType.MESSAGES_SNAPSHOT) as
         { messages: Message[] } | undefined
-      snapshots.push(checkpoint?.messages.length)
-      if (checkpoint) expect(checkpoint.messages).toEqual(await s.store.listMessages(threadKey('alice', threadId)))
+      snapshots.push(pauseSnapshot?.messages.length)
+      if (pauseSnapshot)
+        expect(pauseSnapshot.messages).toEqual(await s.store.listMessages(threadKey('alice', threadId)))
       const resumed = await s.postRun(
         resumeInput(threadId, [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: false } }]),
       )

@@ -16,7 +16,7 @@ import {
   userMessage,
 } from '../test-utils/harness.ts'
 import { commandAgent, gatedModel } from '../test-utils/test-agents.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 const servers: TestServer[] = []
 afterEach(async () => {

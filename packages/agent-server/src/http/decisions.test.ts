@@ -18,7 +18,7 @@ import { dumpStore, interruptsOf, newThreadId, resumeInput, runInput, userMessag
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { serversPerTest } from '../test-utils/in-process.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 /** The decider on eng's threads (threads are per owner: `?owner=`, docs/protocol.md#thread-ids). */
 const MGR = { principal: 'mgr', owner: 'eng' } as const

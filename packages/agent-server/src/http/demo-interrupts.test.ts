@@ -7,7 +7,7 @@ import { interruptsOf, newThreadId, resumeInput, runInput, textOf, userMessage }
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 /** The demo agent's issue-15 flows (docs/demo-agent.md), offline with the scripted model. */
 describe('demo agent: rollback asks from inside its execute', () => {

@@ -16,7 +16,7 @@ import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 const pg = await pgAvailable('effects reconcile on PostgreSQL')
 const cleanups: (() => Promise<void>)[] = []

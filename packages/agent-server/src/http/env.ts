@@ -9,7 +9,7 @@ export interface ServerEnv {
     principal: string
     /** The parsed JSON body (after the body limit). */
     body: unknown
-    /** The server's structured logger (observability/request-log.ts). */
+    /** The server's structured logger (http/middleware/request-log.ts). */
     log: Logger
     /** The server's Prometheus metrics, e.g. `c.var.metrics.recordQuotaRefusal(reason)`. */
     metrics: ServerMetrics

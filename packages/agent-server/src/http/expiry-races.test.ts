@@ -4,7 +4,7 @@ import type { ResumeEntry } from '@interlude/protocol'
 import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 /**
  * People racing the deadline (docs/approvals.md#deadlines): 20 concurrent resumes with assorted answers while the

@@ -7,7 +7,7 @@ import { readRunResponse } from '../test-utils/in-process.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 import type { AgentServer } from './app.ts'
 import { createAgentServer } from './app.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 /**
  * Two replicas on one PostgreSQL database sweep the same due batches at the same time (docs/approvals.md#deadlines):

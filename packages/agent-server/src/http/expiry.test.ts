@@ -11,7 +11,7 @@ import { recordingModel } from '../test-utils/recording-model.ts'
 import { until } from '../test-utils/child-server.ts'
 import type { WebhookReceiver } from '../test-utils/webhook-receiver.ts'
 import { startWebhookReceiver } from '../test-utils/webhook-receiver.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 /**
  * Deadlines (docs/approvals.md#deadlines) over `app.request` on SQLite, with an injected clock and the sweep run by

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3'
 import type { ReleaseState } from '../demo/release-assistant.ts'
 import type { TestServer } from '../test-utils/harness.ts'
 import { authHeader, newThreadId, startTestServer, userMessage } from '../test-utils/harness.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 let server: TestServer
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono'
 import { InterludeError } from '@interlude/protocol'
-import { checkIdentifier } from '../core/parse-input.ts'
+import { checkIdentifier } from '../core/admission/parse-input.ts'
 import type { ServerEnv } from './env.ts'
 
 /**

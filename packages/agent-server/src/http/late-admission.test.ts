@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts'
 import { interruptsOf, newThreadId, runInput, tempDir, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
@@ -8,7 +8,7 @@ import { interceptStore } from '../test-utils/intercept-store.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
 
 /**
- * A run admitted while its process stops (core/run-manager.ts `start`): its claim commits after `close()` or
+ * A run admitted while its process stops (core/runs/run-manager.ts `start`): its claim commits after `close()` or
  * `shutdown()` stopped the runs. It must not execute in the stopping process (its store is about to close, and another
  * replica may take it over at once); its lease ends, and the restart continues it (docs/architecture.md, "Shutdown").
  */

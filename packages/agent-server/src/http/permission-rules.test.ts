@@ -7,7 +7,7 @@ import { scriptedModel } from '../models/scripted.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 const toolOf = (i: Interrupt) => (i.metadata as { toolName: string }).toolName
 const approve = (i: Interrupt, extra: Record<string, unknown> = {}): ResumeEntry => ({

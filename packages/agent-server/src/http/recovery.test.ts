@@ -10,7 +10,7 @@ import { interruptsOf, newThreadId, runInput, textOf, toolResults, types, userMe
 import type { InProcessOptions, InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 /**
  * Restart semantics without killing a process: the database state a dead process leaves behind is

@@ -14,7 +14,7 @@ import {
   userMessage,
 } from '../test-utils/harness.ts'
 import Database from 'better-sqlite3'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 let server: TestServer
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { describeThread, threadKey } from '../core/thread-key.ts'
+import { describeThread, threadKey } from '../store/thread-key.ts'
 import { until } from '../test-utils/child-server.ts'
 import { newThreadId, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'

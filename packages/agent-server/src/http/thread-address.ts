@@ -1,7 +1,7 @@
 import type { Context } from 'hono'
 import { InterludeError } from '@interlude/protocol'
-import { threadKey } from '../core/thread-key.ts'
-import type { ThreadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
+import type { ThreadKey } from '../store/thread-key.ts'
 import type { ServerEnv } from './env.ts'
 
 /** A control character (C0 or DEL): never part of a principal id in an address (NUL breaks PostgreSQL, U+001F keys). */

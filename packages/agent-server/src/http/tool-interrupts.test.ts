@@ -4,7 +4,7 @@ import type { AgUiEvent, Interrupt } from '@interlude/protocol'
 import { defineTool } from '../agent/tool.ts'
 import type { ToolDefinition } from '../agent/tool.ts'
 import { InterruptCancelledError } from '../agent/tool-interrupt.ts'
-import { QUESTION_CANCELLED } from '../core/effects-ledger.ts'
+import { QUESTION_CANCELLED } from '../core/tools/effects-ledger.ts'
 import { createPostgresStore } from '../store/postgres/postgres-store.ts'
 import type { Store } from '../store/store.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, toolResults, userMessage } from '../test-utils/harness.ts'
@@ -13,7 +13,7 @@ import { startInProcess } from '../test-utils/in-process.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 import { cancelled, refusedUnchanged, resolved } from '../test-utils/resume-entries.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 /** docs/approvals.md#asking-from-inside-a-tool: `ctx.interrupt` inside `execute`, over a real server and store. */
 

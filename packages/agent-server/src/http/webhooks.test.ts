@@ -14,7 +14,7 @@ import { startInProcess } from '../test-utils/in-process.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 import type { WebhookReceiver } from '../test-utils/webhook-receiver.ts'
 import { freePort, startWebhookReceiver } from '../test-utils/webhook-receiver.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 /** The decider on eng's threads (threads are per owner: `?owner=`, docs/protocol.md#thread-ids). */
 const MGR = { principal: 'mgr', owner: 'eng' } as const

@@ -1,5 +1,5 @@
 import type { Context, Message } from '@interlude/protocol'
-import type { JsonSchema } from '../agent/tool.ts'
+import type { JsonSchema } from '../schema/json-schema.ts'
 
 /** A tool as the model sees it. */
 export interface ModelTool {

@@ -17,7 +17,7 @@ import type { FakeOpenAI } from '../test-utils/fake-openai.ts'
 import { chunk, errorOf, startFakeOpenAI, streamOf } from '../test-utils/fake-openai.ts'
 import type { OpenAIModelOptions } from './openai.ts'
 import { openaiModel } from './openai.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 /**
  * The model boundary under real-world failures (issue 14): stalls, back-off, truncation and typed

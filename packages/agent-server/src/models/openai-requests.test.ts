@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { EventType } from '@interlude/protocol'
 import type { RunView } from '@interlude/protocol'
 import { releaseAssistant } from '../demo/release-assistant.ts'
-import type { UsageOptions, UsageReport } from '../core/usage.ts'
+import type { UsageOptions, UsageReport } from '../core/turn/usage.ts'
 import type { TestServer } from '../test-utils/harness.ts'
 import {
   authHeader,
@@ -19,7 +19,7 @@ import type { FakeOpenAI } from '../test-utils/fake-openai.ts'
 import { chunk, startFakeOpenAI, streamOf, usageChunk } from '../test-utils/fake-openai.ts'
 import type { OpenAIModelOptions } from './openai.ts'
 import { openaiModel } from './openai.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 /** What the model is sent (issue 14): bounds, usage, placeholders, edits, client context. */
 let fake: FakeOpenAI

@@ -1,8 +1,8 @@
 import { EventType } from '@interlude/protocol'
 import type { StoredEvent } from '../store/store.ts'
 import type { Logger } from './logger.ts'
-import { threadLogFields } from '../core/thread-key.ts'
-import type { ThreadKey } from '../core/thread-key.ts'
+import { threadLogFields } from '../store/thread-key.ts'
+import type { ThreadKey } from '../store/thread-key.ts'
 
 /**
  * One line per run start and end committed in this process: `run.started`, `run.finished` (with `outcome` and, for a

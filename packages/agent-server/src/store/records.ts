@@ -6,6 +6,7 @@ import type {
   RunFinishedOutcome,
   ThreadStatus,
 } from '@interlude/protocol'
+import type { NewToolCall } from './requests.ts'
 
 /** What a store keeps and answers: the rows of the Store contract as records (docs/architecture.md). */
 
@@ -83,7 +84,7 @@ export interface RunRecord {
   readonly usage?: UsageCounts
 }
 
-/** Token counts (issue 14, docs/protocol.md#token-usage). */
+/** Token counts (docs/protocol.md#token-usage). */
 export interface UsageCounts {
   readonly inputTokens: number
   readonly outputTokens: number
@@ -126,17 +127,8 @@ export interface PendingBatchRecord extends BatchRecord {
   readonly title: string | undefined
 }
 
-export interface ToolCallRecord {
-  readonly threadId: string
-  readonly toolCallId: string
-  readonly runId: string
-  /** The assistant message that carries the call. */
-  readonly messageId: string
-  readonly toolName: string
-  /** Raw argument text as the model produced it. */
-  readonly argsText: string
-  readonly kind: ToolCallKind
-  readonly status: ToolCallStatus
+/** A call of the ledger: what `insertToolCalls` recorded (without its `now`), and where it stands. */
+export interface ToolCallRecord extends Omit<NewToolCall, 'now'> {
   /** The TOOL_CALL_RESULT content once settled. */
   readonly result: string | undefined
   /** The run that moved it to `started` (may differ from `runId` for a resumed call). */

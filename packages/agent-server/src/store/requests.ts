@@ -160,8 +160,10 @@ export interface NewToolCall {
   readonly threadId: string
   readonly toolCallId: string
   readonly runId: string
+  /** The assistant message that carries the call. */
   readonly messageId: string
   readonly toolName: string
+  /** Raw argument text as the model produced it. */
   readonly argsText: string
   readonly kind: ToolCallKind
   readonly status: ToolCallStatus
@@ -252,7 +254,10 @@ export interface OutboxFilter {
   readonly limit?: number
 }
 
-/** `reconcileEffect` (issue 11, wt-f): what a person found out about an effect whose outcome was unknown. */
+/**
+ * `reconcileEffect` (docs/architecture.md#unknown-effects): what a person found out about an effect whose outcome was
+ * unknown.
+ */
 export interface ReconcileEffectRequest {
   readonly threadId: string
   readonly toolCallId: string

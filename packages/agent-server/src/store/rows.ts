@@ -61,7 +61,7 @@ export interface RunRow {
   executor_id: string | null
   lease_until: number | null
   cancel_requested_at: number | null
-  /** Added by a later migration (issue 14); BIGINT arrives as a string from PostgreSQL. */
+  /** Added by `0007-run-token-usage` (`migration-ids.ts`); BIGINT arrives as a string from PostgreSQL. */
   input_tokens?: number | string
   output_tokens?: number | string
 }

@@ -2,10 +2,11 @@ import { InterludeError } from '@interlude/protocol'
 import type { Store } from './store.ts'
 
 /**
- * Typed store failures (docs/protocol.md#error-codes, issue 12): a driver error that means "the database cannot take
- * this now" becomes `STORE_UNAVAILABLE` (503, retryable; `RUN_ERROR STORE_UNAVAILABLE` inside a run), one the database
- * refuses because of the value itself (a NUL in a PostgreSQL text column) becomes `INVALID_INPUT`. Everything else —
- * refusals the stores decide themselves (`RunNotActiveError`, `RollbackWith`), programming errors — passes unchanged.
+ * Typed store failures (docs/protocol.md#error-codes, docs/decisions.md#operating-it): a driver error that means "the
+ * database cannot take this now" becomes `STORE_UNAVAILABLE` (503, retryable; `RUN_ERROR STORE_UNAVAILABLE` inside a
+ * run), one the database refuses because of the value itself (a NUL in a PostgreSQL text column) becomes
+ * `INVALID_INPUT`. Everything else — refusals the stores decide themselves (`RunNotActiveError`, `RollbackWith`),
+ * programming errors — passes unchanged.
  */
 
 /** SQLite result codes (better-sqlite3 `SqliteError.code`) meaning the file cannot be written or read now. */

@@ -118,7 +118,7 @@ export interface Store {
   getRun(threadId: string, runId: string): Promise<RunRecord | undefined>
   /**
    * Adds one model call's tokens to a run (any status; not fenced: tokens were spent either way).
-   * Optional for custom stores: without it no usage is recorded (issue 14).
+   * Optional for custom stores: without it no usage is recorded (docs/protocol.md#token-usage).
    */
   addRunUsage?(threadId: string, runId: string, usage: { inputTokens: number; outputTokens: number }): Promise<void>
   /** Tokens used so far by a thread's runs, or by the runs of every thread a principal owns. Required by token caps. */

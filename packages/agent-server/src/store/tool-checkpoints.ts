@@ -8,7 +8,7 @@ export interface SaveToolCheckpoint {
   /** The run that writes: the write is refused (`RunNotActiveError`) unless it is the thread's active run. */
   readonly runId: string
   readonly toolCallId: string
-  /** The checkpoint as JSON text (`core/tool-asks.ts`). */
+  /** The checkpoint as JSON text (`core/tools/tool-asks.ts`). */
   readonly json: string
   readonly now: number
 }

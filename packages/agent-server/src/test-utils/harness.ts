@@ -17,7 +17,7 @@ import type {
 import type { RunningServer, StartServerOptions } from '../server.ts'
 import { startServer } from '../server.ts'
 import { NO_PRINCIPAL_QUOTAS } from '../core/limits.ts'
-import { threadKey } from '../core/thread-key.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 /** Bearer tokens of the test principals: `eng` owns threads a manager `mgr` approves in the approvals tests. */
 export const TOKENS = {
@@ -220,7 +220,7 @@ export function dumpStore(dbPath: string): Record<string, unknown[]> {
 /** The thread row straight from the database. */
 /**
  * The row of the thread `threadId` (the client's id) of `owner`, or — without `owner` — of the one principal who has
- * a thread with that id (threads are keyed per owner, src/core/thread-key.ts; two owners of one id need `owner`).
+ * a thread with that id (threads are keyed per owner, src/store/thread-key.ts; two owners of one id need `owner`).
  */
 export function threadRow(dbPath: string, threadId: string, owner?: string): Record<string, unknown> | undefined {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true })

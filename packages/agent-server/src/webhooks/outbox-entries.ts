@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { WebhookEventType, WebhookPayload } from '@interlude/protocol'
 import type { NewOutboxDelivery } from '../store/store.ts'
 import type { ResolvedWebhookEndpoint } from './webhook-config.ts'
-import { withClientThreadId } from '../core/thread-key.ts'
+import { withClientThreadId } from '../store/thread-key.ts'
 
 /**
  * The outbox rows reporting one change (docs/approvals.md, "Webhooks"): one per endpoint subscribed to `type`,
@@ -18,7 +18,7 @@ export function outboxEntries(
 ): NewOutboxDelivery[] {
   const subscribed = endpoints.filter((endpoint) => endpoint.events.has(type))
   if (subscribed.length === 0) return []
-  // Receivers see the client's thread id (and `owner`), never the server's key (src/core/thread-key.ts).
+  // Receivers see the client's thread id (and `owner`), never the server's key (src/store/thread-key.ts).
   const shown = withClientThreadId(data)
   const decision = 'decision' in shown ? { decision: withClientThreadId(shown.decision) } : {}
   const body: WebhookPayload = { type, timestamp: new Date(now).toISOString(), data: { ...shown, ...decision } }

@@ -1,9 +1,9 @@
 import type { MiddlewareHandler } from 'hono'
-import type { AdmissionTurns } from '../../core/admission-turns.ts'
+import type { AdmissionTurns } from '../../core/runs/admission-turns.ts'
 import type { ServerEnv } from '../env.ts'
 
 /**
- * An admission request's first step after the request log: it waits for its turn (core/admission-turns.ts) before
+ * An admission request's first step after the request log: it waits for its turn (core/runs/admission-turns.ts) before
  * the rest of its middleware, authentication, body and checks run. When its turn came is `c.var.turnAt` (the
  * admission is timed from there) and how long it waited `c.var.turnWaitMs`: `Server-Timing: turn;dur=…,
  * admission;dur=…`. Other requests pass untouched. Runs are held back while a request waits here (any request: who

@@ -1,19 +1,19 @@
 import type { Hono, MiddlewareHandler } from 'hono'
 import { InterludeError } from '@interlude/protocol'
 import type { DecisionAccepted } from '@interlude/protocol'
-import type { AdmissionDeps } from '../../core/admission.ts'
-import { admitDecision } from '../../core/admission.ts'
+import type { AdmissionDeps } from '../../core/admission/admission.ts'
+import { admitDecision } from '../../core/admission/admission.ts'
 import type { Limits } from '../../core/limits.ts'
-import { parseDecisionRequest } from '../../core/parse-decision.ts'
-import { checkIdentifier } from '../../core/parse-input.ts'
-import type { RunManager } from '../../core/run-manager.ts'
-import { runView } from '../../core/run-view.ts'
-import type { ThreadAccessDeps } from '../../core/thread-access.ts'
-import { accessibleThread } from '../../core/thread-access.ts'
+import { parseDecisionRequest } from '../../core/admission/parse-decision.ts'
+import { checkIdentifier } from '../../core/admission/parse-input.ts'
+import type { RunManager } from '../../core/runs/run-manager.ts'
+import { runView } from '../../core/runs/run-view.ts'
+import type { ThreadAccessDeps } from '../../core/access/thread-access.ts'
+import { accessibleThread } from '../../core/access/thread-access.ts'
 import type { ServerEnv } from '../env.ts'
 import { jsonBody } from '../middleware/json-body.ts'
 import { admissionTiming } from '../middleware/admission-turn.ts'
-import type { AdmissionTurns } from '../../core/admission-turns.ts'
+import type { AdmissionTurns } from '../../core/runs/admission-turns.ts'
 import { addressedThread } from '../thread-address.ts'
 
 export interface DecisionRoutesDeps {
@@ -21,7 +21,7 @@ export interface DecisionRoutesDeps {
   readonly access: ThreadAccessDeps
   readonly runs: RunManager
   readonly limits: Limits
-  /** Admission turns (core/admission-turns.ts): the decision is an admission in progress while it decides. */
+  /** Admission turns (core/runs/admission-turns.ts): the decision is an admission in progress while it decides. */
   readonly turns?: AdmissionTurns | undefined
 }
 

@@ -1,8 +1,8 @@
 import type { Hono, MiddlewareHandler } from 'hono'
 import { InterludeError } from '@interlude/protocol'
 import type { Clock } from '../../clock.ts'
-import type { PendingInboxDeps } from '../../core/pending-inbox.ts'
-import { decodePendingCursor, pendingInbox } from '../../core/pending-inbox.ts'
+import type { PendingInboxDeps } from '../../core/access/pending-inbox.ts'
+import { decodePendingCursor, pendingInbox } from '../../core/access/pending-inbox.ts'
 import type { ServerEnv } from '../env.ts'
 import { parseLimit } from '../query-params.ts'
 

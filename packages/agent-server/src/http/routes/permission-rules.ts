@@ -2,7 +2,7 @@ import type { Hono, MiddlewareHandler } from 'hono'
 import { InterludeError } from '@interlude/protocol'
 import type { PermissionRuleList } from '@interlude/protocol'
 import type { Clock } from '../../clock.ts'
-import { checkIdentifier } from '../../core/parse-input.ts'
+import { checkIdentifier } from '../../core/admission/parse-input.ts'
 import type { Store } from '../../store/store.ts'
 import type { ServerEnv } from '../env.ts'
 

@@ -1,14 +1,14 @@
 import type { Hono, MiddlewareHandler } from 'hono'
 import { InterludeError } from '@interlude/protocol'
 import { SSE_HEADERS } from '@interlude/protocol/sse'
-import type { AdmissionDeps } from '../../core/admission.ts'
-import type { AdmissionTurns } from '../../core/admission-turns.ts'
-import { admitRun } from '../../core/admission.ts'
-import type { EventHub } from '../../core/event-hub.ts'
+import type { AdmissionDeps } from '../../core/admission/admission.ts'
+import type { AdmissionTurns } from '../../core/runs/admission-turns.ts'
+import { admitRun } from '../../core/admission/admission.ts'
+import type { EventHub } from '../../core/log/event-hub.ts'
 import type { Limits } from '../../core/limits.ts'
-import { parseRunInput } from '../../core/parse-input.ts'
-import type { RunManager } from '../../core/run-manager.ts'
-import { logFrames } from '../../core/run-stream.ts'
+import { parseRunInput } from '../../core/admission/parse-input.ts'
+import type { RunManager } from '../../core/runs/run-manager.ts'
+import { logFrames } from '../../core/log/log-frames.ts'
 import type { ServerEnv } from '../env.ts'
 import { takeStreamSlot } from '../middleware/quotas.ts'
 import { jsonBody } from '../middleware/json-body.ts'
@@ -16,7 +16,7 @@ import { admissionTiming } from '../middleware/admission-turn.ts'
 import type { SseBodyOptions } from '../sse-response.ts'
 import { sseBody } from '../sse-response.ts'
 import { threadOwner } from '../thread-address.ts'
-import { threadKey } from '../../core/thread-key.ts'
+import { threadKey } from '../../store/thread-key.ts'
 
 export interface RunRoutesDeps {
   readonly admission: AdmissionDeps
@@ -24,7 +24,7 @@ export interface RunRoutesDeps {
   readonly hub: EventHub
   readonly limits: Limits
   readonly sse: SseBodyOptions
-  /** A fresh run's stream starts after the admissions in progress, with its run (core/admission-turns.ts). */
+  /** A fresh run's stream starts after the admissions in progress, with its run (core/runs/admission-turns.ts). */
   readonly turns?: AdmissionTurns | undefined
   /** Aborted by a graceful shutdown once the runs were handed over: open run streams end (the client reconnects). */
   readonly closing?: AbortSignal
@@ -49,7 +49,7 @@ export function registerRunRoutes(
     const input = parseRunInput(c.get('body'), limits)
     const principal = c.get('principal')
     // The thread is the caller's own, or (`?owner=`, a decider's resume) that owner's; new input only ever goes to
-    // the caller's own thread, so an id another principal uses is a different thread (src/core/thread-key.ts).
+    // the caller's own thread, so an id another principal uses is a different thread (src/store/thread-key.ts).
     const owner = threadOwner(c)
     if (owner !== principal && input.resume === undefined)
       throw new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')

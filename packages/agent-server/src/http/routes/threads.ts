@@ -3,14 +3,19 @@ import { InterludeError } from '@interlude/protocol'
 import { SSE_HEADERS } from '@interlude/protocol/sse'
 import type { ThreadListPage, ThreadStatus } from '@interlude/protocol'
 import type { Clock } from '../../clock.ts'
-import type { EventHub } from '../../core/event-hub.ts'
-import type { DecisionRights } from '../../core/decision-rights.ts'
-import type { RunRecovery } from '../../core/recovery.ts'
-import type { RunManager } from '../../core/run-manager.ts'
-import { logFrames } from '../../core/run-stream.ts'
-import { accessibleThread } from '../../core/thread-access.ts'
-import type { Audience } from '../../core/thread-access.ts'
-import { decodeMessagesCursor, parseSnapshotLimit, threadSnapshot, threadSummary } from '../../core/thread-view.ts'
+import type { EventHub } from '../../core/log/event-hub.ts'
+import type { DecisionRights } from '../../core/access/decision-rights.ts'
+import type { RunRecovery } from '../../core/runs/recovery.ts'
+import type { RunManager } from '../../core/runs/run-manager.ts'
+import { logFrames } from '../../core/log/log-frames.ts'
+import { accessibleThread } from '../../core/access/thread-access.ts'
+import type { Audience } from '../../core/access/thread-access.ts'
+import {
+  decodeMessagesCursor,
+  parseSnapshotLimit,
+  threadSnapshot,
+  threadSummary,
+} from '../../core/access/thread-view.ts'
 import type { Store, ThreadRecord } from '../../store/store.ts'
 import type { ServerEnv } from '../env.ts'
 import { takeStreamSlot } from '../middleware/quotas.ts'
@@ -19,7 +24,7 @@ import { parseAfter, parseFollow, parseLimit } from '../query-params.ts'
 import type { SseBodyOptions } from '../sse-response.ts'
 import { sseBody } from '../sse-response.ts'
 import { addressedThread } from '../thread-address.ts'
-import { threadKey } from '../../core/thread-key.ts'
+import { threadKey } from '../../store/thread-key.ts'
 
 export interface ThreadRoutesDeps {
   readonly store: Store
@@ -139,7 +144,7 @@ export function registerThreadRoutes(
   app.post(`${basePath}/threads/:threadId/runs/:runId/cancel`, auth, requireJsonContentType, async (c) => {
     const principal = c.get('principal')
     const runId = c.req.param('runId')
-    // Cancel is the owner's: the caller's own thread (src/core/thread-key.ts).
+    // Cancel is the owner's: the caller's own thread (src/store/thread-key.ts).
     const threadId = threadKey(principal, c.req.param('threadId'))
     // A cancel may overtake the admission of its run (a stop right after the request, even the one
     // that creates the thread): it is kept, and the run is cancelled when it is admitted here.

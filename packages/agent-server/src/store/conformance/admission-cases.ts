@@ -191,7 +191,7 @@ export function admissionCases(kit: ConformanceKit): void {
       expect(view.thread.threadId).toBe(threadId)
       expect(view.run).toMatchObject({ runId, kind: 'input' })
       expect(view.openBatch?.batchId).toBe(`b-${threadId}`)
-      // Only the ids asked about are looked up: the history itself is never read (issue 12.4).
+      // Only the ids asked about are looked up: the history itself is never read (docs/decisions.md#bounded-histories).
       expect([...view.knownMessageIds]).toEqual([`u-${runId}`])
       expect([...view.knownToolCallIds].sort()).toEqual(['c1', 'ext'])
       expect(view.awaitingResults.map((c) => c.toolCallId)).toEqual(['ext'])

@@ -5,8 +5,9 @@ import type { ConformanceKit } from './kit.ts'
 const bytesOf = (m: Message) => Buffer.byteLength(JSON.stringify(m), 'utf8')
 
 /**
- * Bounded reads of a history (issue 12.4, docs/protocol.md#limits): the running totals of the thread cap, message
- * pages by count and bytes, the first user message, tool call ids, the stored title, and the event log in pages.
+ * Bounded reads of a history (docs/decisions.md#bounded-histories, docs/protocol.md#limits): the running totals of the
+ * thread cap, message pages by count and bytes, the first user message, tool call ids, the stored title, and the event
+ * log in pages.
  */
 export function historyCases(kit: ConformanceKit): void {
   const { withDb, ids, start, finish } = kit

@@ -1,10 +1,11 @@
 import { expect } from 'vitest'
-import { threadKey } from '../../core/thread-key.ts'
+import { threadKey } from '../thread-key.ts'
 import type { Store } from '../store.ts'
 
 /**
- * A paused thread `support` of alice's as the schema before per-owner keys kept it (issue 12.7): one row in every
- * table that names a thread. Statements for both stores (no dialect-specific SQL).
+ * A paused thread `support` of alice's as the schema before per-owner keys kept it
+ * (docs/decisions.md#threads-keyed-per-owner): one row in every table that names a thread. Statements for both stores
+ * (no dialect-specific SQL).
  */
 export const LEGACY_THREAD_ROWS: readonly string[] = [
   `INSERT INTO threads (thread_id, owner_id, revision, status, state_json, last_seq, created_at, updated_at, title,

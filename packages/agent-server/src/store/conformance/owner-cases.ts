@@ -1,12 +1,12 @@
 import type { PermissionRule } from '@interlude/protocol'
 import { expect, it } from 'vitest'
-import { threadKey } from '../../core/thread-key.ts'
+import { threadKey } from '../thread-key.ts'
 import type { ConformanceKit } from './kit.ts'
 
 /**
- * Threads per owner (issue 12.7, src/core/thread-key.ts): the server keys alice's `support` and bob's `support`
- * differently, and the store keeps the two keys apart in every table — the same run ids, message ids and tool call
- * ids on both, each run, pause, decision, replay, list and cancel touching only its own.
+ * Threads per owner (docs/decisions.md#threads-keyed-per-owner, src/store/thread-key.ts): the server keys alice's
+ * `support` and bob's `support` differently, and the store keeps the two keys apart in every table — the same run ids,
+ * message ids and tool call ids on both, each run, pause, decision, replay, list and cancel touching only its own.
  */
 export function ownerCases(kit: ConformanceKit): void {
   const { withDb, start, finish, batchFor, call, claimer, lease, now } = kit

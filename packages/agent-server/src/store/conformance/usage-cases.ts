@@ -1,7 +1,10 @@
 import { expect, it } from 'vitest'
 import type { ConformanceKit } from './kit.ts'
 
-/** Token usage per run (issue 14): counters on the run, sums per thread and per owner (optional methods). */
+/**
+ * Token usage per run (docs/protocol.md#token-usage): counters on the run, sums per thread and per owner (optional
+ * methods).
+ */
 export function usageCases(kit: ConformanceKit): void {
   const { withDb, ids, start, finish } = kit
 

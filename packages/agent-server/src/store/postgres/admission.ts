@@ -11,7 +11,7 @@ import { getThread, setTitleIfAbsent, settleToolCall } from './statements.ts'
 /**
  * The two admission writes of the PostgreSQL store, on its admission pool: the conditional
  * statements decide, not process memory. A refusal found after something was written throws
- * `RollbackWith` (the store's `#tx` rolls back), so nothing stays behind.
+ * `RollbackWith` (`transaction.ts` rolls back), so nothing stays behind.
  */
 
 /** The body of one transaction (`q` is inside it). */
@@ -25,7 +25,8 @@ export async function startInputRunTx(q: Queryable, request: StartInputRunReques
   if ((await q.query(sql.insertInputRun(request))).rowCount === 0)
     throw new RollbackWith<StartRunResult>({ ok: false, reason: 'run_exists' })
   await appendMessagesTx(q, threadId, runId, request.messages, now)
-  // A thread created without a user message gets its title from the first one (issue 12.4: stored, never derived).
+  // A thread created without a user message gets its title from the first one (docs/decisions.md#bounded-histories:
+  // stored, never derived).
   if (expectedRevision !== null && request.title !== undefined) await q.query(setTitleIfAbsent(threadId, request.title))
   for (const r of request.toolResults) {
     await q.query(settleToolCall(threadId, r.toolCallId, { status: r.status, result: r.result, now }))

@@ -10,7 +10,7 @@ import { rows } from './query.ts'
 /**
  * Claim statements in flight at once per store. Measured (bench/README.md, part 2): 100 claims at once through one
  * store took p99 32 ms one by one, 21 / 16 / 22 / 19 ms grouped with 1 / 2 / 4 / 10 statements in flight. Through the
- * server, where admission turns (core/admission-turns.ts) let a burst's claims arrive slice by slice, 4 measured an
+ * server, where admission turns (core/runs/admission-turns.ts) let a burst's claims arrive slice by slice, 4 measured an
  * admission p99 of 13 ms against 23 ms with 2 (bench/README.md, "Admission turns").
  */
 export const DEFAULT_CLAIM_CONCURRENCY = 4

@@ -1,16 +1,21 @@
 import type { PoolClient } from 'pg'
 import type { Clock } from '../../clock.ts'
 import { systemClock } from '../../clock.ts'
+import type { DialectMigrations } from '../migration-steps.ts'
+import { migrationSteps } from '../migration-steps.ts'
 
 /**
- * PostgreSQL schema migrations, applied in order, each recorded in `schema_migrations`. Never edit
- * a shipped migration: append a new one. The tables mirror the SQLite store (same column names);
- * times are epoch milliseconds (BIGINT), JSON is stored as TEXT so replayed frames stay byte-identical.
+ * The PostgreSQL schema's migrations, keyed by the shared ids (`../migration-ids.ts`): each is the same change as
+ * SQLite's migration of that id. Applied in order, each step recorded in `schema_migrations` (`../migration-steps.ts`:
+ * `0002-run-leases` has no SQL here, so version k ≥ 2 is the first k + 1 ids). Never edit a shipped migration: append
+ * a new id. The tables mirror the SQLite store (same column names); times are epoch milliseconds (BIGINT), JSON is
+ * stored as TEXT so replayed frames stay byte-identical.
  */
-export const PG_MIGRATIONS: readonly string[] = [
-  // 1: the complete schema of issue 4 (threads, messages, runs with leases and cancel flag, the
-  // per-thread event log, interrupt batches, the tool-call/effects ledger, settings).
-  `
+export const POSTGRES_MIGRATIONS: DialectMigrations = {
+  // The complete first schema of the PostgreSQL store (docs/architecture.md#the-store-and-its-records): threads,
+  // messages, runs with leases and cancel flag (SQLite's `0002-run-leases` too), the per-thread event log, interrupt
+  // batches, the tool-call/effects ledger, settings.
+  '0001-initial': `
   CREATE TABLE settings (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -111,14 +116,17 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX tool_calls_open ON tool_calls (thread_id, status);
   `,
-  // 2: approvals from anywhere (docs/approvals.md), SQLite's migration 3. The thread's title, stored
-  // once at creation; each batch's expiry policy (a batch from before this migration keeps today's
-  // behaviour, 'keep': nothing is decided automatically that nobody configured; the default is for
-  // those rows only, a new batch always names its policy); the deadline index of the expiry sweep and
-  // the age index of the cross-owner inbox, both over open batches only; decision records, written by
-  // the claim and never rewritten; the webhook outbox, written with the change it reports. `ordinal`
-  // keeps insertion order among rows of one millisecond (SQLite uses its rowid).
-  `
+  // No SQL of its own: `0001-initial` above already has the leases and the cancel flag (this store shipped after
+  // them). The shared ids line up with SQLite's that way; the step numbering keeps this database's recorded
+  // versions (`../migration-steps.ts`: version 1 is `0001-initial` with this id).
+  '0002-run-leases': { madeBy: '0001-initial' },
+  // Approvals from anywhere (docs/approvals.md). The thread's title, stored once at creation; each batch's expiry
+  // policy (a batch from before this migration keeps today's behaviour, 'keep': nothing is decided automatically that
+  // nobody configured; the default is for those rows only, a new batch always names its policy); the deadline index of
+  // the expiry sweep and the age index of the cross-owner inbox, both over open batches only; decision records, written
+  // by the claim and never rewritten; the webhook outbox, written with the change it reports. `ordinal` keeps insertion
+  // order among rows of one millisecond (SQLite uses its rowid).
+  '0003-approvals-from-anywhere': `
   ALTER TABLE threads ADD COLUMN title TEXT;
   ALTER TABLE interrupt_batches ADD COLUMN on_expiry TEXT NOT NULL DEFAULT 'keep'
     CHECK (on_expiry IN ('deny', 'cancel', 'keep'));
@@ -153,19 +161,18 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX webhook_outbox_due ON webhook_outbox (status, next_attempt_at);
   `,
-  // 3 (issue 12.4, bounded threads; SQLite's 4): running totals of each thread's messages, kept by every append, so the thread
-  // cap is checked without reading a history; existing threads are counted once here.
-  `
+  // Bounded threads (docs/decisions.md#bounded-histories): running totals of each thread's messages, kept by every
+  // append, so the thread cap is checked without reading a history; existing threads are counted once here.
+  '0004-thread-message-totals': `
   ALTER TABLE threads ADD COLUMN message_count BIGINT NOT NULL DEFAULT 0;
   ALTER TABLE threads ADD COLUMN message_bytes BIGINT NOT NULL DEFAULT 0;
   UPDATE threads SET
     message_count = (SELECT COUNT(*) FROM messages m WHERE m.thread_id = threads.thread_id),
     message_bytes = (SELECT COALESCE(SUM(octet_length(m.json)), 0) FROM messages m WHERE m.thread_id = threads.thread_id);
   `,
-  // 4 (issue 15, SQLite's 5; remembered permissions, docs/approvals.md#remembered-permissions): the rules made by
-  // approvals with `remember` (never deleted; revoking stamps revoked_at) and the decision record of
-  // every call a rule approved, one per call.
-  `
+  // Remembered permissions (docs/approvals.md#remembered-permissions): the rules made by approvals with `remember`
+  // (never deleted; revoking stamps revoked_at) and the decision record of every call a rule approved, one per call.
+  '0005-permission-rules': `
   CREATE TABLE permission_rules (
     rule_id TEXT PRIMARY KEY,
     owner_id TEXT NOT NULL,
@@ -191,21 +198,22 @@ export const PG_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (thread_id, tool_call_id)
   );
   `,
-  // Issue 12, item 6 (sessions and secrets): the anonymous-session secret no longer lives in the database (replicas
-  // read INTERLUDE_SESSION_SECRET). Issue 12, item 5 (quotas): the concurrent-runs quota counts an owner's running
-  // threads at admission.
-  `
+  // Sessions and secrets (docs/decisions.md#operating-it): the anonymous-session secret no longer lives in the
+  // database (replicas read INTERLUDE_SESSION_SECRET). Quotas (docs/protocol.md#limits): the concurrent-runs quota
+  // counts an owner's running threads at admission.
+  '0006-sessions-and-quotas': `
   DELETE FROM settings WHERE key = 'session_secret';
   CREATE INDEX threads_running_by_owner ON threads (owner_id) WHERE status = 'running';
   `,
-  // issue 14 (model boundary): tokens each run's model calls used, for the run view and the
-  // operator's caps per thread and per owner (docs/protocol.md#token-usage).
-  `
+  // The model boundary (docs/decisions.md#the-model-boundary): tokens each run's model calls used, for the run view
+  // and the operator's caps per thread and per owner (docs/protocol.md#token-usage).
+  '0007-run-token-usage': `
   ALTER TABLE runs ADD COLUMN input_tokens BIGINT NOT NULL DEFAULT 0, ADD COLUMN output_tokens BIGINT NOT NULL DEFAULT 0;
   `,
-  // issue 15 (asking from inside a tool, subagents; docs/approvals.md#asking-from-inside-a-tool): per call, the answers
-  // its `ctx.interrupt` calls received, in order, and a subagent's progress; written only by the executing run.
-  `
+  // Asking from inside a tool, subagents (docs/decisions.md#asking-from-inside-a-tool-and-subagents,
+  // docs/approvals.md#asking-from-inside-a-tool): per call, the answers its `ctx.interrupt` calls received, in order,
+  // and a subagent's progress; written only by the executing run.
+  '0008-tool-checkpoints': `
   CREATE TABLE tool_checkpoints (
     thread_id TEXT NOT NULL,
     tool_call_id TEXT NOT NULL,
@@ -214,10 +222,11 @@ export const PG_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (thread_id, tool_call_id)
   );
   `,
-  // issue 12.7 (thread ids per owner, docs/decisions.md): a thread is keyed by its owner and the client's id joined by
-  // U+001F (src/core/thread-key.ts), so another principal can no longer take an id first. Existing threads get the key
-  // of their owner in every table that names a thread; permission rules keep the client's id (they carry the owner).
-  `
+  // Thread ids per owner (docs/decisions.md#threads-keyed-per-owner): a thread is keyed by its owner and the client's
+  // id joined by U+001F (src/store/thread-key.ts), so another principal can no longer take an id first. Existing
+  // threads get the key of their owner in every table that names a thread; permission rules keep the client's id
+  // (they carry the owner).
+  '0009-thread-keys-per-owner': `
   UPDATE messages x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
   UPDATE runs x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
   UPDATE events x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
@@ -229,7 +238,10 @@ export const PG_MIGRATIONS: readonly string[] = [
   UPDATE tool_checkpoints x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
   UPDATE threads SET thread_id = owner_id || chr(31) || thread_id;
   `,
-]
+}
+
+/** The SQL of each schema version, in order: a database whose `schema_migrations` has 1..k has run the first k. */
+export const PG_MIGRATIONS: readonly string[] = migrationSteps(POSTGRES_MIGRATIONS).map((step) => step.sql)
 
 export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`

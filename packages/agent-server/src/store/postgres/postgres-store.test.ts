@@ -5,7 +5,7 @@ import { createTestSchema, PG_URL, pgAvailable } from '../../test-utils/pg.ts'
 import { storeConformance } from '../../test-utils/store-conformance.ts'
 import { firstRunRequest } from '../conformance/kit.ts'
 import { expectLegacyThreadKeyed, LEGACY_THREAD_ROWS } from '../conformance/legacy-thread.ts'
-import { threadKey } from '../../core/thread-key.ts'
+import { threadKey } from '../thread-key.ts'
 import { PG_MIGRATIONS } from './migrations.ts'
 import { listDueBatches, listPendingBatches } from './approval-statements.ts'
 import { channelFor, withDefaultUser } from './connection.ts'
@@ -203,7 +203,50 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     await store.close()
   })
 
-  it('migration 2 gives batches that existed before it the keep policy, and threads no title', async () => {
+  it('a database at any earlier schema version (the SQL it ran, its schema_migrations rows) migrates to the schema of a new one', async () => {
+    const schemaOf = async (schema: string) => {
+      const client = new pg.Client({ connectionString: withDefaultUser(PG_URL) })
+      await client.connect()
+      try {
+        const read = async (text: string) => (await client.query(text, [schema])).rows
+        const shape = {
+          columns: await read(`SELECT table_name, column_name, ordinal_position, data_type, is_nullable, column_default
+                                 FROM information_schema.columns WHERE table_schema = $1
+                                 ORDER BY table_name, ordinal_position`),
+          indexes: await read('SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname'),
+          constraints: await read(`SELECT c.conname, pg_get_constraintdef(c.oid) AS def FROM pg_constraint c
+                                     JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = $1
+                                     ORDER BY c.conrelid::regclass::text, c.conname`),
+          versions: (await client.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`)).rows,
+        }
+        return JSON.parse(JSON.stringify(shape).replaceAll(schema, '<schema>')) as unknown
+      } finally {
+        await client.end()
+      }
+    }
+    const open = (schema: string) => PostgresStore.open({ connectionString: PG_URL, schema, max: 1, admissionMax: 1 })
+    const fresh = await createTestSchema()
+    drops.push(fresh.drop)
+    await (await open(fresh.schema)).close()
+    const want = await schemaOf(fresh.schema)
+    expect((want as { versions: unknown[] }).versions).toEqual(PG_MIGRATIONS.map((_, i) => ({ version: i + 1 })))
+    for (let version = 0; version < PG_MIGRATIONS.length; version++) {
+      const { schema, drop } = await createTestSchema()
+      drops.push(drop)
+      const client = new pg.Client({ connectionString: withDefaultUser(PG_URL), options: `-c search_path=${schema}` })
+      await client.connect()
+      await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)')
+      for (const [i, sql] of PG_MIGRATIONS.slice(0, version).entries()) {
+        await client.query(sql)
+        await client.query('INSERT INTO schema_migrations VALUES ($1, 0)', [i + 1])
+      }
+      await client.end()
+      await (await open(schema)).close()
+      expect(await schemaOf(schema), `from version ${version}`).toEqual(want)
+    }
+  })
+
+  it('0003-approvals-from-anywhere (version 2 here) gives batches that existed before it the keep policy, and threads no title', async () => {
     const { schema, drop } = await createTestSchema()
     drops.push(drop)
     const client = new pg.Client({ connectionString: withDefaultUser(PG_URL), options: `-c search_path=${schema}` })
@@ -217,7 +260,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
                         VALUES ('b', 't', 'r', 'pending', 1, 2)`)
     await client.end()
     const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 1 })
-    // The thread is alice's `t` since the per-owner keys (the last migration).
+    // The thread is alice's `t` since the per-owner keys (0009-thread-keys-per-owner).
     const key = threadKey('alice', 't')
     expect(await store.getThread(key)).toMatchObject({ title: undefined, revision: 3 })
     expect(await store.getOpenBatch(key)).toMatchObject({ batchId: 'b', onExpiry: 'keep' })
@@ -226,7 +269,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     await store.close()
   })
 
-  it('the per-owner key migration gives every row of an existing thread its owner’s key (issue 12.7)', async () => {
+  it('0009-thread-keys-per-owner gives every row of an existing thread its owner’s key', async () => {
     const { schema, drop } = await createTestSchema()
     drops.push(drop)
     const client = new pg.Client({ connectionString: withDefaultUser(PG_URL), options: `-c search_path=${schema}` })

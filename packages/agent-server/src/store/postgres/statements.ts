@@ -237,7 +237,7 @@ export const appendEvents = (threadId: string, runId: string, events: readonly N
 
 /**
  * Appends after the thread row is locked by the caller (positions cannot collide), and adds them to the thread's
- * running totals (the thread cap, issue 12.4) in the same statement.
+ * running totals (the thread cap, docs/decisions.md#bounded-histories) in the same statement.
  */
 export const appendMessages = (threadId: string, runId: string, messages: readonly Message[], now: number) =>
   statement(

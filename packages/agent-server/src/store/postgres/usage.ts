@@ -2,7 +2,9 @@ import type { UsageCounts, UsageScope } from '../store.ts'
 import type { Queryable } from './query.ts'
 import { rows, statement } from './query.ts'
 
-/** Token usage per run (issue 14): one counter update per model call, and the sums the caps read. */
+/**
+ * Token usage per run (docs/protocol.md#token-usage): one counter update per model call, and the sums the caps read.
+ */
 export async function addRunUsage(
   q: Queryable,
   threadId: string,

@@ -31,7 +31,8 @@ export function startInputRunTx(s: SqliteStatements, request: StartInputRunReque
     decisionHash: null,
   })
   appendMessagesTx(s, threadId, runId, request.messages, now)
-  // A thread created without a user message gets its title from the first one (issue 12.4: stored, never derived).
+  // A thread created without a user message gets its title from the first one (docs/decisions.md#bounded-histories:
+  // stored, never derived).
   if (expectedRevision !== null && request.title !== undefined)
     s.setTitleIfAbsent.run({ threadId, title: request.title })
   for (const r of request.toolResults) s.settleToolCall.run({ ...r, threadId, now })

@@ -1,13 +1,16 @@
 import type Database from 'better-sqlite3'
+import type { DialectMigrations } from '../migration-steps.ts'
+import { migrationSteps } from '../migration-steps.ts'
 
 /**
- * Schema migrations, applied in order inside one transaction each and tracked by
- * `PRAGMA user_version`. Never edit a shipped migration: append a new one.
+ * The SQLite schema's migrations, keyed by the shared ids (`../migration-ids.ts`): each is the same change as
+ * PostgreSQL's migration of that id. Applied in order inside one transaction each and tracked by `PRAGMA user_version`,
+ * one version per id (`../migration-steps.ts`). Never edit a shipped migration: append a new id.
  */
-export const MIGRATIONS: readonly string[] = [
-  // 1: threads, append-only messages, runs, the per-thread event log, interrupt batches and the
-  // tool-call ledger (which is also the effects ledger).
-  `
+export const SQLITE_MIGRATIONS: DialectMigrations = {
+  // Threads, append-only messages, runs, the per-thread event log, interrupt batches and the tool-call ledger
+  // (which is also the effects ledger).
+  '0001-initial': `
   CREATE TABLE settings (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -103,21 +106,21 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX tool_calls_open ON tool_calls (thread_id, status);
   `,
-  // 2: run leases (executor + lease end, renewed while it executes) and the cancel flag, so that
-  // several processes can share one database: abandoned runs are recognised by their lease, and a
-  // cancel reaches the executing process through the store.
-  `
+  // Run leases (executor + lease end, renewed while it executes) and the cancel flag, so that several processes can
+  // share one database: abandoned runs are recognised by their lease, and a cancel reaches the executing process
+  // through the store.
+  '0002-run-leases': `
   ALTER TABLE runs ADD COLUMN executor_id TEXT;
   ALTER TABLE runs ADD COLUMN lease_until INTEGER;
   ALTER TABLE runs ADD COLUMN cancel_requested_at INTEGER;
   CREATE INDEX runs_by_executor ON runs (executor_id) WHERE status = 'running';
   `,
-  // 3: approvals from anywhere (docs/approvals.md). The thread's title, stored once at creation; each
-  // batch's expiry policy (a batch from before this migration keeps today's behaviour, 'keep':
-  // nothing is decided automatically that nobody configured); the deadline index of the expiry
-  // sweep and the age index of the cross-owner inbox, both over open batches only; decision records,
-  // written by the claim and never rewritten; the webhook outbox, written with the change it reports.
-  `
+  // Approvals from anywhere (docs/approvals.md). The thread's title, stored once at creation; each batch's expiry
+  // policy (a batch from before this migration keeps today's behaviour, 'keep': nothing is decided automatically that
+  // nobody configured); the deadline index of the expiry sweep and the age index of the cross-owner inbox, both over
+  // open batches only; decision records, written by the claim and never rewritten; the webhook outbox, written with
+  // the change it reports.
+  '0003-approvals-from-anywhere': `
   ALTER TABLE threads ADD COLUMN title TEXT;
   ALTER TABLE interrupt_batches ADD COLUMN on_expiry TEXT NOT NULL DEFAULT 'keep'
     CHECK (on_expiry IN ('deny', 'cancel', 'keep'));
@@ -149,19 +152,18 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX webhook_outbox_due ON webhook_outbox (status, next_attempt_at);
   `,
-  // 4 (issue 12.4, bounded threads): running totals of each thread's messages, kept by every append, so the thread
-  // cap is checked without reading a history; existing threads are counted once here.
-  `
+  // Bounded threads (docs/decisions.md#bounded-histories): running totals of each thread's messages, kept by every
+  // append, so the thread cap is checked without reading a history; existing threads are counted once here.
+  '0004-thread-message-totals': `
   ALTER TABLE threads ADD COLUMN message_count INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE threads ADD COLUMN message_bytes INTEGER NOT NULL DEFAULT 0;
   UPDATE threads SET
     message_count = (SELECT COUNT(*) FROM messages m WHERE m.thread_id = threads.thread_id),
     message_bytes = (SELECT COALESCE(SUM(octet_length(m.json)), 0) FROM messages m WHERE m.thread_id = threads.thread_id);
   `,
-  // 5 (issue 15, remembered permissions, docs/approvals.md#remembered-permissions): the rules made by
-  // approvals with `remember` (never deleted; revoking stamps revoked_at) and the decision record of
-  // every call a rule approved, one per call.
-  `
+  // Remembered permissions (docs/approvals.md#remembered-permissions): the rules made by approvals with `remember`
+  // (never deleted; revoking stamps revoked_at) and the decision record of every call a rule approved, one per call.
+  '0005-permission-rules': `
   CREATE TABLE permission_rules (
     rule_id TEXT PRIMARY KEY,
     owner_id TEXT NOT NULL,
@@ -187,20 +189,23 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (thread_id, tool_call_id)
   );
   `,
-  // Issue 12, item 6 (sessions and secrets): the anonymous-session secret no longer lives in the database (it comes
-  // from INTERLUDE_SESSION_SECRET or a 0600 file beside it); whoever could read the row could mint any cookie.
-  `
+  // Sessions and secrets (docs/decisions.md#operating-it): the anonymous-session secret no longer lives in the
+  // database (it comes from INTERLUDE_SESSION_SECRET or a 0600 file beside it); whoever could read the row could mint
+  // any cookie. The concurrent-runs quota needs no index here: `threads_by_owner` (owner_id, status, …) of
+  // `0001-initial` serves its count.
+  '0006-sessions-and-quotas': `
   DELETE FROM settings WHERE key = 'session_secret';
   `,
-  // issue 14 (model boundary): tokens each run's model calls used, for the run view and the
-  // operator's caps per thread and per owner (docs/protocol.md#token-usage).
-  `
+  // The model boundary (docs/decisions.md#the-model-boundary): tokens each run's model calls used, for the run view
+  // and the operator's caps per thread and per owner (docs/protocol.md#token-usage).
+  '0007-run-token-usage': `
   ALTER TABLE runs ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE runs ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
   `,
-  // issue 15 (asking from inside a tool, subagents; docs/approvals.md#asking-from-inside-a-tool): per call, the answers
-  // its `ctx.interrupt` calls received, in order, and a subagent's progress; written only by the executing run.
-  `
+  // Asking from inside a tool, subagents (docs/decisions.md#asking-from-inside-a-tool-and-subagents,
+  // docs/approvals.md#asking-from-inside-a-tool): per call, the answers its `ctx.interrupt` calls received, in order,
+  // and a subagent's progress; written only by the executing run.
+  '0008-tool-checkpoints': `
   CREATE TABLE tool_checkpoints (
     thread_id TEXT NOT NULL,
     tool_call_id TEXT NOT NULL,
@@ -209,10 +214,11 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (thread_id, tool_call_id)
   );
   `,
-  // issue 12.7 (thread ids per owner, docs/decisions.md): a thread is keyed by its owner and the client's id joined by
-  // U+001F (src/core/thread-key.ts), so another principal can no longer take an id first. Existing threads get the key
-  // of their owner in every table that names a thread; permission rules keep the client's id (they carry the owner).
-  `
+  // Thread ids per owner (docs/decisions.md#threads-keyed-per-owner): a thread is keyed by its owner and the client's
+  // id joined by U+001F (src/store/thread-key.ts), so another principal can no longer take an id first. Existing
+  // threads get the key of their owner in every table that names a thread; permission rules keep the client's id
+  // (they carry the owner).
+  '0009-thread-keys-per-owner': `
   UPDATE messages SET thread_id = (SELECT t.owner_id || char(31) || t.thread_id FROM threads t WHERE t.thread_id = messages.thread_id)
     WHERE thread_id IN (SELECT thread_id FROM threads);
   UPDATE runs SET thread_id = (SELECT t.owner_id || char(31) || t.thread_id FROM threads t WHERE t.thread_id = runs.thread_id)
@@ -233,7 +239,10 @@ export const MIGRATIONS: readonly string[] = [
     WHERE thread_id IN (SELECT thread_id FROM threads);
   UPDATE threads SET thread_id = owner_id || char(31) || thread_id;
   `,
-]
+}
+
+/** The SQL of each schema version, in order: a file at `user_version` k has run the first k. */
+export const MIGRATIONS: readonly string[] = migrationSteps(SQLITE_MIGRATIONS).map((step) => step.sql)
 
 export function migrate(db: Database.Database): number {
   const current = db.pragma('user_version', { simple: true }) as number

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { loadSqlite } from './sqlite-module.ts'
 
 /**
- * Who else may use a SQLite file at the same time (issue 12, docs/architecture.md): a server started without
+ * Who else may use a SQLite file at the same time (docs/decisions.md#operating-it): a server started without
  * `--shared` is its only user — at startup it closes every run left `running`, which would fail the runs of another
  * live process — so a second process must refuse to start rather than do that.
  *

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { storeConformance } from '../../test-utils/store-conformance.ts'
 import { firstRunRequest } from '../conformance/kit.ts'
 import { expectLegacyThreadKeyed, LEGACY_THREAD_ROWS } from '../conformance/legacy-thread.ts'
-import { threadKey } from '../../core/thread-key.ts'
+import { threadKey } from '../thread-key.ts'
 import { tempDir } from '../../test-utils/harness.ts'
 import { MIGRATIONS } from './migrations.ts'
 import { createSqliteStore, SqliteStore } from './sqlite-store.ts'
@@ -62,7 +62,32 @@ describe('SQLite store', () => {
     await store.close()
   })
 
-  it('migration 3 gives batches that existed before it the keep policy, and threads no title', async () => {
+  it('a file at any earlier schema version (the SQL it ran, its user_version) migrates to the schema of a new file', async () => {
+    const schemaOf = (file: string) => {
+      const db = new Database(file, { readonly: true })
+      try {
+        const objects = db.prepare('SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name').all()
+        return { version: db.pragma('user_version', { simple: true }), objects }
+      } finally {
+        db.close()
+      }
+    }
+    const fresh = path.join(tmp.dir, 'fresh-schema.db')
+    await createSqliteStore(fresh).close()
+    const want = schemaOf(fresh)
+    expect(want.version).toBe(MIGRATIONS.length)
+    for (let version = 0; version < MIGRATIONS.length; version++) {
+      const file = path.join(tmp.dir, `at-version-${version}.db`)
+      const db = new Database(file)
+      for (const sql of MIGRATIONS.slice(0, version)) db.exec(sql)
+      db.pragma(`user_version = ${version}`)
+      db.close()
+      await createSqliteStore(file).close()
+      expect(schemaOf(file), `from user_version ${version}`).toEqual(want)
+    }
+  })
+
+  it('0003-approvals-from-anywhere gives batches that existed before it the keep policy, and threads no title', async () => {
     const file = path.join(tmp.dir, 'version-2.db')
     const db = new Database(file)
     for (const sql of MIGRATIONS.slice(0, 2)) db.exec(sql)
@@ -73,7 +98,7 @@ describe('SQLite store', () => {
              VALUES ('b', 't', 'r', 'pending', 1, 2)`)
     db.close()
     const store = createSqliteStore(file)
-    // The thread is alice's `t` since the per-owner keys (the last migration).
+    // The thread is alice's `t` since the per-owner keys (0009-thread-keys-per-owner).
     const key = threadKey('alice', 't')
     expect(await store.getThread(key)).toMatchObject({ title: undefined, revision: 3 })
     expect(await store.getOpenBatch(key)).toMatchObject({ batchId: 'b', onExpiry: 'keep' })
@@ -82,7 +107,7 @@ describe('SQLite store', () => {
     await store.close()
   })
 
-  it('the per-owner key migration gives every row of an existing thread its owner’s key (issue 12.7)', async () => {
+  it('0009-thread-keys-per-owner gives every row of an existing thread its owner’s key', async () => {
     const file = path.join(tmp.dir, 'before-owner-keys.db')
     const db = new Database(file)
     for (const sql of MIGRATIONS.slice(0, -1)) db.exec(sql)

@@ -177,7 +177,9 @@ export function prepareStatements(db: Database.Database) {
       `SELECT message_id FROM messages
        WHERE thread_id = @threadId AND message_id IN (SELECT value FROM json_each(@idsJson))`,
     ),
-    /** The running totals of the thread cap (issue 12.4), in the transaction of every append. */
+    /**
+     * The running totals of the thread cap (docs/decisions.md#bounded-histories), in the transaction of every append.
+     */
     addMessageTotals: prepare<ThreadKey & { count: number; bytes: number }>(
       `UPDATE threads SET message_count = message_count + @count, message_bytes = message_bytes + @bytes
        WHERE thread_id = @threadId`,

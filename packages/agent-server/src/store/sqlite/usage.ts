@@ -1,7 +1,9 @@
 import type Database from 'better-sqlite3'
 import type { UsageCounts, UsageScope } from '../store.ts'
 
-/** Token usage per run (issue 14): one counter update per model call, and the sums the caps read. */
+/**
+ * Token usage per run (docs/protocol.md#token-usage): one counter update per model call, and the sums the caps read.
+ */
 export function sqliteUsage(db: Database.Database) {
   const add = db.prepare<[number, number, string, string]>(
     'UPDATE runs SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE thread_id = ? AND run_id = ?',

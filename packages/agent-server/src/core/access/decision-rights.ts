@@ -1,0 +1,84 @@
+import type { CanDecide, DecideContext } from '../../agent/decider.ts'
+import type { ResolvedTool } from '../../agent/tool.ts'
+import type { BatchRecord, Store, ThreadRecord } from '../../store/store.ts'
+import { clientThreadId } from '../../store/thread-key.ts'
+
+export interface DecisionRightsOptions {
+  readonly store: Pick<Store, 'getOpenBatch' | 'listDecisions' | 'getBatchOfInterrupt'>
+  readonly tools: ReadonlyMap<string, ResolvedTool>
+  /** The server's rule. @default the owner, or a principal named in `approvers` */
+  readonly canDecide?: CanDecide
+  /** Principals who may decide every batch on the server (used by the default `canDecide` only). */
+  readonly approvers?: readonly string[]
+  readonly logError: (message: string, error: unknown) => void
+}
+
+/** The batch fields a decision right depends on. */
+export type DecidableBatch = Pick<BatchRecord, 'threadId' | 'interrupts'>
+
+/**
+ * Who may decide a batch and who may read a thread (docs/approvals.md, "Who may decide"). A principal decides a
+ * batch only if it may decide every interrupt in it: the server's `canDecide`, narrowed by the tool's `approvers`.
+ * Reading follows deciding: the owner, or a principal who may decide the thread's open batch or its most recent
+ * decided one. Hooks that throw count as "no" (fail closed) and are logged.
+ */
+export class DecisionRights {
+  readonly #o: DecisionRightsOptions
+  readonly #canDecide: CanDecide
+
+  constructor(options: DecisionRightsOptions) {
+    this.#o = options
+    const approvers = options.approvers ?? []
+    for (const name of approvers) {
+      if (typeof name !== 'string' || name.length === 0) throw new RangeError('approvers must be non-empty strings.')
+    }
+    for (const tool of options.tools.values()) {
+      const listed = tool.definition.approvers
+      // An empty list would make the tool's interrupts undecidable: the thread could never go on.
+      if (Array.isArray(listed) && listed.length === 0)
+        throw new RangeError(`Tool "${tool.name}": approvers is empty; name at least one principal.`)
+    }
+    const allowed = new Set(approvers)
+    this.#canDecide = options.canDecide ?? ((principal, ctx) => principal === ctx.owner || allowed.has(principal))
+  }
+
+  /** Whether `principal` may decide every interrupt of `batch` on a thread owned by `owner`. */
+  async mayDecide(principal: string, owner: string, batch: DecidableBatch): Promise<boolean> {
+    if (batch.interrupts.length === 0) return false
+    const verdicts = await Promise.all(
+      batch.interrupts.map((item) =>
+        this.#mayDecideOne(principal, item.toolName, {
+          owner,
+          threadId: clientThreadId(batch.threadId),
+          interrupt: item.interrupt,
+        }),
+      ),
+    )
+    return verdicts.every(Boolean)
+  }
+
+  /** Whether `principal` may read `thread`: snapshot, events, follow, run status (never send input). */
+  async mayRead(principal: string, thread: ThreadRecord): Promise<boolean> {
+    if (thread.ownerId === principal) return true
+    const { store } = this.#o
+    const open = await store.getOpenBatch(thread.threadId)
+    if (open && (await this.mayDecide(principal, thread.ownerId, open))) return true
+    const last = (await store.listDecisions(thread.threadId)).at(-1)
+    const firstId = last?.interruptIds[0]
+    if (firstId === undefined) return false
+    const decided = await store.getBatchOfInterrupt(thread.threadId, firstId)
+    return decided !== undefined && (await this.mayDecide(principal, thread.ownerId, decided))
+  }
+
+  async #mayDecideOne(principal: string, toolName: string, ctx: DecideContext): Promise<boolean> {
+    try {
+      if ((await this.#canDecide(principal, ctx)) !== true) return false
+      const listed = this.#o.tools.get(toolName)?.definition.approvers
+      if (listed === undefined) return true
+      return typeof listed === 'function' ? (await listed(principal, ctx)) === true : listed.includes(principal)
+    } catch (error) {
+      this.#o.logError(`decider check for ${ctx.threadId}/${ctx.interrupt.id} threw`, error)
+      return false
+    }
+  }
+}

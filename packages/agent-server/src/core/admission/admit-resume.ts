@@ -1,0 +1,212 @@
+import { checkResume, InterludeError, resumeCheckError } from '@interlude/protocol'
+import type { Context, DecisionVia, ResumeEntry, Tool } from '@interlude/protocol'
+import type { SchemaIssue } from '../../schema/validator-cache.ts'
+import type { NewOutboxDelivery } from '../../store/records.ts'
+import type { BatchRecord, ClaimBatchRequest, ClaimBatchResult, RunRecord, Store } from '../../store/store.ts'
+import type { Admission, AdmissionDeps } from './admission.ts'
+import { isStoreUnavailable } from '../../store/store-errors.ts'
+import { decisionHashSync } from '../decision-hash.ts'
+import { decisionRecord } from '../decision-record.ts'
+import { resumePlan } from '../run-plan.ts'
+
+/** A decision for the open batch, from a resume run (`POST /runs`) or the decisions API. */
+export interface ResumeRequest {
+  readonly threadId: string
+  readonly runId: string
+  readonly resume: readonly ResumeEntry[]
+  /** Browser tools and context of a resume run; the decisions API has none. */
+  readonly tools?: readonly Tool[]
+  readonly context?: readonly Context[]
+}
+
+const notFound = () => new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
+
+/** The first batch of this thread that one of the entries names (any status). */
+async function batchOfEntries(
+  store: Store,
+  threadId: string,
+  ids: readonly string[],
+): Promise<BatchRecord | undefined> {
+  for (const id of new Set(ids)) {
+    const batch = await store.getBatchOfInterrupt(threadId, id)
+    if (batch) return batch
+  }
+  return undefined
+}
+
+/** What a decision is judged against: the thread's owner, the run already under this runId, the open batch. */
+interface Grounds {
+  readonly ownerId: string
+  readonly run: RunRecord | undefined
+  readonly open: BatchRecord | undefined
+}
+
+/** A decision that passed every check: the claim to make, and what starts once it is made. */
+interface PreparedClaim {
+  readonly kind: 'claim'
+  readonly owner: string
+  readonly batch: BatchRecord
+  readonly request: ClaimBatchRequest
+  readonly outbox: readonly NewOutboxDelivery[]
+  readonly check: Extract<ReturnType<typeof checkResume>, { ok: true }>
+}
+
+/**
+ * One attempt at admitting a decision (docs/protocol.md, admission step 6; docs/approvals.md): the same checks and
+ * codes for every channel — decider rights, shape, idempotency by runId, an already decided batch, coverage,
+ * expiry, Ajv — then the atomic claim, which records who decided and through which channel. `undefined`: the claim
+ * lost a race that is worth evaluating again from the start.
+ *
+ * A batch this process wrote or read is judged from memory first (`open-batch-cache.ts`), so the claim is the only
+ * statement. A refusal or a refused claim on that path (a stale entry, a lost race) is judged again from a fresh
+ * read, so both paths give the same answers; an error of the store or the quota is answered as it is, once.
+ */
+export async function admitResume(
+  deps: AdmissionDeps,
+  principal: string,
+  request: ResumeRequest,
+  via: Exclude<DecisionVia, 'expiry'>,
+): Promise<Admission | undefined> {
+  const { store, openBatches } = deps
+  const { threadId, runId } = request
+  const known = openBatches?.take(threadId)
+  if (known !== undefined) {
+    const grounds = { ownerId: known.ownerId, run: undefined, open: known.batch }
+    const prepared = await prepareClaim(deps, principal, request, via, grounds).catch((error: unknown) => {
+      if (InterludeError.isInstance(error) && !isStoreUnavailable(error)) return undefined
+      throw error
+    })
+    if (prepared?.kind === 'claim') {
+      const claim = await makeClaim(deps, prepared)
+      if (claim.ok) return started(deps, request, prepared)
+    }
+  }
+  const view = await store.getAdmissionView(threadId, runId, { history: false })
+  if (!view) throw notFound()
+  const ownerId = view.thread.ownerId
+  // Remembered only from a fresh read: a refusal below leaves the batch open, and the corrected retry needs no read.
+  if (view.openBatch) openBatches?.remember(ownerId, view.openBatch)
+  const prepared = await prepareClaim(deps, principal, request, via, { ownerId, run: view.run, open: view.openBatch })
+  if (prepared.kind === 'replay') return prepared
+  const claim = await makeClaim(deps, prepared)
+  if (claim.ok) return started(deps, request, prepared)
+  if (claim.reason !== 'busy') openBatches?.forget(threadId)
+  switch (claim.reason) {
+    case 'already_claimed':
+      if (claim.decisionHash !== prepared.request.decisionHash) {
+        throw new InterludeError('DECISION_CONFLICT', 'This batch was already decided differently.', {
+          details: { runId: claim.claimedByRunId },
+        })
+      }
+      if (claim.claimedByRunId === runId) return { kind: 'replay', threadId, runId }
+      throw new InterludeError('ALREADY_RESUMED', 'This decision was already admitted under another runId.', {
+        details: { runId: claim.claimedByRunId },
+      })
+    case 'busy':
+      throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.')
+    default:
+      return undefined
+  }
+}
+
+/** Every check of a decision against its grounds; throws the refusal, or answers the claim to make. */
+async function prepareClaim(
+  deps: AdmissionDeps,
+  principal: string,
+  request: ResumeRequest,
+  via: Exclude<DecisionVia, 'expiry'>,
+  grounds: Grounds,
+): Promise<PreparedClaim | Extract<Admission, { kind: 'replay' }>> {
+  const { store, validators } = deps
+  const { threadId, runId, resume: entries } = request
+  const { open, ownerId: owner } = grounds
+  const ids = entries.map((e) => e.interruptId)
+  const targetsOpen = open !== undefined && ids.some((id) => open.interrupts.some((i) => i.interrupt.id === id))
+  const targeted = targetsOpen ? open : await batchOfEntries(store, threadId, ids)
+  // Rights come first and are judged on the batch the entries name (else the open one): a principal who may not
+  // decide it learns nothing, not even that the thread exists.
+  const governing = targeted ?? open
+  if (governing ? !(await deps.rights.mayDecide(principal, owner, governing)) : principal !== owner) throw notFound()
+
+  // Shape problems first (they do not depend on the batch), so the decision can be hashed.
+  const shape = checkResume([], entries, { now: deps.now() })
+  if (!shape.ok && shape.code === 'INVALID_INPUT') throw resumeCheckError(shape)
+  const hash = decisionHashSync(entries)
+
+  if (grounds.run) {
+    // The runId is the idempotency key: same decision → the first run's events again.
+    if (grounds.run.kind === 'resume' && grounds.run.decisionHash === hash) return { kind: 'replay', threadId, runId }
+    throw new InterludeError('DECISION_CONFLICT', 'This runId was already admitted with a different request.', {
+      details: { runId },
+    })
+  }
+
+  // Answers to a batch that was already decided: tell the client who won.
+  if (!targetsOpen && targeted && targeted.status !== 'pending' && targeted.claimedByRunId !== undefined) {
+    if (targeted.decisionHash === hash) {
+      throw new InterludeError('ALREADY_RESUMED', 'This decision was already admitted under another runId.', {
+        details: { runId: targeted.claimedByRunId },
+      })
+    }
+    throw new InterludeError('DECISION_CONFLICT', 'This batch was already decided differently.', {
+      details: { runId: targeted.claimedByRunId },
+    })
+  }
+
+  const pending = open ? open.interrupts.map((i) => i.interrupt) : []
+  const check = checkResume(pending, entries, { now: deps.now(), expiry: 'refuse-resolved' })
+  if (!check.ok) throw resumeCheckError(check)
+  const batch = open!
+
+  const errors: Record<string, readonly SchemaIssue[]> = {}
+  for (const entry of check.entries) {
+    if (entry.status !== 'resolved') continue
+    const schema = batch.interrupts.find((i) => i.interrupt.id === entry.interruptId)?.interrupt.responseSchema
+    if (!schema) continue
+    const result = validators.validate(schema, entry.payload)
+    if (!result.ok) errors[entry.interruptId] = result.issues
+  }
+  if (Object.keys(errors).length > 0) {
+    throw new InterludeError('RESUME_PAYLOAD_INVALID', 'A resume payload does not match its responseSchema.', {
+      details: { errors },
+    })
+  }
+
+  const now = deps.now()
+  // The record the claim stores, as the webhook reports it (docs/approvals.md#decision-records).
+  const record = decisionRecord(batch, { runId, entries: check.entries, decidedBy: principal, via, now })
+  const interrupts = batch.interrupts.map((i) => i.interrupt)
+  const outbox = deps.webhooks?.decided({ threadId, owner, runId, interrupts }, record, now) ?? []
+  const claim: ClaimBatchRequest = {
+    threadId,
+    batchId: batch.batchId,
+    runId,
+    decisionHash: hash,
+    decision: check.entries,
+    now,
+    ...deps.lease(),
+    decidedBy: principal,
+    via,
+    ...(outbox.length > 0 ? { outbox } : {}),
+  }
+  return { kind: 'claim', owner, batch, request: claim, outbox, check }
+}
+
+/** The claim, inside the owner's quota (the in-flight slot is released once the write is done). */
+async function makeClaim(deps: AdmissionDeps, prepared: PreparedClaim): Promise<ClaimBatchResult> {
+  const { request } = prepared
+  const release = await deps.quota?.beforeStart(prepared.owner, { threadId: request.threadId, newThread: false })
+  return deps.store.claimBatch(request).finally(release)
+}
+
+function started(deps: AdmissionDeps, request: ResumeRequest, prepared: PreparedClaim): Admission {
+  const { threadId, runId, tools, context } = request
+  const { owner, batch, check } = prepared
+  deps.openBatches?.forget(threadId)
+  deps.webhooks?.committed(prepared.outbox)
+  const { entries: admitted, allCancelled, expired } = check
+  return {
+    kind: 'start',
+    plan: resumePlan({ threadId, runId, owner, batch, entries: admitted, allCancelled, expired, tools, context }),
+  }
+}

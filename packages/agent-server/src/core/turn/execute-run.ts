@@ -1,0 +1,171 @@
+import { InterludeError, RUN_ERROR_CODES } from '@interlude/protocol'
+import type { AgUiEvent, ExpiryPolicy } from '@interlude/protocol'
+import type { ResolvedAgent } from '../../agent/agent.ts'
+import type { Clock } from '../../clock.ts'
+import type { ValidatorCache } from '../../schema/validator-cache.ts'
+import { RunNotActiveError } from '../../store/store.ts'
+import type { Store } from '../../store/store.ts'
+import type { OpenBatchCache } from '../open-batch-cache.ts'
+import type { WebhookOutbox } from '../../webhooks/webhook-outbox.ts'
+import { ev } from '../ev.ts'
+import { modelEvents } from './model-events.ts'
+import type { HistoryLimits } from './model-window.ts'
+import { RunCancelled } from '../run-cancelled.ts'
+import type { RunPlan } from '../run-plan.ts'
+import { handleLeftCalls, settleUnsettledEffects } from './continuation-step.ts'
+import { callModel, recordAnswer } from './model-step.ts'
+import { applyDecisions } from './resume-step.ts'
+import { handleToolCalls } from './tool-step.ts'
+import { Turn } from './turn-state.ts'
+import type { Step } from './turn-state.ts'
+import type { UsageOptions } from './usage.ts'
+import { describeThread } from '../../store/thread-key.ts'
+
+/** What the execution core needs from the server. */
+export interface ExecutionDeps {
+  readonly agent: ResolvedAgent
+  readonly store: Store
+  readonly validators: ValidatorCache
+  readonly now: Clock
+  readonly interruptTtlMs: number
+  /** The server-wide expiry policy (docs/approvals.md#deadlines); `undefined`: by kind. */
+  readonly onExpiry?: ExpiryPolicy | undefined
+  readonly maxInterruptsPerBatch: number
+  /**
+   * Aborted by an explicit cancel or a server shutdown — never by a dropped connection. Checked at
+   * the stop points: before each model call, before each model chunk, before a tool starts.
+   */
+  readonly signal: AbortSignal
+  /** What tools see as `ctx.signal`: aborted only at server shutdown (a cancel waits for a running tool). */
+  readonly toolSignal?: AbortSignal
+  /** Makes every event yielded so far durable; awaited before each row the run writes (see `RunWrites`). */
+  readonly persistEmitted: () => Promise<void>
+  readonly logError: (message: string, error: unknown) => void
+  /** Webhook rows for the batches the run opens (docs/approvals.md, "Webhooks"). */
+  readonly webhooks?: WebhookOutbox
+  /** Told of each batch the run opens, so its resume is admitted with one statement (`open-batch-cache.ts`). */
+  readonly openBatches?: OpenBatchCache
+  /** Thread cap, model window and pause snapshot bounds (docs/decisions.md#bounded-histories); defaults of `core/limits.ts`. */
+  readonly history?: Partial<HistoryLimits>
+  /** Token caps and the usage hook (docs/protocol.md#token-usage). */
+  readonly usage?: UsageOptions
+  /** Tool-call arguments larger than this are rejected and stored as a short placeholder. @default 65536 */
+  readonly maxToolArgumentBytes?: number
+}
+
+/**
+ * The execution core: one run as an async sequence of AG-UI events (docs/architecture.md). RUN_STARTED first,
+ * exactly one terminal event (RUN_FINISHED or RUN_ERROR) last. The ReAct loop: model call → tool
+ * calls → tool results → model, until the model answers without tools, a person must decide, a
+ * browser/external result is awaited, or `maxIterations` is reached. The SSE route, the replay
+ * route and tests consume the same sequence (through the run manager's log). The steps live beside it: resume
+ * (`resume-step.ts`), continuation (`continuation-step.ts`), model (`model-step.ts`) and tools (`tool-step.ts`).
+ */
+export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGenerator<AgUiEvent, void, undefined> {
+  const { threadId, runId } = plan
+  const continuation = plan.continuation
+  // A continuation goes on in the same run's log: what its dead attempt already wrote is not repeated, only what it
+  // left open is closed (docs/architecture.md, "Durable continuation").
+  if (continuation) yield* continuation.prefix
+  else yield ev.runStarted(threadId, runId)
+  const turn = new Turn(plan, deps)
+
+  /**
+   * After a step: the state if it changed, and for a pause the state, the pause snapshot and the RUN_FINISHED that
+   * carries the batch. `true`: the run ended paused.
+   */
+  async function* paused(step: Step | undefined): AsyncGenerator<AgUiEvent, boolean, undefined> {
+    if (turn.takeStateChange() || step?.kind === 'interrupt') yield ev.stateSnapshot(turn.state)
+    if (step?.kind !== 'interrupt') return false
+    // Bounded: the whole history of a small thread, nothing above `pauseSnapshotMaxBytes` (docs/protocol.md).
+    const snapshot = turn.pauseSnapshot()
+    if (snapshot !== undefined) yield ev.messagesSnapshot(snapshot)
+    yield ev.runFinished(threadId, runId, { type: 'interrupt', interrupts: step.interrupts })
+    return true
+  }
+
+  try {
+    if (plan.kind === 'resume' && !continuation) {
+      // Who decided, right after RUN_STARTED: in the log, so every replay and follower sees it.
+      const record = await deps.store.getDecision(threadId, runId)
+      if (record) yield ev.decision(record)
+    }
+    await turn.load()
+    if (continuation) {
+      yield* settleUnsettledEffects(turn)
+      yield* paused(undefined)
+    }
+    // A tool that asked from inside `execute` may ask again (docs/approvals.md#asking-from-inside-a-tool).
+    if (plan.kind === 'resume' && (yield* paused(yield* applyDecisions(turn, plan)))) return
+    if (continuation) {
+      if (yield* paused(yield* handleLeftCalls(turn))) return
+      if (turn.answered()) {
+        yield ev.runFinished(threadId, runId, { type: 'success' })
+        return
+      }
+    }
+    const awaited = turn.awaitingResults()
+    if (awaited.length > 0) {
+      yield ev.runFinished(threadId, runId, { type: 'success', pendingToolCallIds: awaited })
+      return
+    }
+    // docs/architecture.md: if every entry of a batch is cancelled, the turn ends without another model call.
+    if (plan.kind === 'resume' && plan.allCancelled) {
+      yield ev.runFinished(threadId, runId, { type: 'success' })
+      return
+    }
+    for (let iteration = 0; iteration < deps.agent.maxIterations; iteration++) {
+      if (deps.signal.aborted) throw new RunCancelled()
+      const call = callModel(turn)
+      const response = yield* modelEvents(call.stream, call.options)
+      await recordAnswer(turn, response)
+      if (response.calls.length === 0) {
+        yield ev.runFinished(threadId, runId, { type: 'success' })
+        return
+      }
+      const step = yield* handleToolCalls(turn, response)
+      if (yield* paused(step)) return
+      if (step.kind === 'waiting') {
+        yield ev.runFinished(threadId, runId, { type: 'success', pendingToolCallIds: turn.awaitingResults() })
+        return
+      }
+    }
+    yield ev.runError(
+      'RUN_FAILED',
+      `The agent stopped after ${deps.agent.maxIterations} model calls without finishing.`,
+    )
+  } catch (error) {
+    // Fenced: another process closed this run; write nothing more.
+    if (error instanceof RunNotActiveError) throw error
+    // Graceful shutdown past its grace: stop here, write nothing more; the lease is released and the turn is
+    // continued elsewhere (docs/architecture.md, "Shutdown").
+    if (error instanceof RunCancelled && deps.signal.reason === 'handover') throw error
+    if (error instanceof RunCancelled) {
+      // Calls that never started get a cancelled result, so the history stays answerable.
+      yield* turn.closeOpenCalls({
+        status: 'cancelled',
+        message: 'The run was cancelled before this call ran; it did not run.',
+      })
+      yield ev.runFinished(threadId, runId, { type: 'cancelled' })
+      return
+    }
+    try {
+      yield* turn.closeOpenCalls({
+        status: 'cancelled',
+        message: 'The run failed before this call ran; it did not run.',
+      })
+    } catch (closeError) {
+      if (closeError instanceof RunNotActiveError) throw closeError
+      deps.logError(`run ${describeThread(threadId)}/${runId}: could not close open calls`, closeError)
+    }
+    // Unknown errors become INTERNAL with a generic message; the raw text only goes to the log.
+    const failure = InterludeError.fromUnknown(error)
+    if (!InterludeError.isInstance(error) || failure.code === 'INTERNAL' || failure.code === 'MODEL_ERROR') {
+      deps.logError(`run ${describeThread(threadId)}/${runId} failed`, error)
+    }
+    const code = (RUN_ERROR_CODES as readonly string[]).includes(failure.code) ? failure.code : 'RUN_FAILED'
+    // Typed details of a model failure or a usage cap (docs/decisions.md#the-model-boundary): kinds and numbers only, no upstream text.
+    const details = code === 'MODEL_ERROR' || code === 'USAGE_LIMIT_EXCEEDED' ? failure.details : undefined
+    yield ev.runError(code, failure.message, details)
+  }
+}
