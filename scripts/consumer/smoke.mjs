@@ -19,6 +19,7 @@ if (args[0] === '--pg') {
 const entries = [
   '@interlude/protocol',
   '@interlude/protocol/schemas',
+  '@interlude/protocol/sse',
   '@interlude/react/core',
   '@interlude/react',
   '@interlude/agent-server',
