@@ -7,11 +7,11 @@ import { DecisionTrail } from '../ui/decision-trail.tsx'
 import type { Recorder } from '../recording/recorder.ts'
 import type { Json } from '../recording/recording-types.ts'
 import { toJson, toRecordedError } from '../recording/to-json.ts'
-import { JsonView } from '../ui/json-view.tsx'
 import { MessageList } from '../ui/message-list.tsx'
 import { batchPolicy, earliestExpiry, useExpired } from './expiry.ts'
 import { draftChoices } from './draft-choices.ts'
 import { threadFromUrl, writeThreadToUrl } from './thread-url.ts'
+import { ThreadSidebar } from './thread-sidebar.tsx'
 import { useInbox } from './use-inbox.ts'
 import { useRecordedChat } from './use-recorded-chat.ts'
 
@@ -194,50 +194,16 @@ export function LiveView({ recorder, active }: LiveViewProps) {
 
   return (
     <div className="live">
-      <aside className="threads" aria-label="Threads">
-        <div className="threads-head">
-          <h2>Threads</h2>
-          <button type="button" onClick={newConversation} disabled={chat.isLoading}>
-            New conversation
-          </button>
-        </div>
-        <p className="current-thread">
-          Current: <code data-testid="thread-id">{chat.threadId}</code>
-        </p>
-        <h3>
-          Approval inbox{' '}
-          <button type="button" className="link" onClick={inbox.refresh} disabled={!active}>
-            refresh
-          </button>
-        </h3>
-        {inbox.error !== undefined && <p className="muted">{inbox.error}</p>}
-        {inbox.threads.length === 0 ? (
-          <p className="muted">{inbox.loading ? 'Loading…' : 'No thread is waiting for answers.'}</p>
-        ) : (
-          <ul className="inbox" aria-label="Threads waiting for answers">
-            {inbox.threads.map((thread) => (
-              <li key={thread.threadId}>
-                <button
-                  type="button"
-                  className="inbox-item"
-                  aria-current={thread.threadId === chat.threadId ? 'true' : undefined}
-                  disabled={busy}
-                  onClick={() => selectThread(thread.threadId)}
-                >
-                  <span className="inbox-title">{thread.title ?? thread.threadId.slice(0, 8)}</span>
-                  <span className="muted">
-                    {thread.interrupts?.length ?? 0} waiting · {new Date(thread.updatedAt).toLocaleTimeString()}
-                  </span>
-                </button>
-              </li>
-            ))}
-          </ul>
-        )}
-        <details className="agent-state" open>
-          <summary>Agent state</summary>
-          <JsonView value={chat.state ?? null} label="Shared agent state" testId="agent-state" />
-        </details>
-      </aside>
+      <ThreadSidebar
+        threadId={chat.threadId}
+        state={chat.state}
+        inbox={inbox}
+        busy={busy}
+        loading={chat.isLoading}
+        active={active}
+        onNewConversation={newConversation}
+        onSelectThread={selectThread}
+      />
 
       <main className="chat" aria-label="Live chat">
         {expiring && !chat.recovery.required && (
