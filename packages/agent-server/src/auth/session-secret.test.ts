@@ -17,7 +17,7 @@ async function cookieOf(url: string): Promise<string> {
   return response.headers.get('set-cookie')!.split(';')[0]!
 }
 
-describe('the session secret is never a database row (issue 12, item 6)', () => {
+describe('the session secret is never a database row (docs/decisions.md#operating-it)', () => {
   it('SQLite: a 0600 file beside a 0600 database in a 0700 directory; sessions survive a restart; no settings row', async () => {
     const dbPath = path.join(tmp.dir, 'fresh', 'nested', 'agent.db')
     const first = await startServer({ dbPath, warn: quiet })

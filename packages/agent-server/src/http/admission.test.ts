@@ -59,7 +59,7 @@ describe('admission: malformed input is refused before any stream byte and chang
     )
     expect(resume.status).toBe(404)
     expect(resume.error?.code).toBe('THREAD_NOT_FOUND')
-    // Threads are per owner (issue 12.7): bob's input on the same id starts bob's thread and leaves alice's alone.
+    // Threads are per owner (docs/decisions.md#threads-keyed-per-owner): bob's input on the same id starts bob's thread and leaves alice's alone.
     const aliceBefore = threadRow(server.dbPath, threadId, 'alice')
     const input = await postRun(server, runInput(threadId, [userMessage('hi')]), { principal: 'bob' })
     expect(input.status).toBe(200)

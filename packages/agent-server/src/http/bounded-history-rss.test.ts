@@ -9,7 +9,7 @@ import type { ChildServer } from '../test-utils/child-server.ts'
 import { newThreadId, runInput, tempDir, TOKENS, userMessage } from '../test-utils/harness.ts'
 
 /**
- * Issue 12.4 on a real child process (the CLI, built): a thread filled to its cap by one principal, then 80 parallel
+ * Bounded histories (docs/decisions.md#bounded-histories) on a real child process (the CLI, built): a thread filled to its cap by one principal, then 80 parallel
  * snapshots and 80 parallel replays of it. The thread is refused at its cap with 413 THREAD_TOO_LARGE, and the child's
  * resident memory stays below a stated bound (before the fix, one snapshot was the whole history: 80 of a 56 MB
  * thread ran the server out of heap).

@@ -18,7 +18,7 @@ import { recordingModel } from '../test-utils/recording-model.ts'
 import { commandAgent, commandScript } from '../test-utils/test-agents.ts'
 import { threadKey } from '../store/thread-key.ts'
 
-/** Issue 12.4: every history read is bounded — thread cap, paged snapshot and replay, model window, pause snapshot. */
+/** Bounded histories (docs/decisions.md#bounded-histories): every history read is bounded — thread cap, paged snapshot and replay, model window, pause snapshot. */
 
 let server: InProcessServer | undefined
 afterEach(async () => {

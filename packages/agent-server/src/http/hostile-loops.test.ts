@@ -5,7 +5,7 @@ import type { CliChild } from '../test-utils/cli-child.ts'
 import { bearer, bobRuns, launchCli, request, stopChildren } from '../test-utils/cli-child.ts'
 import { newThreadId, runInput, tempDir, userMessage } from '../test-utils/harness.ts'
 
-// Issue 12, items 4, 6 and 7, each attack as a bounded loop on loopback against the real CLI in a child process (RSS
+// Hostile loops (docs/decisions.md#operating-it): each attack as a bounded loop on loopback against the real CLI in a child process (RSS
 // read from /proc): every attempt gets a typed refusal and changes nothing, memory stays under a stated bound, and
 // another principal is served meanwhile. (Item 5's loops are in limits-attacks.test.ts; the one-shot regressions of
 // each hole are in the tests named beside each loop.)

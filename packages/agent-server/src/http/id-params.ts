@@ -4,7 +4,7 @@ import { checkIdentifier } from '../core/admission/parse-input.ts'
 import type { ServerEnv } from './env.ts'
 
 /**
- * The one check of ids in paths (issue 12): `{base}/threads/:threadId/…` and `…/runs/:runId/…` must be ids the
+ * The one check of ids in paths (docs/decisions.md#operating-it): `{base}/threads/:threadId/…` and `…/runs/:runId/…` must be ids the
  * protocol accepts (1–200 printable ASCII, docs/protocol.md#limits) before any route or store sees them, so every
  * store answers `400 INVALID_INPUT` for a NUL, a newline or an over-long id alike.
  */

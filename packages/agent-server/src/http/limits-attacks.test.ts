@@ -3,7 +3,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { bearer, bobRuns, launchCli, request, SECRETS, stopChildren } from '../test-utils/cli-child.ts'
 import { tempDir } from '../test-utils/harness.ts'
 
-// Issue 12, item 5, each attack as a bounded loop on loopback against the real CLI in a child process (its RSS is
+// Quotas and limits (docs/decisions.md#operating-it): each attack as a bounded loop on loopback against the real CLI in a child process (its RSS is
 // read from /proc): 1,050 slow-header connections locked everyone out (at `ulimit -n 1024`); 200 held 8 MB bodies took
 // RSS from 105 MB to 1.65 GB; 8 MB deeply nested bodies cost seconds of blocking parse each.
 

@@ -15,7 +15,7 @@ import { withDefaultUser } from '../store/postgres/connection.ts'
 import { quoteIdent } from '../store/postgres/migrations.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 
-/** Issue 12: a PostgreSQL store that fails answers 503 STORE_UNAVAILABLE (not 500 INTERNAL); ids with NUL are 400. */
+/** Store failures (docs/decisions.md#operating-it): a PostgreSQL store that fails answers 503 STORE_UNAVAILABLE (not 500 INTERNAL); ids with NUL are 400. */
 
 const available = await pgAvailable('typed PostgreSQL store failures')
 

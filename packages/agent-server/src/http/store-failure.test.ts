@@ -26,7 +26,7 @@ import {
 import { commandAgent, commandScript, gatedModel } from '../test-utils/test-agents.ts'
 
 /**
- * Issue 12, "Disk full on a small tmpfs": the SQLite file lives on a 4 MiB tmpfs mounted for this test (we run as
+ * A full disk (docs/decisions.md#operating-it): the SQLite file lives on a 4 MiB tmpfs mounted for this test (we run as
  * root); a filler file takes the rest of it. If mounting is refused, the test says so and falls back to SQLite's
  * `max_page_count`, which yields the same SQLITE_FULL.
  */

@@ -8,7 +8,7 @@ import type { ServerEnv } from './env.ts'
 const hasControl = (value: string) => [...value].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)
 
 /**
- * Whose thread a route addresses (issue 12.7, docs/protocol.md#thread-ids): the caller's own, or with `?owner=` the
+ * Whose thread a route addresses (docs/decisions.md#threads-keyed-per-owner, docs/protocol.md#thread-ids): the caller's own, or with `?owner=` the
  * thread of that principal (a decider or reader reaching another principal's thread; the inbox rows and webhooks
  * name the owner). Threads are per owner, so the id alone cannot name another principal's thread.
  */

@@ -20,7 +20,7 @@ import { openaiModel } from './openai.ts'
 import { threadKey } from '../store/thread-key.ts'
 
 /**
- * The model boundary under real-world failures (issue 14): stalls, back-off, truncation and typed
+ * The model boundary under real-world failures (docs/decisions.md#the-model-boundary): stalls, back-off, truncation and typed
  * errors, through the real `openai` client against a local compatible server.
  */
 let fake: FakeOpenAI

@@ -21,7 +21,7 @@ import type { OpenAIModelOptions } from './openai.ts'
 import { openaiModel } from './openai.ts'
 import { threadKey } from '../store/thread-key.ts'
 
-/** What the model is sent (issue 14): bounds, usage, placeholders, edits, client context. */
+/** What the model is sent (docs/decisions.md#the-model-boundary): bounds, usage, placeholders, edits, client context. */
 let fake: FakeOpenAI
 beforeAll(async () => {
   fake = await startFakeOpenAI()
@@ -272,7 +272,7 @@ describe('token usage', () => {
       outputTokens: 25,
       totalTokens: 255,
     })
-    // The Prometheus token counter moved with the same numbers (issue 14, item 10).
+    // The Prometheus token counter moved with the same numbers (docs/decisions.md#the-model-boundary).
     const text = await s.app.metrics.registry.metrics()
     expect(text).toContain('interlude_model_tokens_total{kind="input"} 230')
     expect(text).toContain('interlude_model_tokens_total{kind="output"} 25')

@@ -93,7 +93,7 @@ export class ServerMetrics {
     })
     this.modelTokens = new Counter({
       name: 'interlude_model_tokens_total',
-      help: 'Tokens used by model calls (issue 14, docs/protocol.md#token-usage), by kind (input, output)',
+      help: 'Tokens used by model calls (docs/protocol.md#token-usage), by kind (input, output)',
       labelNames: ['kind'],
       registers,
     })

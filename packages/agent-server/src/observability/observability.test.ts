@@ -16,7 +16,7 @@ import type { InProcessServer } from '../test-utils/in-process.ts'
 import { commandAgent, gatedModel } from '../test-utils/test-agents.ts'
 import { createLogger } from './logger.ts'
 
-/** Issue 12 item 8: JSON log lines and Prometheus metrics, read from a real server after real runs. */
+/** Operations (docs/decisions.md#operating-it): JSON log lines and Prometheus metrics, read from a real server after real runs. */
 
 const deploy: ToolDefinition = {
   name: 'deploy',

@@ -1,5 +1,5 @@
 /**
- * Threads are namespaced per owner (issue 12.7, docs/decisions.md): alice's `support` and bob's `support` are two
+ * Threads are namespaced per owner (docs/decisions.md#threads-keyed-per-owner): alice's `support` and bob's `support` are two
  * threads. The store, the run manager's lease keys and the event hub's channels know a thread by its key, the owner and
  * the client's id joined by U+001F (a thread id is printable ASCII, docs/protocol.md#limits, so it never contains the
  * separator and the id is always what follows the last one). Clients only ever see their id: every output goes

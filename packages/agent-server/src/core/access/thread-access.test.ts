@@ -10,7 +10,7 @@ import type { Store } from '../../store/store.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../../test-utils/pg.ts'
 
 /**
- * Issue 12 item 7 (docs/protocol.md#thread-ids): another principal's thread is indistinguishable from one that does
+ * Thread access (docs/protocol.md#thread-ids): another principal's thread is indistinguishable from one that does
  * not exist in every answer, and naming it never creates, changes or reveals anything.
  */
 
@@ -84,7 +84,7 @@ describe("another principal's thread", () => {
     expect(threads.threads).toEqual([])
   })
 
-  it('is not touched by input naming its id: that input is a thread of the caller’s own (issue 12.7)', async () => {
+  it('is not touched by input naming its id: that input is a thread of the caller’s own (docs/decisions.md#threads-keyed-per-owner)', async () => {
     const s = await server()
     const threadId = newThreadId()
     const first = await s.postRun(runInput(threadId, [userMessage('{"text":"mine"}')]))
@@ -127,7 +127,7 @@ const backends: [string, () => Promise<Store | undefined>][] = [
 ]
 
 describe.each(backends)(
-  'thread ids per owner (issue 12.7, %s): a used or guessed id cannot be squatted',
+  'thread ids per owner (docs/decisions.md#threads-keyed-per-owner, %s): a used or guessed id cannot be squatted',
   (_, store) => {
     it('bob takes "support" first; alice’s run on "support" works, and the two threads stay apart everywhere', async () => {
       const given = await store()

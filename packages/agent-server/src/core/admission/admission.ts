@@ -104,7 +104,7 @@ function checkNewMessages(
 }
 
 /**
- * The thread cap (issue 12.4, docs/protocol.md#limits): checked against the running totals on the thread row, so it
+ * The thread cap (docs/decisions.md#bounded-histories, docs/protocol.md#limits): checked against the running totals on the thread row, so it
  * costs nothing however long the thread is. The revision check of `startInputRun` keeps it exact under races.
  */
 function checkThreadCap(
@@ -200,7 +200,7 @@ async function admitInput(
 ): Promise<Admission | typeof RETRY> {
   const { store } = deps
   const { threadId, runId } = input
-  // Only the ids this input names are looked up: admission never reads a whole history (issue 12.4).
+  // Only the ids this input names are looked up: admission never reads a whole history (docs/decisions.md#bounded-histories).
   const view = await store.getAdmissionView(threadId, runId, {
     history: true,
     messageIds: input.messages.map((m) => m.id),

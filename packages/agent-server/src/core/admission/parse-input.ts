@@ -102,7 +102,7 @@ export function checkIdentifier(field: string, value: string): string {
 
 /**
  * Opaque ids the client chooses (message, tool call and interrupt ids) may be any string except one with U+0000:
- * PostgreSQL cannot store it in a text column, and both stores must refuse the same ids the same way (issue 12).
+ * PostgreSQL cannot store it in a text column, and both stores must refuse the same ids the same way (docs/decisions.md#operating-it).
  */
 export function checkOpaqueId(field: string, value: string): string {
   if (value.includes('\u0000')) {

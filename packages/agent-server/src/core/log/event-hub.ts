@@ -63,7 +63,7 @@ export class EventHub {
   }
 
   /**
-   * A run of this process ended without a durable terminal event (its store failed: issue 12, typed store
+   * A run of this process ended without a durable terminal event (its store failed: docs/decisions.md#operating-it, typed store
    * failures). Its open streams end now with `RUN_ERROR { code }` (a frame outside the log); the run itself is
    * closed or continued by recovery once its lease lapses, and any event it then commits replaces this notice.
    */

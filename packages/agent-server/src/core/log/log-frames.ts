@@ -36,7 +36,7 @@ export interface LogStreamOptions {
 }
 
 /**
- * Events read from the log per round trip (issue 12.4): a replay holds one page in memory, never the whole log, and
+ * Events read from the log per round trip (docs/decisions.md#bounded-histories): a replay holds one page in memory, never the whole log, and
  * the SSE body pulls the next page only when the client has taken the previous one.
  */
 export const REPLAY_PAGE_EVENTS = 128

@@ -1,7 +1,7 @@
 import { parseJson } from '../strict-json.ts'
 
 /**
- * The result of a call a person edited before approving (issue 14): the model's own `tool_calls`
+ * The result of a call a person edited before approving (docs/decisions.md#the-model-boundary): the model's own `tool_calls`
  * still show what it proposed, so the result says explicitly that the call ran with other arguments,
  * and which (docs/approvals.md#edited-arguments).
  */

@@ -2,7 +2,7 @@ import { InterludeError } from '@interlude/protocol'
 import type { Message } from '@interlude/protocol'
 import type { Limits } from '../limits.ts'
 
-/** The bounds of what one run reads and writes of its thread's history (issue 12.4, docs/protocol.md#limits). */
+/** The bounds of what one run reads and writes of its thread's history (docs/decisions.md#bounded-histories, docs/protocol.md#limits). */
 export type HistoryLimits = Pick<
   Limits,
   'threadMaxMessages' | 'threadMaxBytes' | 'modelWindowMessages' | 'modelWindowBytes' | 'pauseSnapshotMaxBytes'

@@ -14,7 +14,7 @@ export interface UsageReport {
   readonly usage: ModelUsage
 }
 
-/** Token accounting of the model calls (issue 14). Caps count input + output tokens of finished and running runs. */
+/** Token accounting of the model calls (docs/decisions.md#the-model-boundary). Caps count input + output tokens of finished and running runs. */
 export interface UsageOptions {
   /** Tokens one thread may use over its life; the next model call past it fails with `USAGE_LIMIT_EXCEEDED`. */
   readonly maxTokensPerThread?: number

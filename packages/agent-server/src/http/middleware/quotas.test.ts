@@ -4,7 +4,7 @@ import type { TestServer } from '../../test-utils/harness.ts'
 import { authHeader, newThreadId, runInput, startTestServer, userMessage } from '../../test-utils/harness.ts'
 import type { TOKENS } from '../../test-utils/harness.ts'
 
-// Issue 12, item 5: one principal got 2,000 concurrent runs accepted and held 4,000 streams. Each quota is driven
+// Quotas (docs/decisions.md#operating-it): without them, one principal got 2,000 concurrent runs accepted and held 4,000 streams. Each quota is driven
 // past its limit by one principal (alice) on a real server; the refusals are typed, and bob is served meanwhile.
 
 let server: TestServer | undefined

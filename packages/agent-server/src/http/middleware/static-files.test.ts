@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestServer } from '../../test-utils/harness.ts'
 import { authHeader, startTestServer, tempDir } from '../../test-utils/harness.ts'
 
-// Issue 12, item 7: `--static` served /.env and /.git/config, followed a symlink to /etc/passwd and sent no
+// Static files (docs/decisions.md#operating-it): `--static` once served /.env and /.git/config, followed a symlink to /etc/passwd and sent no
 // nosniff / CSP / frame protection.
 const tmp = tempDir()
 const root = path.join(tmp.dir, 'www')

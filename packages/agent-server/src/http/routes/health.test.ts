@@ -3,7 +3,7 @@ import { serversPerTest } from '../../test-utils/in-process.ts'
 import { gatedModel } from '../../test-utils/test-agents.ts'
 import { newThreadId, runInput, userMessage } from '../../test-utils/harness.ts'
 
-/** Issue 12 item 7: public health says only ok / ready; counts live on the metrics endpoint. */
+/** Health (docs/decisions.md#operating-it): public health says only ok / ready; counts live on the metrics endpoint. */
 
 const server = serversPerTest()
 
