@@ -3,6 +3,7 @@ import type { ThreadSnapshot, ThreadSummary, UnsettledEffect } from '@interlude/
 import type { Store, ThreadRecord } from '../../store/store.ts'
 import { isShown } from '../expiry-policy.ts'
 import { clientThreadId, withClientThreadId } from '../../store/thread-key.ts'
+import { defined } from '../../defined.ts'
 
 /** Messages in a snapshot page unless `?limit=` says otherwise (docs/protocol.md#threadsnapshot). */
 export const DEFAULT_SNAPSHOT_MESSAGES = 200
@@ -68,7 +69,7 @@ export async function threadSnapshot(
     messages: stored.map((m) => m.message),
     state: thread.state,
     ...(open && isShown(open, now) ? { interrupts: open.interrupts.map((i) => i.interrupt) } : {}),
-    ...(thread.activeRunId !== undefined ? { activeRunId: thread.activeRunId } : {}),
+    ...defined({ activeRunId: thread.activeRunId }),
     lastEventId: thread.lastSeq,
     ...(unsettled.length > 0 ? { unsettledEffects: unsettled } : {}),
     // Who decided each batch (docs/approvals.md#decision-records).
@@ -89,6 +90,6 @@ export async function threadSummary(store: Store, thread: ThreadRecord, now: num
     revision: thread.revision,
     updatedAt: new Date(thread.updatedAt).toISOString(),
     ...(open && isShown(open, now) ? { interrupts: open.interrupts.map((i) => i.interrupt) } : {}),
-    ...(title !== undefined ? { title } : {}),
+    ...defined({ title }),
   }
 }
