@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto'
-import { EventType } from '@interlude/protocol'
-import type { AgUiEvent, RunFinishedOutcome } from '@interlude/protocol'
+import type { AgUiEvent } from '@interlude/protocol'
 import type { ResolvedAgent } from '../../agent/agent.ts'
 import type { ServerConfig } from '../../config/server-config.ts'
 import type { ValidatorCache } from '../../schema/validator-cache.ts'
 import { RunNotActiveError } from '../../store/store.ts'
-import type { FinishRunRequest, Store } from '../../store/store.ts'
+import type { Store } from '../../store/store.ts'
 import { isStoreUnavailable } from '../../store/store-errors.ts'
 import type { WebhookOutbox } from '../../webhooks/webhook-outbox.ts'
 import type { OpenBatchCache } from '../open-batch-cache.ts'
 import { sharedSlice, yieldToEventLoop } from '../cpu-slice.ts'
 import type { AdmissionTurns } from './admission-turns.ts'
 import type { EventHub } from '../log/event-hub.ts'
-import { ev, isTerminal, toNewEvent } from '../ev.ts'
+import { ev, isTerminal } from '../ev.ts'
+import { finishRequest } from './finish-request.ts'
 import { executeRun } from '../turn/execute-run.ts'
 import type { ExecutionDeps } from '../turn/execute-run.ts'
 import { LogWriter } from '../log/log-writer.ts'
@@ -367,50 +367,5 @@ export class RunManager {
         hub.lose(plan.threadId, plan.runId, isStoreUnavailable(error) ? 'STORE_UNAVAILABLE' : 'INTERNAL')
       }
     }
-  }
-}
-
-function finishRequest(
-  plan: RunPlan,
-  terminal: AgUiEvent,
-  now: number,
-  webhooks: WebhookOutbox | undefined,
-): FinishRunRequest {
-  const outcome: RunFinishedOutcome | undefined =
-    terminal.type === EventType.RUN_FINISHED
-      ? ((terminal as { outcome?: RunFinishedOutcome }).outcome ?? { type: 'success' })
-      : undefined
-  const status: FinishRunRequest['status'] =
-    outcome === undefined
-      ? 'failed'
-      : outcome.type === 'interrupt'
-        ? 'interrupted'
-        : outcome.type === 'cancelled'
-          ? 'cancelled'
-          : 'succeeded'
-  const closeBatch: FinishRunRequest['closeBatch'] =
-    plan.kind === 'resume'
-      ? {
-          batchId: plan.batch.batchId,
-          // An expired batch closes as such, whether a cancellation or the expiry sweep decided it.
-          status: plan.expired ? 'expired' : plan.allCancelled ? 'cancelled' : 'resolved',
-        }
-      : undefined
-  const errorCode = outcome === undefined ? String((terminal as { code?: unknown }).code ?? 'INTERNAL') : undefined
-  // A failed run is reported with its end, in the same write (docs/approvals.md, "Webhooks").
-  const outbox =
-    errorCode !== undefined
-      ? (webhooks?.failed({ threadId: plan.threadId, owner: plan.principal, runId: plan.runId }, errorCode, now) ?? [])
-      : []
-  return {
-    threadId: plan.threadId,
-    runId: plan.runId,
-    status,
-    outcome,
-    errorCode,
-    events: [toNewEvent(terminal)],
-    closeBatch,
-    now,
-    ...(outbox.length > 0 ? { outbox } : {}),
   }
 }
