@@ -134,7 +134,8 @@ export function usageText(command: string, table: FlagTable): string {
 }
 
 function flagLines(name: string, flag: Flag): string[] {
-  const left = `  ${flag.short !== undefined ? `-${flag.short}, ` : ''}--${name}${flag.arg !== undefined ? ` ${flag.arg}` : ''}`
+  const short = flag.short !== undefined ? `-${flag.short}, ` : ''
+  const left = `  ${short}--${name}${flag.arg !== undefined ? ` ${flag.arg}` : ''}`
   const value = flag.default ?? flag.shown
   const fallback = flag.env !== undefined ? `${flag.env}, else ${String(value)}` : value
   const text = fallback === undefined ? flag.help : `${flag.help} (default ${readable(name, fallback)})`

@@ -37,7 +37,9 @@ export const FLAGS = {
   db: {
     type: 'string',
     arg: '<path | url>',
-    help: 'SQLite file, created on first start, or a postgres://user:pass@host:port/db URL (PostgreSQL, several replicas)',
+    help:
+      'SQLite file, created on first start, or a postgres://user:pass@host:port/db URL (PostgreSQL, several ' +
+      'replicas)',
     default: CLI_DEFAULTS.db,
   },
   'db-schema': { type: 'string', arg: '<name>', help: 'PostgreSQL schema of the tables', shown: DEFAULT_SCHEMA },
@@ -59,14 +61,18 @@ export const FLAGS = {
   },
   shared: {
     type: 'boolean',
-    help: 'several server processes share this SQLite file (always so for PostgreSQL): runs left running are closed once their lease ends, not all at startup',
+    help:
+      'several server processes share this SQLite file (always so for PostgreSQL): runs left running are closed ' +
+      'once their lease ends, not all at startup',
   },
   workers: {
     type: 'integer',
     positive: true,
     max: 64,
     arg: '<n>',
-    help: 'serve with n processes on one port, each a replica on the shared store: PostgreSQL, or SQLite with --shared. SIGTERM/SIGINT reach every worker',
+    help:
+      'serve with n processes on one port, each a replica on the shared store: PostgreSQL, or SQLite with ' +
+      '--shared. SIGTERM/SIGINT reach every worker',
     default: CLI_DEFAULTS.workers,
   },
   'run-lease-ms': {
@@ -80,8 +86,8 @@ export const FLAGS = {
     type: 'number',
     positive: true,
     arg: '<ms>',
-    help: 'log poll for live tails of runs in other processes',
-    shown: `${SERVER_DEFAULTS.pollMs}; ${SERVER_DEFAULTS.changeFeedPollMs} with PostgreSQL, which also uses LISTEN/NOTIFY`,
+    help: 'log poll for live tails of runs in other processes; PostgreSQL also wakes them by LISTEN/NOTIFY',
+    shown: `${SERVER_DEFAULTS.pollMs}; ${SERVER_DEFAULTS.changeFeedPollMs} with PostgreSQL`,
   },
   model: {
     type: 'string',
@@ -108,12 +114,17 @@ export const FLAGS = {
     type: 'string',
     multiple: true,
     arg: '<name=secret>',
-    help: 'bearer token for principal <name>; repeatable (visible in ps: prefer --tokens-file or INTERLUDE_TOKENS). Without tokens, signed anonymous-session cookies are used (secret: INTERLUDE_SESSION_SECRET, or <db>.session-secret)',
+    help:
+      'bearer token for principal <name>; repeatable (visible in ps: prefer --tokens-file or INTERLUDE_TOKENS). ' +
+      'Without tokens, signed anonymous-session cookies are used (secret: INTERLUDE_SESSION_SECRET, or ' +
+      '<db>.session-secret)',
   },
   'tokens-file': {
     type: 'string',
     arg: '<path>',
-    help: 'bearer tokens, one name=secret per line (# comments); also INTERLUDE_TOKENS (name=secret,name=secret). Whitespace or a shared secret is refused',
+    help:
+      'bearer tokens, one name=secret per line (# comments); also INTERLUDE_TOKENS (name=secret,name=secret). ' +
+      'Whitespace or a shared secret is refused',
   },
   'session-max-age': {
     type: 'integer',
@@ -137,18 +148,24 @@ export const FLAGS = {
     type: 'string',
     multiple: true,
     arg: '<url>',
-    help: 'POST interrupt.opened / .decided / .expired and run.failed here, signed with INTERLUDE_WEBHOOK_SECRET (whsec_<base64>); repeatable',
+    help:
+      'POST interrupt.opened / .decided / .expired and run.failed here, signed with INTERLUDE_WEBHOOK_SECRET ' +
+      '(whsec_<base64>); repeatable',
   },
   'cors-origin': {
     type: 'string',
     multiple: true,
     arg: '<url>',
-    help: "allow browser apps on this origin (e.g. https://app.example.com) to call the API; repeatable; '*' for any origin",
+    help:
+      "allow browser apps on this origin (e.g. https://app.example.com) to call the API; repeatable; '*' for any " +
+      'origin',
   },
   agent: {
     type: 'string',
     arg: '<module>',
-    help: 'serve the agent a module default-exports (an AgentDefinition, or a function returning one) instead of the demo release assistant',
+    help:
+      'serve the agent a module default-exports (an AgentDefinition, or a function returning one) instead of the ' +
+      'demo release assistant',
   },
   static: { type: 'string', arg: '<dir>', help: 'serve a built workbench from <dir> at /' },
   'pacing-ms': {
@@ -187,12 +204,16 @@ export const FLAGS = {
   'shutdown-grace-ms': {
     type: 'number',
     arg: '<ms>',
-    help: 'on SIGTERM/SIGINT, how long running turns may finish before they are handed over to the restart or another replica; a second signal exits at once',
+    help:
+      'on SIGTERM/SIGINT, how long running turns may finish before they are handed over to the restart or another ' +
+      'replica; a second signal exits at once',
     shown: SERVER_DEFAULTS.shutdownGraceMs,
   },
   'no-admission-turns': {
     type: 'boolean',
-    help: 'admissions of a burst no longer take turns with the event loop (for comparisons; docs/architecture.md, "Admission under a burst")',
+    help:
+      'admissions of a burst no longer take turns with the event loop (for comparisons; docs/architecture.md, ' +
+      '"Admission under a burst")',
   },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 

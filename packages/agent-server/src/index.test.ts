@@ -23,7 +23,8 @@ describe('public API of @interlude/agent-server', () => {
       'anonymousSessionCookie',
       'askUser',
       'bearerTokens',
-      // The store's thread key of (owner, client thread id), and the id back (docs/decisions.md#threads-keyed-per-owner).
+      // The store's thread key of (owner, client thread id), and the id back
+      // (docs/decisions.md#threads-keyed-per-owner).
       'clientThreadId',
       'createAgentServer',
       'createPostgresStore',

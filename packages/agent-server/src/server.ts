@@ -55,7 +55,10 @@ export interface StartServerOptions extends Omit<AgentServerOptions, 'agent' | '
   readonly sessionSecret?: string | undefined
   /** Server-side lifetime of an anonymous session from its issue time. @default SERVER_DEFAULTS.sessionMaxAgeSeconds */
   readonly sessionMaxAgeSeconds?: number | undefined
-  /** `Secure` + `__Host-` session cookies: always, never, or when the request is HTTPS. @default SERVER_DEFAULTS.secureCookies */
+  /**
+   * `Secure` + `__Host-` session cookies: always, never, or when the request is HTTPS.
+   * @default SERVER_DEFAULTS.secureCookies
+   */
   readonly secureCookies?: boolean | 'auto' | undefined
   /** Believe `X-Forwarded-Proto` from a TLS-terminating proxy (for `secureCookies: 'auto'`). @default false */
   readonly trustProxy?: boolean | undefined
@@ -65,7 +68,10 @@ export interface StartServerOptions extends Omit<AgentServerOptions, 'agent' | '
   readonly pacingMs?: number | undefined
   /** Serve this directory (the built workbench) at `/`. */
   readonly staticDir?: string | undefined
-  /** Level of the default logger (ignored with `logger`). @default `INTERLUDE_LOG_LEVEL`, else info (silent under vitest) */
+  /**
+   * Level of the default logger (ignored with `logger`).
+   * @default `INTERLUDE_LOG_LEVEL`, else info (silent under vitest)
+   */
   readonly logLevel?: LogLevel | undefined
   /** Serve `GET /metrics` (Prometheus text, no authentication) on this port of `metricsHost`; 0: any free port. */
   readonly metricsPort?: number | undefined

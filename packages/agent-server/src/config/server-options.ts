@@ -17,7 +17,10 @@ import type { CorsOptions } from './cors-options.ts'
 export interface ServerOptions {
   /** Mount point of the routes. @default SERVER_DEFAULTS.basePath */
   readonly basePath?: string | undefined
-  /** The server clock in epoch ms: interrupt expiry, run leases, recovery, timestamps (inject to test them). @default systemClock */
+  /**
+   * The server clock in epoch ms: interrupt expiry, run leases, recovery, timestamps (inject to test them).
+   * @default systemClock
+   */
   readonly now?: Clock | undefined
   /** Lifetime of an interrupt batch. @default SERVER_DEFAULTS.interruptTtlSeconds */
   readonly interruptTtlSeconds?: number | undefined
@@ -40,7 +43,10 @@ export interface ServerOptions {
    * first touch of their thread. @default true for SQLite, false otherwise
    */
   readonly exclusive?: boolean | undefined
-  /** Lease of a running run, renewed by its process; after it the run counts as abandoned. @default SERVER_DEFAULTS.runLeaseMs */
+  /**
+   * Lease of a running run, renewed by its process; after it the run counts as abandoned.
+   * @default SERVER_DEFAULTS.runLeaseMs
+   */
   readonly runLeaseMs?: number | undefined
   /**
    * Interval of the log poll that wakes live tails of runs executing in other processes (and of the recovery sweep,
@@ -78,7 +84,7 @@ export interface ServerOptions {
   readonly webhooks?: readonly WebhookEndpoint[] | undefined
   /** Tuning of the webhook sender (poll, lock, concurrency, timeout, retries); the defaults suit most hosts. */
   readonly webhookDelivery?: WebhookDeliveryOptions | undefined
-  /** Cross-origin access for browser apps on other origins (preflights, allowed headers). @default none: same origin only */
+  /** Cross-origin access for browser apps on other origins (preflights, allowed headers). @default same origin only */
   readonly cors?: CorsOptions | undefined
   /**
    * Graceful shutdown (`shutdown()`, SIGTERM/SIGINT in the CLI): how long running turns may take to finish before

@@ -28,8 +28,9 @@ export interface Limits {
    */
   readonly maxInterruptsPerBatch: number
   /**
-   * Messages one thread may hold (docs/decisions.md#bounded-histories, docs/protocol.md#limits). New input that would cross it is
-   * `413 THREAD_TOO_LARGE`; a run that would cross it ends with `RUN_ERROR THREAD_TOO_LARGE`. @default 10000
+   * Messages one thread may hold (docs/decisions.md#bounded-histories, docs/protocol.md#limits). New input that would
+   * cross it is `413 THREAD_TOO_LARGE`; a run that would cross it ends with `RUN_ERROR THREAD_TOO_LARGE`.
+   * @default 10000
    */
   readonly threadMaxMessages: number
   /** Bytes (message JSON) one thread may hold; same answers as `threadMaxMessages`. @default 32 MiB */
@@ -85,7 +86,8 @@ export interface Limits {
   readonly maxConnectionsPerIp: number
   /**
    * Bytes of one tool call's arguments as the model streamed them. Larger arguments are rejected (an
-   * error result the model reads) and the history keeps a short placeholder instead (docs/decisions.md#the-model-boundary). @default 64 KiB
+   * error result the model reads) and the history keeps a short placeholder instead
+   * (docs/decisions.md#the-model-boundary). @default 64 KiB
    */
   readonly maxToolArgumentBytes: number
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { STOP_STEPS } from './server-lifecycle.ts'
 
 describe('the stop order', () => {
-  it('is one list for close() and shutdown(): requests, sweeps, runs, streams, wake-ups, deliveries, then the store', () => {
+  it('one list for close() and shutdown(): requests, sweeps, runs, streams, wake-ups, deliveries, the store', () => {
     expect(STOP_STEPS.map((step) => step.name)).toEqual([
       'refuse new requests',
       'recovery sweep',

@@ -67,7 +67,8 @@ export function sseBody(
           // Cannot change the status any more: end with a well-formed, generic RUN_ERROR frame.
           options.logError('event stream failed', error)
           stop()
-          // A store that stopped answering is typed as such (docs/decisions.md#operating-it); anything else stays generic.
+          // A store that stopped answering is typed as such (docs/decisions.md#operating-it); anything else stays
+          // generic.
           const unavailable = InterludeError.isInstance(error) && error.code === 'STORE_UNAVAILABLE'
           stream.enqueue(
             encoder.encode(

@@ -42,7 +42,10 @@ export interface OpenAIModelOptions {
   readonly maxRetryDelayMs?: number
   /** Time to response headers, per attempt (0: off). @default SERVER_DEFAULTS.openai */
   readonly timeoutMs?: number
-  /** Silence between two streamed chunks (SSE comments do not count) before the call fails (0: off). @default SERVER_DEFAULTS.openai */
+  /**
+   * Silence between two streamed chunks (SSE comments do not count) before the call fails (0: off).
+   * @default SERVER_DEFAULTS.openai
+   */
   readonly idleTimeoutMs?: number
   /** The whole model call: attempts, waits and stream (0: off). @default SERVER_DEFAULTS.openai */
   readonly totalTimeoutMs?: number

@@ -64,7 +64,7 @@ export interface WebhookSenderOptions {
   readonly stopTimeoutMs?: number
 }
 
-/** The sender settings a host may change (`ServerOptions.webhookDelivery`; see `WebhookSenderOptions` for each default). */
+/** The sender settings a host may change (`ServerOptions.webhookDelivery`; each default: `WebhookSenderOptions`). */
 export type WebhookDeliveryOptions = Partial<
   Pick<
     WebhookSenderOptions,

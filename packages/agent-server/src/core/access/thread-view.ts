@@ -42,7 +42,8 @@ export function parseSnapshotLimit(value: string | undefined): number {
  * The owner's view of a thread for cold recovery (docs/protocol.md, ThreadSnapshot): the complete pending
  * batch while open and unexpired (or kept past its deadline, docs/approvals.md#deadlines), and unknown effects —
  * calls whose run died after they started and that `reconcile` could not settle (never re-executed blindly).
- * Its messages are one page (docs/decisions.md#bounded-histories): a snapshot costs the same however long the thread is.
+ * Its messages are one page (docs/decisions.md#bounded-histories): a snapshot costs the same however long the thread
+ * is.
  */
 export async function threadSnapshot(
   store: Store,

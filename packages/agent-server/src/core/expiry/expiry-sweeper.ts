@@ -19,7 +19,10 @@ export interface ExpirySweeperOptions {
   readonly validators: ValidatorCache
   readonly now: Clock
   readonly logError: (message: string, error: unknown) => void
-  /** Interval of the periodic sweep; `0` sweeps only on demand (`sweepOnce`, first touch). @default SERVER_DEFAULTS.expirySweepMs */
+  /**
+   * Interval of the periodic sweep; `0` sweeps only on demand (`sweepOnce`, first touch).
+   * @default SERVER_DEFAULTS.expirySweepMs
+   */
   readonly sweepMs?: number
   /** Due batches read per query. @default 100 */
   readonly pageSize?: number

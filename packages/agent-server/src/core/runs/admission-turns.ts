@@ -20,9 +20,9 @@ import { SERVER_DEFAULTS } from '../../config/defaults.ts'
  * a burst is admitted before its runs take the CPU, and a steady stream of requests never starves them.
  */
 export interface AdmissionTurnsOptions {
-  /** CPU an event-loop iteration gives to admissions before it reads its sockets again. @default SERVER_DEFAULTS.admissionTurns */
+  /** CPU an event-loop iteration gives to admissions before it reads its sockets again. @default SERVER_DEFAULTS */
   readonly sliceMs?: number
-  /** How long an admitted run waits at most for the admissions in progress (0 to 60000). @default SERVER_DEFAULTS.admissionTurns */
+  /** How long an admitted run waits at most for the admissions in progress (0 to 60000). @default SERVER_DEFAULTS */
   readonly maxRunDelayMs?: number
 }
 

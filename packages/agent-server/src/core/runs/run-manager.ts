@@ -363,7 +363,8 @@ export class RunManager {
       // lease ends and recovery closes it.
       if (!(error instanceof RunNotActiveError)) {
         logError(`run ${describeThread(plan.threadId)}/${plan.runId} could not be finished`, error)
-        // No durable end: this process's open streams end now, typed (docs/decisions.md#operating-it); recovery ends the run later.
+        // No durable end: this process's open streams end now, typed (docs/decisions.md#operating-it); recovery ends
+        // the run later.
         hub.lose(plan.threadId, plan.runId, isStoreUnavailable(error) ? 'STORE_UNAVAILABLE' : 'INTERNAL')
       }
     }
