@@ -104,7 +104,7 @@ describe('interlude-server CLI', () => {
     expect(() => parseCliArgs(['--bogus'])).toThrow()
   })
 
-  it('parses the model bounds and token caps of issue 14', () => {
+  it('parses the model bounds and token caps (docs/decisions.md#the-model-boundary)', () => {
     expect(
       parseCliArgs([
         '--model',
@@ -137,10 +137,10 @@ describe('interlude-server CLI', () => {
         maxRetryDelayMs: 2000,
         maxCompletionTokens: 1024,
       },
-      maxToolArgumentBytes: 4096,
+      limits: { maxToolArgumentBytes: 4096 },
       usage: { maxTokensPerThread: 100000, maxTokensPerPrincipal: 2000000 },
     })
-    expect(parseCliArgs([])).toMatchObject({ openai: {}, maxToolArgumentBytes: undefined, usage: {} })
+    expect(parseCliArgs([])).toMatchObject({ openai: {}, limits: {}, usage: {} })
     expect(() => parseCliArgs(['--model-idle-timeout-ms', '100'])).toThrow(/needs --model openai/)
     expect(() => parseCliArgs(['--model', 'openai', '--model-max-retries', '1.5'])).toThrow(/integer/)
     expect(() => parseCliArgs(['--model', 'openai', '--model-timeout-ms=-1'])).toThrow(/non-negative/)

@@ -37,47 +37,29 @@ export async function main(argv: readonly string[]): Promise<void> {
       return
     }
   }
+  // The CLI's own options; the rest are startServer's under the same names.
+  const {
+    db,
+    webhooks,
+    admissionTurns,
+    corsOrigins,
+    tokensOnCommandLine,
+    workers: _,
+    agentModule: __,
+    ...settings
+  } = options
   const server = await startServer({
-    ...(agent !== undefined ? { agent } : {}),
-    port: options.port,
-    host: options.host,
-    ...(isPostgresUrl(options.db) ? { dbUrl: options.db } : { dbPath: options.db }),
-    ...(options.dbSchema !== undefined ? { dbSchema: options.dbSchema } : {}),
-    dbPool: options.dbPool,
-    exclusive: options.exclusive,
-    ...(options.runLeaseMs !== undefined ? { runLeaseMs: options.runLeaseMs } : {}),
-    ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
-    model: options.model,
-    interruptTtlSeconds: options.interruptTtlSeconds,
-    ...(options.onExpiry !== undefined ? { onExpiry: options.onExpiry } : {}),
-    pacingMs: options.pacingMs,
-    basePath: options.basePath,
-    ...(options.tokens ? { tokens: options.tokens } : {}),
-    ...(options.staticDir !== undefined ? { staticDir: options.staticDir } : {}),
-    approvers: options.approvers,
+    ...settings,
+    agent,
+    dbUrl: isPostgresUrl(db) ? db : undefined,
+    dbPath: isPostgresUrl(db) ? undefined : db,
     // Each URL is signed with INTERLUDE_WEBHOOK_SECRET (checked by parseCliArgs).
-    webhooks: options.webhooks.map((url) => ({ url })),
-    ...(options.corsOrigins.length > 0 ? { cors: { origins: options.corsOrigins } } : {}),
-    logLevel: options.logLevel,
-    metricsPrincipals: options.metricsPrincipals,
-    ...(options.metricsPort !== undefined
-      ? { metricsPort: options.metricsPort, metricsHost: options.metricsHost }
-      : {}),
-    ...(options.shutdownGraceMs !== undefined ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
-    ...(options.admissionTurns ? {} : { admissionTurns: false as const }),
-    limits: {
-      ...options.limits,
-      ...(options.maxToolArgumentBytes !== undefined ? { maxToolArgumentBytes: options.maxToolArgumentBytes } : {}),
-    },
-    ...(options.sessionMaxAgeSeconds !== undefined ? { sessionMaxAgeSeconds: options.sessionMaxAgeSeconds } : {}),
-    secureCookies: options.secureCookies,
-    trustProxy: options.trustProxy,
-    // issue 14: model bounds and token caps (usage is stored per run: GET …/runs/:runId).
-    openai: options.openai,
-    usage: options.usage,
-    ...(quiet ? { warn: () => undefined } : {}),
+    webhooks: webhooks.map((url) => ({ url })),
+    cors: corsOrigins.length > 0 ? { origins: corsOrigins } : undefined,
+    admissionTurns: admissionTurns ? undefined : false,
+    warn: quiet ? () => undefined : undefined,
   })
-  if (options.tokensOnCommandLine && !quiet)
+  if (tokensOnCommandLine && !quiet)
     process.stderr.write('interlude-server: warning: --token secrets are visible in ps; prefer --tokens-file.\n')
   if (isWorker()) reportListening(server.url)
   else process.stdout.write(`listening on ${server.url}\n`)

@@ -13,20 +13,23 @@ describe('public API of @interlude/agent-server', () => {
     // Changing this list changes the package's public API: say so in the change.
     expect(Object.keys(await import('./index.ts')).sort()).toEqual([
       'DEFAULT_LIMITS',
-      // Issue 15: the typed error of a cancelled `ctx.interrupt` (docs/approvals.md#asking-from-inside-a-tool).
+      // The typed error of a cancelled `ctx.interrupt` (docs/approvals.md#asking-from-inside-a-tool).
       'InterruptCancelledError',
-      // Issue 12, item 5: the per-principal quotas off, for load tests (README "Quotas and limits").
+      // The per-principal quotas off, for load tests (README "Quotas and limits", docs/decisions.md#operating-it).
       'NO_PRINCIPAL_QUOTAS',
       'RunNotActiveError',
+      // Every setting's default, which the options' docs and the CLI's usage refer to.
+      'SERVER_DEFAULTS',
       'anonymousSessionCookie',
       'askUser',
       'bearerTokens',
-      // Issue 12.7: the store's thread key of (owner, client thread id), and the id back.
+      // The store's thread key of (owner, client thread id), and the id back
+      // (docs/decisions.md#threads-keyed-per-owner).
       'clientThreadId',
       'createAgentServer',
       'createPostgresStore',
       'createSqliteStore',
-      // Issue 15: agents as tools (docs/approvals.md#subagents).
+      // Agents as tools (docs/approvals.md#subagents).
       'defineSubagentTool',
       'defineTool',
       'generateSessionSecret',

@@ -2,8 +2,13 @@
 // must implement. The demo agent is `@interlude/agent-server/demo`; the store conformance suite and the
 // test harness are `@interlude/agent-server/testing`. Everything else is internal (docs/architecture.md).
 export { createAgentServer } from './http/app.ts'
-export type { AgentServer, AgentServerOptions, WebhookDeliveryOptions } from './http/app.ts'
-export type { CorsOptions } from './http/middleware/cors.ts'
+export type { AgentServer, AgentServerOptions } from './http/app.ts'
+// Every setting's default, written once (config/defaults.ts); the options' docs refer to it.
+export { SERVER_DEFAULTS } from './config/defaults.ts'
+export type { ServerOptions } from './config/server-options.ts'
+export type { ServerConfig } from './config/server-config.ts'
+export type { WebhookDeliveryOptions } from './webhooks/webhook-sender.ts'
+export type { CorsOptions } from './config/cors-options.ts'
 export type { AdmissionTurnsOptions } from './core/runs/admission-turns.ts'
 export type { WebhookEndpoint } from './webhooks/webhook-config.ts'
 export { startServer } from './server.ts'
@@ -40,8 +45,7 @@ export { openaiModel } from './models/openai.ts'
 export type { OpenAIChatClient, OpenAIModelOptions } from './models/openai.ts'
 
 export { DEFAULT_LIMITS, NO_PRINCIPAL_QUOTAS } from './core/limits.ts'
-export type { QuotaName, QuotaRefusal } from './http/middleware/quotas.ts'
-export type { Limits } from './core/limits.ts'
+export type { Limits, QuotaName, QuotaRefusal } from './core/limits.ts'
 
 export { createSqliteStore } from './store/sqlite/sqlite-store.ts'
 export type { SqliteStoreOptions } from './store/sqlite/sqlite-store.ts'
@@ -50,7 +54,8 @@ export { createPostgresStore } from './store/postgres/postgres-store.ts'
 export type { PostgresPool, PostgresPoolSettings, PostgresStoreOptions } from './store/postgres/postgres-store.ts'
 // The Store contract: the interface, the error its fenced writes throw, and every type its methods use.
 export { RunNotActiveError } from './store/store.ts'
-// Threads are per owner (issue 12.7): the store knows a thread by `threadKey(owner, threadId)`, clients by their id.
+// Threads are per owner (docs/decisions.md#threads-keyed-per-owner): the store knows a thread by
+// `threadKey(owner, threadId)`, clients by their id.
 export { clientThreadId, threadKey } from './store/thread-key.ts'
 export type { ThreadKey } from './store/thread-key.ts'
 export type {

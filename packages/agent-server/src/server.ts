@@ -1,122 +1,82 @@
-import type { AdmissionTurnsOptions } from './core/runs/admission-turns.ts'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { ExpiryPolicy } from '@interlude/protocol'
 import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
 import type { AgentDefinition } from './agent/agent.ts'
-import type { CanDecide } from './agent/decider.ts'
 import type { Authenticate } from './auth/authenticate.ts'
 import { anonymousSessionCookie, bearerTokens, weakTokenNames } from './auth/authenticate.ts'
 import { resolveSessionSecret } from './auth/session-secret.ts'
-import type { Clock } from './clock.ts'
-import type { Limits } from './core/limits.ts'
-import { DEFAULT_LIMITS } from './core/limits.ts'
-import { capConnections, checkConnectionLimits, serverTimeoutOptions } from './http/connection-limits.ts'
-import { staticFiles } from './http/middleware/static-files.ts'
-import type { QuotaRefusal } from './http/middleware/quotas.ts'
+import { systemClock } from './clock.ts'
+import { SERVER_DEFAULTS } from './config/defaults.ts'
 import { releaseAssistant } from './demo/release-assistant.ts'
-import type { AgentServer, WebhookDeliveryOptions } from './http/app.ts'
+import type { AgentServer, AgentServerOptions } from './http/app.ts'
 import { createAgentServer } from './http/app.ts'
+import { capConnections, serverTimeoutOptions } from './http/connection-limits.ts'
+import { staticFiles } from './http/middleware/static-files.ts'
 import type { OpenAIModelOptions } from './models/openai.ts'
 import { openaiModel } from './models/openai.ts'
-import { createPostgresStore } from './store/postgres/postgres-store.ts'
-import { createSqliteStore } from './store/sqlite/sqlite-store.ts'
-import type { Store } from './store/store.ts'
-import type { WebhookEndpoint } from './webhooks/webhook-config.ts'
-import type { CorsOptions } from './http/middleware/cors.ts'
 import { createLogger } from './observability/logger.ts'
-import type { Logger, LogLevel } from './observability/logger.ts'
+import type { LogLevel } from './observability/logger.ts'
+import { createPostgresStore, DEFAULT_SCHEMA } from './store/postgres/postgres-store.ts'
 import { acquireSqliteLock } from './store/sqlite/process-lock.ts'
 import type { ProcessLock } from './store/sqlite/process-lock.ts'
-import type { UsageOptions } from './core/turn/usage.ts'
+import { createSqliteStore } from './store/sqlite/sqlite-store.ts'
+import type { Store } from './store/store.ts'
 
-export interface StartServerOptions {
-  /** @default 0 (an ephemeral port) */
-  readonly port?: number
-  /** @default '127.0.0.1' */
-  readonly host?: string
+/**
+ * `createAgentServer`'s settings (each with its default, `ServerOptions`), plus where to listen, the store to open,
+ * how to authenticate and which agent to serve. Absent (or `undefined`) options take their defaults.
+ */
+export interface StartServerOptions extends Omit<AgentServerOptions, 'agent' | 'store' | 'authenticate'> {
+  /** A custom agent. @default the release assistant on `model` */
+  readonly agent?: AgentDefinition | undefined
+  /** @default SERVER_DEFAULTS.port (an ephemeral port) */
+  readonly port?: number | undefined
+  /** @default SERVER_DEFAULTS.host */
+  readonly host?: string | undefined
   /** SQLite file (created on first start). One of `dbPath` / `dbUrl` is required. */
-  readonly dbPath?: string
+  readonly dbPath?: string | undefined
   /** `postgres://…` URL: the PostgreSQL store (schema and tables created on first start). */
-  readonly dbUrl?: string
-  /** PostgreSQL schema of the tables. @default the connection's search_path (usually `public`) */
-  readonly dbSchema?: string
-  /** PostgreSQL pool sizes (`PostgresStoreOptions.max`, `.admissionMax`). @default 20 and 10 */
-  readonly dbPool?: { readonly max?: number; readonly admissionMax?: number }
-  /** @default 'scripted' */
-  readonly model?: 'scripted' | 'openai'
-  /** Options of the OpenAI provider (defaults come from OPENAI_* environment variables). */
-  readonly openai?: OpenAIModelOptions
-  /** A custom agent instead of the release assistant. */
-  readonly agent?: AgentDefinition
-  /** @default 3600 */
-  readonly interruptTtlSeconds?: number
-  /** See `AgentServerOptions.onExpiry`. @default by kind: 'deny' for approvals, 'cancel' for `askUser` */
-  readonly onExpiry?: ExpiryPolicy
-  /** See `AgentServerOptions.expirySweepMs`. @default 1000 */
-  readonly expirySweepMs?: number
-  /** See `AgentServerOptions.now`. @default systemClock */
-  readonly now?: Clock
+  readonly dbUrl?: string | undefined
+  /** PostgreSQL schema of the tables. @default DEFAULT_SCHEMA ('interlude') */
+  readonly dbSchema?: string | undefined
+  /** PostgreSQL pool sizes (`PostgresStoreOptions.max`, `.admissionMax`). @default SERVER_DEFAULTS.dbPool */
+  readonly dbPool?: { readonly max?: number | undefined; readonly admissionMax?: number | undefined } | undefined
+  /** The release assistant's model. @default SERVER_DEFAULTS.model */
+  readonly model?: 'scripted' | 'openai' | undefined
+  /** Options of the OpenAI provider (defaults: SERVER_DEFAULTS.openai, and OPENAI_* environment variables). */
+  readonly openai?: OpenAIModelOptions | undefined
   /** Bearer tokens by principal name; without them, signed anonymous-session cookies are used. */
-  readonly tokens?: Readonly<Record<string, string>>
+  readonly tokens?: Readonly<Record<string, string>> | undefined
   /**
    * Secret of the anonymous-session cookies (README "Sessions and secrets"). @default `INTERLUDE_SESSION_SECRET`,
    * else (SQLite) a random secret kept in `<db>.session-secret` (mode 0600); PostgreSQL requires the variable
    */
-  readonly sessionSecret?: string
-  /** Server-side lifetime of an anonymous session from its issue time. @default 30 days */
-  readonly sessionMaxAgeSeconds?: number
-  /** `Secure` + `__Host-` session cookies: always, never, or when the request is HTTPS. @default 'auto' */
-  readonly secureCookies?: boolean | 'auto'
+  readonly sessionSecret?: string | undefined
+  /** Server-side lifetime of an anonymous session from its issue time. @default SERVER_DEFAULTS.sessionMaxAgeSeconds */
+  readonly sessionMaxAgeSeconds?: number | undefined
+  /**
+   * `Secure` + `__Host-` session cookies: always, never, or when the request is HTTPS.
+   * @default SERVER_DEFAULTS.secureCookies
+   */
+  readonly secureCookies?: boolean | 'auto' | undefined
   /** Believe `X-Forwarded-Proto` from a TLS-terminating proxy (for `secureCookies: 'auto'`). @default false */
-  readonly trustProxy?: boolean
+  readonly trustProxy?: boolean | undefined
   /** Startup warnings (weak tokens, a public bind without tokens, a loosened secret file). @default stderr */
-  readonly warn?: (message: string) => void
-  /** See `AgentServerOptions.onQuotaRefused`. */
-  readonly onQuotaRefused?: (refusal: QuotaRefusal) => void
-  /** Scripted-model token pacing in ms. @default 0 */
-  readonly pacingMs?: number
-  /** @default '/api/agent' */
-  readonly basePath?: string
+  readonly warn?: ((message: string) => void) | undefined
+  /** Scripted-model token pacing in ms. @default SERVER_DEFAULTS.pacingMs */
+  readonly pacingMs?: number | undefined
   /** Serve this directory (the built workbench) at `/`. */
-  readonly staticDir?: string
-  readonly limits?: Partial<Limits>
-  /** Silence on an SSE stream before a `: ping` comment. @default 15000 */
-  readonly heartbeatMs?: number
-  /** See `AgentServerOptions.exclusive`. @default true for SQLite, false for PostgreSQL */
-  readonly exclusive?: boolean
-  /** See `AgentServerOptions.runLeaseMs`. @default 15000 */
-  readonly runLeaseMs?: number
-  /** See `AgentServerOptions.pollMs`. */
-  readonly pollMs?: number
-  readonly logError?: (message: string, error: unknown) => void
-  /** See `AgentServerOptions.canDecide`. */
-  readonly canDecide?: CanDecide
-  /** See `AgentServerOptions.approvers`. */
-  readonly approvers?: readonly string[]
-  /** See `AgentServerOptions.webhooks`. */
-  readonly webhooks?: readonly WebhookEndpoint[]
-  /** See `AgentServerOptions.cors`. */
-  readonly cors?: CorsOptions
-  /** See `AgentServerOptions.webhookDelivery`. */
-  readonly webhookDelivery?: WebhookDeliveryOptions
-  /** See `AgentServerOptions.logger`. */
-  readonly logger?: Logger
-  /** Level of the default logger (ignored with `logger`). @default `INTERLUDE_LOG_LEVEL`, else info (silent under vitest) */
-  readonly logLevel?: LogLevel
-  /** See `AgentServerOptions.metricsPrincipals`. */
-  readonly metricsPrincipals?: readonly string[]
+  readonly staticDir?: string | undefined
+  /**
+   * Level of the default logger (ignored with `logger`).
+   * @default `INTERLUDE_LOG_LEVEL`, else info (silent under vitest)
+   */
+  readonly logLevel?: LogLevel | undefined
   /** Serve `GET /metrics` (Prometheus text, no authentication) on this port of `metricsHost`; 0: any free port. */
-  readonly metricsPort?: number
-  /** @default '127.0.0.1' */
-  readonly metricsHost?: string
-  /** See `AgentServerOptions.shutdownGraceMs`. @default 10000 */
-  readonly shutdownGraceMs?: number
-  /** See `AgentServerOptions.admissionTurns`. @default on, with its defaults */
-  readonly admissionTurns?: AdmissionTurnsOptions | false
-  /** See `AgentServerOptions.usage`. */
-  readonly usage?: UsageOptions
+  readonly metricsPort?: number | undefined
+  /** @default SERVER_DEFAULTS.metricsHost */
+  readonly metricsHost?: string | undefined
 }
 
 export interface RunningServer {
@@ -128,7 +88,7 @@ export interface RunningServer {
   readonly app: AgentServer
   readonly store: Store
   /** `http://HOST:PORT/metrics` when `metricsPort` was given. */
-  readonly metricsUrl?: string
+  readonly metricsUrl?: string | undefined
   /** Stops accepting connections, finishes active runs (as cancelled) and closes the store. */
   close(): Promise<void>
   /**
@@ -152,7 +112,7 @@ function isLoopback(host: string): boolean {
  * anonymous sessions whose secret is never a database row (README "Sessions and secrets").
  */
 function authenticatorFor(options: StartServerOptions, store: Store, warn: (message: string) => void): Authenticate {
-  const host = options.host ?? '127.0.0.1'
+  const host = options.host ?? SERVER_DEFAULTS.host
   if (options.tokens && Object.keys(options.tokens).length > 0) {
     const authenticate = bearerTokens(options.tokens)
     const weak = weakTokenNames(options.tokens)
@@ -169,10 +129,17 @@ function authenticatorFor(options: StartServerOptions, store: Store, warn: (mess
   })
   return anonymousSessionCookie({
     secret,
-    ...(options.sessionMaxAgeSeconds !== undefined ? { maxAgeSeconds: options.sessionMaxAgeSeconds } : {}),
-    ...(options.secureCookies !== undefined ? { secure: options.secureCookies } : {}),
-    ...(options.trustProxy !== undefined ? { trustProxy: options.trustProxy } : {}),
+    maxAgeSeconds: options.sessionMaxAgeSeconds,
+    secure: options.secureCookies,
+    trustProxy: options.trustProxy,
   })
+}
+
+/** The demo agent on `model` (`--model`): scripted, or OpenAI with `openai`'s bounds. */
+function releaseAssistantFor(options: StartServerOptions): AgentDefinition {
+  return (options.model ?? SERVER_DEFAULTS.model) === 'openai'
+    ? releaseAssistant({ model: openaiModel(options.openai) })
+    : releaseAssistant({ pacingMs: options.pacingMs ?? SERVER_DEFAULTS.pacingMs })
 }
 
 /** `postgres://` / `postgresql://` URLs select the PostgreSQL store. */
@@ -188,21 +155,22 @@ function lockFor(options: StartServerOptions): ProcessLock | undefined {
 }
 
 async function openStore(options: StartServerOptions): Promise<Store> {
+  // One clock for the server and the timestamps the store writes itself.
+  const now = options.now ?? systemClock
   const url =
     options.dbUrl ?? (options.dbPath !== undefined && isPostgresUrl(options.dbPath) ? options.dbPath : undefined)
   if (url !== undefined) {
     if (!isPostgresUrl(url)) throw new RangeError('dbUrl must be a postgres:// URL.')
     return createPostgresStore({
       connectionString: url,
-      ...(options.dbSchema !== undefined ? { schema: options.dbSchema } : {}),
-      ...(options.dbPool?.max !== undefined ? { max: options.dbPool.max } : {}),
-      ...(options.dbPool?.admissionMax !== undefined ? { admissionMax: options.dbPool.admissionMax } : {}),
-      // One clock for the server and the timestamps the store writes itself.
-      ...(options.now !== undefined ? { now: options.now } : {}),
+      schema: options.dbSchema ?? DEFAULT_SCHEMA,
+      max: options.dbPool?.max ?? SERVER_DEFAULTS.dbPool.max,
+      admissionMax: options.dbPool?.admissionMax ?? SERVER_DEFAULTS.dbPool.admissionMax,
+      now,
     })
   }
   if (options.dbPath === undefined) throw new RangeError('startServer needs dbPath (SQLite) or dbUrl (PostgreSQL).')
-  return createSqliteStore(options.dbPath, options.now !== undefined ? { now: options.now } : {})
+  return createSqliteStore(options.dbPath, { now })
 }
 
 /**
@@ -224,50 +192,26 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   }
   let metricsServer: Server | undefined
   try {
-    const agent =
-      options.agent ??
-      (options.model === 'openai'
-        ? releaseAssistant({ model: openaiModel(options.openai ?? {}) })
-        : releaseAssistant({ pacingMs: options.pacingMs ?? 0 }))
     const app = createAgentServer({
-      agent,
+      ...options,
+      agent: options.agent ?? releaseAssistantFor(options),
       store,
       authenticate: authenticatorFor(options, store, options.warn ?? defaultWarn),
-      ...(options.basePath !== undefined ? { basePath: options.basePath } : {}),
-      ...(options.now !== undefined ? { now: options.now } : {}),
-      ...(options.interruptTtlSeconds !== undefined ? { interruptTtlSeconds: options.interruptTtlSeconds } : {}),
-      ...(options.onExpiry !== undefined ? { onExpiry: options.onExpiry } : {}),
-      ...(options.expirySweepMs !== undefined ? { expirySweepMs: options.expirySweepMs } : {}),
-      ...(options.limits !== undefined ? { limits: options.limits } : {}),
-      ...(options.logError !== undefined ? { logError: options.logError } : {}),
-      ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
-      ...(options.exclusive !== undefined ? { exclusive: options.exclusive } : {}),
-      ...(options.runLeaseMs !== undefined ? { runLeaseMs: options.runLeaseMs } : {}),
-      ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
-      ...(options.canDecide !== undefined ? { canDecide: options.canDecide } : {}),
-      ...(options.approvers !== undefined ? { approvers: options.approvers } : {}),
-      ...(options.webhooks !== undefined ? { webhooks: options.webhooks } : {}),
-      ...(options.cors !== undefined ? { cors: options.cors } : {}),
-      ...(options.webhookDelivery !== undefined ? { webhookDelivery: options.webhookDelivery } : {}),
-      logger: options.logger ?? createLogger(options.logLevel !== undefined ? { level: options.logLevel } : {}),
-      ...(options.metricsPrincipals !== undefined ? { metricsPrincipals: options.metricsPrincipals } : {}),
-      processMetrics: options.metricsPort !== undefined || (options.metricsPrincipals?.length ?? 0) > 0,
-      ...(options.shutdownGraceMs !== undefined ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
-      ...(options.admissionTurns !== undefined ? { admissionTurns: options.admissionTurns } : {}),
-      ...(options.onQuotaRefused !== undefined ? { onQuotaRefused: options.onQuotaRefused } : {}),
-      ...(options.usage !== undefined ? { usage: options.usage } : {}),
+      logger: options.logger ?? createLogger({ level: options.logLevel }),
+      // Process metrics wherever metrics are read.
+      processMetrics:
+        options.processMetrics ?? (options.metricsPort !== undefined || (options.metricsPrincipals?.length ?? 0) > 0),
     })
     await app.ready()
     // No dotfiles, no symlinks out of the root, nosniff / CSP frame-ancestors / Referrer-Policy (README).
     if (options.staticDir !== undefined) app.use('*', staticFiles(options.staticDir))
-    const host = options.host ?? '127.0.0.1'
-    const limits = { ...DEFAULT_LIMITS, ...options.limits }
-    checkConnectionLimits(limits)
+    const host = options.host ?? SERVER_DEFAULTS.host
+    const { limits } = app.config
     const { server, port } = await new Promise<{ server: Server; port: number }>((resolve, reject) => {
       const s = serve(
         {
           fetch: app.fetch,
-          port: options.port ?? 0,
+          port: options.port ?? SERVER_DEFAULTS.port,
           hostname: host,
           // Slow-header and slow-body clients are cut off by Node itself (README "Quotas and limits").
           serverOptions: serverTimeoutOptions(limits),
@@ -280,7 +224,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
     let metricsUrl: string | undefined
     if (options.metricsPort !== undefined) {
-      const metricsHost = options.metricsHost ?? '127.0.0.1'
+      const metricsHost = options.metricsHost ?? SERVER_DEFAULTS.metricsHost
       const started = await serveMetrics(app, options.metricsPort, metricsHost)
       metricsServer = started.server
       metricsUrl = `http://${metricsHost.includes(':') ? `[${metricsHost}]` : metricsHost}:${started.port}/metrics`
@@ -292,7 +236,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       port,
       app,
       store,
-      ...(metricsUrl !== undefined ? { metricsUrl } : {}),
+      metricsUrl,
       close: () => {
         closing ??= (async () => {
           const closed = new Promise<void>((resolve) => server.close(() => resolve()))

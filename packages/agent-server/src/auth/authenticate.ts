@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import { InterludeError } from '@interlude/protocol'
+import { SERVER_DEFAULTS } from '../config/defaults.ts'
 
 /** The outcome of authenticating one request. */
 export interface Authenticated {
@@ -72,16 +73,16 @@ export interface AnonymousSessionOptions {
    * `Secure` cookies with the `__Host-` prefix: `true` always, `false` never, `'auto'` when the request arrived over
    * HTTPS (its URL, or `X-Forwarded-Proto: https` with `trustProxy`). Browsers keep `Secure` cookies only from secure
    * origins (http://localhost and 127.0.0.1 count in Chromium and Firefox, but not a plain-http host name).
-   * @default 'auto'
+   * @default SERVER_DEFAULTS.secureCookies
    */
-  readonly secure?: boolean | 'auto'
+  readonly secure?: boolean | 'auto' | undefined
   /** Believe `X-Forwarded-Proto` (a TLS-terminating proxy in front of the server). @default false */
-  readonly trustProxy?: boolean
+  readonly trustProxy?: boolean | undefined
   /**
    * Server-side lifetime of a session from its issue time (signed into the cookie): an older cookie is not accepted,
-   * a new session starts. Also the cookie's `Max-Age`. @default 30 days
+   * a new session starts. Also the cookie's `Max-Age`. @default SERVER_DEFAULTS.sessionMaxAgeSeconds (30 days)
    */
-  readonly maxAgeSeconds?: number
+  readonly maxAgeSeconds?: number | undefined
   /** The clock of issue times (tests). @default Date.now */
   readonly now?: () => number
 }
@@ -129,11 +130,11 @@ export function anonymousSessionCookie(options: AnonymousSessionOptions): Authen
   const problem = sessionSecretProblem(options.secret)
   if (problem !== undefined) throw new RangeError(`The session secret ${problem}.`)
   const baseName = options.cookieName ?? 'interlude_session'
-  const maxAge = options.maxAgeSeconds ?? 30 * 24 * 3600
+  const maxAge = options.maxAgeSeconds ?? SERVER_DEFAULTS.sessionMaxAgeSeconds
   if (!(Number.isInteger(maxAge) && maxAge > 0)) throw new RangeError('maxAgeSeconds must be a positive integer.')
   const now = options.now ?? Date.now
-  const secureOption = options.secure ?? 'auto'
-  const trustProxy = options.trustProxy ?? false
+  const secureOption = options.secure ?? SERVER_DEFAULTS.secureCookies
+  const trustProxy = options.trustProxy ?? SERVER_DEFAULTS.trustProxy
   return (request) => {
     const secure = secureOption === 'auto' ? isSecureRequest(request, trustProxy) : secureOption
     const name = secure ? `__Host-${baseName}` : baseName

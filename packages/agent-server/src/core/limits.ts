@@ -28,8 +28,9 @@ export interface Limits {
    */
   readonly maxInterruptsPerBatch: number
   /**
-   * Messages one thread may hold (issue 12.4, docs/protocol.md#limits). New input that would cross it is
-   * `413 THREAD_TOO_LARGE`; a run that would cross it ends with `RUN_ERROR THREAD_TOO_LARGE`. @default 10000
+   * Messages one thread may hold (docs/decisions.md#bounded-histories, docs/protocol.md#limits). New input that would
+   * cross it is `413 THREAD_TOO_LARGE`; a run that would cross it ends with `RUN_ERROR THREAD_TOO_LARGE`.
+   * @default 10000
    */
   readonly threadMaxMessages: number
   /** Bytes (message JSON) one thread may hold; same answers as `threadMaxMessages`. @default 32 MiB */
@@ -49,7 +50,7 @@ export interface Limits {
    */
   readonly pauseSnapshotMaxBytes: number
 
-  // ---- Quotas and limits (issue 12, item 5; README "Quotas and limits"). `0` turns a limit off.
+  // ---- Quotas and limits (docs/decisions.md#operating-it; README "Quotas and limits"). `0` turns a limit off.
 
   /**
    * Runs of one principal executing at once (new input and resumes; the thread owner is charged). Counted in the store
@@ -85,7 +86,8 @@ export interface Limits {
   readonly maxConnectionsPerIp: number
   /**
    * Bytes of one tool call's arguments as the model streamed them. Larger arguments are rejected (an
-   * error result the model reads) and the history keeps a short placeholder instead (issue 14). @default 64 KiB
+   * error result the model reads) and the history keeps a short placeholder instead
+   * (docs/decisions.md#the-model-boundary). @default 64 KiB
    */
   readonly maxToolArgumentBytes: number
 }
@@ -128,3 +130,18 @@ export const NO_PRINCIPAL_QUOTAS = {
   maxRequestsPerSecond: 0,
   maxBufferedBodyBytesPerPrincipal: 0,
 } as const satisfies Partial<Limits>
+
+/** Which quota refused a request (the `details.quota` of `RATE_LIMITED`, the label of a refusal metric). */
+export type QuotaName =
+  | 'requestsPerSecond'
+  | 'openStreams'
+  | 'concurrentRuns'
+  | 'newThreadsPerMinute'
+  | 'bufferedBodyBytes'
+  | 'bufferedBodyBytesPerPrincipal'
+
+/** A refusal, as reported to `onQuotaRefused` (observability plugs a counter in here). */
+export interface QuotaRefusal {
+  readonly quota: QuotaName
+  readonly principal: string | undefined
+}

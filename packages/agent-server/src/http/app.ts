@@ -1,165 +1,65 @@
 import { Hono } from 'hono'
 import type { MiddlewareHandler } from 'hono'
-import type { ExpiryPolicy } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { resolveAgent } from '../agent/agent.ts'
-import type { CanDecide } from '../agent/decider.ts'
 import type { Authenticate } from '../auth/authenticate.ts'
-import type { Clock } from '../clock.ts'
+import type { ServerConfig } from '../config/server-config.ts'
+import { resolveServerConfig } from '../config/server-config.ts'
+import type { ServerOptions } from '../config/server-options.ts'
 import type { AdmissionDeps } from '../core/admission/admission.ts'
-import { systemClock } from '../clock.ts'
-import { DecisionRights } from '../core/access/decision-rights.ts'
-import { OpenBatchCache } from '../core/open-batch-cache.ts'
-import { AdmissionTurns } from '../core/runs/admission-turns.ts'
-import type { AdmissionTurnsOptions } from '../core/runs/admission-turns.ts'
-import { admissionTurn, isAdmissionRequest } from './middleware/admission-turn.ts'
-import { EventHub } from '../core/log/event-hub.ts'
-import { ExpirySweeper } from '../core/expiry/expiry-sweeper.ts'
-import { expiryOptionProblem } from '../agent/expiry-options.ts'
-import { LogWatcher } from '../core/log/log-watcher.ts'
-import { RunRecovery } from '../core/runs/recovery.ts'
-import type { Limits } from '../core/limits.ts'
-import { DEFAULT_LIMITS } from '../core/limits.ts'
-import { RunManager } from '../core/runs/run-manager.ts'
-import { DEFAULT_SHUTDOWN_GRACE_MS, refuseWhileDraining, ShutdownState } from '../core/runs/shutdown.ts'
+import type { ExpirySweeper } from '../core/expiry/expiry-sweeper.ts'
+import type { RunManager } from '../core/runs/run-manager.ts'
+import { refuseWhileDraining } from '../core/runs/shutdown.ts'
+import type { Logger } from '../observability/logger.ts'
+import type { ServerMetrics } from '../observability/metrics.ts'
+import { requestLog } from './middleware/request-log.ts'
 import { ValidatorCache } from '../schema/validator-cache.ts'
 import type { Store, ThreadRecord } from '../store/store.ts'
-import type { WebhookEndpoint } from '../webhooks/webhook-config.ts'
-import { resolveWebhookEndpoints } from '../webhooks/webhook-config.ts'
-import { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
-import { WebhookSender } from '../webhooks/webhook-sender.ts'
-import type { WebhookSenderOptions } from '../webhooks/webhook-sender.ts'
+import { withTypedErrors } from '../store/store-errors.ts'
 import type { ServerEnv } from './env.ts'
-import { auth } from './middleware/auth.ts'
-import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
-import { awaitReady } from './middleware/ready.ts'
-import { closeOverUnreadBodies } from './middleware/unread-body.ts'
 import { idParams } from './id-params.ts'
-import { apiSecurityHeaders } from './middleware/static-files.ts'
-import type { QuotaRefusal } from './middleware/quotas.ts'
+import { admissionTurn, isAdmissionRequest } from './middleware/admission-turn.ts'
+import { auth } from './middleware/auth.ts'
+import { corsMiddleware } from './middleware/cors.ts'
+import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
 import { quotaMiddleware, Quotas } from './middleware/quotas.ts'
-import type { CorsOptions } from './middleware/cors.ts'
-import { checkCorsOptions, corsMiddleware } from './middleware/cors.ts'
+import { awaitReady } from './middleware/ready.ts'
+import { apiSecurityHeaders } from './middleware/static-files.ts'
+import { closeOverUnreadBodies } from './middleware/unread-body.ts'
 import { registerDecisionRoutes } from './routes/decisions.ts'
+import { registerEffectRoutes } from './routes/effects.ts'
 import { registerHealthRoute, storeWritable } from './routes/health.ts'
 import type { ReadinessCheck } from './routes/health.ts'
-import { registerMetricsRoute } from './routes/metrics.ts'
-import { createLogger, logErrorTo } from '../observability/logger.ts'
-import type { Logger } from '../observability/logger.ts'
-import { ServerMetrics } from '../observability/metrics.ts'
-import { requestLog } from './middleware/request-log.ts'
-import { logRunEvents } from '../observability/run-log.ts'
-import { withTypedErrors } from '../store/store-errors.ts'
-import { registerEffectRoutes } from './routes/effects.ts'
 import { registerInterruptRoutes } from './routes/interrupts.ts'
+import { registerMetricsRoute } from './routes/metrics.ts'
 import { registerPermissionRuleRoutes } from './routes/permission-rules.ts'
 import { registerRunRoutes } from './routes/runs.ts'
 import { registerThreadRoutes } from './routes/threads.ts'
+import type { ServerParts } from './server-parts.ts'
+import { createServerParts } from './server-parts.ts'
+import type { StopMode } from './server-lifecycle.ts'
+import { startInOrder, stopInOrder } from './server-lifecycle.ts'
 import type { SseBodyOptions } from './sse-response.ts'
-import { checkUsageOptions } from '../core/turn/usage.ts'
-import type { UsageOptions } from '../core/turn/usage.ts'
 
-export interface AgentServerOptions {
+export type { WebhookDeliveryOptions } from '../webhooks/webhook-sender.ts'
+
+/** The settings (`ServerOptions`, each with its default) plus what the server is made of. */
+export interface AgentServerOptions extends ServerOptions {
   readonly agent: AgentDefinition
   readonly store: Store
   /** `authenticate(request) -> principal | null`; see `bearerTokens` and `anonymousSessionCookie`. */
   readonly authenticate: Authenticate
-  /** Mount point of the routes. @default '/api/agent' */
-  readonly basePath?: string
-  /** The server clock in epoch ms: interrupt expiry, run leases, recovery, timestamps (inject to test them). @default systemClock */
-  readonly now?: Clock
-  /** Lifetime of an interrupt batch. @default 3600 (1 hour) */
-  readonly interruptTtlSeconds?: number
-  /**
-   * What happens to a batch when its deadline passes, for tools that set no `onExpiry` (docs/approvals.md#deadlines).
-   * @default 'deny' for tool approvals, 'cancel' for `askUser`
-   */
-  readonly onExpiry?: ExpiryPolicy
-  /**
-   * Interval of the expiry sweep of due batches; `0`: only on first touch and `expirySweeper.sweepOnce()`.
-   * @default 1000
-   */
-  readonly expirySweepMs?: number
-  readonly limits?: Partial<Limits>
-  /**
-   * This process is the only one using the store. At startup every run a previous process left
-   * `running` is taken over and continued (docs/architecture.md, "Durable continuation"). With `false` (several
-   * replicas on one database) only runs whose lease ended are taken over — at startup, by a periodic sweep and on
-   * first touch of their thread. @default true for SQLite, false otherwise
-   */
-  readonly exclusive?: boolean
-  /** Lease of a running run, renewed by its process; after it the run counts as abandoned. @default 15000 */
-  readonly runLeaseMs?: number
-  /**
-   * Interval of the log poll that wakes live tails of runs executing in other processes (and of
-   * the recovery sweep, ×4). @default 250 without a store change feed, 1000 with one (PostgreSQL)
-   */
-  readonly pollMs?: number
-  /** Silence on an SSE stream before a `: ping` comment is sent. @default 15000 */
-  readonly heartbeatMs?: number
-  /** Where unexpected errors are reported (never to clients). @default an `error` line of `logger` */
-  readonly logError?: (message: string, error: unknown) => void
-  /**
-   * Structured JSON logs, one line per event (README, "Logs and metrics"). @default `createLogger()`: stdout at
-   * `INTERLUDE_LOG_LEVEL`, else `info` (`silent` under vitest)
-   */
-  readonly logger?: Logger
-  /**
-   * Principals who may read `GET {base}/metrics` (Prometheus text; besides the `approvers`). Without any, the route
-   * answers `404 NOT_FOUND` to everybody; `startServer({ metricsPort })` serves the same text on a port of its own.
-   * @default []
-   */
-  readonly metricsPrincipals?: readonly string[]
-  /** Also export Node process metrics (CPU, memory, event loop, GC). @default false */
-  readonly processMetrics?: boolean
   /** Conditions `GET {base}/health?ready` checks besides the store taking writes (e.g. "not shutting down"). */
-  readonly readiness?: readonly ReadinessCheck[]
-  /**
-   * Who may decide an interrupt (docs/approvals.md); a tool's `approvers` narrows it further.
-   * @default the thread's owner, or a principal named in `approvers`
-   */
-  readonly canDecide?: CanDecide
-  /** Principals who may decide every batch on the server (read by the default `canDecide` only). @default [] */
-  readonly approvers?: readonly string[]
-  /**
-   * Endpoints that receive `interrupt.opened`, `interrupt.decided`, `interrupt.expired` and `run.failed`, signed per
-   * the Standard Webhooks spec, at least once, from a durable outbox (docs/approvals.md, "Webhooks"). Checked here:
-   * a bad URL or secret throws a `RangeError`. @default []
-   */
-  readonly webhooks?: readonly WebhookEndpoint[]
-  /** Tuning of the webhook sender (poll, lock, concurrency, timeout, retries); the defaults suit most hosts. */
-  readonly webhookDelivery?: WebhookDeliveryOptions
-  /** Cross-origin access for browser apps on other origins (preflights, allowed headers). @default none: same origin only */
-  readonly cors?: CorsOptions
-  /**
-   * Graceful shutdown (`shutdown()`, SIGTERM/SIGINT in the CLI): how long running turns may take to finish before
-   * their leases are released for the restart or another replica (docs/architecture.md, "Shutdown"). @default 10000
-   */
-  readonly shutdownGraceMs?: number
-  /**
-   * Admission turns under a burst (docs/architecture.md, "Admission under a burst"); `false`: every admission runs
-   * as soon as its request is read, as before turns existed.
-   */
-  readonly admissionTurns?: AdmissionTurnsOptions | false
-  /** Called on every quota refusal (`RATE_LIMITED`, `SERVER_BUSY`): the hook a refusal counter plugs into. */
-  readonly onQuotaRefused?: (refusal: QuotaRefusal) => void
-  /** Token caps per thread / per principal and the `onUsage` hook (docs/protocol.md#token-usage). @default no caps */
-  readonly usage?: UsageOptions
+  readonly readiness?: readonly ReadinessCheck[] | undefined
 }
-
-/** The sender settings a host may change (see `WebhookSenderOptions` for each default). */
-export type WebhookDeliveryOptions = Partial<
-  Pick<
-    WebhookSenderOptions,
-    'pollMs' | 'lockMs' | 'concurrency' | 'timeoutMs' | 'maxAttempts' | 'retryBaseMs' | 'retryMaxMs' | 'stopTimeoutMs'
-  >
->
 
 /** The Hono app plus the handles a host needs. */
 export type AgentServer = Hono<ServerEnv> & {
   readonly runs: RunManager
   readonly store: Store
   readonly basePath: string
+  /** The resolved settings (`resolveServerConfig`): every default applied. */
+  readonly config: ServerConfig
   /** The sweep that decides expired batches (`sweepOnce()` runs one round now). */
   readonly expirySweeper: ExpirySweeper
   /** Structured logger (README, "Logs and metrics"). */
@@ -191,130 +91,19 @@ export type AgentServer = Hono<ServerEnv> & {
  * serve({ fetch: app.fetch, port: 8787 })
  */
 export function createAgentServer(options: AgentServerOptions): AgentServer {
-  const basePath = (options.basePath ?? '/api/agent').replace(/\/+$/, '')
-  const now = options.now ?? systemClock
-  const logger = options.logger ?? createLogger()
-  const logError = options.logError ?? logErrorTo(logger)
-  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits }
-  const ttlSeconds = options.interruptTtlSeconds ?? 3600
-  if (!(ttlSeconds > 0)) throw new RangeError('interruptTtlSeconds must be positive.')
-  if (options.cors) checkCorsOptions(options.cors)
-  checkUsageOptions(options.usage, options.store)
-  const expiryProblem = expiryOptionProblem(options.onExpiry)
-  if (expiryProblem !== undefined) throw new RangeError(expiryProblem)
-  const validators = new ValidatorCache()
-  const agent = resolveAgent(options.agent, validators)
-  // Store failures typed in one place (issue 12): 503 STORE_UNAVAILABLE, RUN_ERROR STORE_UNAVAILABLE, 400 for values
-  // the database refuses.
+  // Store failures typed in one place (docs/decisions.md#operating-it): 503 STORE_UNAVAILABLE, RUN_ERROR
+  // STORE_UNAVAILABLE, 400 for values the database refuses.
   const store = withTypedErrors(options.store)
-  const endpoints = resolveWebhookEndpoints(options.webhooks ?? [])
-  // The server clock: outbox rows are stamped with it, so their due times and locks are read with it too.
-  // Built even without endpoints, so bad `webhookDelivery` settings are refused here; it runs only with endpoints.
-  const built = new WebhookSender({ ...options.webhookDelivery, store, endpoints, logError, now, log: logger })
-  const sender = endpoints.length > 0 ? built : undefined
-  const webhooks = new WebhookOutbox(endpoints, () => sender?.wake())
-  const rights = new DecisionRights({
-    store,
-    tools: agent.tools,
-    logError,
-    ...(options.canDecide !== undefined ? { canDecide: options.canDecide } : {}),
-    ...(options.approvers !== undefined ? { approvers: options.approvers } : {}),
-  })
-  const hub = new EventHub()
-  let activeRuns = (): number => 0
-  const metrics = new ServerMetrics({ activeRuns: () => activeRuns(), processMetrics: options.processMetrics ?? false })
-  // Runs and interrupts are counted and logged from the events this process commits.
-  hub.tap((threadId, events) => {
-    metrics.observeEvents(events)
-    logRunEvents(logger, threadId, events)
-  })
-  // The open batches this process wrote or read: their resumes are admitted with the claim alone.
-  const openBatches = new OpenBatchCache()
-  // Under a burst, admissions take turns with the database's answers; admitted runs start after them.
-  const turns = options.admissionTurns === false ? undefined : new AdmissionTurns(options.admissionTurns)
-  const runs = new RunManager({
-    store,
-    hub,
-    openBatches,
-    ...(turns ? { turns } : {}),
-    agent,
-    validators,
-    now,
-    interruptTtlMs: ttlSeconds * 1000,
-    onExpiry: options.onExpiry,
-    maxInterruptsPerBatch: limits.maxInterruptsPerBatch,
-    logError,
-    webhooks,
-    history: limits,
-    ...(options.runLeaseMs !== undefined ? { leaseMs: options.runLeaseMs } : {}),
-    // Every model call's usage: a structured log line and the token counter, then the host's own hook.
-    usage: {
-      ...options.usage,
-      onUsage: (report) => {
-        logger.info(
-          {
-            event: 'model.usage',
-            threadId: report.threadId,
-            runId: report.runId,
-            model: report.model,
-            inputTokens: report.usage.inputTokens,
-            outputTokens: report.usage.outputTokens,
-          },
-          'model call usage',
-        )
-        metrics.recordModelUsage(report.usage)
-        options.usage?.onUsage?.(report)
-      },
-    },
-    maxToolArgumentBytes: limits.maxToolArgumentBytes,
-  })
-  activeRuns = () => runs.activeCount
-  const recovery = new RunRecovery({
-    store,
-    hub,
-    agent,
-    runs,
-    exclusive: options.exclusive ?? store.kind === 'sqlite',
-    now,
-    logError,
-    webhooks,
-    log: logger,
-  })
-  const expirySweeper = new ExpirySweeper({
-    store,
-    runs,
-    validators,
-    now,
-    logError,
-    webhooks,
-    log: logger,
-    ...(options.expirySweepMs !== undefined ? { sweepMs: options.expirySweepMs } : {}),
-  })
-  const pollMs = options.pollMs ?? (store.watch ? 1000 : 250)
-  const watcher = new LogWatcher({ store, hub, pollMs, logError })
-  let unwatch: (() => void) | undefined
+  const config = resolveServerConfig(options, store)
+  const validators = new ValidatorCache()
+  const parts = createServerParts(config, resolveAgent(options.agent, validators), store, validators)
+  const { basePath, logger, shutdownGraceMs } = config
+  const { runs, expirySweeper, metrics, draining, turns } = parts
 
-  let readyPromise: Promise<void> | undefined
-  const ready = () => {
-    readyPromise ??= (async () => {
-      // Cross-process wake-ups: appended events wake live tails, cancel requests reach local runs.
-      unwatch = store.watch?.((change) => {
-        if (change.kind === 'events') hub.wake(change.threadId, change.seq)
-        else runs.cancel(change.threadId, change.runId)
-      })
-      watcher.start()
-      await recovery.startup()
-      // After startup recovery, whose `run.failed` rows it then sends with everything the outbox still holds.
-      sender?.start()
-      // Often enough that a run whose lease ended (or was released by a graceful shutdown) is continued soon.
-      recovery.startSweeping(Math.max(50, Math.min(pollMs * 4, Math.floor(runs.leaseMs / 2))))
-      expirySweeper.start()
-    })()
-    return readyPromise
-  }
-
+  let started: Promise<void> | undefined
+  const ready = () => (started ??= startInOrder(parts))
   const app = new Hono<ServerEnv>()
-  app.onError(errorHandler(logError))
+  app.onError(errorHandler(config.logError))
   app.notFound(notFoundHandler)
   app.use('*', requestLog(logger, metrics))
   // Run and decision admissions take turns under a burst (core/runs/admission-turns.ts), before anything else of theirs.
@@ -324,13 +113,41 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   // X-Content-Type-Options: nosniff on every answer (static answers get more, see static-files.ts).
   app.use('*', apiSecurityHeaders)
   // Preflights are answered before the ready gate and authentication (a browser sends no credentials with them).
-  if (options.cors) app.use(`${basePath}/*`, corsMiddleware(options.cors))
-  const draining = new ShutdownState()
+  if (config.cors) app.use(`${basePath}/*`, corsMiddleware(config.cors))
   app.use('*', refuseWhileDraining(draining))
   app.use('*', awaitReady(ready))
-  // Ids in paths are checked once, here, before authentication, routes and stores (issue 12).
+  // Ids in paths are checked once, here, before authentication, routes and stores (docs/decisions.md#operating-it).
   app.use(`${basePath}/threads/*`, idParams(basePath))
+  registerRoutes(app, parts, options)
 
+  let stopped: Promise<number> | undefined
+  const stop = (mode: StopMode) => (stopped ??= stopInOrder(parts, mode))
+  return Object.assign(app, {
+    runs,
+    store,
+    basePath,
+    config,
+    expirySweeper,
+    logger,
+    metrics,
+    ready,
+    shutdown: (graceMs?: number) => stop({ graceful: true, graceMs: graceMs ?? shutdownGraceMs }),
+    isShuttingDown: () => draining.draining,
+    admissionTurns: turns,
+    close: async () => {
+      await stop({ graceful: false })
+    },
+  })
+}
+
+/** The health route, then every authenticated route (docs/protocol.md#http-binding). */
+function registerRoutes(
+  app: Hono<ServerEnv>,
+  parts: ServerParts,
+  options: Pick<AgentServerOptions, 'authenticate' | 'readiness'>,
+): void {
+  const { config, store, agent, validators, hub, metrics, rights, webhooks, runs, recovery, turns } = parts
+  const { basePath, now, limits, logError } = config
   const readiness: ReadinessCheck[] = [storeWritable(store, logError), ...(options.readiness ?? [])]
   registerHealthRoute(app, basePath, { store, readiness, logError })
   // Authentication, then the principal's quotas (README "Quotas and limits"), as one middleware for every route.
@@ -339,7 +156,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     store,
     onQuotaRefused: (refusal) => {
       metrics.recordQuotaRefusal(refusal.quota)
-      options.onQuotaRefused?.(refusal)
+      config.onQuotaRefused?.(refusal)
     },
   })
   const authenticated = auth(options.authenticate)
@@ -348,11 +165,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     authenticated(c, async () => {
       await limited(c, next)
     })
-  const sse: SseBodyOptions = {
-    logError,
-    openStreams: metrics.openStreams,
-    ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
-  }
+  const sse: SseBodyOptions = { ...config, openStreams: metrics.openStreams }
   const admission: AdmissionDeps = {
     store,
     agent,
@@ -363,10 +176,11 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     recoverThread: (thread: ThreadRecord) => recovery.touch(thread),
     rights,
     webhooks,
-    expireBatch: (batch) => expirySweeper.expire(batch),
+    expireBatch: (batch) => parts.expirySweeper.expire(batch),
     quota: quotas,
-    openBatches,
+    openBatches: parts.openBatches,
   }
+  const access = { store, rights, recovery }
   registerRunRoutes(app, basePath, authenticate, {
     admission,
     runs,
@@ -374,83 +188,23 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     limits,
     sse,
     turns,
-    closing: draining.streamsEnd,
+    closing: parts.draining.streamsEnd,
   })
-  const closing = new AbortController()
   registerThreadRoutes(app, basePath, authenticate, {
-    store,
+    ...access,
     hub,
     runs,
-    recovery,
-    rights,
     now,
     sse,
-    closing: closing.signal,
+    closing: parts.closing.signal,
     snapshotPageBytes: limits.snapshotPageBytes,
   })
-  registerDecisionRoutes(app, basePath, authenticate, {
-    admission,
-    access: { store, rights, recovery },
-    runs,
-    limits,
-    turns,
-  })
+  registerDecisionRoutes(app, basePath, authenticate, { admission, access, runs, limits, turns })
   registerInterruptRoutes(app, basePath, authenticate, { store, rights, now })
   registerPermissionRuleRoutes(app, basePath, authenticate, { store, now })
   registerMetricsRoute(app, basePath, authenticate, {
     metrics,
-    principals: [...(options.metricsPrincipals ?? []), ...(options.approvers ?? [])],
+    principals: [...config.metricsPrincipals, ...config.approvers],
   })
-  registerEffectRoutes(app, basePath, authenticate, { access: { store, rights, recovery }, store, now, limits })
-
-  let closingDone: Promise<void> | undefined
-  let handedOver = 0
-  const shutdown = async (graceMs: number): Promise<number> => {
-    closingDone ??= (async () => {
-      draining.begin()
-      // No takeovers of other replicas' runs and no new decisions while this process drains.
-      recovery.stop()
-      await expirySweeper.stop()
-      // Runs held for a burst's admissions start now: the grace period counts from here, not from maxRunDelayMs.
-      turns?.release()
-      handedOver = await runs.drain(graceMs)
-      // The turns left are continued elsewhere: their clients reconnect with Last-Event-ID.
-      draining.endStreams()
-      closing.abort()
-      watcher.stop()
-      unwatch?.()
-      await sender?.stop()
-      await store.close()
-    })()
-    await closingDone
-    return handedOver
-  }
-  return Object.assign(app, {
-    runs,
-    store,
-    basePath,
-    expirySweeper,
-    logger,
-    metrics,
-    ready,
-    shutdown: (graceMs?: number) => shutdown(graceMs ?? options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS),
-    isShuttingDown: () => draining.draining,
-    admissionTurns: turns,
-    close: () => {
-      closingDone ??= (async () => {
-        closing.abort()
-        watcher.stop()
-        recovery.stop()
-        await expirySweeper.stop()
-        unwatch?.()
-        // Held runs start (and are cancelled with the rest) instead of waiting out maxRunDelayMs.
-        turns?.release()
-        await runs.shutdown()
-        // Before the store closes: in-flight deliveries finish (or stay locked, to be sent again after a restart).
-        await sender?.stop()
-        await store.close()
-      })()
-      return closingDone
-    },
-  })
+  registerEffectRoutes(app, basePath, authenticate, { access, store, now, limits })
 }

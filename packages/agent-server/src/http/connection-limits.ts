@@ -7,14 +7,6 @@ export type ConnectionLimits = Pick<
   'headersTimeoutMs' | 'requestTimeoutMs' | 'maxConnections' | 'maxConnectionsPerIp'
 >
 
-/** Checked like the other limits: non-negative integers (`0` turns a cap or timeout off). */
-export function checkConnectionLimits(limits: ConnectionLimits): void {
-  for (const key of ['headersTimeoutMs', 'requestTimeoutMs', 'maxConnections', 'maxConnectionsPerIp'] as const) {
-    const value = limits[key]
-    if (!(Number.isInteger(value) && value >= 0)) throw new RangeError(`limits.${key} must be a non-negative integer.`)
-  }
-}
-
 /**
  * Node's own server options for the timeouts: `headersTimeout` closes a connection whose header block is not
  * complete in time (slow-header clients), `requestTimeout` one whose request (headers and body) is not; Node checks

@@ -1,10 +1,9 @@
 import { EventType, InterludeError } from '@interlude/protocol'
 import { encodeEvent, HEARTBEAT_FRAME } from '@interlude/protocol/sse'
+import type { ServerConfig } from '../config/server-config.ts'
 
-export interface SseBodyOptions {
-  readonly logError: (message: string, error: unknown) => void
-  /** A `: ping` comment after this much silence (keeps proxies from closing idle streams). @default 15000 */
-  readonly heartbeatMs?: number
+/** `heartbeatMs`: a `: ping` comment after this much silence (keeps proxies from closing idle streams). */
+export interface SseBodyOptions extends Pick<ServerConfig, 'heartbeatMs' | 'logError'> {
   /** Counts the streams open now (the `interlude_open_streams` gauge). */
   readonly openStreams?: { inc(): void; dec(): void }
   /** Called once when the stream ends, fails, or is cancelled (the quota's open-stream slot, `takeStreamSlot`). */
@@ -22,7 +21,7 @@ export function sseBody(
   const controller = new AbortController()
   const frames = open(controller.signal)
   const encoder = new TextEncoder()
-  const heartbeatMs = options.heartbeatMs ?? 15_000
+  const { heartbeatMs } = options
   // Silence is elapsed time on this connection: the monotonic clock, not the server `Clock`
   // (which a test may move, and which leases and expiry read).
   let lastWrite = performance.now()
@@ -69,7 +68,8 @@ export function sseBody(
           // Cannot change the status any more: end with a well-formed, generic RUN_ERROR frame.
           options.logError('event stream failed', error)
           stop()
-          // A store that stopped answering is typed as such (docs/decisions.md#operating-it); anything else stays generic.
+          // A store that stopped answering is typed as such (docs/decisions.md#operating-it); anything else stays
+          // generic.
           const unavailable = InterludeError.isInstance(error) && error.code === 'STORE_UNAVAILABLE'
           stream.enqueue(
             encoder.encode(

@@ -1,5 +1,6 @@
 import { InterludeError } from '@interlude/protocol'
 import type { ModelErrorDetails, ModelErrorKind } from '@interlude/protocol'
+import { defined } from '../defined.ts'
 
 /**
  * Typed model failures (docs/protocol.md#model-errors): `MODEL_ERROR` with `details: { kind, retryable,
@@ -25,13 +26,9 @@ export function modelError(
   const details: ModelErrorDetails = {
     kind,
     retryable: options.retryable ?? DEFAULT_RETRYABLE[kind],
-    ...(options.status !== undefined ? { status: options.status } : {}),
-    ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+    ...defined({ status: options.status, timeout: options.timeout }),
   }
-  return new InterludeError('MODEL_ERROR', MESSAGES[kind], {
-    details,
-    ...(options.cause !== undefined ? { cause: options.cause } : {}),
-  })
+  return new InterludeError('MODEL_ERROR', MESSAGES[kind], { details, ...defined({ cause: options.cause }) })
 }
 
 const DEFAULT_RETRYABLE: Readonly<Record<ModelErrorKind, boolean>> = {

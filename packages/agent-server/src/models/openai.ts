@@ -1,6 +1,7 @@
 import type OpenAI from 'openai'
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions'
 import { InterludeError } from '@interlude/protocol'
+import { SERVER_DEFAULTS } from '../config/defaults.ts'
 import type { ModelChunk, ModelProvider, ModelRequest, ModelUsage } from './model.ts'
 import { isModuleNotFound, missingPeer } from '../store/optional-peer.ts'
 import { isRetryableRequestError, modelError, requestError, statusOf } from './model-errors.ts'
@@ -34,18 +35,21 @@ export interface OpenAIModelOptions {
   readonly model?: string
   /**
    * Retries for connection errors, 408, 409, 429 and 5xx, before the stream starts (our own loop: the
-   * SDK's is off, its waits cannot be aborted). @default 2
+   * SDK's is off, its waits cannot be aborted). @default SERVER_DEFAULTS.openai
    */
   readonly maxRetries?: number
-  /** The longest single back-off wait, whatever `Retry-After` asks for. @default 10000 */
+  /** The longest single back-off wait, whatever `Retry-After` asks for. @default SERVER_DEFAULTS.openai */
   readonly maxRetryDelayMs?: number
-  /** Time to response headers, per attempt (0: off). @default 60000 */
+  /** Time to response headers, per attempt (0: off). @default SERVER_DEFAULTS.openai */
   readonly timeoutMs?: number
-  /** Silence between two streamed chunks (SSE comments do not count) before the call fails (0: off). @default 60000 */
+  /**
+   * Silence between two streamed chunks (SSE comments do not count) before the call fails (0: off).
+   * @default SERVER_DEFAULTS.openai
+   */
   readonly idleTimeoutMs?: number
-  /** The whole model call: attempts, waits and stream (0: off). @default 300000 */
+  /** The whole model call: attempts, waits and stream (0: off). @default SERVER_DEFAULTS.openai */
   readonly totalTimeoutMs?: number
-  /** `max_completion_tokens` of every request (0: not sent). @default 4096 */
+  /** `max_completion_tokens` of every request (0: not sent). @default SERVER_DEFAULTS.openai */
   readonly maxCompletionTokens?: number
   /** Send `stream_options: { include_usage: true }` (some compatible servers reject it). @default true */
   readonly includeUsage?: boolean
@@ -76,14 +80,15 @@ function usageOf(chunk: Chunk): ModelUsage | undefined {
  */
 export function openaiModel(options: OpenAIModelOptions = {}): ModelProvider {
   const model = options.model ?? process.env.OPENAI_MODEL ?? 'gpt-4o-mini'
-  const maxRetries = options.maxRetries ?? 2
-  const maxRetryDelayMs = options.maxRetryDelayMs ?? 10_000
+  const d = SERVER_DEFAULTS.openai
+  const maxRetries = options.maxRetries ?? d.maxRetries
+  const maxRetryDelayMs = options.maxRetryDelayMs ?? d.maxRetryDelayMs
   const timeouts: ModelTimeouts = {
-    headersMs: options.timeoutMs ?? 60_000,
-    idleMs: options.idleTimeoutMs ?? 60_000,
-    totalMs: options.totalTimeoutMs ?? 300_000,
+    headersMs: options.timeoutMs ?? d.timeoutMs,
+    idleMs: options.idleTimeoutMs ?? d.idleTimeoutMs,
+    totalMs: options.totalTimeoutMs ?? d.totalTimeoutMs,
   }
-  const maxCompletionTokens = options.maxCompletionTokens ?? 4096
+  const maxCompletionTokens = options.maxCompletionTokens ?? d.maxCompletionTokens
   const includeUsage = options.includeUsage ?? true
   let client = options.client as OpenAI | undefined
   const getClient = async (): Promise<OpenAI> => {

@@ -26,7 +26,7 @@ export function defaultLogLevel(env: Readonly<Record<string, string | undefined>
 
 export interface LoggerOptions {
   /** @default defaultLogLevel() */
-  readonly level?: LogLevel
+  readonly level?: LogLevel | undefined
   /** Where lines go. @default stdout, written synchronously (a crash loses no line) */
   readonly destination?: DestinationStream
 }

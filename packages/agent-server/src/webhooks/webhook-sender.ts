@@ -64,6 +64,14 @@ export interface WebhookSenderOptions {
   readonly stopTimeoutMs?: number
 }
 
+/** The sender settings a host may change (`ServerOptions.webhookDelivery`; each default: `WebhookSenderOptions`). */
+export type WebhookDeliveryOptions = Partial<
+  Pick<
+    WebhookSenderOptions,
+    'pollMs' | 'lockMs' | 'concurrency' | 'timeoutMs' | 'maxAttempts' | 'retryBaseMs' | 'retryMaxMs' | 'stopTimeoutMs'
+  >
+>
+
 /** The retry defaults (docs/decisions.md, "Webhooks"): 1 s doubling to 5 min, 17 attempts (≥ 32 min of retries). */
 export const WEBHOOK_RETRY_DEFAULTS = { maxAttempts: 17, retryBaseMs: 1000, retryMaxMs: 300_000 } as const
 

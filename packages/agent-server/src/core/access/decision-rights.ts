@@ -1,15 +1,12 @@
 import type { CanDecide, DecideContext } from '../../agent/decider.ts'
 import type { ResolvedTool } from '../../agent/tool.ts'
+import type { ServerConfig } from '../../config/server-config.ts'
 import type { BatchRecord, Store, ThreadRecord } from '../../store/store.ts'
 import { clientThreadId } from '../../store/thread-key.ts'
 
-export interface DecisionRightsOptions {
+export interface DecisionRightsOptions extends Partial<Pick<ServerConfig, 'canDecide' | 'approvers'>> {
   readonly store: Pick<Store, 'getOpenBatch' | 'listDecisions' | 'getBatchOfInterrupt'>
   readonly tools: ReadonlyMap<string, ResolvedTool>
-  /** The server's rule. @default the owner, or a principal named in `approvers` */
-  readonly canDecide?: CanDecide
-  /** Principals who may decide every batch on the server (used by the default `canDecide` only). */
-  readonly approvers?: readonly string[]
   readonly logError: (message: string, error: unknown) => void
 }
 

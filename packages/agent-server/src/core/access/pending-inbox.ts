@@ -3,6 +3,7 @@ import type { PendingBatch, PendingBatchPage } from '@interlude/protocol'
 import type { PendingBatchQuery, PendingBatchRecord, Store } from '../../store/store.ts'
 import type { DecisionRights } from './decision-rights.ts'
 import { clientThreadId } from '../../store/thread-key.ts'
+import { defined } from '../../defined.ts'
 
 export interface PendingInboxDeps {
   readonly store: Pick<Store, 'listPendingBatches'>
@@ -42,7 +43,7 @@ function pendingBatch(batch: PendingBatchRecord): PendingBatch {
   return {
     threadId: clientThreadId(batch.threadId),
     owner: batch.ownerId,
-    ...(batch.title !== undefined ? { title: batch.title } : {}),
+    ...defined({ title: batch.title }),
     openedAt: new Date(batch.createdAt).toISOString(),
     expiresAt: new Date(batch.expiresAt).toISOString(),
     onExpiry: batch.onExpiry,
@@ -58,7 +59,7 @@ function pendingBatch(batch: PendingBatchRecord): PendingBatch {
 export async function pendingInbox(
   deps: PendingInboxDeps,
   principal: string,
-  query: { readonly limit: number; readonly before?: Position; readonly now: number },
+  query: { readonly limit: number; readonly before?: Position | undefined; readonly now: number },
 ): Promise<PendingBatchPage> {
   const { limit, now } = query
   const items: PendingBatch[] = []
@@ -66,7 +67,7 @@ export async function pendingInbox(
   let scanned = 0
   let exhausted = false
   while (items.length < limit && !exhausted && scanned < SCAN_BUDGET) {
-    const chunk = await deps.store.listPendingBatches({ limit: CHUNK, ...(before !== undefined ? { before } : {}) })
+    const chunk = await deps.store.listPendingBatches({ limit: CHUNK, ...defined({ before }) })
     exhausted = chunk.length < CHUNK
     for (const [index, batch] of chunk.entries()) {
       scanned += 1

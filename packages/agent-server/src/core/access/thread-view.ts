@@ -3,6 +3,7 @@ import type { ThreadSnapshot, ThreadSummary, UnsettledEffect } from '@interlude/
 import type { Store, ThreadRecord } from '../../store/store.ts'
 import { isShown } from '../expiry-policy.ts'
 import { clientThreadId, withClientThreadId } from '../../store/thread-key.ts'
+import { defined } from '../../defined.ts'
 
 /** Messages in a snapshot page unless `?limit=` says otherwise (docs/protocol.md#threadsnapshot). */
 export const DEFAULT_SNAPSHOT_MESSAGES = 200
@@ -41,7 +42,8 @@ export function parseSnapshotLimit(value: string | undefined): number {
  * The owner's view of a thread for cold recovery (docs/protocol.md, ThreadSnapshot): the complete pending
  * batch while open and unexpired (or kept past its deadline, docs/approvals.md#deadlines), and unknown effects —
  * calls whose run died after they started and that `reconcile` could not settle (never re-executed blindly).
- * Its messages are one page (docs/decisions.md#bounded-histories): a snapshot costs the same however long the thread is.
+ * Its messages are one page (docs/decisions.md#bounded-histories): a snapshot costs the same however long the thread
+ * is.
  */
 export async function threadSnapshot(
   store: Store,
@@ -68,7 +70,7 @@ export async function threadSnapshot(
     messages: stored.map((m) => m.message),
     state: thread.state,
     ...(open && isShown(open, now) ? { interrupts: open.interrupts.map((i) => i.interrupt) } : {}),
-    ...(thread.activeRunId !== undefined ? { activeRunId: thread.activeRunId } : {}),
+    ...defined({ activeRunId: thread.activeRunId }),
     lastEventId: thread.lastSeq,
     ...(unsettled.length > 0 ? { unsettledEffects: unsettled } : {}),
     // Who decided each batch (docs/approvals.md#decision-records).
@@ -89,6 +91,6 @@ export async function threadSummary(store: Store, thread: ThreadRecord, now: num
     revision: thread.revision,
     updatedAt: new Date(thread.updatedAt).toISOString(),
     ...(open && isShown(open, now) ? { interrupts: open.interrupts.map((i) => i.interrupt) } : {}),
-    ...(title !== undefined ? { title } : {}),
+    ...defined({ title }),
   }
 }

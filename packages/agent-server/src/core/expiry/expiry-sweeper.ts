@@ -1,3 +1,4 @@
+import { SERVER_DEFAULTS } from '../../config/defaults.ts'
 import type { Logger } from '../../observability/logger.ts'
 import type { Clock } from '../../clock.ts'
 import type { ValidatorCache } from '../../schema/validator-cache.ts'
@@ -18,7 +19,10 @@ export interface ExpirySweeperOptions {
   readonly validators: ValidatorCache
   readonly now: Clock
   readonly logError: (message: string, error: unknown) => void
-  /** Interval of the periodic sweep; `0` sweeps only on demand (`sweepOnce`, first touch). @default 1000 */
+  /**
+   * Interval of the periodic sweep; `0` sweeps only on demand (`sweepOnce`, first touch).
+   * @default SERVER_DEFAULTS.expirySweepMs
+   */
   readonly sweepMs?: number
   /** Due batches read per query. @default 100 */
   readonly pageSize?: number
@@ -29,8 +33,6 @@ export interface ExpirySweeperOptions {
   /** One `expiry.decided` line per batch its deadline decided (observability/logger.ts). */
   readonly log?: Pick<Logger, 'info'>
 }
-
-export const DEFAULT_EXPIRY_SWEEP_MS = 1000
 
 /**
  * Work a round does between two turns of the event loop. Longer than the runs' shared 4 ms slice on purpose: every
@@ -55,7 +57,7 @@ export class ExpirySweeper {
   #round: Promise<void> | undefined
 
   constructor(options: ExpirySweeperOptions) {
-    const sweepMs = options.sweepMs ?? DEFAULT_EXPIRY_SWEEP_MS
+    const sweepMs = options.sweepMs ?? SERVER_DEFAULTS.expirySweepMs
     if (!Number.isFinite(sweepMs) || sweepMs < 0) throw new RangeError('expirySweepMs must be 0 or a positive number.')
     const pageSize = options.pageSize ?? 100
     if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError('pageSize must be a positive integer.')
@@ -65,7 +67,7 @@ export class ExpirySweeper {
   }
 
   start(): void {
-    const every = this.#o.sweepMs ?? DEFAULT_EXPIRY_SWEEP_MS
+    const every = this.#o.sweepMs ?? SERVER_DEFAULTS.expirySweepMs
     if (this.#timer !== undefined || every === 0) return
     this.#timer = setInterval(() => this.#tick(), every)
     this.#timer.unref?.()

@@ -1,12 +1,10 @@
+import type { ServerConfig } from '../../config/server-config.ts'
 import type { Store } from '../../store/store.ts'
 import type { EventHub } from './event-hub.ts'
 
-export interface LogWatcherOptions {
+export interface LogWatcherOptions extends Pick<ServerConfig, 'pollMs' | 'logError'> {
   readonly store: Store
   readonly hub: EventHub
-  /** Interval of the log poll. */
-  readonly pollMs: number
-  readonly logError: (message: string, error: unknown) => void
 }
 
 /**

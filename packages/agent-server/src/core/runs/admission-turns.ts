@@ -1,3 +1,5 @@
+import { SERVER_DEFAULTS } from '../../config/defaults.ts'
+
 /**
  * Admissions take turns with the rest of the process (docs/architecture.md, "Admission under a burst").
  *
@@ -18,9 +20,9 @@
  * a burst is admitted before its runs take the CPU, and a steady stream of requests never starves them.
  */
 export interface AdmissionTurnsOptions {
-  /** CPU an event-loop iteration gives to admissions before it reads its sockets again. @default 2 */
+  /** CPU an event-loop iteration gives to admissions before it reads its sockets again. @default SERVER_DEFAULTS */
   readonly sliceMs?: number
-  /** How long an admitted run waits at most for the admissions in progress (0 to 60000). @default 100 */
+  /** How long an admitted run waits at most for the admissions in progress (0 to 60000). @default SERVER_DEFAULTS */
   readonly maxRunDelayMs?: number
 }
 
@@ -38,7 +40,8 @@ export class AdmissionTurns {
   #released = false
 
   constructor(options: AdmissionTurnsOptions = {}) {
-    const { sliceMs = DEFAULT_SLICE_MS, maxRunDelayMs = DEFAULT_MAX_RUN_DELAY_MS } = options
+    const defaults = SERVER_DEFAULTS.admissionTurns
+    const { sliceMs = defaults.sliceMs, maxRunDelayMs = defaults.maxRunDelayMs } = options
     // Refused where configured: a slice of 0 or NaN would let one admission per iteration through (or none).
     if (!(Number.isFinite(sliceMs) && sliceMs > 0))
       throw new RangeError('admissionTurns.sliceMs must be a positive number.')
@@ -149,10 +152,6 @@ export class AdmissionTurns {
   }
 }
 
-/** CPU an event-loop iteration gives to admissions before it reads its sockets again. */
-export const DEFAULT_SLICE_MS = 2
-/** How long an admitted run waits at most for the admissions in progress. */
-export const DEFAULT_MAX_RUN_DELAY_MS = 100
 /** The largest `maxRunDelayMs` accepted. */
 export const MAX_RUN_DELAY_CAP_MS = 60_000
 /** Admissions one slice can let through (a bound on the immediates it schedules). */

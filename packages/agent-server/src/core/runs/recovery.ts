@@ -2,7 +2,7 @@ import type { Logger } from '../../observability/logger.ts'
 import { DECISION_EVENT_NAME, EventType } from '@interlude/protocol'
 import type { AgUiEvent } from '@interlude/protocol'
 import type { ResolvedAgent } from '../../agent/agent.ts'
-import type { Clock } from '../../clock.ts'
+import type { ServerConfig } from '../../config/server-config.ts'
 import { UNFINISHED_CALL_STATUSES } from '../../store/statuses.ts'
 import type { CloseCall, RunRecord, Store, ThreadRecord } from '../../store/store.ts'
 import type { WebhookOutbox } from '../../webhooks/webhook-outbox.ts'
@@ -14,19 +14,15 @@ import type { RunPlan } from '../run-plan.ts'
 import { resumePlan } from '../run-plan.ts'
 import { describeThread, threadLogFields } from '../../store/thread-key.ts'
 
-export interface RecoveryOptions {
+/**
+ * `exclusive`: this process is the only one using the store, so at startup every run left `running` is taken over at
+ * once; otherwise only runs whose lease ended are (several replicas). `now`: leases are compared with it.
+ */
+export interface RecoveryOptions extends Pick<ServerConfig, 'exclusive' | 'now' | 'logError'> {
   readonly store: Store
   readonly hub: EventHub
   readonly agent: ResolvedAgent
   readonly runs: RunManager
-  /**
-   * This process is the only one using the store: at startup every run left `running` is closed
-   * at once. Otherwise only runs whose lease ended are closed (several replicas).
-   */
-  readonly exclusive: boolean
-  /** The server clock: leases are compared with it. */
-  readonly now: Clock
-  readonly logError: (message: string, error: unknown) => void
   /** `run.failed` rows for the runs it closes (docs/approvals.md, "Webhooks"). */
   readonly webhooks?: WebhookOutbox
   /** One `recovery.closed` line per run it closes (observability/logger.ts). */

@@ -1,58 +1,47 @@
 import { randomUUID } from 'node:crypto'
-import { EventType } from '@interlude/protocol'
-import type { AgUiEvent, ExpiryPolicy, RunFinishedOutcome } from '@interlude/protocol'
+import type { AgUiEvent } from '@interlude/protocol'
 import type { ResolvedAgent } from '../../agent/agent.ts'
-import type { Clock } from '../../clock.ts'
+import type { ServerConfig } from '../../config/server-config.ts'
 import type { ValidatorCache } from '../../schema/validator-cache.ts'
 import { RunNotActiveError } from '../../store/store.ts'
-import type { FinishRunRequest, Store } from '../../store/store.ts'
+import type { Store } from '../../store/store.ts'
 import { isStoreUnavailable } from '../../store/store-errors.ts'
 import type { WebhookOutbox } from '../../webhooks/webhook-outbox.ts'
 import type { OpenBatchCache } from '../open-batch-cache.ts'
 import { sharedSlice, yieldToEventLoop } from '../cpu-slice.ts'
 import type { AdmissionTurns } from './admission-turns.ts'
 import type { EventHub } from '../log/event-hub.ts'
-import { ev, isTerminal, toNewEvent } from '../ev.ts'
+import { ev, isTerminal } from '../ev.ts'
+import { finishRequest } from './finish-request.ts'
 import { executeRun } from '../turn/execute-run.ts'
+import type { ExecutionDeps } from '../turn/execute-run.ts'
 import { LogWriter } from '../log/log-writer.ts'
 import { CancelTombstones } from './cancel-tombstones.ts'
 import type { RunPlan } from '../run-plan.ts'
-import type { HistoryLimits } from '../turn/model-window.ts'
-import type { UsageOptions } from '../turn/usage.ts'
 import { StrayRuns } from './stray-runs.ts'
 import { describeThread } from '../../store/thread-key.ts'
 
-export interface RunManagerOptions {
+export interface RunManagerOptions extends Pick<
+  ServerConfig,
+  'now' | 'logError' | 'interruptTtlSeconds' | 'onExpiry' | 'limits' | 'runLeaseMs' | 'usage'
+> {
   readonly store: Store
   readonly hub: EventHub
   readonly agent: ResolvedAgent
   readonly validators: ValidatorCache
-  /** The server clock: leases, timestamps and interrupt expiry read it. */
-  readonly now: Clock
-  readonly interruptTtlMs: number
-  /** The server-wide expiry policy of new batches; `undefined`: by kind. */
-  readonly onExpiry?: ExpiryPolicy | undefined
-  readonly maxInterruptsPerBatch: number
-  readonly logError: (message: string, error: unknown) => void
-  /** Events buffered before a write to the log. @default 256 */
-  readonly flushEvery?: number
-  /** How long a run stays claimed by this process without a renewal. @default 15000 */
-  readonly leaseMs?: number
-  /** Lease renewal + cancel-flag check interval. @default min(500, leaseMs / 3) */
-  readonly heartbeatMs?: number
   /** Webhook rows of opened batches and failed runs (docs/approvals.md, "Webhooks"). */
-  readonly webhooks?: WebhookOutbox
+  readonly webhooks: WebhookOutbox
   /** Told of each batch a run opens (`open-batch-cache.ts`); the admission deps hold the same instance. */
-  readonly openBatches?: OpenBatchCache
-  /** Thread cap, model window and pause snapshot bounds (issue 12.4). */
-  readonly history?: Partial<HistoryLimits>
-  /** Token caps and the usage hook (issue 14). */
-  readonly usage?: UsageOptions
-  /** See `Limits.maxToolArgumentBytes`. */
-  readonly maxToolArgumentBytes?: number
-  /** Admitted runs start once the admissions queued before them are done (core/runs/admission-turns.ts). */
-  readonly turns?: AdmissionTurns
+  readonly openBatches: OpenBatchCache
+  /** Admitted runs start once the admissions queued before them are done (`admission-turns.ts`); `undefined`: off. */
+  readonly turns: AdmissionTurns | undefined
 }
+
+/** What every run's execution reads; the signals and the flush are per run. */
+type SharedDeps = Omit<ExecutionDeps, 'signal' | 'toolSignal' | 'persistEmitted'>
+
+/** Events buffered before a write to the log (`LogWriter`). */
+const FLUSH_EVERY = 256
 
 interface ActiveRun {
   readonly controller: AbortController
@@ -69,15 +58,16 @@ const key = (threadId: string, runId: string) => `${threadId}\u0000${runId}`
  * does not stop a run; its events keep going to the log. Events are appended in small
  * transactions (batched, in order, with per-thread `seq`) and then announced on the hub.
  *
- * Each process is one executor (`executorId`). Its runs carry a lease in the store that it renews
- * every `heartbeatMs`; the same round trip returns the runs' cancel flags, so a cancel received
- * by another replica stops the run at its next stop point. A run missing from the renewal was
- * taken over (its lease had ended): it stops without writing anything more (fenced).
+ * Each process is one executor (`executorId`). Its runs carry a lease in the store that it renews every third of
+ * the lease (at most every 500 ms); the same round trip returns the runs' cancel flags, so a cancel received by
+ * another replica stops the run at its next stop point. A run missing from the renewal was taken over (its lease
+ * had ended): it stops without writing anything more (fenced).
  */
 export class RunManager {
   readonly executorId = `exec_${randomUUID()}`
   readonly leaseMs: number
   readonly #o: RunManagerOptions
+  readonly #deps: SharedDeps
   readonly #active = new Map<string, ActiveRun>()
   /** Runs renewed as this executor's without executing here (`#letGoOfStrays`). */
   readonly #strays: StrayRuns
@@ -94,7 +84,23 @@ export class RunManager {
 
   constructor(options: RunManagerOptions) {
     this.#o = options
-    this.leaseMs = options.leaseMs ?? 15_000
+    this.leaseMs = options.runLeaseMs
+    const { limits } = options
+    this.#deps = {
+      agent: options.agent,
+      store: options.store,
+      validators: options.validators,
+      now: options.now,
+      logError: options.logError,
+      interruptTtlMs: options.interruptTtlSeconds * 1000,
+      onExpiry: options.onExpiry,
+      maxInterruptsPerBatch: limits.maxInterruptsPerBatch,
+      history: limits,
+      usage: options.usage,
+      maxToolArgumentBytes: limits.maxToolArgumentBytes,
+      webhooks: options.webhooks,
+      openBatches: options.openBatches,
+    }
     this.#tombstones = new CancelTombstones(options.now)
     this.#strays = new StrayRuns(this.leaseMs / 2)
   }
@@ -290,7 +296,8 @@ export class RunManager {
 
   #startHeartbeat(): void {
     if (this.#timer !== undefined) return
-    const every = this.#o.heartbeatMs ?? Math.max(20, Math.min(500, Math.floor(this.leaseMs / 3)))
+    // Lease renewal + cancel-flag check: several times per lease, at most every 500 ms.
+    const every = Math.max(20, Math.min(500, Math.floor(this.leaseMs / 3)))
     this.#timer = setInterval(() => void this.heartbeat(), every)
     this.#timer.unref?.()
   }
@@ -303,29 +310,17 @@ export class RunManager {
 
   async #drive(plan: RunPlan, signal: AbortSignal): Promise<void> {
     const { store, hub, logError } = this.#o
-    const writer = new LogWriter(store, hub, plan.threadId, plan.runId, this.#o.flushEvery ?? 256)
+    const writer = new LogWriter(store, hub, plan.threadId, plan.runId, FLUSH_EVERY)
     let terminal: AgUiEvent | undefined
     let fenced = false
     // Let the admission response go out (and pending I/O and queued admissions run) before the run takes the CPU.
     await (this.#o.turns?.admissionsFirst() ?? yieldToEventLoop())
     try {
       const events = executeRun(plan, {
-        agent: this.#o.agent,
-        store,
-        validators: this.#o.validators,
-        now: this.#o.now,
-        interruptTtlMs: this.#o.interruptTtlMs,
-        onExpiry: this.#o.onExpiry,
-        maxInterruptsPerBatch: this.#o.maxInterruptsPerBatch,
+        ...this.#deps,
         signal,
         toolSignal: this.#shutdown.signal,
         persistEmitted: () => writer.flush(),
-        logError,
-        ...(this.#o.webhooks !== undefined ? { webhooks: this.#o.webhooks } : {}),
-        ...(this.#o.openBatches !== undefined ? { openBatches: this.#o.openBatches } : {}),
-        ...(this.#o.history !== undefined ? { history: this.#o.history } : {}),
-        ...(this.#o.usage !== undefined ? { usage: this.#o.usage } : {}),
-        ...(this.#o.maxToolArgumentBytes !== undefined ? { maxToolArgumentBytes: this.#o.maxToolArgumentBytes } : {}),
       })
       for await (const event of events) {
         if (isTerminal(event.type)) {
@@ -361,61 +356,17 @@ export class RunManager {
       const stored = await store.finishRun(request)
       if (stored) {
         hub.publish(plan.threadId, stored)
-        this.#o.webhooks?.committed(request.outbox)
+        this.#o.webhooks.committed(request.outbox)
       }
     } catch (error) {
       // A fenced run was closed by another process; otherwise the run stays `running` until its
       // lease ends and recovery closes it.
       if (!(error instanceof RunNotActiveError)) {
         logError(`run ${describeThread(plan.threadId)}/${plan.runId} could not be finished`, error)
-        // No durable end: this process's open streams end now, typed (issue 12); recovery ends the run later.
+        // No durable end: this process's open streams end now, typed (docs/decisions.md#operating-it); recovery ends
+        // the run later.
         hub.lose(plan.threadId, plan.runId, isStoreUnavailable(error) ? 'STORE_UNAVAILABLE' : 'INTERNAL')
       }
     }
-  }
-}
-
-function finishRequest(
-  plan: RunPlan,
-  terminal: AgUiEvent,
-  now: number,
-  webhooks: WebhookOutbox | undefined,
-): FinishRunRequest {
-  const outcome: RunFinishedOutcome | undefined =
-    terminal.type === EventType.RUN_FINISHED
-      ? ((terminal as { outcome?: RunFinishedOutcome }).outcome ?? { type: 'success' })
-      : undefined
-  const status: FinishRunRequest['status'] =
-    outcome === undefined
-      ? 'failed'
-      : outcome.type === 'interrupt'
-        ? 'interrupted'
-        : outcome.type === 'cancelled'
-          ? 'cancelled'
-          : 'succeeded'
-  const closeBatch: FinishRunRequest['closeBatch'] =
-    plan.kind === 'resume'
-      ? {
-          batchId: plan.batch.batchId,
-          // An expired batch closes as such, whether a cancellation or the expiry sweep decided it.
-          status: plan.expired ? 'expired' : plan.allCancelled ? 'cancelled' : 'resolved',
-        }
-      : undefined
-  const errorCode = outcome === undefined ? String((terminal as { code?: unknown }).code ?? 'INTERNAL') : undefined
-  // A failed run is reported with its end, in the same write (docs/approvals.md, "Webhooks").
-  const outbox =
-    errorCode !== undefined
-      ? (webhooks?.failed({ threadId: plan.threadId, owner: plan.principal, runId: plan.runId }, errorCode, now) ?? [])
-      : []
-  return {
-    threadId: plan.threadId,
-    runId: plan.runId,
-    status,
-    outcome,
-    errorCode,
-    events: [toNewEvent(terminal)],
-    closeBatch,
-    now,
-    ...(outbox.length > 0 ? { outbox } : {}),
   }
 }

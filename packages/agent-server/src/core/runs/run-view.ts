@@ -1,6 +1,7 @@
 import type { DecisionRecord, RunView, RunViewStatus } from '@interlude/protocol'
 import type { RunRecord, RunStatus } from '../../store/store.ts'
 import { clientThreadId, withClientThreadId } from '../../store/thread-key.ts'
+import { defined } from '../../defined.ts'
 
 const STATUS: Readonly<Record<RunStatus, RunViewStatus>> = {
   running: 'running',
@@ -16,9 +17,11 @@ export function runView(run: RunRecord, decision: DecisionRecord | undefined): R
     threadId: clientThreadId(run.threadId),
     runId: run.runId,
     status: STATUS[run.status],
-    ...(run.outcome !== undefined ? { outcome: run.outcome } : {}),
-    ...(run.errorCode !== undefined ? { errorCode: run.errorCode } : {}),
-    ...(decision !== undefined ? { decision: withClientThreadId(decision) } : {}),
-    ...(run.usage !== undefined ? { usage: run.usage } : {}),
+    ...defined({
+      outcome: run.outcome,
+      errorCode: run.errorCode,
+      decision: decision && withClientThreadId(decision),
+      usage: run.usage,
+    }),
   }
 }

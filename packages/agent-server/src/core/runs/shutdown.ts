@@ -1,9 +1,6 @@
 import type { MiddlewareHandler } from 'hono'
 import { InterludeError } from '@interlude/protocol'
 
-/** Default of `--shutdown-grace-ms` / `AgentServerOptions.shutdownGraceMs`. */
-export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000
-
 /**
  * The one "shutting down" flag of a server (docs/architecture.md, "Shutdown"): set by a graceful shutdown, read by
  * the gate below and by readiness (`isShuttingDown()`), which then answers 503.

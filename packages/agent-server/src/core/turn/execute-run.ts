@@ -45,11 +45,14 @@ export interface ExecutionDeps {
   readonly webhooks?: WebhookOutbox
   /** Told of each batch the run opens, so its resume is admitted with one statement (`open-batch-cache.ts`). */
   readonly openBatches?: OpenBatchCache
-  /** Thread cap, model window and pause snapshot bounds (docs/decisions.md#bounded-histories); defaults of `core/limits.ts`. */
+  /** Thread cap, model window and pause snapshot bounds (docs/decisions.md#bounded-histories, `core/limits.ts`). */
   readonly history?: Partial<HistoryLimits>
-  /** Token caps and the usage hook (docs/protocol.md#token-usage). */
+  /** Token caps and the usage hook (docs/decisions.md#the-model-boundary, docs/protocol.md#token-usage). */
   readonly usage?: UsageOptions
-  /** Tool-call arguments larger than this are rejected and stored as a short placeholder. @default 65536 */
+  /**
+   * Tool-call arguments larger than this are rejected and stored as a short placeholder (`Limits.maxToolArgumentBytes`;
+   * the run manager always passes it). @default DEFAULT_LIMITS.maxToolArgumentBytes
+   */
   readonly maxToolArgumentBytes?: number
 }
 

@@ -1,19 +1,12 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible'
-import type { Limits } from '../../core/limits.ts'
+import type { Limits, QuotaName, QuotaRefusal } from '../../core/limits.ts'
 import type { Store } from '../../store/store.ts'
 import type { ServerEnv } from '../env.ts'
 import { BodyBudget } from './body-budget.ts'
-import type { QuotaName } from './rate-limited.ts'
 import { rateLimited } from './rate-limited.ts'
 
-export type { QuotaName } from './rate-limited.ts'
-
-/** A refusal, as reported to `onQuotaRefused` (observability plugs a counter in here). */
-export interface QuotaRefusal {
-  readonly quota: QuotaName
-  readonly principal: string | undefined
-}
+export type { QuotaName, QuotaRefusal } from '../../core/limits.ts'
 
 export type QuotaLimits = Pick<
   Limits,
@@ -50,20 +43,8 @@ export class Quotas {
   private readonly admitting = new Map<string, Map<string, number>>()
 
   constructor(options: QuotaOptions) {
+    // Checked once, by resolveServerConfig: non-negative integers, 0 turns a quota off.
     const { limits } = options
-    const keys = [
-      'maxConcurrentRunsPerPrincipal',
-      'maxOpenStreamsPerPrincipal',
-      'maxNewThreadsPerMinute',
-      'maxRequestsPerSecond',
-      'maxBufferedBodyBytes',
-      'maxBufferedBodyBytesPerPrincipal',
-    ] as const
-    for (const key of keys) {
-      const value = limits[key]
-      if (!(Number.isInteger(value) && value >= 0))
-        throw new RangeError(`limits.${key} must be a non-negative integer.`)
-    }
     this.limits = limits
     this.store = options.store
     this.onRefused = options.onQuotaRefused

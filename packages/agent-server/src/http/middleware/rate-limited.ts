@@ -1,13 +1,5 @@
 import { InterludeError } from '@interlude/protocol'
-
-/** Which quota refused a request (the `details.quota` of `RATE_LIMITED`, the label of a refusal metric). */
-export type QuotaName =
-  | 'requestsPerSecond'
-  | 'openStreams'
-  | 'concurrentRuns'
-  | 'newThreadsPerMinute'
-  | 'bufferedBodyBytes'
-  | 'bufferedBodyBytesPerPrincipal'
+import type { QuotaName } from '../../core/limits.ts'
 
 /** `429 RATE_LIMITED`; `details.retryAfterSeconds` (whole seconds, at least 1) becomes the `Retry-After` header. */
 export function rateLimited(quota: QuotaName, limit: number, retryAfterMs: number): InterludeError {

@@ -24,7 +24,7 @@ export function registerInterruptRoutes(
     const page = await pendingInbox(deps, c.get('principal'), {
       limit,
       now: deps.now(),
-      ...(cursor !== undefined ? { before: decodePendingCursor(cursor) } : {}),
+      before: cursor === undefined ? undefined : decodePendingCursor(cursor),
     })
     return c.json(page)
   })

@@ -25,6 +25,7 @@ import type { SseBodyOptions } from '../sse-response.ts'
 import { sseBody } from '../sse-response.ts'
 import { addressedThread } from '../thread-address.ts'
 import { threadKey } from '../../store/thread-key.ts'
+import { defined } from '../../defined.ts'
 
 export interface ThreadRoutesDeps {
   readonly store: Store
@@ -81,10 +82,12 @@ export function registerThreadRoutes(
     const cursor = c.req.query('cursor')
     const threads = await store.listThreads(c.get('principal'), {
       limit: limit + 1,
-      ...(status !== undefined ? { status: status as ThreadStatus } : {}),
+      ...defined({
+        status: status as ThreadStatus | undefined,
+        after: cursor === undefined ? undefined : decodeCursor(cursor),
+      }),
       // The inbox lists threads whose batch can still be answered.
       ...(status === 'interrupted' ? { pendingInterruptsAt: now() } : {}),
-      ...(cursor !== undefined ? { after: decodeCursor(cursor) } : {}),
     })
     const page = threads.slice(0, limit)
     const body: ThreadListPage = {
@@ -100,11 +103,7 @@ export function registerThreadRoutes(
     const before = c.req.query('before')
     const beforePosition = before === undefined ? undefined : decodeMessagesCursor(before)
     const found = await thread(addressedThread(c, c.req.param('threadId')), c.get('principal'), 'readers')
-    const page = {
-      limit,
-      maxBytes: deps.snapshotPageBytes,
-      ...(beforePosition !== undefined ? { beforePosition } : {}),
-    }
+    const page = { limit, maxBytes: deps.snapshotPageBytes, ...defined({ beforePosition }) }
     return c.json(await threadSnapshot(store, found, now(), page))
   })
 
@@ -134,7 +133,7 @@ export function registerThreadRoutes(
                 signal: AbortSignal.any([signal, deps.closing]),
                 ...(found.ownerId !== principal ? { mayContinue } : {}),
               }
-            : { signal, ...(active !== undefined ? { untilRunEnds: active } : {}) }),
+            : { signal, ...defined({ untilRunEnds: active }) }),
         }),
       { ...deps.sse, onEnd: takeStreamSlot(c) },
     )

@@ -1,0 +1,161 @@
+import type { ResolvedAgent } from '../agent/agent.ts'
+import type { ServerConfig } from '../config/server-config.ts'
+import { DecisionRights } from '../core/access/decision-rights.ts'
+import { ExpirySweeper } from '../core/expiry/expiry-sweeper.ts'
+import { EventHub } from '../core/log/event-hub.ts'
+import { LogWatcher } from '../core/log/log-watcher.ts'
+import { OpenBatchCache } from '../core/open-batch-cache.ts'
+import { AdmissionTurns } from '../core/runs/admission-turns.ts'
+import { RunRecovery } from '../core/runs/recovery.ts'
+import { RunManager } from '../core/runs/run-manager.ts'
+import { ShutdownState } from '../core/runs/shutdown.ts'
+import type { UsageOptions } from '../core/turn/usage.ts'
+import type { ModelUsage } from '../models/model.ts'
+import type { Logger } from '../observability/logger.ts'
+import { ServerMetrics } from '../observability/metrics.ts'
+import { logRunEvents } from '../observability/run-log.ts'
+import type { ValidatorCache } from '../schema/validator-cache.ts'
+import type { Store } from '../store/store.ts'
+import { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
+import { WebhookSender } from '../webhooks/webhook-sender.ts'
+
+/**
+ * The parts of one server process besides its routes, built from the resolved config. `server-lifecycle.ts` starts
+ * and stops them, in one order each.
+ */
+export interface ServerParts {
+  readonly config: ServerConfig
+  /** The store with typed errors (`withTypedErrors`). */
+  readonly store: Store
+  readonly agent: ResolvedAgent
+  readonly validators: ValidatorCache
+  readonly hub: EventHub
+  readonly metrics: ServerMetrics
+  readonly rights: DecisionRights
+  readonly webhooks: WebhookOutbox
+  /** Delivers the outbox; `undefined` without endpoints. */
+  readonly sender: WebhookSender | undefined
+  /** The open batches this process wrote or read: their resumes are admitted with the claim alone. */
+  readonly openBatches: OpenBatchCache
+  /** Under a burst, admissions take turns with the database's answers; `undefined` with `admissionTurns: false`. */
+  readonly turns: AdmissionTurns | undefined
+  readonly runs: RunManager
+  readonly recovery: RunRecovery
+  readonly expirySweeper: ExpirySweeper
+  readonly watcher: LogWatcher
+  readonly feed: ChangeFeed
+  /** A graceful shutdown's flag (`503 SERVER_SHUTTING_DOWN`, readiness) and the end of the streams it hands over. */
+  readonly draining: ShutdownState
+  /** Aborted when the server stops: ends the thread routes' live tails. */
+  readonly closing: AbortController
+}
+
+export function createServerParts(
+  config: ServerConfig,
+  agent: ResolvedAgent,
+  store: Store,
+  validators: ValidatorCache,
+): ServerParts {
+  const { now, logger, logError, webhooks: endpoints } = config
+  // The server clock: outbox rows are stamped with it, so their due times and locks are read with it too.
+  // Built even without endpoints, so bad `webhookDelivery` settings are refused here; it runs only with endpoints.
+  const built = new WebhookSender({ ...config.webhookDelivery, store, endpoints, logError, now, log: logger })
+  const sender = endpoints.length > 0 ? built : undefined
+  const webhooks = new WebhookOutbox(endpoints, () => sender?.wake())
+  const rights = new DecisionRights({ ...config, store, tools: agent.tools })
+  const hub = new EventHub()
+  const openBatches = new OpenBatchCache()
+  const turns = config.admissionTurns === false ? undefined : new AdmissionTurns(config.admissionTurns)
+  const runs = new RunManager({
+    ...config,
+    store,
+    hub,
+    agent,
+    validators,
+    webhooks,
+    openBatches,
+    turns,
+    // `metrics` is read when a model call reports usage, after construction.
+    usage: reportedUsage(config.usage, logger, (usage) => metrics.recordModelUsage(usage)),
+  })
+  const metrics = new ServerMetrics({ activeRuns: () => runs.activeCount, processMetrics: config.processMetrics })
+  // Runs and interrupts are counted and logged from the events this process commits.
+  hub.tap((threadId, events) => {
+    metrics.observeEvents(events)
+    logRunEvents(logger, threadId, events)
+  })
+  return {
+    config,
+    store,
+    agent,
+    validators,
+    hub,
+    metrics,
+    rights,
+    webhooks,
+    sender,
+    openBatches,
+    turns,
+    runs,
+    recovery: new RunRecovery({ ...config, store, hub, agent, runs, webhooks, log: logger }),
+    expirySweeper: new ExpirySweeper({
+      store,
+      runs,
+      validators,
+      now,
+      logError,
+      webhooks,
+      log: logger,
+      sweepMs: config.expirySweepMs,
+    }),
+    watcher: new LogWatcher({ ...config, store, hub }),
+    feed: changeFeed(store, hub, runs),
+    draining: new ShutdownState(),
+    closing: new AbortController(),
+  }
+}
+
+/** The store's change feed, where it has one (PostgreSQL): wake-ups from other processes. */
+export interface ChangeFeed {
+  start(): void
+  stop(): void
+}
+
+/** Appended events wake this process's live tails; cancel requests reach its runs. */
+function changeFeed(store: Store, hub: EventHub, runs: RunManager): ChangeFeed {
+  let unwatch: (() => void) | undefined
+  return {
+    start: () => {
+      unwatch ??= store.watch?.((change) => {
+        if (change.kind === 'events') hub.wake(change.threadId, change.seq)
+        else runs.cancel(change.threadId, change.runId)
+      })
+    },
+    stop: () => {
+      unwatch?.()
+      unwatch = undefined
+    },
+  }
+}
+
+/** Every model call's usage: a structured log line and the token counter, then the host's own hook. */
+function reportedUsage(usage: UsageOptions, logger: Logger, count: (usage: ModelUsage) => void): UsageOptions {
+  return {
+    ...usage,
+    onUsage: (report) => {
+      logger.info(
+        {
+          event: 'model.usage',
+          threadId: report.threadId,
+          runId: report.runId,
+          model: report.model,
+          inputTokens: report.usage.inputTokens,
+          outputTokens: report.usage.outputTokens,
+        },
+        'model call usage',
+      )
+      count(report.usage)
+      usage.onUsage?.(report)
+    },
+  }
+}
