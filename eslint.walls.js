@@ -9,11 +9,21 @@ const S = 'packages/agent-server/src'
  * of a later layer is an error. Globs are relative to the repository root.
  */
 export const SERVER_LAYERS = [
-  { name: 'schema', files: [`${S}/schema/**`, `${S}/clock.ts`] },
+  {
+    name: 'schema and defaults',
+    files: [`${S}/schema/**`, `${S}/clock.ts`, `${S}/defined.ts`, `${S}/config/defaults.ts`, `${S}/config/limits.ts`],
+  },
   { name: 'store', files: [`${S}/store/**`] },
   { name: 'observability, auth and webhooks', files: [`${S}/observability/**`, `${S}/auth/**`, `${S}/webhooks/**`] },
   { name: 'models', files: [`${S}/models/**`] },
   { name: 'agent', files: [`${S}/agent/**`] },
+  {
+    // The server's settings as one resolved object: collaborators in the core take `Pick<ServerConfig, …>`.
+    name: 'server config',
+    files: [`${S}/config/**`],
+    // The defaults and limits are the lowest layer (above): anyone may import them. Matched against the absolute path.
+    except: [`**/${S}/config/{defaults,limits}.ts`],
+  },
   { name: 'core vocabulary', files: [`${S}/core/*.ts`] },
   { name: 'core/log', files: [`${S}/core/log/**`] },
   { name: 'core/tools', files: [`${S}/core/tools/**`] },
@@ -37,6 +47,7 @@ export const layerWalls = SERVER_LAYERS.flatMap((layer, i) =>
       upper.files.map((from) => ({
         target,
         from,
+        ...(upper.except ? { except: upper.except } : {}),
         message: `${layer.name} may not import ${upper.name} (layers: docs/architecture.md#layers).`,
       })),
     ),

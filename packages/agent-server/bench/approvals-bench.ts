@@ -32,7 +32,7 @@ import { bearerTokens } from '../src/auth/authenticate.ts'
 import { releaseAssistant } from '../src/demo/release-assistant.ts'
 import { ExpirySweeper } from '../src/core/expiry/expiry-sweeper.ts'
 import { createAgentServer } from '../src/http/app.ts'
-import { NO_PRINCIPAL_QUOTAS } from '../src/core/limits.ts'
+import { NO_PRINCIPAL_QUOTAS } from '../src/config/limits.ts'
 import { ValidatorCache } from '../src/schema/validator-cache.ts'
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts'
 

@@ -37,7 +37,7 @@ import { admissionRound, countFrames, fmt, median, percentile } from './bench-ut
 import { BASELINE_CLI, launched, spawnCli } from './cli-process.ts'
 import type { ServerProcess } from './cli-process.ts'
 import { startServer } from '../src/server.ts'
-import { NO_PRINCIPAL_QUOTAS } from '../src/core/limits.ts'
+import { NO_PRINCIPAL_QUOTAS } from '../src/config/limits.ts'
 import { withDefaultUser } from '../src/store/postgres/connection.ts'
 import { createPostgresStore } from '../src/store/postgres/postgres-store.ts'
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts'

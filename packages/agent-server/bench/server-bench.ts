@@ -20,7 +20,7 @@ import { streamSSE } from 'hono/streaming'
 import { EventType } from '@interlude/protocol'
 import { scriptedModel } from '../src/models/scripted.ts'
 import { startServer } from '../src/server.ts'
-import { NO_PRINCIPAL_QUOTAS } from '../src/core/limits.ts'
+import { NO_PRINCIPAL_QUOTAS } from '../src/config/limits.ts'
 import { admissionRound, countFrames, fmt, median, percentile } from './bench-utils.ts'
 import { spawnCli } from './cli-process.ts'
 

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { CliOptions } from './cli-args.ts'
 import { parseCliArgs } from './cli-args.ts'
-import { NO_PRINCIPAL_QUOTAS } from './core/limits.ts'
+import { NO_PRINCIPAL_QUOTAS } from './config/limits.ts'
 import { tempDir } from './test-utils/harness.ts'
 
 const tmp = tempDir()

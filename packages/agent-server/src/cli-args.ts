@@ -6,8 +6,8 @@ import { givenFlags, groupValues, readFlags, usageText } from './cli-flag-kit.ts
 import { FLAGS } from './cli-flags.ts'
 import { checkCorsOptions } from './config/cors-options.ts'
 import { SERVER_DEFAULTS } from './config/defaults.ts'
-import type { Limits } from './core/limits.ts'
-import { NO_PRINCIPAL_QUOTAS } from './core/limits.ts'
+import type { Limits } from './config/limits.ts'
+import { NO_PRINCIPAL_QUOTAS } from './config/limits.ts'
 import type { StartServerOptions } from './server.ts'
 import { resolveWebhookEndpoints, WEBHOOK_SECRET_ENV } from './webhooks/webhook-config.ts'
 

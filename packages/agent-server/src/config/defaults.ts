@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS } from '../core/limits.ts'
+import { DEFAULT_LIMITS } from './limits.ts'
 
 /**
  * Every default of the server's settings, written here once: `resolveServerConfig` fills an absent option from it,
@@ -11,7 +11,7 @@ export const SERVER_DEFAULTS = {
   basePath: '/api/agent',
   interruptTtlSeconds: 3600,
   expirySweepMs: 1000,
-  /** Admission limits, quotas and history bounds (`core/limits.ts`). */
+  /** Admission limits, quotas and history bounds (`config/limits.ts`). */
   limits: DEFAULT_LIMITS,
   runLeaseMs: 15_000,
   /** The log poll without a store change feed… */

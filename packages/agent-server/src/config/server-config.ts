@@ -2,9 +2,7 @@ import type { ExpiryPolicy } from '@interlude/protocol'
 import { expiryOptionProblem } from '../agent/expiry-options.ts'
 import type { CanDecide } from '../agent/decider.ts'
 import { systemClock } from '../clock.ts'
-import type { Limits, QuotaRefusal } from '../core/limits.ts'
-import type { AdmissionTurnsOptions } from '../core/runs/admission-turns.ts'
-import { checkUsageOptions } from '../core/turn/usage.ts'
+import type { Limits, QuotaRefusal } from './limits.ts'
 import { createLogger, logErrorTo } from '../observability/logger.ts'
 import type { Store } from '../store/store.ts'
 import type { ResolvedWebhookEndpoint } from '../webhooks/webhook-config.ts'
@@ -12,7 +10,7 @@ import { resolveWebhookEndpoints } from '../webhooks/webhook-config.ts'
 import type { CorsOptions } from './cors-options.ts'
 import { checkCorsOptions } from './cors-options.ts'
 import { SERVER_DEFAULTS } from './defaults.ts'
-import type { ServerOptions } from './server-options.ts'
+import type { AdmissionTurnsOptions, ServerOptions, UsageOptions } from './server-options.ts'
 
 type Resolved<T> = { readonly [K in keyof T]-?: Exclude<T[K], undefined> }
 
@@ -114,4 +112,14 @@ function checkServerConfig(config: ServerConfig, store: Store): void {
   checkUsageOptions(config.usage, store)
   const expiryProblem = expiryOptionProblem(config.onExpiry)
   if (expiryProblem !== undefined) throw new RangeError(expiryProblem)
+}
+
+export function checkUsageOptions(options: UsageOptions | undefined, store: Store): void {
+  for (const key of ['maxTokensPerThread', 'maxTokensPerPrincipal'] as const) {
+    const value = options?.[key]
+    if (value === undefined) continue
+    if (!(Number.isSafeInteger(value) && value > 0)) throw new RangeError(`usage.${key} must be a positive integer.`)
+    if (!store.sumUsage || !store.addRunUsage)
+      throw new RangeError(`usage.${key} needs a store with addRunUsage and sumUsage.`)
+  }
 }

@@ -1,9 +1,8 @@
 import type { ExpiryPolicy } from '@interlude/protocol'
 import type { CanDecide } from '../agent/decider.ts'
 import type { Clock } from '../clock.ts'
-import type { Limits, QuotaRefusal } from '../core/limits.ts'
-import type { AdmissionTurnsOptions } from '../core/runs/admission-turns.ts'
-import type { UsageOptions } from '../core/turn/usage.ts'
+import type { Limits, QuotaRefusal } from './limits.ts'
+import type { ModelUsage } from '../models/model.ts'
 import type { Logger } from '../observability/logger.ts'
 import type { WebhookEndpoint } from '../webhooks/webhook-config.ts'
 import type { WebhookDeliveryOptions } from '../webhooks/webhook-sender.ts'
@@ -101,4 +100,33 @@ export interface ServerOptions {
   readonly onQuotaRefused?: ((refusal: QuotaRefusal) => void) | undefined
   /** Token caps per thread / per principal and the `onUsage` hook (docs/protocol.md#token-usage). @default no caps */
   readonly usage?: UsageOptions | undefined
+}
+
+/** One model call's token counts, as the `onUsage` hook sees them (docs/protocol.md#token-usage). */
+export interface UsageReport {
+  readonly threadId: string
+  readonly runId: string
+  /** The thread's owner (whose allowance the tokens count against). */
+  readonly principal: string
+  /** The provider's name, e.g. `openai:gpt-4o-mini`. */
+  readonly model: string
+  readonly usage: ModelUsage
+}
+
+/** Token accounting of the model calls (docs/decisions.md#the-model-boundary). Caps count input + output tokens of finished and running runs. */
+export interface UsageOptions {
+  /** Tokens one thread may use over its life; the next model call past it fails with `USAGE_LIMIT_EXCEEDED`. */
+  readonly maxTokensPerThread?: number
+  /** Tokens all threads of one principal (owner) may use together. */
+  readonly maxTokensPerPrincipal?: number
+  /** Called after every model call that reported usage (logs, metrics). Must not throw. */
+  readonly onUsage?: (report: UsageReport) => void
+}
+
+/** How admissions of a burst take turns with the event loop (docs/architecture.md, "Admission under a burst"). */
+export interface AdmissionTurnsOptions {
+  /** CPU an event-loop iteration gives to admissions before it reads its sockets again. @default SERVER_DEFAULTS */
+  readonly sliceMs?: number
+  /** How long an admitted run waits at most for the admissions in progress (0 to 60000). @default SERVER_DEFAULTS */
+  readonly maxRunDelayMs?: number
 }

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http'
 import type { Socket } from 'node:net'
-import type { Limits } from '../core/limits.ts'
+import type { Limits } from '../config/limits.ts'
 
 export type ConnectionLimits = Pick<
   Limits,

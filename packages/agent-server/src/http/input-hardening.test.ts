@@ -3,7 +3,7 @@ import { HttpAgent } from '@ag-ui/client'
 import { EventType } from '@interlude/protocol'
 import type { AgentSubscriber } from '@ag-ui/client'
 import type { Message, ThreadSnapshot } from '@interlude/protocol'
-import { DEFAULT_LIMITS } from '../core/limits.ts'
+import { DEFAULT_LIMITS } from '../config/limits.ts'
 import type { TestServer } from '../test-utils/harness.ts'
 import {
   authHeader,

@@ -48,6 +48,24 @@ describe('import walls', { timeout: 60_000 }, () => {
     expect(models).toContain('import-x/no-restricted-paths')
   })
 
+  it('refuses the server config importing core, and the store importing the server config but not the defaults', async () => {
+    const config = await ruleIds(
+      'packages/agent-server/src/config/wall-probe.ts',
+      "import { RunManager } from '../core/runs/run-manager.ts'\nexport const probe = RunManager\n",
+    )
+    const storeToConfig = await ruleIds(
+      'packages/agent-server/src/store/wall-probe.ts',
+      "import { resolveServerConfig } from '../config/server-config.ts'\nexport const probe = resolveServerConfig\n",
+    )
+    const storeToDefaults = await ruleIds(
+      'packages/agent-server/src/store/wall-probe.ts',
+      "import { SERVER_DEFAULTS } from '../config/defaults.ts'\nexport const probe = SERVER_DEFAULTS\n",
+    )
+    expect(config).toContain('import-x/no-restricted-paths')
+    expect(storeToConfig).toContain('import-x/no-restricted-paths')
+    expect(storeToDefaults).toEqual([])
+  })
+
   it('refuses @interlude/protocol importing another Interlude package', async () => {
     const ids = await ruleIds(
       'packages/protocol/src/wall-probe.ts',

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { EventType } from '@interlude/protocol'
 import type { RunView } from '@interlude/protocol'
 import { releaseAssistant } from '../demo/release-assistant.ts'
-import type { UsageOptions, UsageReport } from '../core/turn/usage.ts'
+import type { UsageOptions, UsageReport } from '../config/server-options.ts'
 import type { TestServer } from '../test-utils/harness.ts'
 import {
   authHeader,

@@ -16,7 +16,7 @@ import type {
 } from '@interlude/protocol'
 import type { RunningServer, StartServerOptions } from '../server.ts'
 import { startServer } from '../server.ts'
-import { NO_PRINCIPAL_QUOTAS } from '../core/limits.ts'
+import { NO_PRINCIPAL_QUOTAS } from '../config/limits.ts'
 import { threadKey } from '../store/thread-key.ts'
 
 /** Bearer tokens of the test principals: `eng` owns threads a manager `mgr` approves in the approvals tests. */

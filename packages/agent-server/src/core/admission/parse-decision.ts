@@ -1,6 +1,6 @@
 import type { DecisionRequest } from '@interlude/protocol'
 import { DecisionRequestSchema } from '@interlude/protocol/schemas'
-import type { Limits } from '../limits.ts'
+import type { Limits } from '../../config/limits.ts'
 import { checkEntryIds, checkIdentifier, checkResumeLimits, parseBody } from './parse-input.ts'
 
 /**

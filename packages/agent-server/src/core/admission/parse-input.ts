@@ -2,7 +2,7 @@ import { InterludeError } from '@interlude/protocol'
 import type { Message, ResumeEntry, RunAgentInput } from '@interlude/protocol'
 import { RunAgentInputSchema, summarizeIssues } from '@interlude/protocol/schemas'
 import type { ZodType } from 'zod'
-import type { Limits } from '../limits.ts'
+import type { Limits } from '../../config/limits.ts'
 
 /** Printable ASCII without spaces: safe in logs, SSE ids and URLs; long enough for any UUID scheme. */
 const IDENTIFIER = /^[\x21-\x7e]{1,200}$/

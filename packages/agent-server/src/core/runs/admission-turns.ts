@@ -1,4 +1,5 @@
 import { SERVER_DEFAULTS } from '../../config/defaults.ts'
+import type { AdmissionTurnsOptions } from '../../config/server-options.ts'
 
 /**
  * Admissions take turns with the rest of the process (docs/architecture.md, "Admission under a burst").
@@ -19,12 +20,6 @@ import { SERVER_DEFAULTS } from '../../config/defaults.ts'
  * Runs admitted meanwhile start once no admission is in progress, or after `maxRunDelayMs`, whichever comes first:
  * a burst is admitted before its runs take the CPU, and a steady stream of requests never starves them.
  */
-export interface AdmissionTurnsOptions {
-  /** CPU an event-loop iteration gives to admissions before it reads its sockets again. @default SERVER_DEFAULTS */
-  readonly sliceMs?: number
-  /** How long an admitted run waits at most for the admissions in progress (0 to 60000). @default SERVER_DEFAULTS */
-  readonly maxRunDelayMs?: number
-}
 
 export class AdmissionTurns {
   readonly #sliceMs: number

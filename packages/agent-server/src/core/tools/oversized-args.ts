@@ -1,8 +1,5 @@
 import type { Verdict } from './tool-verdicts.ts'
 
-/** Tool-call arguments kept in the history at most (`Limits.maxToolArgumentBytes`). */
-export const DEFAULT_MAX_TOOL_ARGUMENT_BYTES = 64 * 1024
-
 /** What the history keeps of oversized arguments: valid JSON that says what happened. */
 export function oversizedPlaceholder(bytes: number): string {
   return JSON.stringify({ omitted: `The arguments (${bytes} bytes) were too large and were not kept.` })

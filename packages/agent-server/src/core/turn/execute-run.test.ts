@@ -22,7 +22,7 @@ import { admitRun } from '../admission/admission.ts'
 import { DecisionRights } from '../access/decision-rights.ts'
 import { isTerminal, toNewEvent } from '../ev.ts'
 import { executeRun } from './execute-run.ts'
-import { DEFAULT_LIMITS } from '../limits.ts'
+import { DEFAULT_LIMITS } from '../../config/limits.ts'
 
 /**
  * The turn loop on its own: admission hands a plan to `executeRun`, which runs against a real
@@ -98,6 +98,7 @@ async function drive(
     now,
     interruptTtlMs: 600_000,
     maxInterruptsPerBatch: options.maxInterruptsPerBatch ?? 16,
+    maxToolArgumentBytes: DEFAULT_LIMITS.maxToolArgumentBytes,
     signal: options.signal ?? new AbortController().signal,
     persistEmitted: async () => {
       driven.journal.push('persist')

@@ -18,7 +18,7 @@ import { applyDecisions } from './resume-step.ts'
 import { handleToolCalls } from './tool-step.ts'
 import { Turn } from './turn-state.ts'
 import type { Step } from './turn-state.ts'
-import type { UsageOptions } from './usage.ts'
+import type { UsageOptions } from '../../config/server-options.ts'
 import { describeThread } from '../../store/thread-key.ts'
 
 /** What the execution core needs from the server. */
@@ -45,15 +45,15 @@ export interface ExecutionDeps {
   readonly webhooks?: WebhookOutbox
   /** Told of each batch the run opens, so its resume is admitted with one statement (`open-batch-cache.ts`). */
   readonly openBatches?: OpenBatchCache
-  /** Thread cap, model window and pause snapshot bounds (docs/decisions.md#bounded-histories, `core/limits.ts`). */
+  /** Thread cap, model window and pause snapshot bounds (docs/decisions.md#bounded-histories, `config/limits.ts`). */
   readonly history?: Partial<HistoryLimits>
   /** Token caps and the usage hook (docs/decisions.md#the-model-boundary, docs/protocol.md#token-usage). */
   readonly usage?: UsageOptions
   /**
-   * Tool-call arguments larger than this are rejected and stored as a short placeholder (`Limits.maxToolArgumentBytes`;
-   * the run manager always passes it). @default DEFAULT_LIMITS.maxToolArgumentBytes
+   * Tool-call arguments larger than this are rejected and stored as a short placeholder (`Limits.maxToolArgumentBytes`,
+   * default in `config/limits.ts`).
    */
-  readonly maxToolArgumentBytes?: number
+  readonly maxToolArgumentBytes: number
 }
 
 /**

@@ -1,6 +1,6 @@
 import { InterludeError } from '@interlude/protocol'
 import type { Message } from '@interlude/protocol'
-import type { Limits } from '../limits.ts'
+import type { Limits } from '../../config/limits.ts'
 
 /** The bounds of what one run reads and writes of its thread's history (docs/decisions.md#bounded-histories, docs/protocol.md#limits). */
 export type HistoryLimits = Pick<

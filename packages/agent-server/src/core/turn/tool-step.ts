@@ -7,7 +7,7 @@ import { toolInvocation } from '../tools/effects-ledger.ts'
 import type { AskedOutcome, EffectOutcome } from '../tools/effects-ledger.ts'
 import { interruptBatch, interruptFor } from '../tools/interrupts.ts'
 import type { PendingInterrupt } from '../tools/interrupts.ts'
-import { DEFAULT_MAX_TOOL_ARGUMENT_BYTES, oversizedPlaceholder, oversizedVerdict } from '../tools/oversized-args.ts'
+import { oversizedPlaceholder, oversizedVerdict } from '../tools/oversized-args.ts'
 import { runServerTool } from '../tools/server-tool-run.ts'
 import { EMPTY_CHECKPOINT } from '../tools/tool-asks.ts'
 import type { AskSession, ToolCheckpoint } from '../tools/tool-asks.ts'
@@ -29,7 +29,7 @@ export async function* handleToolCalls(
 ): AsyncGenerator<AgUiEvent, Step, undefined> {
   // Oversized arguments are refused and never stored: a placeholder takes their place in the history, so one runaway
   // output cannot be re-sent on every later turn (docs/decisions.md#the-model-boundary).
-  const maxArgs = turn.deps.maxToolArgumentBytes ?? DEFAULT_MAX_TOOL_ARGUMENT_BYTES
+  const maxArgs = turn.deps.maxToolArgumentBytes
   const sizes = response.calls.map((c) => Buffer.byteLength(c.argsText, 'utf8'))
   const calls: CallText[] = response.calls.map((c, i) =>
     sizes[i]! > maxArgs ? { ...c, argsText: oversizedPlaceholder(sizes[i]!) } : c,

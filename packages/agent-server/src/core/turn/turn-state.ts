@@ -5,7 +5,7 @@ import { NOT_STARTED_CALL_STATUSES, OPEN_CALL_STATUSES } from '../../store/statu
 import type { ToolCallRecord } from '../../store/store.ts'
 import { clientThreadId } from '../../store/thread-key.ts'
 import { toolResult } from '../ev.ts'
-import { DEFAULT_LIMITS } from '../limits.ts'
+import { DEFAULT_LIMITS } from '../../config/limits.ts'
 import type { RunPlan } from '../run-plan.ts'
 import { RunWrites } from '../run-writes.ts'
 import { EffectsLedger } from '../tools/effects-ledger.ts'

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import type { Store } from '../../store/store.ts'
 import { createSqliteStore } from '../../store/sqlite/sqlite-store.ts'
 import { tempDir } from '../../test-utils/harness.ts'
-import { checkUsageCaps, checkUsageOptions } from './usage.ts'
+import { checkUsageOptions } from '../../config/server-config.ts'
+import { checkUsageCaps } from './usage.ts'
 
 describe('token caps', () => {
   it('refuses bad caps, and caps on a store without usage methods, at startup', async () => {

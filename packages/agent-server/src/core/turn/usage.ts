@@ -1,38 +1,7 @@
 import { InterludeError } from '@interlude/protocol'
 import type { UsageLimitDetails } from '@interlude/protocol'
-import type { ModelUsage } from '../../models/model.ts'
+import type { UsageOptions } from '../../config/server-options.ts'
 import type { Store, UsageScope } from '../../store/store.ts'
-
-/** One model call's token counts, as the `onUsage` hook sees them (docs/protocol.md#token-usage). */
-export interface UsageReport {
-  readonly threadId: string
-  readonly runId: string
-  /** The thread's owner (whose allowance the tokens count against). */
-  readonly principal: string
-  /** The provider's name, e.g. `openai:gpt-4o-mini`. */
-  readonly model: string
-  readonly usage: ModelUsage
-}
-
-/** Token accounting of the model calls (docs/decisions.md#the-model-boundary). Caps count input + output tokens of finished and running runs. */
-export interface UsageOptions {
-  /** Tokens one thread may use over its life; the next model call past it fails with `USAGE_LIMIT_EXCEEDED`. */
-  readonly maxTokensPerThread?: number
-  /** Tokens all threads of one principal (owner) may use together. */
-  readonly maxTokensPerPrincipal?: number
-  /** Called after every model call that reported usage (logs, metrics). Must not throw. */
-  readonly onUsage?: (report: UsageReport) => void
-}
-
-export function checkUsageOptions(options: UsageOptions | undefined, store: Store): void {
-  for (const key of ['maxTokensPerThread', 'maxTokensPerPrincipal'] as const) {
-    const value = options?.[key]
-    if (value === undefined) continue
-    if (!(Number.isSafeInteger(value) && value > 0)) throw new RangeError(`usage.${key} must be a positive integer.`)
-    if (!store.sumUsage || !store.addRunUsage)
-      throw new RangeError(`usage.${key} needs a store with addRunUsage and sumUsage.`)
-  }
-}
 
 /**
  * Refuses the next model call once a cap is reached: `USAGE_LIMIT_EXCEEDED` (a stream code: the run

@@ -1,5 +1,5 @@
 import { InterludeError } from '@interlude/protocol'
-import type { QuotaName } from '../../core/limits.ts'
+import type { QuotaName } from '../../config/limits.ts'
 import { rateLimited } from './rate-limited.ts'
 
 export interface BodyBudgetOptions {

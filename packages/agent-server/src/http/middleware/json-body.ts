@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { MiddlewareHandler } from 'hono'
 import { InterludeError } from '@interlude/protocol'
-import type { Limits } from '../../core/limits.ts'
+import type { Limits } from '../../config/limits.ts'
 import type { ServerEnv } from '../env.ts'
 import type { BodyBudget } from './body-budget.ts'
 import { retryAfterOf } from './rate-limited.ts'

@@ -1,12 +1,12 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible'
-import type { Limits, QuotaName, QuotaRefusal } from '../../core/limits.ts'
+import type { Limits, QuotaName, QuotaRefusal } from '../../config/limits.ts'
 import type { Store } from '../../store/store.ts'
 import type { ServerEnv } from '../env.ts'
 import { BodyBudget } from './body-budget.ts'
 import { rateLimited } from './rate-limited.ts'
 
-export type { QuotaName, QuotaRefusal } from '../../core/limits.ts'
+export type { QuotaName, QuotaRefusal } from '../../config/limits.ts'
 
 export type QuotaLimits = Pick<
   Limits,

@@ -1,5 +1,5 @@
 import { InterludeError } from '@interlude/protocol'
-import type { QuotaName } from '../../core/limits.ts'
+import type { QuotaName } from '../../config/limits.ts'
 
 /** `429 RATE_LIMITED`; `details.retryAfterSeconds` (whole seconds, at least 1) becomes the `Retry-After` header. */
 export function rateLimited(quota: QuotaName, limit: number, retryAfterMs: number): InterludeError {

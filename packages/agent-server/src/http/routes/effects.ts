@@ -1,7 +1,7 @@
 import type { Hono, MiddlewareHandler } from 'hono'
 import { InterludeError } from '@interlude/protocol'
 import type { Clock } from '../../clock.ts'
-import type { Limits } from '../../core/limits.ts'
+import type { Limits } from '../../config/limits.ts'
 import { checkIdentifier } from '../../core/admission/parse-input.ts'
 import type { ThreadAccessDeps } from '../../core/access/thread-access.ts'
 import { accessibleThread } from '../../core/access/thread-access.ts'
