@@ -10,7 +10,7 @@ const tmp = tempDir()
 afterAll(() => tmp.cleanup())
 const parse = (argv: string[], env: Record<string, string> = {}) => parseCliArgs(argv, env) as CliOptions
 
-describe('tokens from a file or the environment (issue 12, item 6)', () => {
+describe('tokens from a file or the environment (docs/decisions.md#operating-it)', () => {
   it('--tokens-file: name=secret lines, comments and blank lines; merged with INTERLUDE_TOKENS and --token', () => {
     const file = path.join(tmp.dir, 'tokens')
     fs.writeFileSync(file, '# principals\nalice=alice-secret-token\n\n  bob=bob,secret-with-comma  \n')
@@ -65,7 +65,7 @@ describe('tokens from a file or the environment (issue 12, item 6)', () => {
   })
 })
 
-describe('quota and limit flags (issue 12, item 5)', () => {
+describe('quota and limit flags (docs/decisions.md#operating-it)', () => {
   it('map to limits; only the flags given; 0 turns one off; --no-quotas turns every per-principal quota off', () => {
     expect(parse([]).limits).toEqual({})
     expect(

@@ -8,7 +8,7 @@ import { EventType } from '@interlude/protocol'
 import { newThreadId, postRun, runInput, tempDir, userMessage } from './test-utils/harness.ts'
 
 /**
- * Issue 12: a second process without `--shared` on the same SQLite file refuses to start (the OS lock of
+ * One process per SQLite file (docs/decisions.md#operating-it): a second process without `--shared` on the same SQLite file refuses to start (the OS lock of
  * store/sqlite/process-lock.ts), instead of closing the first one's runs. Real CLI child processes.
  */
 

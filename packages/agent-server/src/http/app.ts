@@ -39,7 +39,7 @@ import type { ServerParts } from './server-parts.ts'
 import { createServerParts } from './server-parts.ts'
 import type { StopMode } from './server-lifecycle.ts'
 import { startInOrder, stopInOrder } from './server-lifecycle.ts'
-import type { SseBodyOptions } from './sse-response.ts'
+import type { SseBodyOptions } from './sse-body.ts'
 
 export type { WebhookDeliveryOptions } from '../webhooks/webhook-sender.ts'
 
