@@ -1,4 +1,4 @@
-import { InterludeError, isErrorEnvelope } from '@interlude/protocol'
+import { errorFromFetch, errorFromResponse } from '@interlude/protocol'
 import { authHeaders } from '../auth/session-token.ts'
 
 /** What a person found when they checked the effect's system. */
@@ -18,17 +18,20 @@ export async function reconcileEffect(
   owner?: string,
 ): Promise<void> {
   const query = owner === undefined ? '' : `?owner=${encodeURIComponent(owner)}`
-  const response = await fetchImpl(
-    `/api/agent/threads/${encodeURIComponent(threadId)}/effects/${encodeURIComponent(toolCallId)}/reconcile${query}`,
-    {
-      method: 'POST',
-      credentials: 'same-origin',
-      headers: { 'Content-Type': 'application/json', ...authHeaders() },
-      body: JSON.stringify({ outcome }),
-    },
-  )
-  if (response.ok) return
-  const body: unknown = await response.json().catch(() => undefined)
-  if (isErrorEnvelope(body)) throw new InterludeError(body.error.code, body.error.message)
-  throw new InterludeError('NETWORK_ERROR', `The server answered ${response.status}.`)
+  let response: Response
+  try {
+    response = await fetchImpl(
+      `/api/agent/threads/${encodeURIComponent(threadId)}/effects/${encodeURIComponent(toolCallId)}/reconcile${query}`,
+      {
+        method: 'POST',
+        credentials: 'same-origin',
+        headers: { 'Content-Type': 'application/json', ...authHeaders() },
+        body: JSON.stringify({ outcome }),
+      },
+    )
+  } catch (error) {
+    throw errorFromFetch(error)
+  }
+  // The protocol's one mapping of an HTTP answer (docs/decisions.md#one-http-error-mapping-owned-by-the-protocol).
+  if (!response.ok) throw await errorFromResponse(response)
 }

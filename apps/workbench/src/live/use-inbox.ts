@@ -1,3 +1,4 @@
+import { errorFromFetch, errorFromResponse, InterludeError } from '@interlude/protocol'
 import type { ThreadListPage, ThreadSummary } from '@interlude/protocol'
 import { useCallback, useEffect, useState } from 'react'
 import { authHeaders } from '../auth/session-token.ts'
@@ -30,28 +31,22 @@ export function useInbox(active: boolean, refreshKey: string): InboxState {
       signal: controller.signal,
     })
       .then(async (response) => {
-        const body: unknown = await response.json().catch(() => undefined)
         if (response.status === 404) {
           // A server without the inbox route: no list, nothing alarming.
           setThreads([])
           setError('The inbox is not available on this server.')
           return
         }
-        if (!response.ok) {
-          const envelope = body as { error?: { code?: string; message?: string } } | undefined
-          throw new Error(
-            envelope?.error?.code
-              ? `${envelope.error.code}: ${envelope.error.message ?? ''}`
-              : `HTTP ${response.status}`,
-          )
-        }
-        const page = body as ThreadListPage
+        // The protocol's one mapping of an HTTP answer to an error.
+        if (!response.ok) throw await errorFromResponse(response)
+        const page = (await response.json().catch(() => undefined)) as ThreadListPage | undefined
         setThreads(Array.isArray(page?.threads) ? page.threads : [])
         setError(undefined)
       })
       .catch((reason: unknown) => {
         if (controller.signal.aborted) return
-        setError(reason instanceof Error ? reason.message : String(reason))
+        const error = InterludeError.isInstance(reason) ? reason : errorFromFetch(reason)
+        setError(`${error.code}: ${error.message}`)
       })
       .finally(() => {
         if (!controller.signal.aborted) setLoading(false)
