@@ -7,6 +7,7 @@ import { readRunResponse } from '../test-utils/in-process.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
 import type { AgentServer } from './app.ts'
 import { createAgentServer } from './app.ts'
+import { NO_PRINCIPAL_QUOTAS } from '../config/limits.ts'
 import { threadKey } from '../store/thread-key.ts'
 
 /**
@@ -32,6 +33,9 @@ beforeAll(async () => {
       now: () => clock.now,
       interruptTtlSeconds: 2,
       expirySweepMs: 0,
+      // 24 pauses of one principal at once: the per-principal quotas (16 running runs across the replicas) would refuse
+      // some of them with 429 when the machine is slow enough for them to overlap. This test is about the sweep.
+      limits: { ...NO_PRINCIPAL_QUOTAS },
     })
     // One after the other, so the schema migrates once before the race.
     await app.ready()
@@ -51,6 +55,7 @@ async function pausedOn(app: AgentServer): Promise<string> {
     headers: { 'Content-Type': 'application/json', ...authHeader('alice') },
     body: JSON.stringify(runInput(threadId, [userMessage('deploy v4 to production')])),
   })
+  expect(response.status).toBe(200)
   expect(interruptsOf((await readRunResponse(response)).events)).toHaveLength(2)
   return threadId
 }
