@@ -18,6 +18,10 @@ export type Settlement = Omit<SettleToolCallRequest, 'threadId' | 'runId' | 'now
  * Three writes skip that wait, because no snapshot or replay reads them against the log: token usage (recorded as
  * the model streams; waiting would stall the stream), a remembered permission rule and a rule's decision record
  * (both read by id or by tool, never by position in the log; the record's own event follows it).
+ *
+ * Outside this door, by design: the events themselves (`log/log-writer.ts` appends them; they are what the rule
+ * orders the rows after) and the run's end (`runs/run-manager.ts` writes the terminal event, the run's status and the
+ * thread's release in one `finishRun`, after the turn has returned).
  */
 export class RunWrites {
   readonly #store: Store
