@@ -15,6 +15,7 @@ import { capConnections, serverTimeoutOptions } from './http/connection-limits.t
 import { staticFiles } from './http/middleware/static-files.ts'
 import type { OpenAIModelOptions } from './models/openai.ts'
 import { openaiModel } from './models/openai.ts'
+import { checkOpenAISetup } from './models/openai-setup.ts'
 import { createLogger } from './observability/logger.ts'
 import type { LogLevel } from './observability/logger.ts'
 import { createPostgresStore, DEFAULT_SCHEMA } from './store/postgres/postgres-store.ts'
@@ -181,6 +182,9 @@ async function openStore(options: StartServerOptions): Promise<Store> {
  * await server.close()
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  // A missing key or package is a sentence at startup, not a retryable failure of every run.
+  if (options.agent === undefined && (options.model ?? SERVER_DEFAULTS.model) === 'openai')
+    await checkOpenAISetup(options.openai)
   // Before the store opens: a second exclusive process must not even migrate the file.
   const lock = lockFor(options)
   let store: Store
