@@ -11,7 +11,9 @@ import { SERVER_DEFAULTS } from './config/defaults.ts'
 import { releaseAssistant } from './demo/release-assistant.ts'
 import type { AgentServer, AgentServerOptions } from './http/app.ts'
 import { createAgentServer } from './http/app.ts'
-import { capConnections, serverTimeoutOptions } from './http/connection-limits.ts'
+import type { ConnectionCaps, ConnectionStats } from './http/connection-caps.ts'
+import { capConnections } from './http/connection-caps.ts'
+import { serverTimeoutOptions } from './http/connection-limits.ts'
 import { staticFiles } from './http/middleware/static-files.ts'
 import type { OpenAIModelOptions } from './models/openai.ts'
 import { openaiModel } from './models/openai.ts'
@@ -90,6 +92,8 @@ export interface RunningServer {
   readonly store: Store
   /** `http://HOST:PORT/metrics` when `metricsPort` was given. */
   readonly metricsUrl?: string | undefined
+  /** What the connection caps see now: open, idle and waiting sockets (docs/decisions.md#connections). */
+  connections(): ConnectionStats
   /** Stops accepting connections, finishes active runs (as cancelled) and closes the store. */
   close(): Promise<void>
   /**
@@ -211,6 +215,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     if (options.staticDir !== undefined) app.use('*', staticFiles(options.staticDir))
     const host = options.host ?? SERVER_DEFAULTS.host
     const { limits } = app.config
+    let caps: ConnectionCaps | undefined
     const { server, port } = await new Promise<{ server: Server; port: number }>((resolve, reject) => {
       const s = serve(
         {
@@ -222,7 +227,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         },
         (info: AddressInfo) => resolve({ server: s as Server, port: info.port }),
       )
-      capConnections(s as Server, limits)
+      caps = capConnections(s as Server, { ...limits, trustProxy: options.trustProxy })
       s.once('error', reject)
     })
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
@@ -241,14 +246,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       app,
       store,
       metricsUrl,
+      connections: () => caps?.stats() ?? { open: 0, idle: 0, waiting: 0, byAddress: new Map() },
       close: () => {
         closing ??= (async () => {
           const closed = new Promise<void>((resolve) => server.close(() => resolve()))
           metricsServer?.close()
           metricsServer?.closeAllConnections()
           await app.close()
-          // Streams of finished runs end by themselves; drop idle keep-alive sockets.
+          // Streams of finished runs end by themselves; drop idle keep-alive sockets and waiting ones.
           server.closeAllConnections()
+          caps?.closeWaiting()
           await closed
           lock?.release()
         })()
@@ -261,6 +268,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           handedOver = await app.shutdown(graceMs)
           const closed = new Promise<void>((resolve) => server.close(() => resolve()))
           server.closeAllConnections()
+          caps?.closeWaiting()
           await closed
         })()
         await closing
