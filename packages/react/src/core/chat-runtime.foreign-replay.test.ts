@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { RECORDED_SERVERS, replayFetch, sseOf } from '../test-utils/recorded-streams.ts'
+import { interruptTitle } from '../forms/interrupt-title.ts'
 import { ChatRuntime } from './chat-runtime.ts'
 
 /**
@@ -28,19 +29,23 @@ function runtimeFor(fetchImpl: typeof fetch) {
 }
 
 describe.each(RECORDED_SERVERS)('a recorded $name stream through ChatRuntime', (server) => {
-  it('pauses with the interrupt the bridge expects, resumes with resume[] and finishes', async () => {
+  async function paused() {
     const replay = replayFetch(server)
     const rt = runtimeFor(replay.fetch)
     await rt.sendMessage('deploy v2.1')
-    const paused = rt.getSnapshot()
-    expect(paused.error).toBeUndefined()
-    const batch = paused.pendingInterrupts
-    const pauseRunId = String(replay.bodies[0]?.runId)
-    expect(batch?.interrupts.map((i) => i.id)).toEqual([server.interruptId(pauseRunId)])
+    const snapshot = rt.getSnapshot()
+    expect(snapshot.error).toBeUndefined()
+    const batch = snapshot.pendingInterrupts!
+    const id = server.interruptId(String(replay.bodies[0]?.runId))
+    expect(batch.interrupts.map((i) => i.id)).toEqual([id])
+    return { rt, replay, batch, id, interrupt: batch.interrupts[0]! }
+  }
 
+  it('pauses with the interrupt the bridge expects, resumes with resume[] and finishes', async () => {
+    const { rt, replay, batch, id } = await paused()
     await rt.resume({
-      batchId: batch!.id,
-      entries: [{ interruptId: batch!.interrupts[0]!.id, status: 'resolved', payload: { approved: true } }],
+      batchId: batch.id,
+      entries: [{ interruptId: id, status: 'resolved', payload: { approved: true } }],
     })
     const done = rt.getSnapshot()
     expect(done.error).toBeUndefined()
@@ -49,10 +54,23 @@ describe.each(RECORDED_SERVERS)('a recorded $name stream through ChatRuntime', (
     expect(done.messages.at(-1)).toMatchObject({ role: 'assistant' })
     // The standard 1.0 resume: the interrupt id from the stream, no forwardedProps.command.
     const body = replay.bodies[1]!
-    expect(body.resume).toEqual([
-      { interruptId: server.interruptId(pauseRunId), status: 'resolved', payload: { approved: true } },
-    ])
+    expect(body.resume).toEqual([{ interruptId: id, status: 'resolved', payload: server.approved }])
     expect((body.forwardedProps as Record<string, unknown> | undefined)?.command).toBeUndefined()
+  })
+
+  it('presents the question as the title (not the raw reason) with an approval to answer', async () => {
+    const { rt, interrupt } = await paused()
+    expect(interruptTitle(interrupt, rt.getSnapshot().messages)).toBe(server.title)
+    expect(interrupt.reason).toMatch(/^(langgraph:interrupt|mastra:tool_suspend)$/)
+    const schema = interrupt.responseSchema as { properties?: Record<string, { type?: string }> }
+    expect(schema.properties?.approved?.type).toBe('boolean')
+  })
+
+  it('sends a cancel in a form the server can take', async () => {
+    const { rt, replay, batch, id } = await paused()
+    await rt.resume({ batchId: batch.id, entries: [{ interruptId: id, status: 'cancelled' }] })
+    expect(rt.getSnapshot().error).toBeUndefined()
+    expect(replay.bodies[1]!.resume).toEqual([{ interruptId: id, ...server.cancelled }])
   })
 })
 

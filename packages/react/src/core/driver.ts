@@ -10,6 +10,7 @@ import { errorFromFetch } from '@interlude/protocol'
 import type { RunToolCalls, ToolCallRef } from './browser-tools.ts'
 import { eligibleCalls, executeTool, offeredCalls, toolCallIdsOf } from './browser-tools.ts'
 import { clientError, isFatal, protocolViolation, runError } from './errors.ts'
+import { presentForeignInterrupt } from './foreign-answers.ts'
 import { legacyInterrupt } from './foreign-interrupts.ts'
 import { checkNotExpired } from './guards.ts'
 import { idleWatchdog } from './idle-watchdog.ts'
@@ -131,7 +132,8 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
       const outcome = run.finished.outcome ?? { type: 'success' as const }
       if (outcome.type === 'interrupt') {
         // Calls seen before a pause stay in history; none of them runs locally.
-        host.settle(gen, { outcome: 'interrupt', interrupts: outcome.interrupts })
+        // Foreign bridges' interrupts get a title and an answer schema (docs/decisions.md#foreign-servers).
+        host.settle(gen, { outcome: 'interrupt', interrupts: outcome.interrupts.map(presentForeignInterrupt) })
         return
       }
       if (outcome.type === 'cancelled') {

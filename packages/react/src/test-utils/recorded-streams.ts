@@ -26,6 +26,10 @@ export interface RecordedServer {
   readonly title: string
   /** The interrupt id the bridge expects back in `resume[]`. */
   interruptId(pauseRunId: string): string
+  /** What the server receives for the form's `{ approved: true }`. */
+  readonly approved: unknown
+  /** The `resume[]` entry (without its id) the server receives for a cancel. */
+  readonly cancelled: Record<string, unknown>
 }
 
 type LangGraphConfig = 'legacy' | 'outcome' | 'outcome-only'
@@ -46,11 +50,13 @@ function langGraphServer(
   value: unknown,
   title: string,
   answerText: string,
+  answers: Pick<RecordedServer, 'approved' | 'cancelled'>,
 ): RecordedServer {
   const lg = { id: LANGGRAPH_INTERRUPT_ID, value, ns: ['ask_approval:7c1e'], resumable: true, when: 'during' }
   return {
     name,
     title,
+    ...answers,
     interruptId: () => LANGGRAPH_INTERRUPT_ID,
     pause: (threadId, runId) => {
       const legacy = config === 'legacy' || config === 'outcome'
@@ -99,6 +105,18 @@ export const hitlRequest = {
   reviewConfigs: [{ actionName: 'deploy', allowedDecisions: ['approve', 'edit', 'reject'] }],
 }
 
+/** A node's approval: the form's answer as it is; a cancel is a denial (docs/decisions.md#foreign-servers). */
+const nodeAnswers = {
+  approved: { approved: true },
+  cancelled: { status: 'resolved', payload: { approved: false, reason: 'Cancelled by the user.' } },
+}
+
+/** The middleware takes decisions only; a cancel is a rejection. */
+const hitlAnswers = {
+  approved: { decisions: [{ type: 'approve' }] },
+  cancelled: { status: 'resolved', payload: { decisions: [{ type: 'reject', message: 'Cancelled by the user.' }] } },
+}
+
 function mastraServer(name: string, emitInterruptOutcome: boolean): RecordedServer {
   const toolCallId = 'call_mastra_1'
   const suspend = (runId: string) => ({
@@ -117,6 +135,8 @@ function mastraServer(name: string, emitInterruptOutcome: boolean): RecordedServ
   return {
     name,
     title: 'Deploy v2.1 to production?',
+    approved: { approved: true },
+    cancelled: { status: 'resolved', payload: { approved: false } },
     interruptId: (runId) => `${runId}::${toolCallId}`,
     pause: (threadId, runId) => {
       const s = suspend(runId)
@@ -161,14 +181,29 @@ function mastraServer(name: string, emitInterruptOutcome: boolean): RecordedServ
 }
 
 export const RECORDED_SERVERS: readonly RecordedServer[] = [
-  langGraphServer('langgraph (default, legacy on_interrupt)', 'legacy', nodeInterrupt, nodeInterrupt.question, 'Ok.'),
-  langGraphServer('langgraph (emitInterruptOutcome: true)', 'outcome', nodeInterrupt, nodeInterrupt.question, 'Ok.'),
+  langGraphServer(
+    'langgraph (default, legacy on_interrupt)',
+    'legacy',
+    nodeInterrupt,
+    nodeInterrupt.question,
+    'Ok.',
+    nodeAnswers,
+  ),
+  langGraphServer(
+    'langgraph (emitInterruptOutcome: true)',
+    'outcome',
+    nodeInterrupt,
+    nodeInterrupt.question,
+    'Ok.',
+    nodeAnswers,
+  ),
   langGraphServer(
     'langgraph (enableLegacyOnInterruptEvent: false)',
     'outcome-only',
     nodeInterrupt,
     nodeInterrupt.question,
     'Ok.',
+    nodeAnswers,
   ),
   langGraphServer(
     'langgraph HITL middleware (default, legacy on_interrupt)',
@@ -176,9 +211,17 @@ export const RECORDED_SERVERS: readonly RecordedServer[] = [
     hitlRequest,
     'Tool execution requires approval',
     'Deployed.',
+    hitlAnswers,
   ),
   // The CopilotKit runtime passes the bridge's events through: the same run id mismatch and legacy pause.
-  langGraphServer('copilotkit runtime → langgraph (default)', 'legacy', nodeInterrupt, nodeInterrupt.question, 'Ok.'),
+  langGraphServer(
+    'copilotkit runtime → langgraph (default)',
+    'legacy',
+    nodeInterrupt,
+    nodeInterrupt.question,
+    'Ok.',
+    nodeAnswers,
+  ),
   mastraServer('mastra (emitInterruptOutcome: false)', false),
   mastraServer('mastra (default, emitInterruptOutcome: true)', true),
 ]
