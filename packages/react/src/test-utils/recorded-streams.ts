@@ -5,10 +5,14 @@
  *
  * The event sequences follow `@ag-ui/langgraph` 0.0.43 (`dispatchInterruptFinish`,
  * `interruptsToAGUI`, `handleStreamEvents`) and `@ag-ui/mastra` 1.1.2 (`onToolSuspended`,
- * `suspendToInterrupt`, `makeRunFinishedEvent`): RAW events trimmed, ids fixed. What differs
+ * `suspendToInterrupt`, `makeRunFinishedEvent`): RAW events trimmed, ids fixed. The LangGraph node
+ * streams were also captured from the running packages (`capturedLangGraph`); the others are
+ * written from the bridges' code. What differs
  * between configurations is exactly what the client must handle: LangGraph ends with its own run
  * id, the legacy pause is `CUSTOM on_interrupt` + `RUN_FINISHED` without `outcome`.
  */
+
+import recordedLangGraph from './recorded/langgraph-node-interrupt.json' with { type: 'json' }
 
 type Event = Record<string, unknown>
 
@@ -180,7 +184,32 @@ function mastraServer(name: string, emitInterruptOutcome: boolean): RecordedServ
   }
 }
 
+/**
+ * Captured from the real packages (`recorded/langgraph-node-interrupt.json`, versions inside): the
+ * LangGraph API server (`startServer` of `@langchain/langgraph-api`, in-memory storage) running a
+ * one-node graph that calls `interrupt({ question, environment })`, behind `LangGraphAgent` of
+ * `@ag-ui/langgraph`, paused with `{ threadId, runId: "REQ_RUN_1" }` and resumed with
+ * `resume: [{ interruptId, status: "resolved", payload: { approved: true } }]` (`REQ_RUN_2`), once
+ * per interrupt configuration. `$THREAD` and `REQ_RUN_n` are replaced by the request's ids.
+ */
+function capturedLangGraph(name: string, config: keyof typeof recordedLangGraph.configurations): RecordedServer {
+  const captured = recordedLangGraph.configurations[config]
+  const fill = (events: readonly unknown[], threadId: string, runId: string, placeholder: string): Event[] =>
+    JSON.parse(JSON.stringify(events).replaceAll('$THREAD', threadId).replaceAll(placeholder, runId)) as Event[]
+  return {
+    name,
+    title: nodeInterrupt.question,
+    ...nodeAnswers,
+    interruptId: () => captured.interruptId,
+    pause: (threadId, runId) => fill(captured.pause, threadId, runId, 'REQ_RUN_1'),
+    resume: (threadId, runId) => fill(captured.resume, threadId, runId, 'REQ_RUN_2'),
+  }
+}
+
 export const RECORDED_SERVERS: readonly RecordedServer[] = [
+  capturedLangGraph('captured langgraph (default, legacy on_interrupt)', 'legacy'),
+  capturedLangGraph('captured langgraph (emitInterruptOutcome: true)', 'outcome'),
+  capturedLangGraph('captured langgraph (enableLegacyOnInterruptEvent: false)', 'outcome-only'),
   langGraphServer(
     'langgraph (default, legacy on_interrupt)',
     'legacy',
