@@ -12,6 +12,7 @@
  * id, the legacy pause is `CUSTOM on_interrupt` + `RUN_FINISHED` without `outcome`.
  */
 
+import recordedHitl from './recorded/langgraph-hitl-middleware.json' with { type: 'json' }
 import recordedLangGraph from './recorded/langgraph-node-interrupt.json' with { type: 'json' }
 
 type Event = Record<string, unknown>
@@ -192,14 +193,22 @@ function mastraServer(name: string, emitInterruptOutcome: boolean): RecordedServ
  * `resume: [{ interruptId, status: "resolved", payload: { approved: true } }]` (`REQ_RUN_2`), once
  * per interrupt configuration. `$THREAD` and `REQ_RUN_n` are replaced by the request's ids.
  */
-function capturedLangGraph(name: string, config: keyof typeof recordedLangGraph.configurations): RecordedServer {
-  const captured = recordedLangGraph.configurations[config]
+interface Captured {
+  readonly interruptId: string
+  readonly pause: readonly unknown[]
+  readonly resume: readonly unknown[]
+}
+
+function capturedLangGraph(
+  name: string,
+  captured: Captured,
+  presented: Pick<RecordedServer, 'title' | 'approved' | 'cancelled'>,
+): RecordedServer {
   const fill = (events: readonly unknown[], threadId: string, runId: string, placeholder: string): Event[] =>
     JSON.parse(JSON.stringify(events).replaceAll('$THREAD', threadId).replaceAll(placeholder, runId)) as Event[]
   return {
     name,
-    title: nodeInterrupt.question,
-    ...nodeAnswers,
+    ...presented,
     interruptId: () => captured.interruptId,
     pause: (threadId, runId) => fill(captured.pause, threadId, runId, 'REQ_RUN_1'),
     resume: (threadId, runId) => fill(captured.resume, threadId, runId, 'REQ_RUN_2'),
@@ -207,9 +216,16 @@ function capturedLangGraph(name: string, config: keyof typeof recordedLangGraph.
 }
 
 export const RECORDED_SERVERS: readonly RecordedServer[] = [
-  capturedLangGraph('captured langgraph (default, legacy on_interrupt)', 'legacy'),
-  capturedLangGraph('captured langgraph (emitInterruptOutcome: true)', 'outcome'),
-  capturedLangGraph('captured langgraph (enableLegacyOnInterruptEvent: false)', 'outcome-only'),
+  ...(['legacy', 'outcome', 'outcome-only'] as const).map((config) =>
+    capturedLangGraph(`captured langgraph node interrupt() (${config})`, recordedLangGraph.configurations[config], {
+      title: nodeInterrupt.question,
+      ...nodeAnswers,
+    }),
+  ),
+  capturedLangGraph('captured langgraph HITL middleware (legacy)', recordedHitl.configurations.legacy, {
+    title: 'Tool execution requires approval',
+    ...hitlAnswers,
+  }),
   langGraphServer(
     'langgraph (default, legacy on_interrupt)',
     'legacy',
