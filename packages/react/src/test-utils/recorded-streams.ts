@@ -5,15 +5,16 @@
  *
  * The event sequences follow `@ag-ui/langgraph` 0.0.43 (`dispatchInterruptFinish`,
  * `interruptsToAGUI`, `handleStreamEvents`) and `@ag-ui/mastra` 1.1.2 (`onToolSuspended`,
- * `suspendToInterrupt`, `makeRunFinishedEvent`): RAW events trimmed, ids fixed. The LangGraph node
- * streams were also captured from the running packages (`capturedLangGraph`); the others are
- * written from the bridges' code. What differs
- * between configurations is exactly what the client must handle: LangGraph ends with its own run
- * id, the legacy pause is `CUSTOM on_interrupt` + `RUN_FINISHED` without `outcome`.
+ * `suspendToInterrupt`, `makeRunFinishedEvent`), written from their code with RAW events trimmed
+ * and ids fixed; beside them, the same configurations captured from the running packages
+ * (`captured`). The CopilotKit runtime stream is only written, not captured. What differs between
+ * configurations is exactly what the client must handle: LangGraph ends with its own run id, the
+ * legacy pause is `CUSTOM on_interrupt` + `RUN_FINISHED` without `outcome`.
  */
 
 import recordedHitl from './recorded/langgraph-hitl-middleware.json' with { type: 'json' }
 import recordedLangGraph from './recorded/langgraph-node-interrupt.json' with { type: 'json' }
+import recordedMastra from './recorded/mastra-tool-suspend.json' with { type: 'json' }
 
 type Event = Record<string, unknown>
 
@@ -186,12 +187,14 @@ function mastraServer(name: string, emitInterruptOutcome: boolean): RecordedServ
 }
 
 /**
- * Captured from the real packages (`recorded/langgraph-node-interrupt.json`, versions inside): the
- * LangGraph API server (`startServer` of `@langchain/langgraph-api`, in-memory storage) running a
- * one-node graph that calls `interrupt({ question, environment })`, behind `LangGraphAgent` of
- * `@ag-ui/langgraph`, paused with `{ threadId, runId: "REQ_RUN_1" }` and resumed with
- * `resume: [{ interruptId, status: "resolved", payload: { approved: true } }]` (`REQ_RUN_2`), once
- * per interrupt configuration. `$THREAD` and `REQ_RUN_n` are replaced by the request's ids.
+ * Streams captured from the real packages (the JSON files in `recorded/` name the versions and the
+ * set-up): the LangGraph API server (`startServer` of `@langchain/langgraph-api`, in-memory) running
+ * a one-node graph that calls `interrupt({ question, environment })`, and `createAgent` with
+ * `humanInTheLoopMiddleware` and a scripted chat model, each behind `LangGraphAgent` of
+ * `@ag-ui/langgraph`; a Mastra `Agent` with a mock model and a tool that `suspend()`s, behind
+ * `MastraAgent` of `@ag-ui/mastra`. Each was paused with `{ threadId, runId: "REQ_RUN_1" }` and
+ * resumed with the standard `resume[]` (`REQ_RUN_2`); `$THREAD` and `REQ_RUN_n` are replaced by
+ * the request's ids.
  */
 interface Captured {
   readonly interruptId: string
@@ -199,9 +202,9 @@ interface Captured {
   readonly resume: readonly unknown[]
 }
 
-function capturedLangGraph(
+function captured(
   name: string,
-  captured: Captured,
+  stream: Captured,
   presented: Pick<RecordedServer, 'title' | 'approved' | 'cancelled'>,
 ): RecordedServer {
   const fill = (events: readonly unknown[], threadId: string, runId: string, placeholder: string): Event[] =>
@@ -209,23 +212,30 @@ function capturedLangGraph(
   return {
     name,
     ...presented,
-    interruptId: () => captured.interruptId,
-    pause: (threadId, runId) => fill(captured.pause, threadId, runId, 'REQ_RUN_1'),
-    resume: (threadId, runId) => fill(captured.resume, threadId, runId, 'REQ_RUN_2'),
+    interruptId: (pauseRunId) => stream.interruptId.replaceAll('REQ_RUN_1', pauseRunId),
+    pause: (threadId, runId) => fill(stream.pause, threadId, runId, 'REQ_RUN_1'),
+    resume: (threadId, runId) => fill(stream.resume, threadId, runId, 'REQ_RUN_2'),
   }
 }
 
 export const RECORDED_SERVERS: readonly RecordedServer[] = [
   ...(['legacy', 'outcome', 'outcome-only'] as const).map((config) =>
-    capturedLangGraph(`captured langgraph node interrupt() (${config})`, recordedLangGraph.configurations[config], {
+    captured(`captured langgraph node interrupt() (${config})`, recordedLangGraph.configurations[config], {
       title: nodeInterrupt.question,
       ...nodeAnswers,
     }),
   ),
-  capturedLangGraph('captured langgraph HITL middleware (legacy)', recordedHitl.configurations.legacy, {
+  captured('captured langgraph HITL middleware (legacy)', recordedHitl.configurations.legacy, {
     title: 'Tool execution requires approval',
     ...hitlAnswers,
   }),
+  ...(['emitInterruptOutcome-false', 'emitInterruptOutcome-true'] as const).map((config) =>
+    captured(`captured mastra suspend() (${config})`, recordedMastra.configurations[config], {
+      title: 'Deploy v2.1 to production?',
+      approved: { approved: true },
+      cancelled: { status: 'resolved', payload: { approved: false } },
+    }),
+  ),
   langGraphServer(
     'langgraph (default, legacy on_interrupt)',
     'legacy',
