@@ -1,8 +1,9 @@
 import type { CanDecide, DecideContext } from '../../agent/decider.ts'
 import type { ResolvedTool } from '../../agent/tool.ts'
 import type { ServerConfig } from '../../config/server-config.ts'
-import type { BatchRecord, Store, ThreadRecord } from '../../store/store.ts'
+import type { BatchRecord, Store, StoredInterrupt, ThreadRecord } from '../../store/store.ts'
 import { clientThreadId } from '../../store/thread-key.ts'
+import { allTools, deciderChain } from './decider-chain.ts'
 
 export interface DecisionRightsOptions extends Partial<Pick<ServerConfig, 'canDecide' | 'approvers'>> {
   readonly store: Pick<Store, 'getOpenBatch' | 'listDecisions' | 'getBatchOfInterrupt'>
@@ -29,7 +30,7 @@ export class DecisionRights {
     for (const name of approvers) {
       if (typeof name !== 'string' || name.length === 0) throw new RangeError('approvers must be non-empty strings.')
     }
-    for (const tool of options.tools.values()) {
+    for (const tool of allTools(options.tools)) {
       const listed = tool.definition.approvers
       // An empty list would make the tool's interrupts undecidable: the thread could never go on.
       if (Array.isArray(listed) && listed.length === 0)
@@ -43,13 +44,7 @@ export class DecisionRights {
   async mayDecide(principal: string, owner: string, batch: DecidableBatch): Promise<boolean> {
     if (batch.interrupts.length === 0) return false
     const verdicts = await Promise.all(
-      batch.interrupts.map((item) =>
-        this.#mayDecideOne(principal, item.toolName, {
-          owner,
-          threadId: clientThreadId(batch.threadId),
-          interrupt: item.interrupt,
-        }),
-      ),
+      batch.interrupts.map((item) => this.mayDecideInterrupt(principal, owner, clientThreadId(batch.threadId), item)),
     )
     return verdicts.every(Boolean)
   }
@@ -67,12 +62,29 @@ export class DecisionRights {
     return decided !== undefined && (await this.mayDecide(principal, thread.ownerId, decided))
   }
 
-  async #mayDecideOne(principal: string, toolName: string, ctx: DecideContext): Promise<boolean> {
+  /**
+   * Whether `principal` may decide one interrupt (or the call it stands for) on `owner`'s thread `threadId` (the
+   * client's id): `canDecide`, then the `approvers` of every tool in its decider chain. A tool that names
+   * `approvers` means four eyes: the owner (the requester) never decides its call unless the tool sets
+   * `allowSelfApproval`.
+   */
+  async mayDecideInterrupt(
+    principal: string,
+    owner: string,
+    threadId: string,
+    item: Pick<StoredInterrupt, 'toolName' | 'interrupt'>,
+  ): Promise<boolean> {
+    const ctx: DecideContext = { owner, threadId, interrupt: item.interrupt }
     try {
       if ((await this.#canDecide(principal, ctx)) !== true) return false
-      const listed = this.#o.tools.get(toolName)?.definition.approvers
-      if (listed === undefined) return true
-      return typeof listed === 'function' ? (await listed(principal, ctx)) === true : listed.includes(principal)
+      for (const tool of deciderChain(this.#o.tools, item)) {
+        const listed = tool.definition.approvers
+        if (listed === undefined) continue
+        if (principal === owner && tool.definition.allowSelfApproval !== true) return false
+        const yes = typeof listed === 'function' ? (await listed(principal, ctx)) === true : listed.includes(principal)
+        if (!yes) return false
+      }
+      return true
     } catch (error) {
       this.#o.logError(`decider check for ${ctx.threadId}/${ctx.interrupt.id} threw`, error)
       return false
