@@ -32,7 +32,8 @@ export function rightsAgent(
         ? { text: 'ops done' }
         : { toolCalls: [{ name: 'deploy', args: { env: 'production' } }] },
     ),
-    tools: [deploy as ToolDefinition],
+    // A subagent's tools cannot offer remember (checked at startup).
+    tools: [{ ...deploy, remember: undefined } as ToolDefinition],
   }
   const ops = defineSubagentTool<{ task: string }>({
     name: 'ops',

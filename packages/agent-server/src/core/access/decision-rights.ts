@@ -1,8 +1,11 @@
+import type { Interrupt, PermissionRule } from '@interlude/protocol'
 import type { CanDecide, DecideContext } from '../../agent/decider.ts'
 import type { ResolvedTool } from '../../agent/tool.ts'
 import type { ServerConfig } from '../../config/server-config.ts'
 import type { BatchRecord, Store, StoredInterrupt, ThreadRecord } from '../../store/store.ts'
 import { clientThreadId } from '../../store/thread-key.ts'
+import { interruptRequest } from '../tools/interrupts.ts'
+import type { RuleUse } from '../tools/permission-rules.ts'
 import { allTools, deciderChain } from './decider-chain.ts'
 
 export interface DecisionRightsOptions extends Partial<Pick<ServerConfig, 'canDecide' | 'approvers'>> {
@@ -60,6 +63,16 @@ export class DecisionRights {
     if (firstId === undefined) return false
     const decided = await store.getBatchOfInterrupt(thread.threadId, firstId)
     return decided !== undefined && (await this.mayDecide(principal, thread.ownerId, decided))
+  }
+
+  /**
+   * Whether the maker of a remembered rule could decide the call it would approve now: the interrupt the call would
+   * raise, judged like any other (docs/approvals.md#remembered-permissions).
+   */
+  ruleMakerMayDecide(rule: PermissionRule, use: RuleUse): Promise<boolean> {
+    const request = interruptRequest(use.tool, use.toolCallId, use.args)
+    const interrupt: Interrupt = { ...request, id: `rule-check:${rule.ruleId}` }
+    return this.mayDecideInterrupt(rule.createdBy, use.owner, use.threadId, { toolName: use.tool.name, interrupt })
   }
 
   /**
