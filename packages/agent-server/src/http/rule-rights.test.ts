@@ -1,5 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest'
+import type { ToolDefinition } from '../agent/tool.ts'
 import type { AgentServerOptions } from './app.ts'
+import type { PermissionRuleList } from '@interlude/protocol'
+import { getJson } from '../test-utils/decisions.ts'
 import { createPostgresStore } from '../store/postgres/postgres-store.ts'
 import type { Store } from '../store/store.ts'
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts'
@@ -25,7 +28,7 @@ function suite(name: string, openStore: () => Promise<{ store(): Promise<Store>;
 
     async function serverUnder(store: Store, policy: Policy) {
       const { agent, ran } = rightsAgent({
-        deploy: { approvers: policy.deployApprovers, remember: 'principal' },
+        deploy: { approvers: policy.deployApprovers, remember: 'principal' } as Partial<ToolDefinition>,
       })
       const options: Partial<AgentServerOptions> = { agent, approvers: [...policy.approvers] }
       return { s: await startInProcess({ ...options, store }), ran }
@@ -86,6 +89,41 @@ function suite(name: string, openStore: () => Promise<{ store(): Promise<Store>;
         expect(second.ran).toEqual([])
       } finally {
         await second.s.close()
+      }
+    })
+
+    it("a decider's rule is listed and revocable by it and by every principal who could make it; the owner sees it", async () => {
+      const opened = await openStore()
+      drops.push(opened.drop)
+      const { s } = await serverUnder(await opened.store(), {
+        deployApprovers: ['mgr', 'alice'],
+        approvers: ['mgr', 'alice'],
+      })
+      try {
+        const threadId = newThreadId()
+        const [interrupt] = interruptsOf((await deploy(s, threadId)).events)
+        const approved = await s.postRun(
+          resumeInput(threadId, [resolved(interrupt!, { approved: true, remember: 'principal' })]),
+          { principal: 'mgr', owner: 'eng' },
+        )
+        expect(approved.status).toBe(200)
+        const list = async (principal: 'eng' | 'mgr' | 'alice' | 'bob', owner?: string) =>
+          getJson<PermissionRuleList>(s, `/permission-rules${owner ? `?owner=${owner}` : ''}`, principal)
+        const own = await list('eng')
+        expect(own.body.items).toMatchObject([{ owner: 'eng', createdBy: 'mgr', scope: 'principal' }])
+        const ruleId = own.body.items[0]!.ruleId
+        expect((await list('mgr', 'eng')).body.items.map((r) => r.ruleId)).toEqual([ruleId])
+        expect((await list('alice', 'eng')).body.items.map((r) => r.ruleId)).toEqual([ruleId])
+        // bob could not make it: it sees nothing and cannot revoke it.
+        expect((await list('bob', 'eng')).body.items).toEqual([])
+        const revoke = (principal: 'mgr' | 'bob') =>
+          s.request(`/permission-rules/${ruleId}?owner=eng`, { method: 'DELETE', principal })
+        expect((await revoke('bob')).status).toBe(404)
+        expect((await revoke('mgr')).status).toBe(204)
+        expect((await list('eng')).body.items).toEqual([])
+        expect((await revoke('mgr')).status).toBe(404)
+      } finally {
+        await s.close()
       }
     })
   })

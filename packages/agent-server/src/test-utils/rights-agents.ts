@@ -33,7 +33,7 @@ export function rightsAgent(
         : { toolCalls: [{ name: 'deploy', args: { env: 'production' } }] },
     ),
     // A subagent's tools cannot offer remember (checked at startup).
-    tools: [{ ...deploy, remember: undefined } as ToolDefinition],
+    tools: [{ ...deploy, remember: undefined } as unknown as ToolDefinition],
   }
   const ops = defineSubagentTool<{ task: string }>({
     name: 'ops',

@@ -76,6 +76,21 @@ export class DecisionRights {
   }
 
   /**
+   * Whether `principal` could make (or manage) `rule` now: the rule's owner, its maker, or a principal who may decide
+   * the call it approves on the owner's thread (docs/approvals.md#remembered-permissions).
+   */
+  async mayManageRule(principal: string, rule: PermissionRule): Promise<boolean> {
+    if (principal === rule.owner || principal === rule.createdBy) return true
+    const tool = this.#o.tools.get(rule.toolName)
+    if (tool === undefined) return false
+    const request = interruptRequest(tool, `rule:${rule.ruleId}`, rule.argsMatch ?? {})
+    const interrupt: Interrupt = { ...request, id: `rule-check:${rule.ruleId}` }
+    // A principal-wide rule names no thread: the check sees the empty thread id.
+    const item = { toolName: tool.name, interrupt }
+    return this.mayDecideInterrupt(principal, rule.owner, rule.threadId ?? '', item)
+  }
+
+  /**
    * Whether `principal` may decide one interrupt (or the call it stands for) on `owner`'s thread `threadId` (the
    * client's id): `canDecide`, then the `approvers` of every tool in its decider chain. A tool that names
    * `approvers` means four eyes: the owner (the requester) never decides its call unless the tool sets
