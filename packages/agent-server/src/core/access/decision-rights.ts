@@ -76,6 +76,23 @@ export class DecisionRights {
   }
 
   /**
+   * Whether `principal` may decide a call of `toolName` with `args` on `owner`'s thread `threadId` (the client's id):
+   * the approval it raises, judged like any interrupt. Reconciling an effect needs this right.
+   */
+  mayDecideCall(
+    principal: string,
+    owner: string,
+    threadId: string,
+    call: { readonly toolName: string; readonly toolCallId: string; readonly args: unknown },
+  ): Promise<boolean> {
+    const tool = this.#o.tools.get(call.toolName)
+    if (tool === undefined) return Promise.resolve(false)
+    const request = interruptRequest(tool, call.toolCallId, call.args)
+    const interrupt: Interrupt = { ...request, id: `call-check:${call.toolCallId}` }
+    return this.mayDecideInterrupt(principal, owner, threadId, { toolName: tool.name, interrupt })
+  }
+
+  /**
    * Whether `principal` could make (or manage) `rule` now: the rule's owner, its maker, or a principal who may decide
    * the call it approves on the owner's thread (docs/approvals.md#remembered-permissions).
    */
