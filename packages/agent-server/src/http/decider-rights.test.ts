@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import type { PendingBatchPage } from '@interlude/protocol'
 import { getJson, postDecision } from '../test-utils/decisions.ts'
-import { interruptsOf, newThreadId, runInput, userMessage } from '../test-utils/harness.ts'
+import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
+import { recordingModel } from '../test-utils/recording-model.ts'
+import { defineTool } from '../agent/tool.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { serversPerTest } from '../test-utils/in-process.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
@@ -88,5 +90,44 @@ describe('four eyes: the requester never decides a call of a tool with approvers
     const own = await postDecision(s, threadId, { runId: 'run_self', resume: [resolved(interrupt)] }, 'mgr')
     expect(own.status).toBe(202)
     await expect.poll(() => ran).toEqual([{ principal: 'mgr', env: 'staging' }])
+  })
+})
+
+describe("a decider's resume run contributes its decisions only", () => {
+  const browserTool = { name: 'mgr_clipboard', description: 'Reads the clipboard.', parameters: { type: 'object' } }
+  const extra = { context: [{ description: 'notes', value: 'private' }], tools: [browserTool] }
+  const publish = defineTool({
+    name: 'publish',
+    description: 'Publishes.',
+    parameters: { type: 'object' },
+    approval: 'always',
+    execute: () => ({ published: true }),
+  })
+
+  async function resumedAs(principal: 'mgr' | 'eng', message: string) {
+    const { agent } = rightsAgent({ extra: [publish] })
+    const model = recordingModel(agent.model)
+    const s = await server({ agent: { ...agent, model } })
+    const { threadId, interrupt } = await paused(s, 'eng', message)
+    model.requests.splice(0)
+    const who = principal === 'mgr' ? { principal, owner: 'eng' } : { principal }
+    const run = await s.postRun(resumeInput(threadId, [resolved(interrupt)], extra), who)
+    expect(run.status).toBe(200)
+    expect(model.requests.length).toBeGreaterThan(0)
+    return model.requests
+  }
+
+  it("mgr's context and browser tools never reach the turn it resumes for eng", async () => {
+    for (const request of await resumedAs('mgr', call('ops', { task: 'ship it' }))) {
+      expect(request.context).toEqual([])
+      expect(request.tools.map((t) => t.name)).not.toContain('mgr_clipboard')
+    }
+  })
+
+  it("the owner's own resume keeps its context and browser tools", async () => {
+    for (const request of await resumedAs('eng', call('publish', {}))) {
+      expect(request.context).toHaveLength(1)
+      expect(request.tools.map((t) => t.name)).toContain('mgr_clipboard')
+    }
   })
 })
