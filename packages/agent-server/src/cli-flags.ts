@@ -72,7 +72,8 @@ export const FLAGS = {
     arg: '<n>',
     help:
       'serve with n processes on one port, each a replica on the shared store: PostgreSQL, or SQLite with ' +
-      '--shared. SIGTERM/SIGINT reach every worker',
+      '--shared. SIGTERM/SIGINT reach every worker. Per-principal quotas are per process: n workers allow n times ' +
+      'each --max-… quota',
     default: CLI_DEFAULTS.workers,
   },
   'run-lease-ms': {

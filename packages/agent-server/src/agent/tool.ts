@@ -113,6 +113,11 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
   readonly approvers?:
     readonly string[] | Bivariant<[principal: string, ctx: DecideContext], boolean | Promise<boolean>>
   /**
+   * With `approvers`, the thread's owner (who asked for the call) never decides it — four eyes — unless this is
+   * `true`. Wherever the tool runs, a subagent included. @default false
+   */
+  readonly allowSelfApproval?: boolean
+  /**
    * Performs the call; the return value (string, or JSON-serialised) is the tool result. For an
    * `external` tool it only starts the operation; its result arrives later by toolCallId.
    */

@@ -201,7 +201,7 @@ function registerRoutes(
   })
   registerDecisionRoutes(app, basePath, authenticate, { admission, access, runs, limits, turns })
   registerInterruptRoutes(app, basePath, authenticate, { store, rights, now })
-  registerPermissionRuleRoutes(app, basePath, authenticate, { store, now })
+  registerPermissionRuleRoutes(app, basePath, authenticate, { store, rights, now })
   registerMetricsRoute(app, basePath, authenticate, {
     metrics,
     principals: [...config.metricsPrincipals, ...config.approvers],

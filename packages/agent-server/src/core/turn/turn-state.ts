@@ -82,18 +82,18 @@ export class Turn {
       validators: deps.validators,
       policyContext: (toolCallId) => this.policyContext(toolCallId),
       logError: deps.logError,
-      findRule: async (tool, args) =>
-        ruleFor(
-          tool,
-          await deps.store.matchPermissionRules({
-            owner: plan.principal,
-            // Rules name the client's thread id; the owner makes it the owner's thread.
-            threadId: clientThreadId(plan.threadId),
-            toolName: tool.name,
-            argsKey: callArgsKey(tool, args),
-          }),
-          args,
-        ),
+      findRule: async (tool, args, toolCallId) => {
+        // Rules name the client's thread id; the owner makes it the owner's thread.
+        const threadId = clientThreadId(plan.threadId)
+        const rules = await deps.store.matchPermissionRules({
+          owner: plan.principal,
+          threadId,
+          toolName: tool.name,
+          argsKey: callArgsKey(tool, args),
+        })
+        const use = { tool, args, toolCallId, owner: plan.principal, threadId }
+        return ruleFor(use, rules, deps.ruleMakerMayDecide)
+      },
     }
   }
 
