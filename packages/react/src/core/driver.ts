@@ -10,6 +10,8 @@ import { errorFromFetch } from '@interlude/protocol'
 import type { RunToolCalls, ToolCallRef } from './browser-tools.ts'
 import { eligibleCalls, executeTool, offeredCalls, toolCallIdsOf } from './browser-tools.ts'
 import { clientError, isFatal, protocolViolation, runError } from './errors.ts'
+import { presentForeignInterrupt } from './foreign-answers.ts'
+import { legacyInterrupt } from './foreign-interrupts.ts'
 import { checkNotExpired } from './guards.ts'
 import { idleWatchdog } from './idle-watchdog.ts'
 import { sleep } from './sleep.ts'
@@ -130,7 +132,8 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
       const outcome = run.finished.outcome ?? { type: 'success' as const }
       if (outcome.type === 'interrupt') {
         // Calls seen before a pause stay in history; none of them runs locally.
-        host.settle(gen, { outcome: 'interrupt', interrupts: outcome.interrupts })
+        // Foreign bridges' interrupts get a title and an answer schema (docs/decisions.md#foreign-servers).
+        host.settle(gen, { outcome: 'interrupt', interrupts: outcome.interrupts.map(presentForeignInterrupt) })
         return
       }
       if (outcome.type === 'cancelled') {
@@ -173,6 +176,8 @@ interface Progress {
   skipUntil: string | undefined
   finished: RunFinishedEvent | undefined
   readonly started: Map<string, string>
+  /** Pauses announced by legacy `CUSTOM on_interrupt` events (foreign bridges), by id. */
+  readonly legacy: Map<string, Interrupt>
 }
 
 /**
@@ -200,6 +205,7 @@ async function runOnce(
     skipUntil: undefined,
     finished: undefined,
     started: new Map(),
+    legacy: new Map(),
   }
   let attempts = 0
   let reconnects = 0
@@ -226,8 +232,11 @@ async function runOnce(
       source = host.transport().connect(plan.threadId, { ...options, lastEventId: joinFrom, follow: true })
     }
     const before = progress.received
+    // Foreign bridges end the response to our own request with their backend's run id
+    // (docs/decisions.md#foreign-servers); a replay from the thread log stays strict.
+    const ownResponse = !reconnecting && post !== undefined
     try {
-      await consume(host, plan, target, source, progress, watchdog.alive)
+      await consume(host, plan, target, source, progress, watchdog.alive, ownResponse)
       if (!host.isCurrent(gen)) return RETIRED
       if (progress.finished)
         return { finished: progress.finished, toolCalls: { started: progress.started, saved }, joined }
@@ -289,6 +298,7 @@ async function consume(
   source: AsyncIterable<readonly TransportEvent[]>,
   progress: Progress,
   alive: () => void,
+  ownResponse: boolean,
 ): Promise<void> {
   const { gen, threadId } = plan
   for await (const batch of source) {
@@ -316,15 +326,22 @@ async function consume(
           break
         case 'RUN_FINISHED':
           if (!progress.acked) throw protocolViolation('RUN_FINISHED before RUN_STARTED.')
-          if (event.threadId !== threadId || event.runId !== target)
+          if (event.threadId !== threadId || (event.runId !== target && !ownResponse))
             throw protocolViolation('RUN_FINISHED does not match the run.')
-          progress.finished = event
+          progress.finished =
+            event.outcome === undefined && progress.legacy.size > 0
+              ? { ...event, outcome: { type: 'interrupt', interrupts: [...progress.legacy.values()] } }
+              : event
           if (id !== undefined) host.enqueue(gen, event, id) // carries the cursor into the final commit
           return
         case 'RUN_ERROR':
           throw runError(event)
         default:
           if (!progress.acked) throw protocolViolation(`${event.type} before RUN_STARTED.`)
+          if (event.type === 'CUSTOM') {
+            const interrupt = legacyInterrupt(event, target, progress.legacy.size)
+            if (interrupt) progress.legacy.set(interrupt.id, interrupt)
+          }
           if (event.type === 'TOOL_CALL_START') progress.started.set(event.toolCallId, event.toolCallName)
           else if (event.type === 'TOOL_CALL_CHUNK' && event.toolCallId && event.toolCallName)
             progress.started.set(event.toolCallId, event.toolCallName)
