@@ -198,6 +198,7 @@ function registerRoutes(
     sse,
     closing: parts.closing.signal,
     snapshotPageBytes: limits.snapshotPageBytes,
+    resultFrom: (toolName) => admission.agent.tools.get(toolName)?.definition.resultFrom,
   })
   registerDecisionRoutes(app, basePath, authenticate, { admission, access, runs, limits, turns })
   registerInterruptRoutes(app, basePath, authenticate, { store, rights, now })

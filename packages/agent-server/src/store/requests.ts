@@ -69,10 +69,10 @@ export interface StartInputRunRequest {
   readonly expectedRevision: number | null
   readonly initialState: unknown
   readonly messages: readonly Message[]
-  /** Results for pending browser/external calls carried by this input. */
+  /** Results for pending browser/external calls carried by this input (`unknown`: an external call overtaken). */
   readonly toolResults: readonly {
     readonly toolCallId: string
-    readonly status: 'succeeded' | 'cancelled'
+    readonly status: 'succeeded' | 'cancelled' | 'unknown'
     readonly result: string
   }[]
   readonly now: number
