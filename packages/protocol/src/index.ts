@@ -110,6 +110,8 @@ export type {
   ThreadSnapshot,
   ThreadStatus,
   ThreadSummary,
+  ToolCallClaimed,
+  InterludeForwardedProps,
   UnsettledEffect,
 } from './thread-snapshot.ts'
 export { isExpiredAt, isRfc3339, parseExpiresAt, parseRfc3339 } from './expires-at.ts'

@@ -36,6 +36,17 @@ export interface ExternalResultsSettled {
   readonly settled: readonly SettledExternalResult[]
 }
 
+/** `200` answer of the claim route: this claim holds the browser call (docs/protocol.md#browser-tool-claims). */
+export interface ToolCallClaimed {
+  readonly toolCallId: string
+  readonly claimId: string
+}
+
+/** Where a RunAgentInput names the claim its browser results were produced under (`forwardedProps`). */
+export interface InterludeForwardedProps {
+  readonly interlude?: { readonly claimId?: string }
+}
+
 /**
  * The server's view of a thread for cold recovery (docs/protocol.md). Served only to the owner; it never
  * contains a client-side batch token.

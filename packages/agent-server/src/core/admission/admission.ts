@@ -15,7 +15,8 @@ import type { Limits } from '../../config/limits.ts'
 import type { OpenBatchCache } from '../open-batch-cache.ts'
 import type { RunPlan } from '../run-plan.ts'
 import { threadTitle } from './thread-title.ts'
-import { callsAnswered, checkResultPoster, EXTERNAL_UNKNOWN_RESULT, settledAnswer } from './external-results.ts'
+import { callsAnswered, checkResultPoster, settledAnswer } from './external-results.ts'
+import { checkBrowserClaims, claimIdOf, closingResult } from './browser-claims.ts'
 
 export type { ResumeRequest } from './admit-resume.ts'
 
@@ -297,22 +298,20 @@ async function admitInput(
       // A known server-side or awaiting-decision call: ignored.
     }
   }
+  checkBrowserClaims(
+    awaiting.filter((c) => answered.has(c.toolCallId)),
+    claimIdOf(input.forwardedProps),
+  )
   if (settledElsewhere.length > 0)
     throw new InterludeError('TOOL_RESULTS_ALREADY_SUBMITTED', 'These browser tool calls already have a result.', {
       details: { toolCallIds: settledElsewhere },
     })
-  // A new user message closes calls still waiting for a result, so the history stays answerable. A dispatched external
-  // call may have happened: it is left `unknown` (an unsettled effect the owner reconciles), never "cancelled".
+  // A new user message closes calls still waiting for a result, so the history stays answerable; one that may have
+  // happened (dispatched, or claimed by a tab) is left `unknown`, never "cancelled" (./browser-claims.ts).
   if (userMessages.length > 0) {
     for (const call of awaiting) {
       if (answered.has(call.toolCallId)) continue
-      const [status, result] =
-        call.kind === 'external'
-          ? (['unknown', EXTERNAL_UNKNOWN_RESULT] as const)
-          : ([
-              'cancelled',
-              JSON.stringify({ status: 'cancelled', message: 'No result arrived before the next message.' }),
-            ] as const)
+      const { status, result } = closingResult(call)
       toolMessages.push({ id: `msg_${randomUUID()}`, role: 'tool', toolCallId: call.toolCallId, content: result })
       toolResults.push({ toolCallId: call.toolCallId, status, result })
     }
