@@ -145,6 +145,12 @@ export const FLAGS = {
     arg: '<name>',
     help: "principal who may decide every interrupt batch (besides each thread's owner); repeatable",
   },
+  oncall: {
+    type: 'string',
+    multiple: true,
+    arg: '<name>',
+    help: "demo agent: principal who may post notify_oncall's result to the owner's thread; repeatable or a comma list",
+  },
   webhook: {
     type: 'string',
     multiple: true,

@@ -135,6 +135,12 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
   ): ReconcileResult | undefined | Promise<ReconcileResult | undefined>
   /** The result is supplied later by another system as a `tool` message matched by toolCallId. */
   readonly external?: true
+  /**
+   * Principals besides the thread's owner allowed to post this external tool's result (the system that does the
+   * work), through `POST {base}/runs?owner=<owner>` with only `tool` messages (docs/protocol.md#external-results).
+   * Only with `external`; an empty list is refused.
+   */
+  readonly resultFrom?: readonly string[]
   /** Set by `askUser`: the call is answered by a person through an `input_required` interrupt. */
   readonly human?: HumanToolSpec<TArgs>
   /** Set by `defineSubagentTool`: the call runs another agent (docs/approvals.md#subagents). */
@@ -307,6 +313,17 @@ function approvalSchemaOf(
   }
 }
 
+/** `resultFrom` names at least one principal, and only on an external tool (no one else posts a result). */
+function resultFromProblemOf(definition: ToolDefinition): string | undefined {
+  const listed = definition.resultFrom
+  if (listed === undefined) return undefined
+  if (!definition.external) return 'resultFrom needs external: true.'
+  if (!Array.isArray(listed) || listed.length === 0) return 'resultFrom is empty; name at least one principal.'
+  if (listed.some((name) => typeof name !== 'string' || name.length === 0))
+    return 'resultFrom must be non-empty strings.'
+  return undefined
+}
+
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
 
 export function resolveTool(definition: ToolDefinition): ResolvedTool {
@@ -323,6 +340,8 @@ export function resolveTool(definition: ToolDefinition): ResolvedTool {
     throw new SchemaDefinitionError(`Tool "${definition.name}" needs execute().`)
   }
   const kind: ToolKind = definition.human ? 'human' : definition.external ? 'external' : 'server'
+  const resultFromProblem = resultFromProblemOf(definition)
+  if (resultFromProblem !== undefined) throw new RangeError(`Tool "${definition.name}": ${resultFromProblem}`)
   const expiryProblem = timeoutProblem(definition.timeout) ?? expiryOptionProblem(definition.onExpiry)
   if (expiryProblem !== undefined) throw new RangeError(`Tool "${definition.name}": ${expiryProblem}`)
   const rememberScopes = rememberScopesOf(definition)

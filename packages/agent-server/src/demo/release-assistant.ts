@@ -8,6 +8,7 @@ import type { ScriptedResponse } from '../models/scripted.ts'
 import { scriptedModel } from '../models/scripted.ts'
 import { maintenanceSummary, scheduleMaintenance } from './maintenance-window.ts'
 import { rollback } from './rollback.ts'
+import { notifyOncall } from './notify-oncall.ts'
 import { auditorTool } from './auditor.ts'
 import type { AuditRecord } from './auditor.ts'
 import type { RollbackRecord } from './rollback.ts'
@@ -172,6 +173,10 @@ function describe(outcome: ToolOutcome): string {
     const report = typeof r === 'object' && typeof r.report === 'string' ? r.report : 'no report'
     return `the auditor reported: ${report.replace(/\.$/, '')}`
   }
+  if (outcome.name === 'notify_oncall') {
+    if (status === 'unknown') return `the page about ${String(outcome.args.version ?? '?')} got no answer in time`
+    return `on-call answered: ${typeof r === 'string' ? r : JSON.stringify(r)}`
+  }
   if (outcome.name === 'rollback') {
     const version = String(outcome.args.version ?? '?')
     if (status === 'cancelled') return `rollback of ${version} was cancelled`
@@ -220,6 +225,13 @@ export function releaseAssistantScript(request: ModelRequest): ScriptedResponse 
     return { text: `${head} Summary: ${summary}.` }
   }
 
+  if (/\bpage\b.*\bon-?call\b/i.test(userText)) {
+    const version = versionOf(userText)
+    return {
+      text: `I paged the on-call engineer about ${version}; their answer arrives from the paging system.`,
+      toolCalls: [{ name: 'notify_oncall', args: { version } }],
+    }
+  }
   if (/\baudit\b/i.test(userText)) {
     const version = versionOf(userText)
     return {
@@ -267,6 +279,8 @@ export interface ReleaseAssistantOptions {
   readonly model?: ModelProvider
   /** Token pacing of the scripted model, in ms. @default 0 */
   readonly pacingMs?: number
+  /** Principals who may post `notify_oncall`'s result besides the thread's owner (`--oncall`). @default none */
+  readonly oncall?: readonly string[]
 }
 
 export const RELEASE_ASSISTANT_PROMPT =
@@ -285,6 +299,7 @@ export function releaseAssistant(options: ReleaseAssistantOptions = {}): AgentDe
     scheduleMaintenance,
     rollback as ToolDefinition<unknown, ReleaseState>,
     auditorTool(options.pacingMs ?? 0) as ToolDefinition<unknown, ReleaseState>,
+    notifyOncall(options.oncall) as ToolDefinition<unknown, ReleaseState>,
   ]
   return {
     name: 'release-assistant',

@@ -29,6 +29,8 @@ import type {
   RunKey,
   RunRecord,
   ReconcileEffectRequest,
+  ClaimToolCallRequest,
+  ClaimToolCallResult,
   SettleToolCallRequest,
   StartInputRunRequest,
   StartRunResult,
@@ -246,6 +248,10 @@ export class SqliteStore implements Store {
 
   async reconcileEffect(request: ReconcileEffectRequest): Promise<boolean> {
     return this.#write(() => toolCalls.reconcileEffectTx(this.#s, request))
+  }
+
+  async claimToolCall(request: ClaimToolCallRequest): Promise<ClaimToolCallResult> {
+    return this.#write(() => toolCalls.claimToolCallTx(this.#s, request))
   }
 
   async createBatch(batch: NewBatch): Promise<void> {
