@@ -11,6 +11,8 @@ import { rollback } from './rollback.ts'
 import { auditorTool } from './auditor.ts'
 import type { AuditRecord } from './auditor.ts'
 import type { RollbackRecord } from './rollback.ts'
+import { checkChangelog, checksChangelog } from './changelog.ts'
+import type { ChangelogCheck } from './changelog.ts'
 
 /** The demo agent's thread state. */
 export interface ReleaseState {
@@ -20,6 +22,8 @@ export interface ReleaseState {
   rollbacks?: RollbackRecord[]
   /** Sign-offs of the auditor subagent ("audit vX"); absent until the first one. */
   audits?: AuditRecord[]
+  /** `check_changelog` calls ("check the changelog and deploy vX"); absent until the first one. */
+  changelogChecks?: ChangelogCheck[]
 }
 
 export const ENVIRONMENT_CHOICE_SCHEMA = {
@@ -234,6 +238,17 @@ export function releaseAssistantScript(request: ModelRequest): ScriptedResponse 
       toolCalls: [{ name: 'rollback', args: { version } }],
     }
   }
+  if (checksChangelog(userText)) {
+    const version = versionOf(userText)
+    const environment = environmentOf(userText)
+    return {
+      text: `I will check the changelog of ${version}, then deploy it to ${environment} (the deploy needs your approval).`,
+      toolCalls: [
+        { name: 'check_changelog', args: { version } },
+        { name: 'deploy', args: { version, environment } },
+      ],
+    }
+  }
   if (/deploy|release/i.test(userText)) {
     const version = versionOf(userText)
     const environment = environmentOf(userText)
@@ -285,6 +300,7 @@ export function releaseAssistant(options: ReleaseAssistantOptions = {}): AgentDe
     scheduleMaintenance,
     rollback as ToolDefinition<unknown, ReleaseState>,
     auditorTool(options.pacingMs ?? 0) as ToolDefinition<unknown, ReleaseState>,
+    checkChangelog as ToolDefinition<unknown, ReleaseState>,
   ]
   return {
     name: 'release-assistant',
