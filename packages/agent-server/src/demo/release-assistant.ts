@@ -10,7 +10,7 @@ import { maintenanceSummary, scheduleMaintenance } from './maintenance-window.ts
 import { rollback } from './rollback.ts'
 import { auditorTool } from './auditor.ts'
 import type { AuditRecord } from './auditor.ts'
-import type { RollbackRecord } from './rollback.ts'
+import type { RollbackRecord, SnapshotRecord } from './rollback.ts'
 import { checkChangelog, checksChangelog } from './changelog.ts'
 import type { ChangelogCheck } from './changelog.ts'
 
@@ -24,6 +24,8 @@ export interface ReleaseState {
   audits?: AuditRecord[]
   /** `check_changelog` calls ("check the changelog and deploy vX"); absent until the first one. */
   changelogChecks?: ChangelogCheck[]
+  /** Pre-rollback snapshots, one per rollback call; absent until the first one. */
+  snapshots?: SnapshotRecord[]
 }
 
 export const ENVIRONMENT_CHOICE_SCHEMA = {
@@ -235,7 +237,10 @@ export function releaseAssistantScript(request: ModelRequest): ScriptedResponse 
     const version = versionOf(userText)
     return {
       text: `I will roll back ${version}; the rollback tool will ask you to confirm the affected deployments.`,
-      toolCalls: [{ name: 'rollback', args: { version } }],
+      // "carefully": the tool asks twice (a memoised snapshot before the questions, docs/demo-agent.md).
+      toolCalls: [
+        { name: 'rollback', args: /\bcareful(ly)?\b/i.test(userText) ? { version, doubleCheck: true } : { version } },
+      ],
     }
   }
   if (checksChangelog(userText)) {

@@ -148,6 +148,7 @@ export async function* runEffect(
       writes: turn.writes,
       validators: deps.validators,
       logError: deps.logError,
+      onStateCommitted: (state) => turn.setState(state),
       ...(tool.subagent ? { subagent: subagentRunner(tool, deps.signal, deps.validators, deps.logError) } : {}),
     })
     if (executed.status === 'asked') {
