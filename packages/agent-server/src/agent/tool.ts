@@ -36,6 +36,16 @@ export interface ToolContext<TState = unknown> {
    */
   interrupt<TAnswer = unknown>(request: ToolInterruptRequest): Promise<TAnswer>
   /**
+   * A memoised step (docs/approvals.md#memoised-steps): the first time, runs `fn` and stores its JSON result durably,
+   * keyed by this call, `name` and the occurrence of `name` in this execution (the second `step('x')` is another
+   * step than the first); on every later execution of this call — after a `ctx.interrupt` answer, after a crash —
+   * returns the stored result without calling `fn`. Put side effects before a question in steps. The state the tool
+   * changed so far (`updateState`) is committed with the step. `fn`'s result must be JSON (`undefined` is `null`).
+   * @example
+   * const snapshot = await ctx.step('snapshot', () => fleet.snapshot(args.version))
+   */
+  step<TResult>(name: string, fn: () => TResult | Promise<TResult>): Promise<TResult>
+  /**
    * Set only for a subagent tool (`defineSubagentTool`, docs/approvals.md#subagents): runs its agent with this call's
    * context. Its `execute` calls it, so a wrapper around `execute` (logging, gating) wraps the subagent too.
    */
@@ -61,7 +71,7 @@ export type ReconcileResult =
   { readonly status: 'succeeded'; readonly result: unknown } | { readonly status: 'failed'; readonly result?: unknown }
 
 /** Context for policy hooks (`approval`, `authorize`), before anything runs. */
-export type PolicyContext<TState = unknown> = Omit<ToolContext<TState>, 'updateState' | 'interrupt'>
+export type PolicyContext<TState = unknown> = Omit<ToolContext<TState>, 'updateState' | 'interrupt' | 'step'>
 
 /** A function type checked bivariantly, so a tool with specific argument types fits a `ToolDefinition<unknown>` list. */
 type Bivariant<TArgs extends unknown[], TResult> = { hook(...args: TArgs): TResult }['hook']

@@ -11,7 +11,9 @@ import { rollback } from './rollback.ts'
 import { notifyOncall } from './notify-oncall.ts'
 import { auditorTool } from './auditor.ts'
 import type { AuditRecord } from './auditor.ts'
-import type { RollbackRecord } from './rollback.ts'
+import type { RollbackRecord, SnapshotRecord } from './rollback.ts'
+import { checkChangelog, checksChangelog } from './changelog.ts'
+import type { ChangelogCheck } from './changelog.ts'
 
 /** The demo agent's thread state. */
 export interface ReleaseState {
@@ -21,6 +23,10 @@ export interface ReleaseState {
   rollbacks?: RollbackRecord[]
   /** Sign-offs of the auditor subagent ("audit vX"); absent until the first one. */
   audits?: AuditRecord[]
+  /** `check_changelog` calls ("check the changelog and deploy vX"); absent until the first one. */
+  changelogChecks?: ChangelogCheck[]
+  /** Pre-rollback snapshots, one per rollback call; absent until the first one. */
+  snapshots?: SnapshotRecord[]
 }
 
 export const ENVIRONMENT_CHOICE_SCHEMA = {
@@ -243,7 +249,21 @@ export function releaseAssistantScript(request: ModelRequest): ScriptedResponse 
     const version = versionOf(userText)
     return {
       text: `I will roll back ${version}; the rollback tool will ask you to confirm the affected deployments.`,
-      toolCalls: [{ name: 'rollback', args: { version } }],
+      // "carefully": the tool asks twice (a memoised snapshot before the questions, docs/demo-agent.md).
+      toolCalls: [
+        { name: 'rollback', args: /\bcareful(ly)?\b/i.test(userText) ? { version, doubleCheck: true } : { version } },
+      ],
+    }
+  }
+  if (checksChangelog(userText)) {
+    const version = versionOf(userText)
+    const environment = environmentOf(userText)
+    return {
+      text: `I will check the changelog of ${version}, then deploy it to ${environment} (the deploy needs your approval).`,
+      toolCalls: [
+        { name: 'check_changelog', args: { version } },
+        { name: 'deploy', args: { version, environment } },
+      ],
     }
   }
   if (/deploy|release/i.test(userText)) {
@@ -300,6 +320,7 @@ export function releaseAssistant(options: ReleaseAssistantOptions = {}): AgentDe
     rollback as ToolDefinition<unknown, ReleaseState>,
     auditorTool(options.pacingMs ?? 0) as ToolDefinition<unknown, ReleaseState>,
     notifyOncall(options.oncall) as ToolDefinition<unknown, ReleaseState>,
+    checkChangelog as ToolDefinition<unknown, ReleaseState>,
   ]
   return {
     name: 'release-assistant',

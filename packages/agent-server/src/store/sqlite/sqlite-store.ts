@@ -334,6 +334,8 @@ export class SqliteStore implements Store {
     this.#write(() => {
       fenceTx(this.#s, request.threadId, request.runId)
       this.#checkpoints.put(request)
+      if (request.stateJson !== undefined)
+        this.#s.setState.run({ threadId: request.threadId, stateJson: request.stateJson, now: request.now })
     })
   }
 
