@@ -51,16 +51,16 @@ function context(store: Store, tool: ReturnType<typeof resolveTool>): VerdictCon
     policyContext: () => ({}) as never,
     logError: () => undefined,
     // As the turn wires it (core/turn/turn.ts): one indexed query, then the argument match.
-    findRule: async (t, args) =>
+    findRule: async (t, args, toolCallId) =>
       ruleFor(
-        t,
+        { tool: t, args, toolCallId, owner: OWNER, threadId: THREAD },
         await store.matchPermissionRules({
           owner: OWNER,
           threadId: THREAD,
           toolName: t.name,
           argsKey: callArgsKey(t, args),
         }),
-        args,
+        undefined,
       ),
   }
 }

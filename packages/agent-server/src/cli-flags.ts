@@ -72,7 +72,8 @@ export const FLAGS = {
     arg: '<n>',
     help:
       'serve with n processes on one port, each a replica on the shared store: PostgreSQL, or SQLite with ' +
-      '--shared. SIGTERM/SIGINT reach every worker',
+      '--shared. SIGTERM/SIGINT reach every worker. Per-principal quotas are per process: n workers allow n times ' +
+      'each --max-… quota',
     default: CLI_DEFAULTS.workers,
   },
   'run-lease-ms': {
@@ -143,6 +144,12 @@ export const FLAGS = {
     multiple: true,
     arg: '<name>',
     help: "principal who may decide every interrupt batch (besides each thread's owner); repeatable",
+  },
+  oncall: {
+    type: 'string',
+    multiple: true,
+    arg: '<name>',
+    help: "demo agent: principal who may post notify_oncall's result to the owner's thread; repeatable or a comma list",
   },
   webhook: {
     type: 'string',

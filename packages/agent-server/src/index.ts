@@ -15,7 +15,7 @@ export { startServer } from './server.ts'
 export type { RunningServer, StartServerOptions } from './server.ts'
 export type { Clock } from './clock.ts'
 
-export type { AgentDefinition } from './agent/agent.ts'
+export type { AgentDefinition, PausePolicy } from './agent/agent.ts'
 export { defineTool } from './agent/tool.ts'
 export type {
   ApprovalPolicy,

@@ -69,6 +69,8 @@ export interface StartServerOptions extends Omit<AgentServerOptions, 'agent' | '
   readonly warn?: ((message: string) => void) | undefined
   /** Scripted-model token pacing in ms. @default SERVER_DEFAULTS.pacingMs */
   readonly pacingMs?: number | undefined
+  /** Demo agent: principals who may post `notify_oncall`'s result besides the owner (docs/demo-agent.md). */
+  readonly oncall?: readonly string[] | undefined
   /** Serve this directory (the built workbench) at `/`. */
   readonly staticDir?: string | undefined
   /**
@@ -142,9 +144,10 @@ function authenticatorFor(options: StartServerOptions, store: Store, warn: (mess
 
 /** The demo agent on `model` (`--model`): scripted, or OpenAI with `openai`'s bounds. */
 function releaseAssistantFor(options: StartServerOptions): AgentDefinition {
+  const oncall = options.oncall ?? []
   return (options.model ?? SERVER_DEFAULTS.model) === 'openai'
-    ? releaseAssistant({ model: openaiModel(options.openai) })
-    : releaseAssistant({ pacingMs: options.pacingMs ?? SERVER_DEFAULTS.pacingMs })
+    ? releaseAssistant({ model: openaiModel(options.openai), oncall })
+    : releaseAssistant({ pacingMs: options.pacingMs ?? SERVER_DEFAULTS.pacingMs, oncall })
 }
 
 /** `postgres://` / `postgresql://` URLs select the PostgreSQL store. */

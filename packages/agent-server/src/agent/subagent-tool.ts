@@ -27,6 +27,8 @@ export interface SubagentToolOptions<TArgs> {
   authorize?(args: TArgs, ctx: PolicyContext): boolean | Promise<boolean>
   /** Who may decide the subagent's interrupts (they are routed through this tool). */
   readonly approvers?: readonly string[] | ((principal: string, ctx: DecideContext) => boolean | Promise<boolean>)
+  /** With `approvers`, whether the thread's owner may decide its own call (four eyes by default). */
+  readonly allowSelfApproval?: boolean
   /** Seconds a decision on the subagent's interrupts may take. @default the server's `interruptTtlSeconds` */
   readonly timeout?: number
   readonly onExpiry?: ExpiryPolicy
@@ -60,6 +62,7 @@ export function defineSubagentTool<TArgs = Record<string, unknown>>(
     approval: options.approval ?? 'never',
     ...(options.authorize ? { authorize: options.authorize } : {}),
     ...(options.approvers ? { approvers: options.approvers } : {}),
+    ...(options.allowSelfApproval !== undefined ? { allowSelfApproval: options.allowSelfApproval } : {}),
     ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
     ...(options.onExpiry ? { onExpiry: options.onExpiry } : {}),
     subagent: spec as SubagentSpec,

@@ -30,7 +30,7 @@ describe('cors option', () => {
     const answer = await preflight(server, '/runs', APP, 'authorization, content-type, last-event-id')
     expect(answer.status).toBe(204)
     expect(answer.headers.get('access-control-allow-origin')).toBe(APP)
-    expect(answer.headers.get('access-control-allow-methods')).toBe('GET,POST,OPTIONS')
+    expect(answer.headers.get('access-control-allow-methods')).toBe('GET,POST,DELETE,OPTIONS')
     expect(answer.headers.get('access-control-allow-headers')?.toLowerCase()).toBe(
       'authorization,content-type,last-event-id',
     )

@@ -75,6 +75,7 @@ export function createServerParts(
     webhooks,
     openBatches,
     turns,
+    ruleMakerMayDecide: (rule, use) => rights.ruleMakerMayDecide(rule, use),
     // `metrics` is read when a model call reports usage, after construction.
     usage: reportedUsage(config.usage, logger, (usage) => metrics.recordModelUsage(usage)),
   })

@@ -13,7 +13,11 @@ const hasControl = (value: string) => [...value].some((ch) => ch.charCodeAt(0) <
  * name the owner). Threads are per owner, so the id alone cannot name another principal's thread.
  */
 export function threadOwner(c: Context<ServerEnv>): string {
-  const owner = c.req.query('owner')
+  const given = c.req.queries('owner')
+  // Two owners name no thread: refused rather than picking one (a proxy and the app could read different ones).
+  if (given !== undefined && given.length > 1)
+    throw new InterludeError('INVALID_INPUT', 'owner may be given once.', { details: { field: 'owner' } })
+  const owner = given?.[0]
   if (owner === undefined) return c.get('principal')
   if (owner.length === 0 || owner.length > 500 || hasControl(owner)) {
     throw new InterludeError(

@@ -70,6 +70,9 @@ function canonicalUrl(raw: string, name: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new RangeError(`${name}.url must be an absolute http(s) URL.`)
   }
+  // Userinfo is never sent (fetch refuses it) and would sit in every outbox row: authenticate with the secret.
+  if (url.username !== '' || url.password !== '')
+    throw new RangeError(`${name}.url must not carry credentials (user:password@); the signature authenticates.`)
   return url.href
 }
 

@@ -1,5 +1,6 @@
 import type {
   AgUiEvent,
+  AwaitingExternalCall,
   Interrupt,
   InterludeError,
   Message,
@@ -9,6 +10,8 @@ import type {
 import { errorFromFetch } from '@interlude/protocol'
 import type { RunToolCalls, ToolCallRef } from './browser-tools.ts'
 import { eligibleCalls, executeTool, offeredCalls, toolCallIdsOf } from './browser-tools.ts'
+import { awaitingExternalCalls } from './external-calls.ts'
+import { claimCalls, withClaim } from './tool-claims.ts'
 import { clientError, isFatal, protocolViolation, runError } from './errors.ts'
 import { presentForeignInterrupt } from './foreign-answers.ts'
 import { legacyInterrupt } from './foreign-interrupts.ts'
@@ -39,7 +42,12 @@ export type DriverSettings = Pick<
 
 /** How the driver ends an interaction (a local stop is the runtime's own). */
 export type Settlement =
-  | { readonly outcome: 'success'; readonly offered?: readonly PendingToolCall[] }
+  | {
+      readonly outcome: 'success'
+      readonly offered?: readonly PendingToolCall[]
+      /** The run's pending calls that wait for another system (`awaitingExternal`). */
+      readonly awaiting?: readonly AwaitingExternalCall[]
+    }
   | { readonly outcome: 'cancelled' }
   | { readonly outcome: 'failed'; readonly error: InterludeError }
   | { readonly outcome: 'interrupt'; readonly interrupts: readonly Interrupt[] }
@@ -47,6 +55,8 @@ export type Settlement =
 /** What the driver needs from the runtime. */
 export interface DriverHost {
   settings(): DriverSettings
+  /** This runtime's claim id for browser calls (one per tab). */
+  claimId(): string
   /** Read live: `updateOptions` may swap the transport. */
   transport(): Transport
   /** Whether the server has Interlude's routes (reconnect needs its thread log). */
@@ -95,6 +105,10 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
     let input = plan.kind === 'attach' || plan.kind === 'settle' ? undefined : plan.input
     let roundtrips = 0
     const results = async (calls: readonly ToolCallRef[], run = true) => {
+      // Claimed before anything runs here: one tab runs a call, the others are refused (./tool-claims.ts).
+      const ids = calls.map((c) => c.id)
+      const claimId = await claimCalls(host.transport(), host.features(), plan.threadId, ids, host.claimId())
+      if (!host.isCurrent(gen)) return false
       host.toolsStarted(gen)
       const answers = await Promise.all(calls.map((call) => executeTool(host, plan, runId, call, run)))
       if (!host.isCurrent(gen)) return false
@@ -102,7 +116,7 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
       const messages = [...flushAndRead(host).messages, ...answers]
       host.followUp(gen, runId, messages)
       // Follow-ups never carry `resume`; the checkpoint is the current one plus the tool results.
-      input = buildInput(plan.threadId, runId, messages, host.read().state, plan.config)
+      input = buildInput(plan.threadId, runId, messages, host.read().state, withClaim(plan.config, claimId))
       return true
     }
     if (plan.kind === 'settle') {
@@ -150,8 +164,10 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
           ? []
           : eligibleCalls(tools, flushAndRead(host).messages, run.toolCalls, pendingIds)
       if (calls.length === 0) {
-        const offered = pendingIds?.length ? offeredCalls(tools, flushAndRead(host).messages, pendingIds) : []
-        host.settle(gen, offered.length > 0 ? { outcome: 'success', offered } : { outcome: 'success' })
+        const { messages, awaitingExternal } = flushAndRead(host)
+        const offered = pendingIds?.length ? offeredCalls(tools, messages, pendingIds) : []
+        const awaiting = awaitingExternalCalls(tools, messages, pendingIds, awaitingExternal)
+        host.settle(gen, { outcome: 'success', awaiting, ...(offered.length > 0 ? { offered } : {}) })
         return
       }
       roundtrips += 1

@@ -1,8 +1,12 @@
+import type { Interrupt, PermissionRule } from '@interlude/protocol'
 import type { CanDecide, DecideContext } from '../../agent/decider.ts'
 import type { ResolvedTool } from '../../agent/tool.ts'
 import type { ServerConfig } from '../../config/server-config.ts'
-import type { BatchRecord, Store, ThreadRecord } from '../../store/store.ts'
+import type { BatchRecord, Store, StoredInterrupt, ThreadRecord } from '../../store/store.ts'
 import { clientThreadId } from '../../store/thread-key.ts'
+import { interruptRequest } from '../tools/interrupts.ts'
+import type { RuleUse } from '../tools/permission-rules.ts'
+import { allTools, deciderChain } from './decider-chain.ts'
 
 export interface DecisionRightsOptions extends Partial<Pick<ServerConfig, 'canDecide' | 'approvers'>> {
   readonly store: Pick<Store, 'getOpenBatch' | 'listDecisions' | 'getBatchOfInterrupt'>
@@ -29,7 +33,7 @@ export class DecisionRights {
     for (const name of approvers) {
       if (typeof name !== 'string' || name.length === 0) throw new RangeError('approvers must be non-empty strings.')
     }
-    for (const tool of options.tools.values()) {
+    for (const tool of allTools(options.tools)) {
       const listed = tool.definition.approvers
       // An empty list would make the tool's interrupts undecidable: the thread could never go on.
       if (Array.isArray(listed) && listed.length === 0)
@@ -43,13 +47,7 @@ export class DecisionRights {
   async mayDecide(principal: string, owner: string, batch: DecidableBatch): Promise<boolean> {
     if (batch.interrupts.length === 0) return false
     const verdicts = await Promise.all(
-      batch.interrupts.map((item) =>
-        this.#mayDecideOne(principal, item.toolName, {
-          owner,
-          threadId: clientThreadId(batch.threadId),
-          interrupt: item.interrupt,
-        }),
-      ),
+      batch.interrupts.map((item) => this.mayDecideInterrupt(principal, owner, clientThreadId(batch.threadId), item)),
     )
     return verdicts.every(Boolean)
   }
@@ -67,12 +65,71 @@ export class DecisionRights {
     return decided !== undefined && (await this.mayDecide(principal, thread.ownerId, decided))
   }
 
-  async #mayDecideOne(principal: string, toolName: string, ctx: DecideContext): Promise<boolean> {
+  /**
+   * Whether the maker of a remembered rule could decide the call it would approve now: the interrupt the call would
+   * raise, judged like any other (docs/approvals.md#remembered-permissions).
+   */
+  ruleMakerMayDecide(rule: PermissionRule, use: RuleUse): Promise<boolean> {
+    const request = interruptRequest(use.tool, use.toolCallId, use.args)
+    const interrupt: Interrupt = { ...request, id: `rule-check:${rule.ruleId}` }
+    return this.mayDecideInterrupt(rule.createdBy, use.owner, use.threadId, { toolName: use.tool.name, interrupt })
+  }
+
+  /**
+   * Whether `principal` may decide a call of `toolName` with `args` on `owner`'s thread `threadId` (the client's id):
+   * the approval it raises, judged like any interrupt. Reconciling an effect needs this right.
+   */
+  mayDecideCall(
+    principal: string,
+    owner: string,
+    threadId: string,
+    call: { readonly toolName: string; readonly toolCallId: string; readonly args: unknown },
+  ): Promise<boolean> {
+    const tool = this.#o.tools.get(call.toolName)
+    if (tool === undefined) return Promise.resolve(false)
+    const request = interruptRequest(tool, call.toolCallId, call.args)
+    const interrupt: Interrupt = { ...request, id: `call-check:${call.toolCallId}` }
+    return this.mayDecideInterrupt(principal, owner, threadId, { toolName: tool.name, interrupt })
+  }
+
+  /**
+   * Whether `principal` could make (or manage) `rule` now: the rule's owner, its maker, or a principal who may decide
+   * the call it approves on the owner's thread (docs/approvals.md#remembered-permissions).
+   */
+  async mayManageRule(principal: string, rule: PermissionRule): Promise<boolean> {
+    if (principal === rule.owner || principal === rule.createdBy) return true
+    const tool = this.#o.tools.get(rule.toolName)
+    if (tool === undefined) return false
+    const request = interruptRequest(tool, `rule:${rule.ruleId}`, rule.argsMatch ?? {})
+    const interrupt: Interrupt = { ...request, id: `rule-check:${rule.ruleId}` }
+    // A principal-wide rule names no thread: the check sees the empty thread id.
+    const item = { toolName: tool.name, interrupt }
+    return this.mayDecideInterrupt(principal, rule.owner, rule.threadId ?? '', item)
+  }
+
+  /**
+   * Whether `principal` may decide one interrupt (or the call it stands for) on `owner`'s thread `threadId` (the
+   * client's id): `canDecide`, then the `approvers` of every tool in its decider chain. A tool that names
+   * `approvers` means four eyes: the owner (the requester) never decides its call unless the tool sets
+   * `allowSelfApproval`.
+   */
+  async mayDecideInterrupt(
+    principal: string,
+    owner: string,
+    threadId: string,
+    item: Pick<StoredInterrupt, 'toolName' | 'interrupt'>,
+  ): Promise<boolean> {
+    const ctx: DecideContext = { owner, threadId, interrupt: item.interrupt }
     try {
       if ((await this.#canDecide(principal, ctx)) !== true) return false
-      const listed = this.#o.tools.get(toolName)?.definition.approvers
-      if (listed === undefined) return true
-      return typeof listed === 'function' ? (await listed(principal, ctx)) === true : listed.includes(principal)
+      for (const tool of deciderChain(this.#o.tools, item)) {
+        const listed = tool.definition.approvers
+        if (listed === undefined) continue
+        if (principal === owner && tool.definition.allowSelfApproval !== true) return false
+        const yes = typeof listed === 'function' ? (await listed(principal, ctx)) === true : listed.includes(principal)
+        if (!yes) return false
+      }
+      return true
     } catch (error) {
       this.#o.logError(`decider check for ${ctx.threadId}/${ctx.interrupt.id} threw`, error)
       return false

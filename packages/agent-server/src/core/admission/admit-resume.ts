@@ -200,8 +200,13 @@ async function makeClaim(deps: AdmissionDeps, prepared: PreparedClaim): Promise<
 }
 
 function started(deps: AdmissionDeps, request: ResumeRequest, prepared: PreparedClaim): Admission {
-  const { threadId, runId, tools, context } = request
   const { owner, batch, check } = prepared
+  const { threadId, runId } = request
+  // A decider's resume run contributes its decisions only: its context and browser tools would act in the owner's
+  // turn (docs/approvals.md#who-may-decide). The owner's own resume keeps them.
+  const own = prepared.request.decidedBy === owner
+  const tools = own ? request.tools : undefined
+  const context = own ? request.context : undefined
   deps.openBatches?.forget(threadId)
   deps.webhooks?.committed(prepared.outbox)
   const { entries: admitted, allCancelled, expired } = check

@@ -1,3 +1,4 @@
+import type { RuleMakerCheck } from '../tools/permission-rules.ts'
 import { randomUUID } from 'node:crypto'
 import type { AgUiEvent } from '@interlude/protocol'
 import type { ResolvedAgent } from '../../agent/agent.ts'
@@ -35,6 +36,8 @@ export interface RunManagerOptions extends Pick<
   readonly openBatches: OpenBatchCache
   /** Admitted runs start once the admissions queued before them are done (`admission-turns.ts`); `undefined`: off. */
   readonly turns: AdmissionTurns | undefined
+  /** Whether a remembered rule's maker may still decide the call (`DecisionRights.ruleMakerMayDecide`). */
+  readonly ruleMakerMayDecide?: RuleMakerCheck
 }
 
 /** What every run's execution reads; the signals and the flush are per run. */
@@ -100,6 +103,7 @@ export class RunManager {
       maxToolArgumentBytes: limits.maxToolArgumentBytes,
       webhooks: options.webhooks,
       openBatches: options.openBatches,
+      ...(options.ruleMakerMayDecide ? { ruleMakerMayDecide: options.ruleMakerMayDecide } : {}),
     }
     this.#tombstones = new CancelTombstones(options.now)
     this.#strays = new StrayRuns(this.leaseMs / 2)

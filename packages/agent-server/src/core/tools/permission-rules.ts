@@ -24,15 +24,35 @@ export function callArgsKey(tool: ResolvedTool, args: unknown): string | null {
   return picker ? argsKey(picker(args)) : null
 }
 
-/** The first of `rules` (oldest first) that approves this call of `tool`. */
-export function ruleFor(
-  tool: ResolvedTool,
+/** The call a rule would approve, as its maker's right to decide it is judged (the interrupt it stands for). */
+export interface RuleUse {
+  readonly tool: ResolvedTool
+  readonly args: unknown
+  readonly toolCallId: string
+  readonly owner: string
+  /** The client's thread id. */
+  readonly threadId: string
+}
+
+/**
+ * Whether the principal who made `rule` could decide this call now (docs/approvals.md#remembered-permissions): a
+ * rule is checked at use, so a policy that changed since (new `approvers`, a maker no longer listed) stops it.
+ */
+export type RuleMakerCheck = (rule: PermissionRule, use: RuleUse) => Promise<boolean>
+
+/** The first of `rules` (oldest first) that approves this call of `tool` and whose maker may still decide it. */
+export async function ruleFor(
+  use: RuleUse,
   rules: readonly PermissionRule[],
-  args: unknown,
-): PermissionRule | undefined {
-  return rules.find(
-    (r) => r.toolName === tool.name && tool.rememberScopes.includes(r.scope) && argsMatch(r.argsMatch, args),
-  )
+  check: RuleMakerCheck | undefined,
+): Promise<PermissionRule | undefined> {
+  const { tool, args } = use
+  for (const rule of rules) {
+    if (rule.toolName !== tool.name || !tool.rememberScopes.includes(rule.scope) || !argsMatch(rule.argsMatch, args))
+      continue
+    if (check === undefined || (await check(rule, use))) return rule
+  }
+  return undefined
 }
 
 /** The rule an approval with `remember` makes; its id derives from the interrupt, so making it twice is one rule. */

@@ -27,7 +27,7 @@ export interface VerdictContext {
   readonly policyContext: (toolCallId: string) => PolicyContext
   readonly logError: (message: string, error: unknown) => void
   /** A remembered permission that approves this call (docs/approvals.md#remembered-permissions). */
-  readonly findRule?: (tool: ResolvedTool, args: unknown) => Promise<PermissionRule | undefined>
+  readonly findRule?: (tool: ResolvedTool, args: unknown, toolCallId: string) => Promise<PermissionRule | undefined>
 }
 
 /** `undefined` when allowed, else the denial reason. A throwing policy denies (fail closed). */
@@ -80,7 +80,7 @@ export async function classifyCall(
   const kind = tool.kind === 'external' ? 'external' : 'execute'
   if (needsApproval) {
     // Only tools that allow `remember` can be approved by a rule; the lookup is one indexed query.
-    const rule = tool.rememberScopes.length > 0 ? await ctx.findRule?.(tool, args) : undefined
+    const rule = tool.rememberScopes.length > 0 ? await ctx.findRule?.(tool, args, call.id) : undefined
     return rule ? { kind, tool, args, rule } : { kind: 'interrupt', tool, args }
   }
   return { kind, tool, args }

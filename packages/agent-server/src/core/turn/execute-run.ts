@@ -1,3 +1,4 @@
+import type { RuleMakerCheck } from '../tools/permission-rules.ts'
 import { InterludeError, RUN_ERROR_CODES } from '@interlude/protocol'
 import type { AgUiEvent, ExpiryPolicy } from '@interlude/protocol'
 import type { ResolvedAgent } from '../../agent/agent.ts'
@@ -54,6 +55,8 @@ export interface ExecutionDeps {
    * default in `config/limits.ts`).
    */
   readonly maxToolArgumentBytes: number
+  /** Whether a remembered rule's maker may still decide the call it would approve (checked at use). */
+  readonly ruleMakerMayDecide?: RuleMakerCheck
 }
 
 /**

@@ -82,18 +82,18 @@ export class Turn {
       validators: deps.validators,
       policyContext: (toolCallId) => this.policyContext(toolCallId),
       logError: deps.logError,
-      findRule: async (tool, args) =>
-        ruleFor(
-          tool,
-          await deps.store.matchPermissionRules({
-            owner: plan.principal,
-            // Rules name the client's thread id; the owner makes it the owner's thread.
-            threadId: clientThreadId(plan.threadId),
-            toolName: tool.name,
-            argsKey: callArgsKey(tool, args),
-          }),
-          args,
-        ),
+      findRule: async (tool, args, toolCallId) => {
+        // Rules name the client's thread id; the owner makes it the owner's thread.
+        const threadId = clientThreadId(plan.threadId)
+        const rules = await deps.store.matchPermissionRules({
+          owner: plan.principal,
+          threadId,
+          toolName: tool.name,
+          argsKey: callArgsKey(tool, args),
+        })
+        const use = { tool, args, toolCallId, owner: plan.principal, threadId }
+        return ruleFor(use, rules, deps.ruleMakerMayDecide)
+      },
     }
   }
 
@@ -176,6 +176,19 @@ export class Turn {
 
   call(toolCallId: string): ToolCallRecord | undefined {
     return this.#calls.get(toolCallId)
+  }
+
+  /** The open calls in the order they were recorded: a response's calls in the model's order. */
+  openCalls(): ToolCallRecord[] {
+    return [...this.#calls.values()]
+  }
+
+  /**
+   * A call an earlier run of this turn held while its response's batch waited (`pausePolicy: 'hold'`,
+   * docs/decisions.md#a-turn-keeps-its-promises): recorded, never started, in no batch.
+   */
+  isHeld(record: ToolCallRecord): boolean {
+    return record.status === 'pending' && record.runId !== this.plan.runId && !this.batched.has(record.toolCallId)
   }
 
   /** The calls of this run that were recorded but never started and are not in a stored batch. */

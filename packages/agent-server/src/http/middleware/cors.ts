@@ -13,7 +13,8 @@ export function corsMiddleware(options: CorsOptions): MiddlewareHandler<ServerEn
   const allowed = new Set(options.origins)
   return cors({
     origin: any ? '*' : (origin) => (allowed.has(origin) ? origin : null),
-    allowMethods: ['GET', 'POST', 'OPTIONS'],
+    // DELETE: an allowed app revokes remembered rules (docs/approvals.md#remembered-permissions).
+    allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     allowHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID'],
     exposeHeaders: ['Server-Timing'],
     credentials: options.credentials ?? false,

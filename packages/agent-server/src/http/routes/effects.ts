@@ -43,6 +43,15 @@ function parseBody(body: unknown): { outcome: 'succeeded' | 'failed'; result: un
   return { outcome: value!.outcome, result: value!.result }
 }
 
+/** A stored call's arguments; text that is not JSON (a rejected call) is judged as no arguments. */
+function parsedArgs(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    return {}
+  }
+}
+
 function recorded(text: string | undefined): Recorded | undefined {
   try {
     const parsed = JSON.parse(text ?? '') as Recorded
@@ -54,8 +63,8 @@ function recorded(text: string | undefined): Recorded | undefined {
 
 /**
  * `POST {base}/threads/:threadId/effects/:toolCallId/reconcile` (docs/protocol.md): a person settles an effect whose
- * outcome is unknown (its run died while the tool ran; it was never re-run) with what they found out. The owner or a
- * principal who may decide on the thread; anybody else gets `THREAD_NOT_FOUND`. Only an `unknown` call can be
+ * outcome is unknown (its run died while the tool ran; it was never re-run) with what they found out. The owner, or a
+ * reader of the thread who may decide that call (its tool's approval); anybody else gets `THREAD_NOT_FOUND`. Only an `unknown` call can be
  * reconciled (one conditional update in the store); the same reconcile again answers the same, a different one is
  * `409 EFFECT_NOT_UNKNOWN`. The ledger records the outcome, who reconciled it and when; the tool never runs again.
  */
@@ -75,6 +84,12 @@ export function registerEffectRoutes(
     const call = await store.getToolCall(thread.threadId, toolCallId)
     if (!call)
       throw new InterludeError('UNKNOWN_TOOL_CALL', 'This thread has no such tool call.', { details: { toolCallId } })
+    // Reading the thread is not enough: settling an effect needs the right to decide that call (docs/approvals.md).
+    if (thread.ownerId !== principal) {
+      const judged = { toolName: call.toolName, toolCallId, args: parsedArgs(call.argsText) }
+      if (!(await access.rights.mayDecideCall(principal, thread.ownerId, threadId, judged)))
+        throw new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
+    }
     const at = new Date(now()).toISOString()
     const record: Recorded = {
       status: outcome,

@@ -27,7 +27,11 @@ export function loadSqlite(): SqliteDriver {
   const mismatch = sqliteVersionProblem(version, process.versions.node)
   if (mismatch !== undefined) throw new SetupError(mismatch)
   try {
-    driver = require('better-sqlite3') as SqliteDriver
+    const loaded = require('better-sqlite3') as SqliteDriver
+    // The native part loads at the first `new Database`, not at `require`: open one here, where its failure can be
+    // told apart from a bad path or a locked file.
+    new loaded(':memory:').close()
+    driver = loaded
   } catch (error) {
     throw sqliteLoadError(error)
   }
