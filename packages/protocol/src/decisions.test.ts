@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { DECISION_EVENT_NAME, SYSTEM_EXPIRY_PRINCIPAL, WEBHOOK_EVENT_TYPES } from './decisions.ts'
+import {
+  DECISION_EVENT_NAME,
+  STALE_INTERRUPT_REASON,
+  SYSTEM_EXPIRY_PRINCIPAL,
+  WEBHOOK_EVENT_TYPES,
+} from './decisions.ts'
 import { DecisionRecordSchema, DecisionRequestSchema, ThreadSnapshotSchema } from './schemas.ts'
 
 const record = {
@@ -24,6 +29,13 @@ describe('decision shapes', () => {
     expect(DecisionRecordSchema.safeParse({ ...record, via: 'email' }).success).toBe(false)
     expect(DecisionRecordSchema.safeParse({ ...record, at: '2026-11-30 10:32' }).success).toBe(false)
     expect(DecisionRecordSchema.safeParse({ ...record, decidedBy: '' }).success).toBe(false)
+  })
+
+  it('a stale outcome names the approvals that went stale; other outcomes are refused', () => {
+    expect(STALE_INTERRUPT_REASON).toBe('interlude:stale')
+    const stale = { ...record, outcome: 'stale', staleInterruptIds: ['i1'] }
+    expect(DecisionRecordSchema.safeParse(stale).success).toBe(true)
+    expect(DecisionRecordSchema.safeParse({ ...stale, outcome: 'late' }).success).toBe(false)
   })
 
   it('validates the decisions API body strictly', () => {

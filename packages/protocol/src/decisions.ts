@@ -21,7 +21,30 @@ export const SYSTEM_EXPIRY_PRINCIPAL = 'system:expiry'
 /** What happens to a batch when its `expiresAt` passes. */
 export type ExpiryPolicy = 'deny' | 'cancel' | 'keep'
 
-/** The audit record of one admitted decision. Stored once, never rewritten. */
+/**
+ * What became of an admitted decision besides being carried out (docs/approvals.md#stale-approvals): `stale` — an
+ * approved call's observation changed while the person decided; the call did not run and was asked again.
+ */
+export type DecisionOutcome = 'stale'
+
+/** The reason of the interrupt that asks again about a call whose approval went stale. */
+export const STALE_INTERRUPT_REASON = 'interlude:stale'
+
+/**
+ * `metadata` of an `interlude:stale` interrupt (besides the approval's `toolName`, `arguments`, `allowEdits`): the
+ * observation the first approval was given with, the one found before executing, and `observed` (= `after`, what
+ * this approval is about).
+ */
+export interface StaleMetadata {
+  readonly before: unknown
+  readonly after: unknown
+  readonly observed: unknown
+}
+
+/**
+ * The audit record of one admitted decision. Stored once; only `outcome` and `staleInterruptIds` are added later,
+ * once, by the run that carries it out.
+ */
 export interface DecisionRecord {
   readonly threadId: string
   /** The run that carries the decision out (the resume run). */
@@ -37,6 +60,10 @@ export interface DecisionRecord {
   readonly ruleId?: string
   /** `via: "rule"`: the call the rule approved. */
   readonly toolCallId?: string
+  /** Set when an approval of this decision went stale (docs/approvals.md#stale-approvals). */
+  readonly outcome?: DecisionOutcome
+  /** The approvals that went stale (their calls did not run and were asked again). */
+  readonly staleInterruptIds?: readonly string[]
 }
 
 /**

@@ -82,9 +82,17 @@ export { checkResume, checkResumeShape, resumeCheckError, resumeProblemCode } fr
 export type { ResumeCheckOptions, ResumeCheckResult, ResumeProblem, ResumeProblemKind } from './resume-checks.ts'
 export { canonicalDecision, decisionHash, decisionOf } from './decision-hash.ts'
 export { canonicalJson, isJsonValue, NonJsonValueError } from './canonical-json.ts'
-export { DECISION_EVENT_NAME, REMEMBER_SCOPES, SYSTEM_EXPIRY_PRINCIPAL, WEBHOOK_EVENT_TYPES } from './decisions.ts'
+export {
+  DECISION_EVENT_NAME,
+  REMEMBER_SCOPES,
+  STALE_INTERRUPT_REASON,
+  SYSTEM_EXPIRY_PRINCIPAL,
+  WEBHOOK_EVENT_TYPES,
+} from './decisions.ts'
 export type {
   DecisionAccepted,
+  DecisionOutcome,
+  StaleMetadata,
   DecisionRecord,
   DecisionRequest,
   DecisionVia,

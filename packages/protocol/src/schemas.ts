@@ -61,6 +61,8 @@ export const DecisionRecordSchema = z.object({
   at: z.string().refine(isRfc3339, 'at must be RFC 3339'),
   ruleId: z.string().min(1).optional(),
   toolCallId: z.string().min(1).optional(),
+  outcome: z.enum(['stale']).optional(),
+  staleInterruptIds: z.array(z.string()).optional(),
 })
 
 /** Body of `POST {base}/threads/:threadId/decisions`; ids are checked like `RunAgentInput`'s. */

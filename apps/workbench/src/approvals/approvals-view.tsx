@@ -3,6 +3,7 @@ import { cancelAll, createDecisionsClient } from '@interlude/client'
 import type { PendingInterruptBatch, ResumeOptions } from '@interlude/react'
 import { InterruptForm, useInterruptForm } from '@interlude/react'
 import type { DecisionRecord, PendingBatch, ResumeEntry } from '@interlude/protocol'
+import { STALE_INTERRUPT_REASON } from '@interlude/protocol'
 import { useMemo, useState } from 'react'
 import { readToken } from '../auth/session-token.ts'
 import { useExpired } from '../live/expiry.ts'
@@ -119,7 +120,17 @@ export function ApprovalsView({ recorder, active }: ApprovalsViewProps) {
                     setOutcome(undefined)
                   }}
                 >
-                  <span className="inbox-title">{batch.title ?? batch.threadId}</span>
+                  <span className="inbox-title">
+                    {batch.title ?? batch.threadId}
+                    {batch.interrupts.some((i) => i.reason === STALE_INTERRUPT_REASON) && (
+                      <>
+                        {' '}
+                        <span className="badge" data-testid="stale-badge">
+                          changed while waiting
+                        </span>
+                      </>
+                    )}
+                  </span>
                   <span className="muted">
                     {batch.owner} · {batch.interrupts.length} waiting · opened{' '}
                     {new Date(batch.openedAt).toLocaleTimeString()}

@@ -29,6 +29,13 @@ describe('decision summaries (the audit line)', () => {
     expect(decisionSummary(record(), { formatTime: hhmm })).toBe('Approved by mgr via api at 10:32')
   })
 
+  it('says when an approval went stale: nothing ran, it was asked again', () => {
+    const stale = record({ outcome: 'stale', staleInterruptIds: ['i2'] })
+    expect(decisionSummary(stale, { formatTime: hhmm })).toBe(
+      'Approved by mgr via api at 10:32 — stale: nothing ran, asked again',
+    )
+  })
+
   it('calls a cancelled batch cancelled, never denied, and names the deadline', () => {
     const cancelled = record({
       entries: [

@@ -60,7 +60,9 @@ export function decisionSummary(record: DecisionRecord, options: DecisionSummary
   }
   const at = new Date(record.at)
   const time = Number.isFinite(at.getTime()) ? (options.formatTime ?? defaultTime)(at) : record.at
-  return `${head} by ${deciderLabel(record.decidedBy)} via ${record.via} at ${time}`
+  // docs/approvals.md#stale-approvals: an approval that found the world changed ran nothing and was asked again.
+  const stale = record.outcome === 'stale' ? ' — stale: nothing ran, asked again' : ''
+  return `${head} by ${deciderLabel(record.decidedBy)} via ${record.via} at ${time}${stale}`
 }
 
 /** Structural check of a record from the wire (a snapshot, a CUSTOM event, a recording). */

@@ -117,6 +117,16 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
    */
   authorize?(args: TArgs, ctx: PolicyContext<TState>): boolean | Promise<boolean>
   /**
+   * The stale-approval guard (docs/approvals.md#stale-approvals): a JSON fingerprint of what an approval of this call
+   * is about (a version, an ETag, a balance). Taken at the pause and shown as `interrupt.metadata.observed`; taken
+   * again after the approval, right before `execute`: when it differs, the call does not run, the decision record
+   * says `outcome: "stale"` and the person is asked again (`interlude:stale`, `metadata: { before, after }`). Keep it
+   * a cheap read; a throwing `observe` denies the call.
+   * @example
+   * observe: (args) => ({ running: fleet.running(args.environment) })
+   */
+  observe?(args: TArgs, ctx: PolicyContext<TState>): unknown
+  /**
    * Narrows who may decide this tool's interrupts (docs/approvals.md): only a listed principal (or one the function
    * accepts), and only if the server's `canDecide` allows it too — the owner included.
    */

@@ -111,6 +111,14 @@ export class RunWrites {
     return this.#store.addRuleDecision(record)
   }
 
+  /**
+   * Adds a stale approval to the decision record this run carries out (docs/approvals.md#stale-approvals); fenced.
+   * The record as it is now, for its event.
+   */
+  markDecisionStale(interruptId: string): Promise<DecisionRecord | undefined> {
+    return this.#afterEvents(() => this.#store.markDecisionStale(this.#threadId, this.#runId, interruptId))
+  }
+
   /** Token usage as the model reports it (docs/protocol.md#token-usage); a store without usage keeps none. */
   async addUsage(usage: { readonly inputTokens: number; readonly outputTokens: number }): Promise<void> {
     await this.#store.addRunUsage?.(this.#threadId, this.#runId, usage)

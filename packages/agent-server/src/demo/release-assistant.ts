@@ -14,6 +14,8 @@ import type { AuditRecord } from './auditor.ts'
 import type { RollbackRecord, SnapshotRecord } from './rollback.ts'
 import { checkChangelog, checksChangelog } from './changelog.ts'
 import type { ChangelogCheck } from './changelog.ts'
+import { createFleet, deployOnFleet } from './fleet.ts'
+import type { Fleet } from './fleet.ts'
 
 /** The demo agent's thread state. */
 export interface ReleaseState {
@@ -301,6 +303,8 @@ export interface ReleaseAssistantOptions {
   readonly pacingMs?: number
   /** Principals who may post `notify_oncall`'s result besides the thread's owner (`--oncall`). @default none */
   readonly oncall?: readonly string[]
+  /** The simulated fleet `deploy` observes and changes. @default a new one, shared by this agent's threads */
+  readonly fleet?: Fleet
 }
 
 export const RELEASE_ASSISTANT_PROMPT =
@@ -314,7 +318,7 @@ export const RELEASE_ASSISTANT_PROMPT =
 export function releaseAssistant(options: ReleaseAssistantOptions = {}): AgentDefinition<ReleaseState> {
   const tools: ToolDefinition<unknown, ReleaseState>[] = [
     publishRelease,
-    deploy,
+    deployOnFleet(deploy, options.fleet ?? createFleet()) as ToolDefinition<unknown, ReleaseState>,
     askEnvironment,
     scheduleMaintenance,
     rollback as ToolDefinition<unknown, ReleaseState>,

@@ -107,4 +107,27 @@ describe.each(stores)('turn promises across kill -9 ($name)', (store) => {
       await server.kill()
     })
   })
+
+  it('a rollback answered over two questions, killed between them: executed three times, one snapshot', async () => {
+    await scenario(store, async ({ signals, launch }) => {
+      let server = await launch()
+      const threadId = newThreadId()
+      const run = await postRun(server, runInput(threadId, [userMessage('rollback v3 carefully')]))
+      const [first] = interruptsOf(run.events)
+      expect(first?.message).toMatch(/^Roll back v3\?/)
+      const next = await postRun(server, resumeInput(threadId, [resolved(first!, { confirm: true })]))
+      const [second] = interruptsOf(next.events)
+      expect(second?.message).toMatch(/^Really roll back v3\?/)
+      await server.kill()
+      server = await launch()
+      expect((await postRun(server, resumeInput(threadId, [resolved(second!, { confirm: true })]))).status).toBe(200)
+      const state = (await idle(server, threadId)).state as ReleaseState
+      expect(state.snapshots).toHaveLength(1)
+      expect(second?.metadata).toMatchObject({ snapshotId: state.snapshots![0]!.snapshotId })
+      expect(state.rollbacks).toHaveLength(1)
+      // From the top at the pause and on each answer; the snapshot step ran on the first only.
+      expect(signals.lines('tool-executions.log')).toEqual(Array(3).fill(`rollback ${first!.toolCallId}`))
+      await server.kill()
+    })
+  })
 })

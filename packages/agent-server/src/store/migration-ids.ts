@@ -26,6 +26,8 @@ export const MIGRATION_IDS = [
   '0008-tool-checkpoints',
   /** Threads keyed by their owner and the client's id (docs/decisions.md#threads-keyed-per-owner). */
   '0009-thread-keys-per-owner',
+  /** The approvals of a decision that went stale (docs/approvals.md#stale-approvals): its record's `outcome`. */
+  '0010-stale-decisions',
 ] as const
 
 export type MigrationId = (typeof MIGRATION_IDS)[number]

@@ -132,6 +132,8 @@ export interface DecisionRow {
   decided_by: string
   via: DecisionVia
   decided_at: number
+  /** JSON array of the approvals that went stale (`0010-stale-decisions`); NULL: none. */
+  stale_interrupt_ids?: string | null
 }
 export interface OutboxRow {
   delivery_id: string
@@ -247,6 +249,9 @@ export function toDecision(row: DecisionRow): DecisionRecord {
     decidedBy: row.decided_by,
     via: row.via,
     at: new Date(Number(row.decided_at)).toISOString(),
+    ...(row.stale_interrupt_ids
+      ? { outcome: 'stale' as const, staleInterruptIds: JSON.parse(row.stale_interrupt_ids) as string[] }
+      : {}),
   }
 }
 

@@ -277,6 +277,12 @@ export interface Store {
   revokePermissionRule(owner: string, ruleId: string, at: number): Promise<boolean>
   /** Stores the `via: "rule"` record of one call (once per `toolCallId`); `listDecisions` includes it. */
   addRuleDecision(record: DecisionRecord): Promise<void>
+  /**
+   * Adds an approval that went stale to the decision record the run `runId` carries out (docs/approvals.md#stale-approvals;
+   * once per interrupt id) and returns the record as it is now. Fenced: `RunNotActiveError` unless `runId` is the
+   * thread's active run. Revision: 0.
+   */
+  markDecisionStale(threadId: string, runId: string, interruptId: string): Promise<DecisionRecord | undefined>
 
   // ---- per-call checkpoints of tools that ask from inside `execute` (docs/approvals.md#asking-from-inside-a-tool)
 

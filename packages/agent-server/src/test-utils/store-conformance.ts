@@ -13,6 +13,7 @@ import { runCases } from '../store/conformance/run-cases.ts'
 import { usageCases } from '../store/conformance/usage-cases.ts'
 import { toolCheckpointCases } from '../store/conformance/tool-checkpoint-cases.ts'
 import { toolClaimCases } from '../store/conformance/tool-claim-cases.ts'
+import { staleDecisionCases } from '../store/conformance/stale-decision-cases.ts'
 
 export type { ConformanceDatabase } from '../store/conformance/kit.ts'
 
@@ -38,5 +39,6 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     ownerCases(kit)
     toolCheckpointCases(kit)
     toolClaimCases(kit)
+    staleDecisionCases(kit)
   })
 }

@@ -1,6 +1,7 @@
 import type { Interrupt } from '@interlude/protocol'
 import { CallArguments, callArguments } from './call-arguments.tsx'
 import { ChoiceField } from './choice-field.tsx'
+import { StaleNotice } from './stale-notice.tsx'
 import { text } from './schema.ts'
 import { Field, type Schema } from './schema-field.tsx'
 import { editedArgsSchema, type UseInterruptFormResult } from './use-interrupt-form.ts'
@@ -55,6 +56,7 @@ export function ApprovalQuestion({ interrupt, form, id, disabled }: QuestionProp
   return (
     <>
       {description !== undefined && <p className="interlude-interrupt-description">{description}</p>}
+      <StaleNotice interrupt={interrupt} id={id} />
       <CallArguments id={id} args={args} edited={choice === 'approve' ? payload?.editedArgs : undefined} />
       <div role="radiogroup" aria-label="Decision">
         {radio('approve', 'Approve')}

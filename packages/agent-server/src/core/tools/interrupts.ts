@@ -21,14 +21,22 @@ export function interruptFor(
   toolCallId: string,
   args: unknown,
   expiry: ExpiryDefaults,
+  observed?: { readonly value: unknown },
 ): PendingInterrupt {
-  const stored = storedInterrupt(tool, toolCallId, args)
+  const stored = storedInterrupt(tool, toolCallId, args, observed)
   // docs/approvals.md#deadlines: a tool's own timeout, else the server's TTL.
   return { stored, timeoutMs: tool.timeoutMs ?? expiry.ttlMs, onExpiry: interruptPolicy(tool, stored.kind, expiry) }
 }
 
-function storedInterrupt(tool: ResolvedTool, toolCallId: string, args: unknown): StoredInterrupt {
-  const interrupt = interruptRequest(tool, toolCallId, args)
+function storedInterrupt(
+  tool: ResolvedTool,
+  toolCallId: string,
+  args: unknown,
+  observed: { readonly value: unknown } | undefined,
+): StoredInterrupt {
+  const request = interruptRequest(tool, toolCallId, args)
+  // docs/approvals.md#stale-approvals: what the approval is about, as the tool observed it at the pause.
+  const interrupt = observed ? { ...request, metadata: { ...request.metadata, observed: observed.value } } : request
   return { kind: tool.definition.human ? 'input' : 'approval', toolCallId, toolName: tool.name, interrupt }
 }
 

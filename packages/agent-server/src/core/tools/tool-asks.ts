@@ -28,6 +28,11 @@ export interface ToolCheckpoint {
   readonly steps?: Readonly<Record<string, readonly StepResult[]>>
   /** A subagent tool's progress (`core/turn/subagent-run.ts`). */
   readonly subagent?: unknown
+  /**
+   * The call was approved in a batch where another approval went stale: it waits, with the arguments it was approved
+   * with, for the re-ask to be decided (docs/approvals.md#stale-approvals).
+   */
+  readonly approved?: { readonly args: unknown; readonly edited: boolean }
 }
 
 /** One stored step result (wrapped, so `null` is a result like any other). */

@@ -5,12 +5,15 @@ import { clientThreadId } from '../../store/thread-key.ts'
 import type { ResumeRunPlan } from '../run-plan.ts'
 import { parseJson } from '../strict-json.ts'
 import { approvedCall, toolGone } from '../tools/approved-call.ts'
-import type { ApprovalPayload } from '../tools/approved-call.ts'
+import type { ApprovalPayload, ApprovedCall } from '../tools/approved-call.ts'
+import { staleArguments } from '../tools/observation.ts'
 import { ruleFromApproval } from '../tools/permission-rules.ts'
 import { authorizeCall } from '../tools/tool-verdicts.ts'
-import { parseCheckpoint } from '../tools/tool-asks.ts'
+import { EMPTY_CHECKPOINT, parseCheckpoint } from '../tools/tool-asks.ts'
 import { withAnswers } from '../tools/tool-interrupts.ts'
-import { runEffect, storeBatch } from './tool-step.ts'
+import { checkApprovals, reaskStale } from './stale-step.ts'
+import type { StaleCall } from './stale-step.ts'
+import { OBSERVE_FAILED, runEffect, storeBatch } from './tool-step.ts'
 import type { Step, Turn } from './turn-state.ts'
 
 /**
@@ -28,13 +31,22 @@ export async function* applyDecisions(turn: Turn, plan: ResumeRunPlan): AsyncGen
   const byId = new Map<string, ResumeEntry>(plan.decision.map((e) => [e.interruptId, e]))
   const byCall = new Map<string, StoredInterrupt[]>()
   for (const item of plan.batch.interrupts) byCall.set(item.toolCallId, [...(byCall.get(item.toolCallId) ?? []), item])
+  // docs/approvals.md#stale-approvals: before anything runs, approved calls are observed again; if one is stale,
+  // nothing of the batch runs and the stale calls are asked again.
+  const checks = await checkApprovals(turn, plan.batch.interrupts, byId)
+  if (checks.stale.length > 0) {
+    yield* deferBatch(turn, plan.batch.interrupts, byId, checks.stale)
+    return await storeBatch(turn, [])
+  }
   for (const open of turn.openCalls()) {
     const record = turn.call(open.toolCallId)
     if (!record) continue
     const items = byCall.get(record.toolCallId)
     if (items === undefined) {
-      // A held call after one that asked again waits for the new batch.
-      if (turn.isHeld(record) && turn.asked.length === 0) yield* runHeld(turn, record, plan.allCancelled)
+      // A held call after one that asked again waits for the new batch; so does one a stale re-ask deferred.
+      const held =
+        turn.isHeld(record) || (record.status === 'awaiting_decision' && !turn.batched.has(record.toolCallId))
+      if (held && turn.asked.length === 0) yield* runHeld(turn, record, plan.allCancelled)
       continue
     }
     if (record.status !== 'awaiting_decision') continue
@@ -46,7 +58,10 @@ export async function* applyDecisions(turn: Turn, plan: ResumeRunPlan): AsyncGen
     }
     for (const item of items) {
       const entry = byId.get(item.interrupt.id)
-      if (entry) yield* applyDecision(turn, item, entry, record)
+      if (!entry) continue
+      if (checks.failed.has(item.interrupt.id))
+        yield* turn.settle(record, 'denied', { status: 'denied', reason: OBSERVE_FAILED })
+      else yield* applyDecision(turn, item, entry, record)
     }
   }
   return turn.asked.length > 0 ? await storeBatch(turn, []) : undefined
@@ -54,7 +69,8 @@ export async function* applyDecisions(turn: Turn, plan: ResumeRunPlan): AsyncGen
 
 /**
  * A held call runs now, as it would have without the pause — `authorize` again first (the resource may have changed
- * while the batch waited). A batch all cancelled abandons the turn: its held calls never run.
+ * while the batch waited). A call a stale re-ask deferred runs with what it was decided with (its checkpoint). A batch
+ * all cancelled abandons the turn: its held calls never run.
  */
 async function* runHeld(turn: Turn, record: ToolCallRecord, cancelled: boolean): AsyncGenerator<AgUiEvent> {
   if (cancelled) {
@@ -66,16 +82,61 @@ async function* runHeld(turn: Turn, record: ToolCallRecord, cancelled: boolean):
     yield* turn.settle(record, 'rejected', toolGone(record.toolName))
     return
   }
-  const args = requestedArgs(record)
+  const deferred = record.status === 'awaiting_decision'
+  const checkpoint = deferred
+    ? parseCheckpoint(await turn.deps.store.getToolCheckpoint(turn.plan.threadId, record.toolCallId))
+    : EMPTY_CHECKPOINT
+  const args = checkpoint.approved?.args ?? checkpoint.args ?? requestedArgs(record)
+  const edited = checkpoint.approved?.edited ?? checkpoint.edited === true
   const denial = await authorizeCall(tool, args, record.toolCallId, turn.verdicts)
   if (denial !== undefined) {
     yield* turn.settle(record, 'denied', { status: 'denied', reason: denial })
     return
   }
-  yield* runEffect(turn, tool, record, args)
+  yield* runEffect(turn, tool, record, args, edited, checkpoint)
 }
 
 const HELD_CANCELLED = 'The decision this call waited for was cancelled; it did not run.'
+
+/**
+ * A batch with a stale approval (docs/approvals.md#stale-approvals): nothing of it runs. The stale calls are asked
+ * again; the batch's other approved calls keep their decision in their checkpoint and wait (deferred) with the held
+ * calls, answers to questions are stored and wait too; denials, cancellations and `askUser` answers settle now (they
+ * run nothing).
+ */
+async function* deferBatch(
+  turn: Turn,
+  items: readonly StoredInterrupt[],
+  entries: ReadonlyMap<string, ResumeEntry>,
+  stale: readonly StaleCall[],
+): AsyncGenerator<AgUiEvent> {
+  const staleIds = new Set(stale.map((s) => s.item.interrupt.id))
+  const asked = new Map<string, StoredInterrupt[]>()
+  for (const item of items) {
+    const entry = entries.get(item.interrupt.id)
+    const record = turn.call(item.toolCallId)
+    if (!entry || !record || record.status !== 'awaiting_decision' || staleIds.has(item.interrupt.id)) continue
+    if (item.kind === 'ask') asked.set(item.toolCallId, [...(asked.get(item.toolCallId) ?? []), item])
+    else if (item.kind === 'approval' && entry.status === 'resolved' && (entry.payload as ApprovalPayload).approved) {
+      const approved = await approvalOf(turn, item, entry, record)
+      if (!approved.ok) {
+        yield* turn.settle(record, approved.status, approved.result)
+        continue
+      }
+      const remember = (entry.payload as ApprovalPayload).remember
+      if (remember !== undefined && approved.tool.rememberScopes.includes(remember))
+        await rememberApproval(turn, approved.tool, remember, approved.args, item.interrupt.id)
+      const checkpoint = { answers: [], approved: { args: approved.args, edited: approved.edited } }
+      await turn.writes.saveCheckpoint(record.toolCallId, checkpoint)
+    } else yield* applyDecision(turn, item, entry, record)
+  }
+  for (const [toolCallId, group] of asked) {
+    const stored = parseCheckpoint(await turn.deps.store.getToolCheckpoint(turn.plan.threadId, toolCallId))
+    const checkpoint = withAnswers(stored, group, entries)
+    if (checkpoint !== stored) await turn.writes.saveCheckpoint(toolCallId, checkpoint)
+  }
+  yield* reaskStale(turn, stale)
+}
 
 /** Stores a call's new answers, then runs the tool again from the top (docs/approvals.md#asking-from-inside-a-tool). */
 async function* answerAsks(
@@ -114,13 +175,12 @@ async function* applyDecision(
     yield* turn.settle(record, 'succeeded', entry.payload ?? null)
     return
   }
-  const payload = entry.payload as ApprovalPayload
-  const tool = turn.deps.agent.tools.get(record.toolName)
-  const approved = await approvedCall(record, tool, payload, () => requestedArgs(record), turn.verdicts)
+  const approved = await approvalOf(turn, item, entry, record)
   if (!approved.ok) {
     yield* turn.settle(record, approved.status, approved.result)
     return
   }
+  const payload = entry.payload as ApprovalPayload
   if (payload.remember !== undefined && approved.tool.rememberScopes.includes(payload.remember)) {
     // Stored before the effect runs: a continuation after a crash makes the same rule (same id), once.
     await rememberApproval(turn, approved.tool, payload.remember, approved.args, item.interrupt.id)
@@ -128,13 +188,30 @@ async function* applyDecision(
   yield* runEffect(turn, approved.tool, record, approved.args, approved.edited)
 }
 
+/**
+ * An answered approval checked (`approvedCall`): a stale re-ask carries the arguments the first approval had, edits
+ * included (docs/approvals.md#stale-approvals).
+ */
+export async function approvalOf(
+  turn: Turn,
+  item: StoredInterrupt,
+  entry: ResumeEntry,
+  record: ToolCallRecord,
+): Promise<ApprovedCall> {
+  const payload = entry.payload as ApprovalPayload
+  const tool = turn.deps.agent.tools.get(record.toolName)
+  const again = staleArguments(item.interrupt)
+  const approved = await approvedCall(record, tool, payload, () => again?.args ?? requestedArgs(record), turn.verdicts)
+  return approved.ok && again?.edited === true ? { ...approved, edited: true } : approved
+}
+
 /** The arguments the model proposed (`{}` when they are not JSON: the call was rejected before it could run). */
-function requestedArgs(record: ToolCallRecord): unknown {
+export function requestedArgs(record: ToolCallRecord): unknown {
   const parsed = parseJson(record.argsText)
   return parsed.ok ? parsed.value : {}
 }
 
-async function rememberApproval(
+export async function rememberApproval(
   turn: Turn,
   tool: ResolvedTool,
   scope: RememberScope,

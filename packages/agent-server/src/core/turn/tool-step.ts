@@ -13,6 +13,7 @@ import { EMPTY_CHECKPOINT } from '../tools/tool-asks.ts'
 import type { AskSession, ToolCheckpoint } from '../tools/tool-asks.ts'
 import { askInterruptFor } from '../tools/tool-interrupts.ts'
 import { classifyCalls } from '../tools/tool-verdicts.ts'
+import { observeCall } from '../tools/observation.ts'
 import type { Verdict } from '../tools/tool-verdicts.ts'
 import type { ModelResponse } from './model-events.ts'
 import { sized } from './model-window.ts'
@@ -95,9 +96,19 @@ export async function* processCalls(
         if (hold && (decides || turn.asked.length > 0)) break
         yield* runEffect(turn, verdict.tool, record, verdict.args)
         break
-      case 'interrupt':
-        interrupts.push(interruptFor(verdict.tool, record.toolCallId, verdict.args, expiryDefaults(turn)))
+      case 'interrupt': {
+        // docs/approvals.md#stale-approvals: the approval is asked with what it is about; a failing observe denies.
+        const observe = verdict.tool.kind !== 'human' && verdict.tool.definition.observe !== undefined
+        const observed = observe
+          ? await observeCall(verdict.tool, verdict.args, turn.policyContext(record.toolCallId), turn.deps.logError)
+          : undefined
+        if (observed?.ok === false) {
+          yield* turn.settle(record, 'denied', { status: 'denied', reason: OBSERVE_FAILED })
+          break
+        }
+        interrupts.push(interruptFor(verdict.tool, record.toolCallId, verdict.args, expiryDefaults(turn), observed))
         break
+      }
       case 'client':
         break
     }
@@ -212,6 +223,9 @@ async function* ruleDecision(turn: Turn, rule: PermissionRule, toolCallId: strin
   yield ev.decision(record)
 }
 
-function expiryDefaults(turn: Turn): { ttlMs: number; onExpiry: Turn['deps']['onExpiry'] } {
+/** The denial of a call whose `observe` threw (fail closed, like a throwing `authorize`). */
+export const OBSERVE_FAILED = 'The check of what this approval is about failed.'
+
+export function expiryDefaults(turn: Turn): { ttlMs: number; onExpiry: Turn['deps']['onExpiry'] } {
   return { ttlMs: turn.deps.interruptTtlMs, onExpiry: turn.deps.onExpiry }
 }

@@ -238,6 +238,10 @@ export const POSTGRES_MIGRATIONS: DialectMigrations = {
   UPDATE tool_checkpoints x SET thread_id = t.owner_id || chr(31) || t.thread_id FROM threads t WHERE t.thread_id = x.thread_id;
   UPDATE threads SET thread_id = owner_id || chr(31) || thread_id;
   `,
+  // Stale approvals (docs/approvals.md#stale-approvals): see the SQLite migration of the same id.
+  '0010-stale-decisions': `
+  ALTER TABLE decisions ADD COLUMN stale_interrupt_ids TEXT;
+  `,
 }
 
 /** The SQL of each schema version, in order: a database whose `schema_migrations` has 1..k has run the first k. */

@@ -52,6 +52,7 @@ import * as admission from './admission.ts'
 import { getAdmissionView } from './admission-view.ts'
 import { appendEventsTx } from './appends.ts'
 import * as approvals from './approval-reads.ts'
+import { markDecisionStaleTx } from './stale-decisions.ts'
 import * as batches from './batches.ts'
 import { PgDatabase } from './database.ts'
 import { finishRunTx } from './finish-run.ts'
@@ -334,6 +335,10 @@ export class PostgresStore implements Store {
 
   async addRuleDecision(record: DecisionRecord): Promise<void> {
     await rules.addRuleDecision(this.#pool, record)
+  }
+
+  async markDecisionStale(threadId: string, runId: string, interruptId: string): Promise<DecisionRecord | undefined> {
+    return this.#db.tx((q) => markDecisionStaleTx(q, threadId, runId, interruptId))
   }
 
   async getToolCheckpoint(threadId: string, toolCallId: string): Promise<string | undefined> {

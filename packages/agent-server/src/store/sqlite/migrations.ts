@@ -239,6 +239,11 @@ export const SQLITE_MIGRATIONS: DialectMigrations = {
     WHERE thread_id IN (SELECT thread_id FROM threads);
   UPDATE threads SET thread_id = owner_id || char(31) || thread_id;
   `,
+  // Stale approvals (docs/approvals.md#stale-approvals): the interrupt ids of a decision whose approved call found its
+  // observation changed (JSON array; NULL: none). The record's `outcome` is `stale` when set.
+  '0010-stale-decisions': `
+  ALTER TABLE decisions ADD COLUMN stale_interrupt_ids TEXT;
+  `,
 }
 
 /** The SQL of each schema version, in order: a file at `user_version` k has run the first k. */

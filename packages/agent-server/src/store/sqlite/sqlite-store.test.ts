@@ -7,7 +7,8 @@ import { firstRunRequest } from '../conformance/kit.ts'
 import { expectLegacyThreadKeyed, LEGACY_THREAD_ROWS } from '../conformance/legacy-thread.ts'
 import { threadKey } from '../thread-key.ts'
 import { tempDir } from '../../test-utils/harness.ts'
-import { MIGRATIONS } from './migrations.ts'
+import { MIGRATIONS, SQLITE_MIGRATIONS } from './migrations.ts'
+import { migrationSteps } from '../migration-steps.ts'
 import { createSqliteStore, SqliteStore } from './sqlite-store.ts'
 import { prepareStatements } from './statements.ts'
 import type { Store } from '../store.ts'
@@ -110,8 +111,10 @@ describe('SQLite store', () => {
   it('0009-thread-keys-per-owner gives every row of an existing thread its owner’s key', async () => {
     const file = path.join(tmp.dir, 'before-owner-keys.db')
     const db = new Database(file)
-    for (const sql of MIGRATIONS.slice(0, -1)) db.exec(sql)
-    db.pragma(`user_version = ${MIGRATIONS.length - 1}`)
+    // The schema just before 0009 (later migrations run when the store opens).
+    const before = migrationSteps(SQLITE_MIGRATIONS).findIndex((s) => s.ids.includes('0009-thread-keys-per-owner'))
+    for (const sql of MIGRATIONS.slice(0, before)) db.exec(sql)
+    db.pragma(`user_version = ${before}`)
     for (const sql of LEGACY_THREAD_ROWS) db.exec(sql)
     db.close()
     const store = createSqliteStore(file)

@@ -65,6 +65,7 @@ import type { SqliteStatements } from './statements.ts'
 import * as threads from './thread-reads.ts'
 import * as threadWrites from './thread-writes.ts'
 import { prepareToolCheckpoints } from './tool-checkpoints.ts'
+import { prepareStaleDecisions } from './stale-decisions.ts'
 import * as toolCalls from './tool-calls.ts'
 import { sqliteUsage } from './usage.ts'
 import { writeTransaction } from './write-transaction.ts'
@@ -92,6 +93,7 @@ export class SqliteStore implements Store {
   readonly #rules: ReturnType<typeof preparePermissionRules>
   readonly #usage: ReturnType<typeof sqliteUsage>
   readonly #checkpoints: ReturnType<typeof prepareToolCheckpoints>
+  readonly #stale: ReturnType<typeof prepareStaleDecisions>
   readonly #now: Clock
   #closed = false
 
@@ -103,6 +105,7 @@ export class SqliteStore implements Store {
     this.#rules = preparePermissionRules(this.#db)
     this.#usage = sqliteUsage(this.#db)
     this.#checkpoints = prepareToolCheckpoints(this.#db)
+    this.#stale = prepareStaleDecisions(this.#db)
   }
 
   /** Direct access for tests and tooling (e.g. a before/after dump). */
@@ -324,6 +327,13 @@ export class SqliteStore implements Store {
 
   async addRuleDecision(record: DecisionRecord): Promise<void> {
     this.#write(() => this.#rules.addDecision(record))
+  }
+
+  async markDecisionStale(threadId: string, runId: string, interruptId: string): Promise<DecisionRecord | undefined> {
+    return this.#write(() => {
+      fenceTx(this.#s, threadId, runId)
+      return this.#stale.mark(threadId, runId, interruptId)
+    })
   }
 
   async getToolCheckpoint(threadId: string, toolCallId: string): Promise<string | undefined> {

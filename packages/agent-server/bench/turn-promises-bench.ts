@@ -1,0 +1,162 @@
+/**
+ * What the turn's promises cost (docs/approvals.md#stale-approvals, docs/approvals.md#memoised-steps), on SQLite, in
+ * one run, each measured next to the same call without it:
+ *
+ *   A. 100 concurrent resumes approving a call without `observe`, then 100 approving a call with `observe` (the
+ *      fingerprint is taken at the pause and again before execute), interleaved over ROUNDS rounds;
+ *   B. a call without steps, with one `ctx.step` and with ten, each a whole run (no approval), interleaved.
+ *
+ *   node --import tsx bench/turn-promises-bench.ts     # env: BENCH_ROUNDS (5), BENCH_CYCLES (300)
+ */
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { AgentDefinition } from '../src/agent/agent.ts'
+import type { ToolDefinition } from '../src/agent/tool.ts'
+import { bearerTokens } from '../src/auth/authenticate.ts'
+import { NO_PRINCIPAL_QUOTAS } from '../src/config/limits.ts'
+import { createAgentServer } from '../src/http/app.ts'
+import { createLogger } from '../src/observability/logger.ts'
+import { scriptedModel } from '../src/models/scripted.ts'
+import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts'
+import { median, percentile } from './bench-utils.ts'
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+const CYCLES = Number(process.env.BENCH_CYCLES ?? 300)
+const CONCURRENT = 100
+const NO_ARGS = { type: 'object', properties: {}, additionalProperties: false }
+const fleet = { version: 'v2.0' }
+
+const steps = (n: number): ToolDefinition => ({
+  name: `steps_${n}`,
+  description: `${n} steps`,
+  parameters: NO_ARGS,
+  execute: async (_args, ctx) => {
+    for (let i = 0; i < n; i++) await ctx.step(`s${i}`, () => ({ i }))
+    return { ran: n }
+  },
+})
+const tools: ToolDefinition[] = [
+  { name: 'plain', description: 'approval', parameters: NO_ARGS, approval: 'always', execute: () => ({ ran: 1 }) },
+  {
+    name: 'observed',
+    description: 'approval with observe',
+    parameters: NO_ARGS,
+    approval: 'always',
+    observe: () => ({ running: fleet.version }),
+    execute: () => ({ ran: 1 }),
+  },
+  steps(0),
+  steps(1),
+  steps(10),
+]
+const agent: AgentDefinition = {
+  model: scriptedModel((request) => {
+    const last = request.messages[request.messages.length - 1]
+    if (last?.role === 'tool') return { text: 'done' }
+    return { toolCalls: [{ name: String(last?.content), args: {} }] }
+  }),
+  tools,
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'interlude-promises-bench-'))
+const store = createSqliteStore(join(dir, 'bench.db'))
+const app = createAgentServer({
+  agent,
+  store,
+  authenticate: bearerTokens({ alice: 'alice-bench-token' }),
+  limits: NO_PRINCIPAL_QUOTAS,
+  logError: () => undefined,
+  logger: createLogger({ level: 'silent' }),
+})
+await app.ready()
+
+async function post(body: unknown): Promise<string> {
+  const response = await app.request(`http://localhost${app.basePath}/runs`, {
+    method: 'POST',
+    headers: { Authorization: 'Bearer alice-bench-token', 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`${response.status}: ${text}`)
+  return text
+}
+
+const input = (threadId: string, extra: Record<string, unknown>) => ({
+  threadId,
+  runId: `run_${randomUUID()}`,
+  tools: [],
+  context: [],
+  state: {},
+  forwardedProps: {},
+  messages: [],
+  ...extra,
+})
+const ask = (threadId: string, tool: string) =>
+  post(input(threadId, { messages: [{ id: `u_${randomUUID()}`, role: 'user', content: tool }] }))
+
+/** 100 paused threads, then their resumes at once: each resume's latency to the end of its stream. */
+async function concurrentResumes(tool: string): Promise<number[]> {
+  const paused = await Promise.all(
+    Array.from({ length: CONCURRENT }, async () => {
+      const threadId = `t_${randomUUID()}`
+      const text = await ask(threadId, tool)
+      const interruptId = /"interrupts":\[\{"id":"([^"]+)"/.exec(text)?.[1]
+      if (!interruptId) throw new Error('no interrupt')
+      return { threadId, interruptId }
+    }),
+  )
+  return Promise.all(
+    paused.map(async ({ threadId, interruptId }) => {
+      const t = performance.now()
+      const done = await post(
+        input(threadId, { resume: [{ interruptId, status: 'resolved', payload: { approved: true } }] }),
+      )
+      if (!done.includes('ran') || !done.includes('"type":"success"')) throw new Error('the approved call did not run')
+      return performance.now() - t
+    }),
+  )
+}
+
+async function run(tool: string): Promise<number> {
+  const t = performance.now()
+  const done = await ask(`t_${randomUUID()}`, tool)
+  if (!done.includes('"type":"success"')) throw new Error('the run did not finish')
+  return performance.now() - t
+}
+
+const ms = (x: number) => `${x.toFixed(2)} ms`
+const line = (name: string, xs: number[]) => `${name}: p50 ${ms(median(xs))} p99 ${ms(percentile(xs, 99))}`
+
+// Warm-up.
+await concurrentResumes('plain')
+await concurrentResumes('observed')
+const resumes: Record<'plain' | 'observed', number[]> = { plain: [], observed: [] }
+for (let r = 0; r < ROUNDS; r++) {
+  resumes.plain.push(...(await concurrentResumes('plain')))
+  resumes.observed.push(...(await concurrentResumes('observed')))
+}
+console.log(`turn-promises bench: SQLite, in process (app.request)`)
+console.log(`A. ${ROUNDS} rounds of ${CONCURRENT} concurrent resumes approving one call`)
+console.log(`   ${line('without observe', resumes.plain)}`)
+console.log(`   ${line('with observe   ', resumes.observed)}`)
+console.log(
+  `   observe adds: p50 ${ms(median(resumes.observed) - median(resumes.plain))}, ` +
+    `p99 ${ms(percentile(resumes.observed, 99) - percentile(resumes.plain, 99))}`,
+)
+
+for (let i = 0; i < 20; i++) for (const n of [0, 1, 10]) await run(`steps_${n}`)
+const runs: Record<number, number[]> = { 0: [], 1: [], 10: [] }
+for (let i = 0; i < CYCLES; i++) for (const n of [0, 1, 10]) runs[n]!.push(await run(`steps_${n}`))
+console.log(`B. ${CYCLES} runs each of one call (no approval), interleaved`)
+for (const n of [0, 1, 10]) console.log(`   ${line(`${String(n).padStart(2)} steps`, runs[n]!)}`)
+const per = (n: number, q: (xs: number[]) => number) => (q(runs[n]!) - q(runs[0]!)) / n
+const p99 = (xs: number[]) => percentile(xs, 99)
+console.log(
+  `   per step: 1 step p50 ${ms(per(1, median))} p99 ${ms(per(1, p99))}; ` +
+    `10 steps p50 ${ms(per(10, median))} p99 ${ms(per(10, p99))}`,
+)
+await app.close()
+await store.close()
+rmSync(dir, { recursive: true, force: true })
