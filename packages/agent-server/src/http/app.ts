@@ -23,6 +23,7 @@ import { auth } from './middleware/auth.ts'
 import { corsMiddleware } from './middleware/cors.ts'
 import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
 import { quotaMiddleware, Quotas } from './middleware/quotas.ts'
+import { AddressGuard } from './middleware/address-guard.ts'
 import { awaitReady } from './middleware/ready.ts'
 import { apiSecurityHeaders } from './middleware/static-files.ts'
 import { closeOverUnreadBodies } from './middleware/unread-body.ts'
@@ -159,7 +160,11 @@ function registerRoutes(
       config.onQuotaRefused?.(refusal)
     },
   })
-  const authenticated = auth(options.authenticate)
+  const guard = new AddressGuard(limits, (refusal) => {
+    metrics.recordQuotaRefusal(refusal.quota)
+    config.onQuotaRefused?.(refusal)
+  })
+  const authenticated = auth(options.authenticate, guard)
   const limited = quotaMiddleware(quotas, basePath)
   const authenticate: MiddlewareHandler<ServerEnv> = (c, next) =>
     authenticated(c, async () => {

@@ -165,7 +165,8 @@ export function quotaMiddleware(quotas: Quotas, basePath: string): MiddlewareHan
   const runs = `${basePath}/runs`
   const events = new RegExp(`^${basePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/threads/[^/]+/events$`)
   return async function quotas_(c, next) {
-    const principal = c.get('principal')
+    // An anonymous principal is charged to its address (auth.ts): a new cookie is not a new budget.
+    const principal = c.get('quotaKey') ?? c.get('principal')
     await quotas.request(principal)
     c.set('bodyBudget', quotas.bodies)
     // Refused before the handler runs (and before admission), so a refused stream changes nothing.
