@@ -205,7 +205,12 @@ function registerRoutes(
     snapshotPageBytes: limits.snapshotPageBytes,
   })
   registerDecisionRoutes(app, basePath, authenticate, { admission, access, runs, limits, turns })
-  registerInterruptRoutes(app, basePath, authenticate, { store, rights, now })
+  registerInterruptRoutes(app, basePath, authenticate, {
+    store,
+    rights,
+    now,
+    charge: (key, points) => quotas.charge(key, points),
+  })
   registerPermissionRuleRoutes(app, basePath, authenticate, { store, rights, now })
   registerMetricsRoute(app, basePath, authenticate, {
     metrics,

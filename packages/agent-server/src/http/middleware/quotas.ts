@@ -92,6 +92,11 @@ export class Quotas {
     return this.consume(this.requests, 'requestsPerSecond', this.limits.maxRequestsPerSecond, principal)
   }
 
+  /** Charges `points` more requests to `key` (work a request did beyond its own point); never refuses this one. */
+  async charge(key: string, points: number): Promise<void> {
+    if (this.requests && points > 0) await this.requests.penalty(key, points)
+  }
+
   /** Takes one open-stream slot of the principal, or throws `RATE_LIMITED`; the answer releases it (once). */
   openStream(principal: string): () => void {
     const max = this.limits.maxOpenStreamsPerPrincipal
