@@ -12,6 +12,7 @@ export default tseslint.config(
       '**/dist/**',
       '**/node_modules/**',
       '**/coverage/**',
+      '.cache/**',
       'e2e/artifacts/**',
       'apps/workbench/public/**',
       '**/*.d.ts',

@@ -2,7 +2,14 @@
 // listed before it. `eslint.config.js` turns them into rules; `packages/agent-server/src/lint/import-walls.test.ts`
 // shows that a violation is refused.
 
+import { fileURLToPath } from 'node:url'
+
 const S = 'packages/agent-server/src'
+/**
+ * The repository root, absolute: `except` globs are matched against absolute paths, and a `**` there would not match a
+ * folder whose name starts with a dot (a checkout under `~/.projects`, or the Node 24 copy under `.cache/`).
+ */
+const ROOT = fileURLToPath(new URL('.', import.meta.url)).replace(/\/$/, '')
 
 /**
  * The agent server, lowest first. A layer's files may import from its own layer and every earlier one; an import
@@ -22,7 +29,7 @@ export const SERVER_LAYERS = [
     name: 'server config',
     files: [`${S}/config/**`],
     // The defaults and limits are the lowest layer (above): anyone may import them. Matched against the absolute path.
-    except: [`**/${S}/config/{defaults,limits}.ts`],
+    except: [`${ROOT}/${S}/config/{defaults,limits}.ts`],
   },
   { name: 'core vocabulary', files: [`${S}/core/*.ts`] },
   { name: 'core/log', files: [`${S}/core/log/**`] },

@@ -73,6 +73,33 @@ if [ "$status" -eq 0 ] || ! grep -q 'optional peer dependency "better-sqlite3"' 
 fi
 echo "ok: $(grep -m1 'better-sqlite3' <<<"$missing")"
 
+step "a blocked build script and better-sqlite3 13 on Node 20 get a sentence, not a crash"
+# --ignore-scripts installs better-sqlite3 without its native build, as pnpm does until the build is approved.
+(cd "$app" && npm install --no-save --ignore-scripts --no-audit --no-fund --loglevel=error better-sqlite3@^12.11.1)
+expect_sentence() {
+  local pattern=$1 out status
+  set +e
+  out=$(cd "$app" && npx --no-install interlude-server --port 0 --db "$work/cli.db" 2>&1)
+  status=$?
+  set -e
+  if [ "$status" -ne 1 ] || ! grep -q "$pattern" <<<"$out" || grep -q 'Segmentation\|^\s*at ' <<<"$out"; then
+    echo "expected exit 1 and \"$pattern\", got (exit $status):"
+    echo "$out"
+    exit 1
+  fi
+  echo "ok: $(grep -m1 "$pattern" <<<"$out")"
+}
+expect_sentence 'pnpm approve-builds'
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt 22 ]; then
+  (cd "$app" && npm install --no-save --ignore-scripts --no-audit --no-fund --loglevel=error better-sqlite3@13)
+  expect_sentence 'needs Node.js 22 or newer'
+fi
+rm -rf "$app/node_modules/better-sqlite3"
+
+step "Node 24 with the newest peer majors (scripts/consumer-node24.sh)"
+bash scripts/consumer-node24.sh "$work/packs"
+
 pg_url=${INTERLUDE_TEST_PG_URL:-postgres://127.0.0.1:5432/postgres}
 if ! (cd "$app" && node smoke.mjs --pg "$pg_url" >/dev/null 2>&1); then
   if [ "${CI:-}" = "true" ] || [ "${CI:-}" = "1" ]; then

@@ -5,11 +5,16 @@ let passed = 0
 let failed = 0
 let skipped = 0
 const perProject = new Map()
-if (existsSync('.vitest-results.json')) {
-  const report = JSON.parse(readFileSync('.vitest-results.json', 'utf8'))
+// The Node 24 run (scripts/test-node24.sh) counts as its own rows, `<project> (Node 24)`.
+for (const [results, suffix] of [
+  ['.vitest-results.json', ''],
+  ['.vitest-results-node24.json', ' (Node 24)'],
+]) {
+  if (!existsSync(results)) continue
+  const report = JSON.parse(readFileSync(results, 'utf8'))
   for (const file of report.testResults ?? []) {
     for (const t of file.assertionResults ?? []) {
-      const project = /\/(?:packages|apps)\/([^/]+)\//.exec(file.name)?.[1] ?? 'other'
+      const project = (/\/(?:packages|apps)\/([^/]+)\//.exec(file.name)?.[1] ?? 'other') + suffix
       const row = perProject.get(project) ?? { passed: 0, failed: 0 }
       if (t.status === 'passed') {
         passed++

@@ -94,22 +94,18 @@ test('a response with a browser call and an approval completes: approved, the to
   })
 })
 
-test('after a reload a pending browser call is offered in two tabs and settled exactly once', async ({ page }) => {
+test('after a reload two tabs offer a pending browser call: one claims it and runs the handler once, the other shows it taken', async ({
+  page,
+}) => {
   await withServer(async (server) => {
     await openWorkbench(page, server)
-    // The first page never delivers its result: every follow-up run with a tool result is cut off, as if the tab
-    // had been closed while the tool ran.
-    await page.route('**/api/agent/runs', async (route) => {
-      const body = route.request().postDataJSON() as { messages?: { role?: string }[] } | null
-      if ((body?.messages ?? []).some((m) => m.role === 'tool')) await route.abort('connectionreset')
-      else await route.continue()
-    })
+    // The first page is closed before it could claim the call (its claim never reaches the server): the call stays
+    // pending and unclaimed, as after a tab closed at the wrong moment.
+    await page.route('**/tool-calls/*/claim', (route) => route.abort('connectionreset'))
     await send(page, 'check the page')
-    const call = toolCall(page, 'read_page_context')
-    await expect(call).toBeVisible()
-    const callId = (await call.getAttribute('data-tool-call-id'))!
+    await expect(toolCall(page, 'read_page_context')).toBeVisible()
     await expect(page.getByTestId('chat-error')).toBeVisible({ timeout: 20_000 })
-    await page.unroute('**/api/agent/runs')
+    await page.unroute('**/tool-calls/*/claim')
     const id = await threadId(page)
 
     // Reload the first tab and open the same thread in a second one (same session).
@@ -117,42 +113,33 @@ test('after a reload a pending browser call is offered in two tabs and settled e
     const second = await page.context().newPage()
     await second.goto(`${server.url}/?thread=${encodeURIComponent(id)}`)
     const tabs = [page, second]
-    // The answer to every result set a tab sends for the call.
-    const statuses: number[] = []
+    const claims: number[] = []
+    const results: number[] = []
     for (const tab of tabs)
       tab.on('response', (response) => {
         const request = response.request()
-        if (
-          request.method() === 'POST' &&
-          resultRequests([{ method: 'POST', url: request.url(), body: request.postDataJSON() as unknown }], callId)
-            .length > 0
-        )
-          statuses.push(response.status())
+        if (request.method() !== 'POST') return
+        if (request.url().endsWith('/claim')) claims.push(response.status())
+        const body = request.postDataJSON() as { messages?: { role?: string }[] } | null
+        if (request.url().endsWith('/api/agent/runs') && (body?.messages ?? []).some((m) => m.role === 'tool'))
+          results.push(response.status())
       })
-    for (const tab of tabs) {
-      await expect(tab.getByTestId('pending-tool-calls')).toBeVisible()
-      await expect(tab.getByTestId('pending-tool-calls')).toContainText('read_page_context')
-    }
+    for (const tab of tabs) await expect(tab.getByTestId('pending-tool-calls')).toContainText('read_page_context')
 
-    // Both offer to run it; both are told to. The server admits the first result set and refuses the other (409).
+    // Both offer to run it; both are told to. One claim wins; the other tab runs nothing and shows the call taken.
     await Promise.all(tabs.map((tab) => tab.getByRole('button', { name: 'Run it here' }).click()))
     for (const tab of tabs) {
-      await expect(tab.getByText(/^All steps ran\. Summary: read_page_context finished\./)).toBeVisible()
+      await expect(tab.getByText(/^All steps ran\. Summary: read_page_context finished\./).last()).toBeVisible()
       await expect(tab.getByTestId('pending-tool-calls')).toHaveCount(0)
-      await expect(toolCall(tab, 'read_page_context')).toHaveAttribute('data-state', 'done')
     }
-
-    // The server admitted exactly one result set. The other tab either sent its own and was refused with 409
-    // TOOL_RESULTS_ALREADY_SUBMITTED, or saw the result first and sent nothing; either way it shows the winner's.
-    expect(statuses.filter((status) => status === 200)).toHaveLength(1)
-    expect(statuses.every((status) => status === 200 || status === 409)).toBe(true)
-    const thread = (await serverThread(page, server)) as unknown as {
-      status: string
-      messages: { role: string; toolCallId?: string }[]
-    }
-    expect(thread.status).toBe('idle')
-    // Exactly one result for the call on the server, and one summary.
-    expect(thread.messages.filter((m) => m.role === 'tool' && m.toolCallId === callId)).toHaveLength(1)
+    // One claim won. The other tab's claim was refused (409), or it read the winner's result first and claimed
+    // nothing; either way it ran nothing.
+    expect(claims.filter((status) => status === 200)).toHaveLength(1)
+    expect(claims.every((status) => status === 200 || status === 409)).toBe(true)
+    // The handler ran in one tab: exactly one result set was sent, and admitted.
+    expect(results).toEqual([200])
+    const taken = await Promise.all(tabs.map((tab) => tab.getByTestId('tool-call-taken').count()))
+    expect(taken.sort()).toEqual([0, 1])
     await second.close()
   })
 })

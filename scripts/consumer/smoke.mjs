@@ -33,5 +33,12 @@ for (const entry of entries) {
 }
 // `@interlude/agent-server/testing` is for store authors' test files: it needs vitest and better-sqlite3.
 const { createSqliteStore } = await import('@interlude/agent-server')
-assert.throws(() => createSqliteStore(':memory:'), /optional peer dependency "better-sqlite3"/)
-console.log('createSqliteStore names the missing better-sqlite3')
+if (args[0] === '--with-sqlite') {
+  // The Node 24 app installs the newest better-sqlite3: the store opens, migrates and closes.
+  const store = createSqliteStore(':memory:')
+  await store.close()
+  console.log('createSqliteStore works with the installed better-sqlite3')
+} else {
+  assert.throws(() => createSqliteStore(':memory:'), /optional peer dependency "better-sqlite3"/)
+  console.log('createSqliteStore names the missing better-sqlite3')
+}

@@ -117,3 +117,11 @@ describe('quota and limit flags (docs/decisions.md#operating-it)', () => {
     expect(parse(['--no-admission-turns']).admissionTurns).toBe(false)
   })
 })
+
+describe('--oncall (docs/demo-agent.md)', () => {
+  it('is repeatable or a comma list, without duplicates; blank names are refused', () => {
+    expect(parse(['--oncall', 'pager', '--oncall', 'ops,pager']).oncall).toEqual(['pager', 'ops'])
+    expect(parse([]).oncall).toEqual([])
+    expect(() => parse(['--oncall', 'pager,'])).toThrow(/--oncall/)
+  })
+})

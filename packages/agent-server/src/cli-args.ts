@@ -31,6 +31,7 @@ type Forwarded =
   | 'pacingMs'
   | 'basePath'
   | 'approvers'
+  | 'oncall'
   | 'shutdownGraceMs'
   | 'logLevel'
   | 'metricsPort'
@@ -177,6 +178,10 @@ export function parseCliArgs(
     pacingMs: v['pacing-ms'],
     basePath: v['base-path'],
     approvers: principals(v.approver, '--approver'),
+    oncall: principals(
+      v.oncall.flatMap((list) => list.split(',')),
+      '--oncall',
+    ),
     webhooks: webhookUrls(v.webhook, env),
     corsOrigins,
     agentModule: v.agent,

@@ -145,6 +145,12 @@ export const FLAGS = {
     arg: '<name>',
     help: "principal who may decide every interrupt batch (besides each thread's owner); repeatable",
   },
+  oncall: {
+    type: 'string',
+    multiple: true,
+    arg: '<name>',
+    help: "demo agent: principal who may post notify_oncall's result to the owner's thread; repeatable or a comma list",
+  },
   webhook: {
     type: 'string',
     multiple: true,
@@ -233,8 +239,14 @@ export const FLAGS = {
   'body-idle-timeout-ms': limit('bodyIdleTimeoutMs', 'a body sending nothing this long is refused', { arg: '<ms>' }),
   'headers-timeout-ms': limit('headersTimeoutMs', 'the header block must arrive within it', { arg: '<ms>' }),
   'request-timeout-ms': limit('requestTimeoutMs', 'the whole request must arrive within it', { arg: '<ms>' }),
-  'max-connections': limit('maxConnections', 'open connections (keep below ulimit -n)'),
-  'max-connections-per-ip': limit('maxConnectionsPerIp', 'open connections per client address (0 behind a proxy)'),
+  'max-connections': limit(
+    'maxConnections',
+    'open connections; idle ones give way, then a short wait (at most ulimit -n / 2)',
+  ),
+  'max-connections-per-ip': limit(
+    'maxConnectionsPerIp',
+    'open connections per client address (not applied with --trust-proxy)',
+  ),
   // History bounds (docs/decisions.md#bounded-histories) cannot be turned off: 0 is refused.
   'thread-max-messages': limit('threadMaxMessages', 'messages one thread may hold (more: 413 THREAD_TOO_LARGE)', {
     positive: true,

@@ -301,6 +301,23 @@ describe('interlude-server CLI', () => {
     expect(err).toMatch(/Usage: interlude-server/)
   })
 
+  it('--model openai without a key exits 1 with a sentence instead of serving runs that all fail', async () => {
+    const env: Record<string, string | undefined> = { ...process.env }
+    delete env.OPENAI_API_KEY
+    delete env.OPENAI_BASE_URL
+    const db = path.join(tmp.dir, 'no-key.db')
+    const child = spawn(process.execPath, [BIN, '--port', '0', '--db', db, '--model', 'openai'], { stdio: 'pipe', env })
+    children.push(child)
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')))
+    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')))
+    expect(await exited(child)).toBe(1)
+    expect(err).toContain('interlude-server: The OpenAI model needs an API key: set OPENAI_API_KEY')
+    expect(err).not.toMatch(/\n\s+at /) // a sentence, not a stack
+    expect(out).not.toContain('listening on')
+  })
+
   it('parses --cors-origin and --agent, refusing bad values', () => {
     const ok = parseCliArgs(['--cors-origin', 'https://app.example.com', '--cors-origin', 'http://localhost:5173'], {})
     expect(ok).toMatchObject({

@@ -4,6 +4,7 @@ import type { CliOptions } from './cli-args.ts'
 import { parseCliArgs, USAGE } from './cli-args.ts'
 import { isWorker, onSupervisorShutdown, reportListening, superviseWorkers, workerId } from './cli-workers.ts'
 import { isPostgresUrl, startServer } from './server.ts'
+import { SetupError } from './store/optional-peer.ts'
 import { SqliteLockedError } from './store/sqlite/process-lock.ts'
 
 /** The `interlude-server` entry (bin/interlude-server.js imports the built copy). */
@@ -94,8 +95,10 @@ export async function main(argv: readonly string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  // A second process on an exclusive SQLite file: the message says what to do; a stack would only hide it.
-  if (error instanceof SqliteLockedError) process.stderr.write(`interlude-server: ${error.message}\n`)
+  // A second process on an exclusive SQLite file, a missing peer or key: the message says what to do; a stack would
+  // only hide it.
+  if (error instanceof SqliteLockedError || error instanceof SetupError)
+    process.stderr.write(`interlude-server: ${error.message}\n`)
   else console.error('interlude-server failed to start:', error)
   process.exit(1)
 })

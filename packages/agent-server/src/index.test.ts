@@ -20,6 +20,10 @@ describe('public API of @interlude/agent-server', () => {
       'RunNotActiveError',
       // Every setting's default, which the options' docs and the CLI's usage refer to.
       'SERVER_DEFAULTS',
+      // Startup failures an app may catch: a missing or unusable peer or key, a SQLite file another process holds
+      // (docs/decisions.md#platforms).
+      'SetupError',
+      'SqliteLockedError',
       'anonymousSessionCookie',
       'askUser',
       'bearerTokens',

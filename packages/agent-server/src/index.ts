@@ -15,7 +15,7 @@ export { startServer } from './server.ts'
 export type { RunningServer, StartServerOptions } from './server.ts'
 export type { Clock } from './clock.ts'
 
-export type { AgentDefinition } from './agent/agent.ts'
+export type { AgentDefinition, PausePolicy } from './agent/agent.ts'
 export { defineTool } from './agent/tool.ts'
 export type {
   ApprovalPolicy,
@@ -54,6 +54,8 @@ export { createPostgresStore } from './store/postgres/postgres-store.ts'
 export type { PostgresPool, PostgresPoolSettings, PostgresStoreOptions } from './store/postgres/postgres-store.ts'
 // The Store contract: the interface, the error its fenced writes throw, and every type its methods use.
 export { RunNotActiveError } from './store/store.ts'
+export { SetupError } from './store/optional-peer.ts'
+export { SqliteLockedError } from './store/sqlite/process-lock.ts'
 // Threads are per owner (docs/decisions.md#threads-keyed-per-owner): the store knows a thread by
 // `threadKey(owner, threadId)`, clients by their id.
 export { clientThreadId, threadKey } from './store/thread-key.ts'

@@ -11,10 +11,13 @@ import { SERVER_DEFAULTS } from './config/defaults.ts'
 import { releaseAssistant } from './demo/release-assistant.ts'
 import type { AgentServer, AgentServerOptions } from './http/app.ts'
 import { createAgentServer } from './http/app.ts'
-import { capConnections, serverTimeoutOptions } from './http/connection-limits.ts'
+import type { ConnectionCaps, ConnectionStats } from './http/connection-caps.ts'
+import { capConnections } from './http/connection-caps.ts'
+import { serverTimeoutOptions } from './http/connection-limits.ts'
 import { staticFiles } from './http/middleware/static-files.ts'
 import type { OpenAIModelOptions } from './models/openai.ts'
 import { openaiModel } from './models/openai.ts'
+import { checkOpenAISetup } from './models/openai-setup.ts'
 import { createLogger } from './observability/logger.ts'
 import type { LogLevel } from './observability/logger.ts'
 import { createPostgresStore, DEFAULT_SCHEMA } from './store/postgres/postgres-store.ts'
@@ -66,6 +69,8 @@ export interface StartServerOptions extends Omit<AgentServerOptions, 'agent' | '
   readonly warn?: ((message: string) => void) | undefined
   /** Scripted-model token pacing in ms. @default SERVER_DEFAULTS.pacingMs */
   readonly pacingMs?: number | undefined
+  /** Demo agent: principals who may post `notify_oncall`'s result besides the owner (docs/demo-agent.md). */
+  readonly oncall?: readonly string[] | undefined
   /** Serve this directory (the built workbench) at `/`. */
   readonly staticDir?: string | undefined
   /**
@@ -89,6 +94,8 @@ export interface RunningServer {
   readonly store: Store
   /** `http://HOST:PORT/metrics` when `metricsPort` was given. */
   readonly metricsUrl?: string | undefined
+  /** What the connection caps see now: open, idle and waiting sockets (docs/decisions.md#connections). */
+  connections(): ConnectionStats
   /** Stops accepting connections, finishes active runs (as cancelled) and closes the store. */
   close(): Promise<void>
   /**
@@ -137,9 +144,10 @@ function authenticatorFor(options: StartServerOptions, store: Store, warn: (mess
 
 /** The demo agent on `model` (`--model`): scripted, or OpenAI with `openai`'s bounds. */
 function releaseAssistantFor(options: StartServerOptions): AgentDefinition {
+  const oncall = options.oncall ?? []
   return (options.model ?? SERVER_DEFAULTS.model) === 'openai'
-    ? releaseAssistant({ model: openaiModel(options.openai) })
-    : releaseAssistant({ pacingMs: options.pacingMs ?? SERVER_DEFAULTS.pacingMs })
+    ? releaseAssistant({ model: openaiModel(options.openai), oncall })
+    : releaseAssistant({ pacingMs: options.pacingMs ?? SERVER_DEFAULTS.pacingMs, oncall })
 }
 
 /** `postgres://` / `postgresql://` URLs select the PostgreSQL store. */
@@ -181,6 +189,9 @@ async function openStore(options: StartServerOptions): Promise<Store> {
  * await server.close()
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  // A missing key or package is a sentence at startup, not a retryable failure of every run.
+  if (options.agent === undefined && (options.model ?? SERVER_DEFAULTS.model) === 'openai')
+    await checkOpenAISetup(options.openai)
   // Before the store opens: a second exclusive process must not even migrate the file.
   const lock = lockFor(options)
   let store: Store
@@ -207,6 +218,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     if (options.staticDir !== undefined) app.use('*', staticFiles(options.staticDir))
     const host = options.host ?? SERVER_DEFAULTS.host
     const { limits } = app.config
+    let caps: ConnectionCaps | undefined
     const { server, port } = await new Promise<{ server: Server; port: number }>((resolve, reject) => {
       const s = serve(
         {
@@ -218,7 +230,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         },
         (info: AddressInfo) => resolve({ server: s as Server, port: info.port }),
       )
-      capConnections(s as Server, limits)
+      caps = capConnections(s as Server, { ...limits, trustProxy: options.trustProxy })
       s.once('error', reject)
     })
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
@@ -237,14 +249,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       app,
       store,
       metricsUrl,
+      connections: () => caps?.stats() ?? { open: 0, idle: 0, waiting: 0, byAddress: new Map() },
       close: () => {
         closing ??= (async () => {
           const closed = new Promise<void>((resolve) => server.close(() => resolve()))
           metricsServer?.close()
           metricsServer?.closeAllConnections()
           await app.close()
-          // Streams of finished runs end by themselves; drop idle keep-alive sockets.
+          // Streams of finished runs end by themselves; drop idle keep-alive sockets and waiting ones.
           server.closeAllConnections()
+          caps?.closeWaiting()
           await closed
           lock?.release()
         })()
@@ -257,6 +271,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           handedOver = await app.shutdown(graceMs)
           const closed = new Promise<void>((resolve) => server.close(() => resolve()))
           server.closeAllConnections()
+          caps?.closeWaiting()
           await closed
         })()
         await closing

@@ -33,6 +33,10 @@ export const ADMISSION_ERROR_CODES = [
   // an effect that is not unknown (docs/client-contract.md#unknown-effects).
   'TOOL_RESULTS_ALREADY_SUBMITTED',
   'EFFECT_NOT_UNKNOWN',
+  // Browser work claimed before it runs (docs/client-contract.md#browser-tools): another tab holds the call, or a
+  // result set names a claim the call does not have.
+  'TOOL_CALL_CLAIMED',
+  'TOOL_CALL_NOT_CLAIMED',
 ] as const
 
 /** Codes carried by `RUN_ERROR { message, code }` once `RUN_STARTED` has been sent. */
@@ -116,6 +120,8 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   SERVER_BUSY: { status: 503, kind: 'admission', retryable: true },
   TOOL_RESULTS_ALREADY_SUBMITTED: { status: 409, kind: 'admission', retryable: false },
   EFFECT_NOT_UNKNOWN: { status: 409, kind: 'admission', retryable: false },
+  TOOL_CALL_CLAIMED: { status: 409, kind: 'admission', retryable: false },
+  TOOL_CALL_NOT_CLAIMED: { status: 409, kind: 'admission', retryable: false },
   RUN_FAILED: { status: 500, kind: 'stream', retryable: false },
   MODEL_ERROR: { status: 502, kind: 'stream', retryable: false },
   TOOL_ERROR: { status: 500, kind: 'stream', retryable: false },

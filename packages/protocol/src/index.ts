@@ -102,7 +102,18 @@ export type {
 } from './decisions.ts'
 
 // Threads, time, light event checks, message text, subagents.
-export type { ThreadListPage, ThreadSnapshot, ThreadStatus, ThreadSummary, UnsettledEffect } from './thread-snapshot.ts'
+export type {
+  AwaitingExternalCall,
+  ExternalResultsSettled,
+  SettledExternalResult,
+  ThreadListPage,
+  ThreadSnapshot,
+  ThreadStatus,
+  ThreadSummary,
+  ToolCallClaimed,
+  InterludeForwardedProps,
+  UnsettledEffect,
+} from './thread-snapshot.ts'
 export { isExpiredAt, isRfc3339, parseExpiresAt, parseRfc3339 } from './expires-at.ts'
 export { eventProblems, interruptProblems, isKnownEventType, KNOWN_EVENT_TYPES } from './event-shape.ts'
 export type { EventShapeProblem } from './event-shape.ts'

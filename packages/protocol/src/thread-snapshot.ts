@@ -11,6 +11,43 @@ export interface UnsettledEffect {
 }
 
 /**
+ * A call dispatched to an external system whose result has not arrived yet (docs/protocol.md#external-results): the
+ * owner, or a principal named in `resultFrom`, posts it.
+ */
+export interface AwaitingExternalCall {
+  readonly toolCallId: string
+  readonly toolName: string
+  /** Who may post the result besides the thread's owner (the tool's `resultFrom`); absent: the owner only. */
+  readonly resultFrom?: readonly string[]
+}
+
+/** One call of a result post that arrived after the call was settled: what it holds (the first result wins). */
+export interface SettledExternalResult {
+  readonly toolCallId: string
+  /** `succeeded` (the first result), or `unknown` when a new user message overtook the call. */
+  readonly status: string
+  /** The stored result: the first result's content as the model read it. */
+  readonly content: string
+}
+
+/** `200` answer of `POST {base}/runs` to a result post whose calls are all settled already: nothing ran. */
+export interface ExternalResultsSettled {
+  readonly threadId: string
+  readonly settled: readonly SettledExternalResult[]
+}
+
+/** `200` answer of the claim route: this claim holds the browser call (docs/protocol.md#browser-tool-claims). */
+export interface ToolCallClaimed {
+  readonly toolCallId: string
+  readonly claimId: string
+}
+
+/** Where a RunAgentInput names the claim its browser results were produced under (`forwardedProps`). */
+export interface InterludeForwardedProps {
+  readonly interlude?: { readonly claimId?: string }
+}
+
+/**
  * The server's view of a thread for cold recovery (docs/protocol.md). Served only to the owner; it never
  * contains a client-side batch token.
  */
@@ -27,6 +64,8 @@ export interface ThreadSnapshot {
   /** Sequence of the last event in the thread's log (0 when empty). */
   readonly lastEventId: number
   readonly unsettledEffects?: readonly UnsettledEffect[]
+  /** Calls waiting for a result from an external system, oldest first (absent when none). */
+  readonly awaitingExternal?: readonly AwaitingExternalCall[]
   /** The thread's decision records, oldest first (owner and deciders only). */
   readonly decisions?: readonly DecisionRecord[]
   /**

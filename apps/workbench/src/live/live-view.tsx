@@ -3,6 +3,7 @@ import type { InterruptDrafts, ResumeOptions, UseInterruptFormResult } from '@in
 import type { InterludeError } from '@interlude/protocol'
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { UnknownEffects } from '../approvals/unknown-effects.tsx'
+import { AwaitingExternal } from './awaiting-external.tsx'
 import { DecisionTrail } from '../ui/decision-trail.tsx'
 import type { Recorder } from '../recording/recorder.ts'
 import type { Json } from '../recording/recording-types.ts'
@@ -28,6 +29,8 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   const [draft, setDraft] = useState('')
   const [localError, setLocalError] = useState<string | undefined>()
   const [recovering, setRecovering] = useState(false)
+  // Browser work another tab claimed first (TOOL_CALL_CLAIMED): shown as taken until the winner's results arrive.
+  const [taken, setTaken] = useState<string | undefined>()
   // The server says the thread is paused but shows no batch: its questions passed their deadline and the server is
   // about to apply their policy (docs/approvals.md#deadlines: deny or cancel, then the turn goes on). Nothing is
   // stranded; the page reads the thread again shortly. Kept per thread id, so another thread clears it.
@@ -106,7 +109,10 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   const send = () => {
     const text = draft.trim()
     if (text === '') return
-    if (act('send', { text }, () => runtime.sendMessage(text))) setDraft('')
+    if (act('send', { text }, () => runtime.sendMessage(text))) {
+      setDraft('')
+      setTaken(undefined)
+    }
   }
 
   const newConversation = () => {
@@ -177,11 +183,24 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   const settle = (run: boolean) => {
     act('settle-tool-calls', { run, toolCallIds: chat.pendingToolCalls.map((c) => c.toolCallId) }, () =>
       chat.settleToolCalls({ run }).then(() => {
-        // Another tab settled them first (409 TOOL_RESULTS_ALREADY_SUBMITTED): show the winner's results.
-        if (runtime.getSnapshot().error?.code === 'TOOL_RESULTS_ALREADY_SUBMITTED') recover('settled-elsewhere')
+        const code = runtime.getSnapshot().error?.code
+        // Another tab claimed them first (TOOL_CALL_CLAIMED) or already answered them (409
+        // TOOL_RESULTS_ALREADY_SUBMITTED): nothing ran here; show them taken and follow until the winner's results are in.
+        if (code === 'TOOL_CALL_CLAIMED' || code === 'TOOL_RESULTS_ALREADY_SUBMITTED') {
+          setTaken(chat.pendingToolCalls.map((c) => c.toolName).join(', '))
+          recover('settled-elsewhere')
+        }
       }),
     )
   }
+
+  // The winner may still be running the handler: look again until the offer is gone.
+  const stillOffered = taken !== undefined && chat.pendingToolCalls.length > 0 && !chat.isLoading && !recovering
+  useEffect(() => {
+    if (!stillOffered) return
+    const timer = setTimeout(() => recover('claimed-elsewhere'), 300)
+    return () => clearTimeout(timer)
+  }, [stillOffered, recover])
 
   const busy = chat.isLoading || recovering
   const blocked = chat.recovery.required
@@ -238,7 +257,13 @@ export function LiveView({ recorder, active }: LiveViewProps) {
             return chat.reconcileEffect({ toolCallId, outcome })
           }}
         />
-        {chat.pendingToolCalls.length > 0 && !chat.isLoading && (
+        {!chat.isLoading && <AwaitingExternal calls={chat.awaitingExternal} />}
+        {taken !== undefined && (
+          <p className="banner" data-testid="tool-call-taken">
+            Another open tab took {taken}: it runs there, once.
+          </p>
+        )}
+        {chat.pendingToolCalls.length > 0 && !chat.isLoading && taken === undefined && (
           <section className="banner settle" aria-label="Browser work waiting" data-testid="pending-tool-calls">
             <p>
               The assistant is waiting for this browser to run{' '}

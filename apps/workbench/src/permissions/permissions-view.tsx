@@ -56,7 +56,7 @@ export function PermissionsView({ client, actor = client, recorder, active }: Pe
   }
 
   return (
-    <section className="permissions" aria-labelledby="permissions-title" data-testid="permissions-view">
+    <main className="permissions" aria-labelledby="permissions-title" data-testid="permissions-view">
       <div className="threads-head">
         <h2 id="permissions-title">Remembered permissions</h2>
         <button type="button" className="link" onClick={list.refresh} disabled={!active}>
@@ -139,7 +139,7 @@ export function PermissionsView({ client, actor = client, recorder, active }: Pe
           </tbody>
         </table>
       )}
-    </section>
+    </main>
   )
 }
 

@@ -50,7 +50,7 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
 
   const last = Math.max(0, recording.frames.length - 1)
   return (
-    <div
+    <main
       ref={rootRef}
       tabIndex={-1}
       className="replay"
@@ -79,6 +79,8 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
         dispatch(action)
       }}
     >
+      {/* The page's h1 is the app's; the inspector's and the batch's h3s sit under this one. */}
+      <h2 className="visually-hidden">Replay of {recording.meta.title}</h2>
       <div className="replay-banner" role="status">
         <strong>Replay</strong> of “{recording.meta.title}” ({sourceLabel}) · recorded{' '}
         {new Date(recording.createdAt).toLocaleString()} · read-only: no requests, no writes.
@@ -244,6 +246,6 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
           {view ? <InspectorPanel view={view} /> : <p className="muted">This recording has no frames.</p>}
         </aside>
       </div>
-    </div>
+    </main>
   )
 }

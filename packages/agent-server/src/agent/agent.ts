@@ -14,13 +14,23 @@ export interface AgentDefinition<TState = unknown> {
   readonly initialState?: () => TState
   /** Model calls per run before the run fails with `RUN_FAILED`. @default 8 */
   readonly maxIterations?: number
+  /**
+   * What the other calls of a model response do while one of its calls waits for a person
+   * (docs/decisions.md#a-turn-keeps-its-promises): `'hold'` — none of them runs before the batch is decided, then
+   * all run in the model's order; `'run-free-calls'` — calls that need no decision run at once, before the pause.
+   * @default 'hold'
+   */
+  readonly pausePolicy?: PausePolicy
 }
+
+export type PausePolicy = 'hold' | 'run-free-calls'
 
 export interface ResolvedAgent {
   readonly definition: AgentDefinition
   readonly model: ModelProvider
   readonly tools: ReadonlyMap<string, ResolvedTool>
   readonly maxIterations: number
+  readonly pausePolicy: PausePolicy
   initialState(): unknown
 }
 
@@ -56,11 +66,15 @@ export function resolveAgent(
   const maxIterations = definition.maxIterations ?? 8
   if (!Number.isInteger(maxIterations) || maxIterations < 1)
     throw new RangeError('maxIterations must be a positive integer.')
+  const pausePolicy = definition.pausePolicy ?? 'hold'
+  if (pausePolicy !== 'hold' && pausePolicy !== 'run-free-calls')
+    throw new RangeError('pausePolicy must be "hold" or "run-free-calls".')
   return {
     definition,
     model: definition.model,
     tools,
     maxIterations,
+    pausePolicy,
     initialState: () => (definition.initialState ? definition.initialState() : {}),
   }
 }

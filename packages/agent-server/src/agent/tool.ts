@@ -36,6 +36,16 @@ export interface ToolContext<TState = unknown> {
    */
   interrupt<TAnswer = unknown>(request: ToolInterruptRequest): Promise<TAnswer>
   /**
+   * A memoised step (docs/approvals.md#memoised-steps): the first time, runs `fn` and stores its JSON result durably,
+   * keyed by this call, `name` and the occurrence of `name` in this execution (the second `step('x')` is another
+   * step than the first); on every later execution of this call — after a `ctx.interrupt` answer, after a crash —
+   * returns the stored result without calling `fn`. Put side effects before a question in steps. The state the tool
+   * changed so far (`updateState`) is committed with the step. `fn`'s result must be JSON (`undefined` is `null`).
+   * @example
+   * const snapshot = await ctx.step('snapshot', () => fleet.snapshot(args.version))
+   */
+  step<TResult>(name: string, fn: () => TResult | Promise<TResult>): Promise<TResult>
+  /**
    * Set only for a subagent tool (`defineSubagentTool`, docs/approvals.md#subagents): runs its agent with this call's
    * context. Its `execute` calls it, so a wrapper around `execute` (logging, gating) wraps the subagent too.
    */
@@ -61,7 +71,7 @@ export type ReconcileResult =
   { readonly status: 'succeeded'; readonly result: unknown } | { readonly status: 'failed'; readonly result?: unknown }
 
 /** Context for policy hooks (`approval`, `authorize`), before anything runs. */
-export type PolicyContext<TState = unknown> = Omit<ToolContext<TState>, 'updateState' | 'interrupt'>
+export type PolicyContext<TState = unknown> = Omit<ToolContext<TState>, 'updateState' | 'interrupt' | 'step'>
 
 /** A function type checked bivariantly, so a tool with specific argument types fits a `ToolDefinition<unknown>` list. */
 type Bivariant<TArgs extends unknown[], TResult> = { hook(...args: TArgs): TResult }['hook']
@@ -135,6 +145,12 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
   ): ReconcileResult | undefined | Promise<ReconcileResult | undefined>
   /** The result is supplied later by another system as a `tool` message matched by toolCallId. */
   readonly external?: true
+  /**
+   * Principals besides the thread's owner allowed to post this external tool's result (the system that does the
+   * work), through `POST {base}/runs?owner=<owner>` with only `tool` messages (docs/protocol.md#external-results).
+   * Only with `external`; an empty list is refused.
+   */
+  readonly resultFrom?: readonly string[]
   /** Set by `askUser`: the call is answered by a person through an `input_required` interrupt. */
   readonly human?: HumanToolSpec<TArgs>
   /** Set by `defineSubagentTool`: the call runs another agent (docs/approvals.md#subagents). */
@@ -307,6 +323,17 @@ function approvalSchemaOf(
   }
 }
 
+/** `resultFrom` names at least one principal, and only on an external tool (no one else posts a result). */
+function resultFromProblemOf(definition: ToolDefinition): string | undefined {
+  const listed = definition.resultFrom
+  if (listed === undefined) return undefined
+  if (!definition.external) return 'resultFrom needs external: true.'
+  if (!Array.isArray(listed) || listed.length === 0) return 'resultFrom is empty; name at least one principal.'
+  if (listed.some((name) => typeof name !== 'string' || name.length === 0))
+    return 'resultFrom must be non-empty strings.'
+  return undefined
+}
+
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
 
 export function resolveTool(definition: ToolDefinition): ResolvedTool {
@@ -323,6 +350,8 @@ export function resolveTool(definition: ToolDefinition): ResolvedTool {
     throw new SchemaDefinitionError(`Tool "${definition.name}" needs execute().`)
   }
   const kind: ToolKind = definition.human ? 'human' : definition.external ? 'external' : 'server'
+  const resultFromProblem = resultFromProblemOf(definition)
+  if (resultFromProblem !== undefined) throw new RangeError(`Tool "${definition.name}": ${resultFromProblem}`)
   const expiryProblem = timeoutProblem(definition.timeout) ?? expiryOptionProblem(definition.onExpiry)
   if (expiryProblem !== undefined) throw new RangeError(`Tool "${definition.name}": ${expiryProblem}`)
   const rememberScopes = rememberScopesOf(definition)

@@ -89,11 +89,15 @@ export interface Limits {
   readonly headersTimeoutMs: number
   /** Node `server.requestTimeout`: the whole request (headers and body) must arrive within it. @default 60000 */
   readonly requestTimeoutMs: number
-  /** Node `server.maxConnections`: keep it below the process's open-file limit (`ulimit -n`). @default 1000 */
+  /**
+   * Open connections of the process. Over it a new socket closes the longest-idle keep-alive socket, or waits unread
+   * until one frees (at most `headersTimeoutMs`, then `503 SERVER_BUSY`); docs/decisions.md#connections. Keep it at
+   * most half the open-file limit (`ulimit -n`): waiting sockets hold files too. @default 1000
+   */
   readonly maxConnections: number
   /**
-   * Open connections from one remote address; beyond it new sockets are closed at once. Behind a reverse proxy every
-   * connection comes from the proxy: raise it or set `0`. @default 256
+   * Open connections from one remote address, with the same give-way and waiting rules. Not applied with
+   * `trustProxy` (behind a proxy every connection has the proxy's address). @default 256
    */
   readonly maxConnectionsPerIp: number
   /**

@@ -73,14 +73,18 @@ export class RunWrites {
     )
   }
 
-  /** A call's checkpoint of answers and subagent progress (docs/approvals.md#asking-from-inside-a-tool); fenced. */
-  saveCheckpoint(toolCallId: string, checkpoint: unknown): Promise<void> {
+  /**
+   * A call's checkpoint of answers, steps and subagent progress (docs/approvals.md#asking-from-inside-a-tool); fenced.
+   * With `state`, the thread state is replaced in the same write (a step's, docs/approvals.md#memoised-steps).
+   */
+  saveCheckpoint(toolCallId: string, checkpoint: unknown, state?: { readonly value: unknown }): Promise<void> {
     return this.#afterEvents(() =>
       this.#store.saveToolCheckpoint({
         threadId: this.#threadId,
         runId: this.#runId,
         toolCallId,
         json: JSON.stringify(checkpoint),
+        ...(state !== undefined ? { stateJson: JSON.stringify(state.value ?? null) } : {}),
         now: this.#now(),
       }),
     )

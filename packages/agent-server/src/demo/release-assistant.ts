@@ -8,9 +8,12 @@ import type { ScriptedResponse } from '../models/scripted.ts'
 import { scriptedModel } from '../models/scripted.ts'
 import { maintenanceSummary, scheduleMaintenance } from './maintenance-window.ts'
 import { rollback } from './rollback.ts'
+import { notifyOncall } from './notify-oncall.ts'
 import { auditorTool } from './auditor.ts'
 import type { AuditRecord } from './auditor.ts'
-import type { RollbackRecord } from './rollback.ts'
+import type { RollbackRecord, SnapshotRecord } from './rollback.ts'
+import { checkChangelog, checksChangelog } from './changelog.ts'
+import type { ChangelogCheck } from './changelog.ts'
 
 /** The demo agent's thread state. */
 export interface ReleaseState {
@@ -20,6 +23,10 @@ export interface ReleaseState {
   rollbacks?: RollbackRecord[]
   /** Sign-offs of the auditor subagent ("audit vX"); absent until the first one. */
   audits?: AuditRecord[]
+  /** `check_changelog` calls ("check the changelog and deploy vX"); absent until the first one. */
+  changelogChecks?: ChangelogCheck[]
+  /** Pre-rollback snapshots, one per rollback call; absent until the first one. */
+  snapshots?: SnapshotRecord[]
 }
 
 export const ENVIRONMENT_CHOICE_SCHEMA = {
@@ -172,6 +179,10 @@ function describe(outcome: ToolOutcome): string {
     const report = typeof r === 'object' && typeof r.report === 'string' ? r.report : 'no report'
     return `the auditor reported: ${report.replace(/\.$/, '')}`
   }
+  if (outcome.name === 'notify_oncall') {
+    if (status === 'unknown') return `the page about ${String(outcome.args.version ?? '?')} got no answer in time`
+    return `on-call answered: ${typeof r === 'string' ? r : JSON.stringify(r)}`
+  }
   if (outcome.name === 'rollback') {
     const version = String(outcome.args.version ?? '?')
     if (status === 'cancelled') return `rollback of ${version} was cancelled`
@@ -220,6 +231,13 @@ export function releaseAssistantScript(request: ModelRequest): ScriptedResponse 
     return { text: `${head} Summary: ${summary}.` }
   }
 
+  if (/\bpage\b.*\bon-?call\b/i.test(userText)) {
+    const version = versionOf(userText)
+    return {
+      text: `I paged the on-call engineer about ${version}; their answer arrives from the paging system.`,
+      toolCalls: [{ name: 'notify_oncall', args: { version } }],
+    }
+  }
   if (/\baudit\b/i.test(userText)) {
     const version = versionOf(userText)
     return {
@@ -231,7 +249,21 @@ export function releaseAssistantScript(request: ModelRequest): ScriptedResponse 
     const version = versionOf(userText)
     return {
       text: `I will roll back ${version}; the rollback tool will ask you to confirm the affected deployments.`,
-      toolCalls: [{ name: 'rollback', args: { version } }],
+      // "carefully": the tool asks twice (a memoised snapshot before the questions, docs/demo-agent.md).
+      toolCalls: [
+        { name: 'rollback', args: /\bcareful(ly)?\b/i.test(userText) ? { version, doubleCheck: true } : { version } },
+      ],
+    }
+  }
+  if (checksChangelog(userText)) {
+    const version = versionOf(userText)
+    const environment = environmentOf(userText)
+    return {
+      text: `I will check the changelog of ${version}, then deploy it to ${environment} (the deploy needs your approval).`,
+      toolCalls: [
+        { name: 'check_changelog', args: { version } },
+        { name: 'deploy', args: { version, environment } },
+      ],
     }
   }
   if (/deploy|release/i.test(userText)) {
@@ -267,6 +299,8 @@ export interface ReleaseAssistantOptions {
   readonly model?: ModelProvider
   /** Token pacing of the scripted model, in ms. @default 0 */
   readonly pacingMs?: number
+  /** Principals who may post `notify_oncall`'s result besides the thread's owner (`--oncall`). @default none */
+  readonly oncall?: readonly string[]
 }
 
 export const RELEASE_ASSISTANT_PROMPT =
@@ -285,6 +319,8 @@ export function releaseAssistant(options: ReleaseAssistantOptions = {}): AgentDe
     scheduleMaintenance,
     rollback as ToolDefinition<unknown, ReleaseState>,
     auditorTool(options.pacingMs ?? 0) as ToolDefinition<unknown, ReleaseState>,
+    notifyOncall(options.oncall) as ToolDefinition<unknown, ReleaseState>,
+    checkChangelog as ToolDefinition<unknown, ReleaseState>,
   ]
   return {
     name: 'release-assistant',

@@ -29,6 +29,7 @@ import { apiSecurityHeaders } from './middleware/static-files.ts'
 import { closeOverUnreadBodies } from './middleware/unread-body.ts'
 import { registerDecisionRoutes } from './routes/decisions.ts'
 import { registerEffectRoutes } from './routes/effects.ts'
+import { registerToolClaimRoutes } from './routes/tool-claims.ts'
 import { registerHealthRoute, storeWritable } from './routes/health.ts'
 import type { ReadinessCheck } from './routes/health.ts'
 import { registerInterruptRoutes } from './routes/interrupts.ts'
@@ -203,6 +204,7 @@ function registerRoutes(
     sse,
     closing: parts.closing.signal,
     snapshotPageBytes: limits.snapshotPageBytes,
+    resultFrom: (toolName) => admission.agent.tools.get(toolName)?.definition.resultFrom,
   })
   registerDecisionRoutes(app, basePath, authenticate, { admission, access, runs, limits, turns })
   registerInterruptRoutes(app, basePath, authenticate, {
@@ -217,4 +219,5 @@ function registerRoutes(
     principals: [...config.metricsPrincipals, ...config.approvers],
   })
   registerEffectRoutes(app, basePath, authenticate, { access, store, now, limits })
+  registerToolClaimRoutes(app, basePath, authenticate, { access, store, now, limits })
 }

@@ -100,10 +100,14 @@ describe('remembered permissions with the demo agent (publish_release allows rem
       decisions: DecisionRecord[]
       state: { releases: { version: string }[] }
     }
-    expect(snapshot.state.releases.map((r) => r.version)).toEqual(['v2.1', 'v2.2'])
+    // The rule approved publish, but it is held with its response until the deploy is decided
+    // (docs/decisions.md#a-turn-keeps-its-promises); denying the deploy runs it.
+    expect(snapshot.state.releases.map((r) => r.version)).toEqual(['v2.1'])
     expect(snapshot.decisions.map((d) => d.via)).toEqual(['run', 'rule'])
     expect(snapshot.decisions[1]).toEqual(ruled[0])
-    await server.postRun(resumeInput(threadId, [{ interruptId: second.interrupts[0]!.id, status: 'cancelled' }]))
+    await server.postRun(resumeInput(threadId, [approve(second.interrupts[0]!, { approved: false })]))
+    const after = (await (await server.request(`/threads/${threadId}`)).json()) as typeof snapshot
+    expect(after.state.releases.map((r) => r.version)).toEqual(['v2.1', 'v2.2'])
 
     // Another thread of the same owner still asks.
     const elsewhere = await send(newThreadId(), 'release v3.0')

@@ -116,6 +116,11 @@ const rounds = defineSubagentTool<{ n: number }>({
   input: (args) => `rounds ${args.n}`,
 })
 const TOOLS = [approveMe, auditor, rounds] as ToolDefinition[]
+/**
+ * The subagent runs in the same response as a parent approval, so its approval joins the parent's batch: the
+ * opt-in `pausePolicy` (docs/decisions.md#a-turn-keeps-its-promises); under `'hold'` it would run after the decision.
+ */
+const AGENT_OPTIONS = { pausePolicy: 'run-free-calls' } as const
 const both = (version: string) =>
   JSON.stringify({
     toolCalls: [
@@ -299,7 +304,7 @@ function suite(name: string, tag: number, open: () => Promise<{ server: InProces
 }
 
 suite('subagents (SQLite)', 1, async () => {
-  const server = await startInProcess({ agent: commandAgent(TOOLS) })
+  const server = await startInProcess({ agent: commandAgent(TOOLS, AGENT_OPTIONS) })
   return { server, dispose: () => server.dispose() }
 })
 
@@ -308,7 +313,7 @@ if (pg) {
   suite('subagents (PostgreSQL)', 2, async () => {
     const { schema, drop } = await createTestSchema()
     const store = await createPostgresStore({ connectionString: PG_URL, schema })
-    const server = await startInProcess({ agent: commandAgent(TOOLS), store })
+    const server = await startInProcess({ agent: commandAgent(TOOLS, AGENT_OPTIONS), store })
     return {
       server,
       dispose: async () => {

@@ -223,12 +223,16 @@ describe('tools', () => {
     expect(result.status).toBe(200)
     expect(textOf(result.events)).toBe('done: {"machine":"m-1"}')
     expect(dispatched).toHaveLength(1)
-    // A second result for the settled call is ignored (the first result stands).
-    const again = await s.postRun(
-      runInput(threadId, [{ id: 'tm3', role: 'tool', toolCallId, content: '{"machine":"m-2"}' }]),
-    )
+    // A second result for the settled call gets the first one back and runs nothing (docs/protocol.md#external-results).
+    const again = await s.request('/runs', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(runInput(threadId, [{ id: 'tm3', role: 'tool', toolCallId, content: '{"machine":"m-2"}' }])),
+    })
     expect(again.status).toBe(200)
-    expect(textOf(again.events)).toBe('done: {"machine":"m-1"}')
+    expect(await again.json()).toMatchObject({
+      settled: [{ toolCallId, status: 'succeeded', content: '{"machine":"m-1"}' }],
+    })
   })
 
   it('browser tools declared in RunAgentInput.tools end the run with pendingToolCallIds; their results continue it', async () => {

@@ -2,8 +2,18 @@
  * Heavy backends (`better-sqlite3`, `pg`, `openai`) are optional peer dependencies: an app installs
  * only the one it uses. A missing one is reported by name when it is first needed, never at import.
  */
-export function missingPeer(pkg: string, feature: string, cause: unknown): Error {
-  return new Error(`${feature} needs the optional peer dependency "${pkg}": install it (npm install ${pkg}).`, {
+
+/**
+ * A server that cannot start as configured: a missing or unusable peer package, a missing key. Its message is one
+ * sentence for the operator that says what to do; the CLI prints it without a stack and exits 1
+ * (docs/decisions.md#platforms). It never reaches a client: it is thrown before the server listens.
+ */
+export class SetupError extends Error {
+  override readonly name = 'SetupError'
+}
+
+export function missingPeer(pkg: string, feature: string, cause: unknown): SetupError {
+  return new SetupError(`${feature} needs the optional peer dependency "${pkg}": install it (npm install ${pkg}).`, {
     cause,
   })
 }

@@ -1,4 +1,10 @@
-import type { BeginEffectResult, ClaimBatchResult, StartRunResult } from './store.ts'
+import type {
+  BeginEffectResult,
+  ClaimBatchResult,
+  ClaimToolCallResult,
+  StartRunResult,
+  ToolCallRecord,
+} from './store.ts'
 import type { BatchRow, ThreadRow } from './rows.ts'
 import { OPEN_BATCH_STATUS } from './statuses.ts'
 
@@ -49,4 +55,12 @@ export function effectRefusal(run: { readonly active: boolean; readonly cancelRe
   if (!run.active) return 'not_active'
   if (run.cancelRequested) return 'cancel_requested'
   return 'already_started'
+}
+
+/** A refused `claimToolCall`: a browser call still waiting is held by another claim; anything else is not claimable. */
+export function toolCallClaimRefusal(
+  call: Pick<ToolCallRecord, 'kind' | 'status'> | undefined,
+): Extract<ClaimToolCallResult, { ok: false }> {
+  if (call?.kind === 'client' && call.status === 'awaiting_result') return { ok: false, reason: 'taken' }
+  return { ok: false, reason: 'not_claimable' }
 }

@@ -69,10 +69,10 @@ export interface StartInputRunRequest {
   readonly expectedRevision: number | null
   readonly initialState: unknown
   readonly messages: readonly Message[]
-  /** Results for pending browser/external calls carried by this input. */
+  /** Results for pending browser/external calls carried by this input (`unknown`: an external call overtaken). */
   readonly toolResults: readonly {
     readonly toolCallId: string
-    readonly status: 'succeeded' | 'cancelled'
+    readonly status: 'succeeded' | 'cancelled' | 'unknown'
     readonly result: string
   }[]
   readonly now: number
@@ -268,3 +268,19 @@ export interface ReconcileEffectRequest {
   readonly result: string
   readonly now: number
 }
+
+/** A tab's claim of a browser call before it runs the handler (docs/client-contract.md#browser-tools). */
+export interface ClaimToolCallRequest {
+  readonly threadId: string
+  readonly toolCallId: string
+  /** The claimant's id (one per tab): the same id claiming again is the same claim. */
+  readonly claimId: string
+  readonly now: number
+}
+
+/**
+ * `claimed`: this claim holds the call (now, or already). `taken`: another claim holds it. `not_claimable`: not a
+ * browser call waiting for its result (settled already, or not the thread's).
+ */
+export type ClaimToolCallResult =
+  { readonly ok: true } | { readonly ok: false; readonly reason: 'taken' | 'not_claimable' }

@@ -36,6 +36,8 @@ import type {
   OutboxSettlement,
   PendingBatchQuery,
   ReconcileEffectRequest,
+  ClaimToolCallRequest,
+  ClaimToolCallResult,
   SettleToolCallRequest,
   StartInputRunRequest,
   StartRunResult,
@@ -189,6 +191,13 @@ export interface Store {
    * (no run is active for it); like every ledger-only write, revision: 0.
    */
   reconcileEffect(request: ReconcileEffectRequest): Promise<boolean>
+  /**
+   * Claims a browser call waiting for its result for one tab before it runs the handler (one conditional update:
+   * only a `client` call in `awaiting_result` that no other claim holds). The claim is the ledger's attempt
+   * (`attemptRunId` = the claim id, `startedAt`): the tab's run of the handler is the call's one attempt. The same
+   * claim id again is answered `ok`. Not fenced (no run is active for it); revision: 0.
+   */
+  claimToolCall(request: ClaimToolCallRequest): Promise<ClaimToolCallResult>
 
   /**
    * Stores an interrupt batch (its interrupts, its expiry policy) and `outbox`, and marks the thread

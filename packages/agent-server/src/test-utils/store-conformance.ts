@@ -12,6 +12,7 @@ import { revisionCases } from '../store/conformance/revision-cases.ts'
 import { runCases } from '../store/conformance/run-cases.ts'
 import { usageCases } from '../store/conformance/usage-cases.ts'
 import { toolCheckpointCases } from '../store/conformance/tool-checkpoint-cases.ts'
+import { toolClaimCases } from '../store/conformance/tool-claim-cases.ts'
 
 export type { ConformanceDatabase } from '../store/conformance/kit.ts'
 
@@ -36,5 +37,6 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     usageCases(kit)
     ownerCases(kit)
     toolCheckpointCases(kit)
+    toolClaimCases(kit)
   })
 }

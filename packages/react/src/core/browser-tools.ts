@@ -114,7 +114,9 @@ export async function executeTool(
     return failed('Invalid tool arguments (not JSON).')
   }
   const handler = call.tool.handler
-  if (!run || !handler) return failed('The tool is unavailable in this client; it did not run.')
+  // Unavailable is uncertainty, not a fact: another tab may have run it before this one was asked (seed 001).
+  if (!run || !handler)
+    return failed('The result is unavailable in this client; the operation may already have occurred.')
   try {
     const value = await handler(args, {
       toolCallId: call.id,

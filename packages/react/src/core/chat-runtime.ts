@@ -22,6 +22,7 @@ import { SharedRecovery } from './shared-recovery.ts'
 import { refCount } from './ref-count.ts'
 import { applyEvents } from './apply-events.ts'
 import { offeredCalls } from './browser-tools.ts'
+import { restoredAwaiting } from './external-calls.ts'
 import { createHttpTransport } from './http-transport.ts'
 import { noServerSnapshots, ServerFeatures } from './server-features.ts'
 import type { Transport } from './transport.ts'
@@ -258,6 +259,7 @@ export class ChatRuntime<TState = unknown> {
       decisions: snapshot.decisions && Object.freeze(frozenJsonCopy(snapshot.decisions)),
       // An idle server thread may still wait for results of browser calls (a cold reload): offered, never run unasked.
       toolCalls: snapshot.status === 'idle' ? offeredCalls(this.#resolved.tools, installed.messages) : [],
+      awaitingExternal: restoredAwaiting(snapshot.awaitingExternal),
     })
   }
 

@@ -1,5 +1,6 @@
 import type {
   AgUiEvent,
+  AwaitingExternalCall,
   Interrupt,
   InterludeError,
   Message,
@@ -9,7 +10,11 @@ import type {
 import { errorFromFetch } from '@interlude/protocol'
 import type { RunToolCalls, ToolCallRef } from './browser-tools.ts'
 import { eligibleCalls, executeTool, offeredCalls, toolCallIdsOf } from './browser-tools.ts'
+import { awaitingExternalCalls } from './external-calls.ts'
+import { claimCalls, withClaim } from './tool-claims.ts'
 import { clientError, isFatal, protocolViolation, runError } from './errors.ts'
+import { presentForeignInterrupt } from './foreign-answers.ts'
+import { legacyInterrupt } from './foreign-interrupts.ts'
 import { checkNotExpired } from './guards.ts'
 import { idleWatchdog } from './idle-watchdog.ts'
 import { sleep } from './sleep.ts'
@@ -37,7 +42,12 @@ export type DriverSettings = Pick<
 
 /** How the driver ends an interaction (a local stop is the runtime's own). */
 export type Settlement =
-  | { readonly outcome: 'success'; readonly offered?: readonly PendingToolCall[] }
+  | {
+      readonly outcome: 'success'
+      readonly offered?: readonly PendingToolCall[]
+      /** The run's pending calls that wait for another system (`awaitingExternal`). */
+      readonly awaiting?: readonly AwaitingExternalCall[]
+    }
   | { readonly outcome: 'cancelled' }
   | { readonly outcome: 'failed'; readonly error: InterludeError }
   | { readonly outcome: 'interrupt'; readonly interrupts: readonly Interrupt[] }
@@ -45,6 +55,8 @@ export type Settlement =
 /** What the driver needs from the runtime. */
 export interface DriverHost {
   settings(): DriverSettings
+  /** This runtime's claim id for browser calls (one per tab). */
+  claimId(): string
   /** Read live: `updateOptions` may swap the transport. */
   transport(): Transport
   /** Whether the server has Interlude's routes (reconnect needs its thread log). */
@@ -93,6 +105,10 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
     let input = plan.kind === 'attach' || plan.kind === 'settle' ? undefined : plan.input
     let roundtrips = 0
     const results = async (calls: readonly ToolCallRef[], run = true) => {
+      // Claimed before anything runs here: one tab runs a call, the others are refused (./tool-claims.ts).
+      const ids = calls.map((c) => c.id)
+      const claimId = await claimCalls(host.transport(), host.features(), plan.threadId, ids, host.claimId())
+      if (!host.isCurrent(gen)) return false
       host.toolsStarted(gen)
       const answers = await Promise.all(calls.map((call) => executeTool(host, plan, runId, call, run)))
       if (!host.isCurrent(gen)) return false
@@ -100,7 +116,7 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
       const messages = [...flushAndRead(host).messages, ...answers]
       host.followUp(gen, runId, messages)
       // Follow-ups never carry `resume`; the checkpoint is the current one plus the tool results.
-      input = buildInput(plan.threadId, runId, messages, host.read().state, plan.config)
+      input = buildInput(plan.threadId, runId, messages, host.read().state, withClaim(plan.config, claimId))
       return true
     }
     if (plan.kind === 'settle') {
@@ -130,7 +146,8 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
       const outcome = run.finished.outcome ?? { type: 'success' as const }
       if (outcome.type === 'interrupt') {
         // Calls seen before a pause stay in history; none of them runs locally.
-        host.settle(gen, { outcome: 'interrupt', interrupts: outcome.interrupts })
+        // Foreign bridges' interrupts get a title and an answer schema (docs/decisions.md#foreign-servers).
+        host.settle(gen, { outcome: 'interrupt', interrupts: outcome.interrupts.map(presentForeignInterrupt) })
         return
       }
       if (outcome.type === 'cancelled') {
@@ -147,8 +164,10 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
           ? []
           : eligibleCalls(tools, flushAndRead(host).messages, run.toolCalls, pendingIds)
       if (calls.length === 0) {
-        const offered = pendingIds?.length ? offeredCalls(tools, flushAndRead(host).messages, pendingIds) : []
-        host.settle(gen, offered.length > 0 ? { outcome: 'success', offered } : { outcome: 'success' })
+        const { messages, awaitingExternal } = flushAndRead(host)
+        const offered = pendingIds?.length ? offeredCalls(tools, messages, pendingIds) : []
+        const awaiting = awaitingExternalCalls(tools, messages, pendingIds, awaitingExternal)
+        host.settle(gen, { outcome: 'success', awaiting, ...(offered.length > 0 ? { offered } : {}) })
         return
       }
       roundtrips += 1
@@ -173,6 +192,8 @@ interface Progress {
   skipUntil: string | undefined
   finished: RunFinishedEvent | undefined
   readonly started: Map<string, string>
+  /** Pauses announced by legacy `CUSTOM on_interrupt` events (foreign bridges), by id. */
+  readonly legacy: Map<string, Interrupt>
 }
 
 /**
@@ -200,6 +221,7 @@ async function runOnce(
     skipUntil: undefined,
     finished: undefined,
     started: new Map(),
+    legacy: new Map(),
   }
   let attempts = 0
   let reconnects = 0
@@ -226,8 +248,11 @@ async function runOnce(
       source = host.transport().connect(plan.threadId, { ...options, lastEventId: joinFrom, follow: true })
     }
     const before = progress.received
+    // Foreign bridges end the response to our own request with their backend's run id
+    // (docs/decisions.md#foreign-servers); a replay from the thread log stays strict.
+    const ownResponse = !reconnecting && post !== undefined
     try {
-      await consume(host, plan, target, source, progress, watchdog.alive)
+      await consume(host, plan, target, source, progress, watchdog.alive, ownResponse)
       if (!host.isCurrent(gen)) return RETIRED
       if (progress.finished)
         return { finished: progress.finished, toolCalls: { started: progress.started, saved }, joined }
@@ -289,6 +314,7 @@ async function consume(
   source: AsyncIterable<readonly TransportEvent[]>,
   progress: Progress,
   alive: () => void,
+  ownResponse: boolean,
 ): Promise<void> {
   const { gen, threadId } = plan
   for await (const batch of source) {
@@ -316,15 +342,22 @@ async function consume(
           break
         case 'RUN_FINISHED':
           if (!progress.acked) throw protocolViolation('RUN_FINISHED before RUN_STARTED.')
-          if (event.threadId !== threadId || event.runId !== target)
+          if (event.threadId !== threadId || (event.runId !== target && !ownResponse))
             throw protocolViolation('RUN_FINISHED does not match the run.')
-          progress.finished = event
+          progress.finished =
+            event.outcome === undefined && progress.legacy.size > 0
+              ? { ...event, outcome: { type: 'interrupt', interrupts: [...progress.legacy.values()] } }
+              : event
           if (id !== undefined) host.enqueue(gen, event, id) // carries the cursor into the final commit
           return
         case 'RUN_ERROR':
           throw runError(event)
         default:
           if (!progress.acked) throw protocolViolation(`${event.type} before RUN_STARTED.`)
+          if (event.type === 'CUSTOM') {
+            const interrupt = legacyInterrupt(event, target, progress.legacy.size)
+            if (interrupt) progress.legacy.set(interrupt.id, interrupt)
+          }
           if (event.type === 'TOOL_CALL_START') progress.started.set(event.toolCallId, event.toolCallName)
           else if (event.type === 'TOOL_CALL_CHUNK' && event.toolCallId && event.toolCallName)
             progress.started.set(event.toolCallId, event.toolCallName)

@@ -39,23 +39,27 @@ export class Follower {
     const { store, features } = this.#host
     const s = store.state
     const batch = disposed || s.run ? undefined : s.pending
+    // Calls waiting for another system are followed the same way: their result starts a run (external-calls.ts).
+    const awaiting = disposed || s.run ? [] : s.awaitingExternal
+    const waiting = batch !== undefined || awaiting.length > 0
     const options = this.#host.options()
-    const follow = batch !== undefined && options.follow !== false && s.lastEventId !== undefined && features.available
-    const key = batch && `${s.threadId}\u0000${batch.id}\u0000${follow}`
+    const follow = waiting && options.follow !== false && s.lastEventId !== undefined && features.available
+    const what = batch ? batch.id : awaiting.map((c) => c.toolCallId).join(',')
+    const key = waiting ? `${s.threadId}\u0000${what}\u0000${follow}` : undefined
     if (key === this.#key) return
     this.#stop?.()
     this.#stop = undefined
     this.#key = key
-    if (!batch) return
+    if (!waiting) return
     const controller = new AbortController()
     let timer: ReturnType<typeof setTimeout> | undefined
-    const deadline = Math.min(...batch.interrupts.map((i) => parseExpiresAt(i.expiresAt) ?? Infinity))
+    const deadline = Math.min(...(batch?.interrupts ?? []).map((i) => parseExpiresAt(i.expiresAt) ?? Infinity))
     const check = () => {
       const now = options.now()
-      if (now >= deadline) store.commit({ type: 'batch/expired', id: batch.id })
+      if (now >= deadline) store.commit({ type: 'batch/expired', id: batch!.id })
       else timer = setTimeout(check, Math.min(MAX_DELAY, Math.max(0, deadline - now)))
     }
-    if (!batch.expired && deadline !== Infinity) timer = setTimeout(check, 0)
+    if (batch && !batch.expired && deadline !== Infinity) timer = setTimeout(check, 0)
     this.#stop = () => {
       controller.abort()
       clearTimeout(timer)

@@ -151,5 +151,9 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
     async reconcile(threadId: string, { toolCallId, ...body }: ReconcileEffectOptions): Promise<void> {
       await post(`${url('snapshot', threadId)}/effects/${encodeURIComponent(toolCallId)}/reconcile`, body)
     },
+
+    async claim(threadId: string, toolCallId: string, claimId: string): Promise<void> {
+      await post(`${url('snapshot', threadId)}/tool-calls/${encodeURIComponent(toolCallId)}/claim`, { claimId })
+    },
   }
 }

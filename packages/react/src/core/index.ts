@@ -6,6 +6,7 @@
 export { ChatRuntime } from './chat-runtime.ts'
 export { createHttpTransport } from './http-transport.ts'
 export { messageText } from '@interlude/protocol'
+export type { AwaitingExternalCall } from '@interlude/protocol'
 export type { HttpTransportOptions } from './http-transport.ts'
 export type { Endpoint, EndpointParams, Endpoints } from './endpoints.ts'
 export type { ServerMode } from './server-features.ts'

@@ -42,6 +42,7 @@ export class Interactions<TState> implements DriverHost {
   readonly #waiters = new Map<number, () => void>()
   #gen = 0
   #disposed = false
+  #claimId: string | undefined
   readonly #follower: Follower
   /** Called after every interaction settles (after the settling commit), like `onFinish`. */
   readonly finished = new ListenerSet<[FinishInfo]>()
@@ -213,6 +214,12 @@ export class Interactions<TState> implements DriverHost {
 
   settings(): ResolvedOptions<TState> {
     return this.#env.options()
+  }
+
+  /** One claim id for this runtime's life: its browser-call claims are one tab's (./tool-claims.ts). */
+  claimId(): string {
+    this.#claimId ??= this.#env.options().generateId()
+    return this.#claimId
   }
 
   transport(): Transport {

@@ -1,4 +1,5 @@
-import type { AgUiEvent, DecisionRecord, InterludeError, Message } from '@interlude/protocol'
+import type { AgUiEvent, AwaitingExternalCall, DecisionRecord, InterludeError, Message } from '@interlude/protocol'
+import { NO_AWAITING_EXTERNAL } from './external-calls.ts'
 import { applyEvents } from './apply-events.ts'
 import { NONE } from './immutable.ts'
 import type { SubagentActivities } from './subagent-activity.ts'
@@ -57,11 +58,17 @@ export interface CoreState {
   readonly toolCalls: readonly PendingToolCall[]
   /** Subagent runs seen in this thread's stream (`CUSTOM interlude.subagent`), by subagentRunId. */
   readonly subagents: SubagentActivities
+  /** Calls waiting for a result from another system (restored, or left pending by a finished run). */
+  readonly awaitingExternal: readonly AwaitingExternalCall[]
 }
 
 /** How an interaction ended, as committed: a published batch, a failure with its error, or neither. */
 export type Settled =
-  | { readonly outcome: 'success'; readonly offered?: readonly PendingToolCall[] }
+  | {
+      readonly outcome: 'success'
+      readonly offered?: readonly PendingToolCall[]
+      readonly awaiting?: readonly AwaitingExternalCall[]
+    }
   | { readonly outcome: 'cancelled' | 'stopped' }
   | { readonly outcome: 'failed'; readonly error: InterludeError }
   | { readonly outcome: 'interrupt'; readonly batch: PendingInterruptBatch }
@@ -101,6 +108,7 @@ export type Action =
       readonly unsettledEffects: ConversationSnapshot['unsettledEffects']
       readonly decisions: readonly DecisionRecord[] | undefined
       readonly toolCalls: readonly PendingToolCall[]
+      readonly awaitingExternal: readonly AwaitingExternalCall[]
     }
   /** The open batch's deadline passed (a `keep` batch stays answerable by the all-cancelled close). */
   | { readonly type: 'batch/expired'; readonly id: string }
@@ -121,6 +129,7 @@ export function initialState(threadId: string, messages: readonly Message[], sta
     decisions: NONE,
     toolCalls: NONE,
     subagents: NO_SUBAGENTS,
+    awaitingExternal: NO_AWAITING_EXTERNAL,
   }
 }
 
@@ -166,6 +175,7 @@ export function reduce(state: CoreState, action: Action): CoreState {
         decisions: NONE,
         toolCalls: NONE,
         subagents: NO_SUBAGENTS,
+        awaitingExternal: NO_AWAITING_EXTERNAL,
       }
     case 'messages/replaced':
       return { ...state, messages: action.messages, recovery: bump(state.recovery) }
@@ -259,6 +269,7 @@ export function reduce(state: CoreState, action: Action): CoreState {
         run: undefined,
         pending,
         toolCalls: (action.outcome === 'success' && action.offered) || state.toolCalls,
+        awaitingExternal: (action.outcome === 'success' && action.awaiting) || state.awaitingExternal,
         error: action.outcome === 'failed' ? action.error : undefined,
         recovery: bump(state.recovery, required),
       }
@@ -276,6 +287,7 @@ export function reduce(state: CoreState, action: Action): CoreState {
         unsettledEffects: action.unsettledEffects,
         decisions: action.decisions ?? state.decisions,
         toolCalls: action.toolCalls,
+        awaitingExternal: action.awaitingExternal,
       }
     case 'batch/expired':
       if (state.pending?.id !== action.id || state.pending.expired) return state
@@ -308,6 +320,7 @@ export function toSnapshot<TState>(s: CoreState): ChatSnapshot<TState> {
     decisions: s.decisions,
     lastDecision: s.decisions.at(-1),
     pendingToolCalls: s.toolCalls,
+    awaitingExternal: s.awaitingExternal,
     subagents: s.subagents,
   })
 }

@@ -48,4 +48,6 @@ export interface Transport {
   cancel?(threadId: string, runId: string): Promise<void>
   /** `POST {base}/threads/:threadId/effects/:toolCallId/reconcile`: settles an unknown effect by hand. */
   reconcile?(threadId: string, body: ReconcileEffectOptions): Promise<void>
+  /** `POST {base}/threads/:threadId/tool-calls/:toolCallId/claim`: claims a browser call before it runs here. */
+  claim?(threadId: string, toolCallId: string, claimId: string): Promise<void>
 }

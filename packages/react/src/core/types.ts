@@ -1,4 +1,5 @@
 import type {
+  AwaitingExternalCall,
   AgUiEvent,
   Context,
   DecisionRecord,
@@ -103,6 +104,11 @@ export interface ChatSnapshot<TState = unknown> {
   readonly lastDecision: DecisionRecord | undefined
   /** Browser calls pending on the server that this client may settle once (`settleToolCalls`). */
   readonly pendingToolCalls: readonly PendingToolCall[]
+  /**
+   * Calls waiting for a result from another system (external tools): who may post it (`resultFrom`, when the server
+   * said). While any waits, the runtime follows the thread and shows the run the result starts.
+   */
+  readonly awaitingExternal: readonly AwaitingExternalCall[]
   /**
    * What subagents did in this thread's stream, by `subagentRunId` (agent, status, text, tool calls), each naming
    * the parent tool call that runs it; never part of `messages` (docs/client-contract.md#subagents).
@@ -254,6 +260,8 @@ export interface ConversationSnapshot {
   readonly activeRunId?: string
   readonly lastEventId?: number
   readonly unsettledEffects?: ThreadSnapshot['unsettledEffects']
+  /** Calls waiting for a result from another system (the server snapshot's `awaitingExternal`). */
+  readonly awaitingExternal?: ThreadSnapshot['awaitingExternal']
   readonly decisions?: ThreadSnapshot['decisions']
 }
 

@@ -1,5 +1,5 @@
 import { InterludeError } from '@interlude/protocol'
-import type { ThreadSnapshot, ThreadSummary, UnsettledEffect } from '@interlude/protocol'
+import type { AwaitingExternalCall, ThreadSnapshot, ThreadSummary, UnsettledEffect } from '@interlude/protocol'
 import type { Store, ThreadRecord } from '../../store/store.ts'
 import { isShown } from '../expiry-policy.ts'
 import { clientThreadId, withClientThreadId } from '../../store/thread-key.ts'
@@ -15,6 +15,9 @@ export interface SnapshotPage {
   readonly limit: number
   readonly maxBytes: number
 }
+
+/** Who may post an external tool's result besides the owner (its `resultFrom`), by tool name. */
+export type ResultFromOf = (toolName: string) => readonly string[] | undefined
 
 /** The opaque `messagesCursor`: the position of the oldest message of a page. */
 export function encodeMessagesCursor(position: number): string {
@@ -43,20 +46,28 @@ export function parseSnapshotLimit(value: string | undefined): number {
  * batch while open and unexpired (or kept past its deadline, docs/approvals.md#deadlines), and unknown effects —
  * calls whose run died after they started and that `reconcile` could not settle (never re-executed blindly).
  * Its messages are one page (docs/decisions.md#bounded-histories): a snapshot costs the same however long the thread
- * is.
+ * is. External calls still waiting for their result are listed with who may post it (docs/protocol.md#external-results).
  */
 export async function threadSnapshot(
   store: Store,
   thread: ThreadRecord,
   now: number,
   page: SnapshotPage = { limit: DEFAULT_SNAPSHOT_MESSAGES, maxBytes: 1024 * 1024 },
+  resultFrom: ResultFromOf = () => undefined,
 ): Promise<ThreadSnapshot> {
-  const [stored, open, started, decisions] = await Promise.all([
+  const [stored, open, calls, decisions] = await Promise.all([
     store.listMessagePage(thread.threadId, page),
     store.getOpenBatch(thread.threadId),
-    store.listToolCalls(thread.threadId, { status: ['unknown', 'started'] }),
+    store.listToolCalls(thread.threadId, { status: ['unknown', 'started', 'awaiting_result'] }),
     store.listDecisions(thread.threadId),
   ])
+  const started = calls.filter((c) => c.status !== 'awaiting_result')
+  const awaiting: AwaitingExternalCall[] = calls
+    .filter((c) => c.status === 'awaiting_result' && c.kind === 'external')
+    .map((c) => {
+      const from = resultFrom(c.toolName)
+      return { toolCallId: c.toolCallId, toolName: c.toolName, ...(from ? { resultFrom: [...from] } : {}) }
+    })
   // `started` by the active run means it is executing right now; otherwise its run is gone.
   const unsettled: UnsettledEffect[] = started
     .filter((c) => c.status === 'unknown' || (c.attemptRunId !== undefined && c.attemptRunId !== thread.activeRunId))
@@ -73,6 +84,7 @@ export async function threadSnapshot(
     ...defined({ activeRunId: thread.activeRunId }),
     lastEventId: thread.lastSeq,
     ...(unsettled.length > 0 ? { unsettledEffects: unsettled } : {}),
+    ...(awaiting.length > 0 ? { awaitingExternal: awaiting } : {}),
     // Who decided each batch (docs/approvals.md#decision-records).
     ...(decisions.length > 0 ? { decisions: decisions.map(withClientThreadId) } : {}),
     hasMoreMessages: more,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { InterludeError } from '@interlude/protocol'
-import type { DecisionVia, Message, RunAgentInput, ToolMessage } from '@interlude/protocol'
+import type { DecisionVia, ExternalResultsSettled, Message, RunAgentInput, ToolMessage } from '@interlude/protocol'
 import type { ResolvedAgent } from '../../agent/agent.ts'
 import type { Clock } from '../../clock.ts'
 import type { ValidatorCache } from '../../schema/validator-cache.ts'
@@ -15,6 +15,8 @@ import type { Limits } from '../../config/limits.ts'
 import type { OpenBatchCache } from '../open-batch-cache.ts'
 import type { RunPlan } from '../run-plan.ts'
 import { threadTitle } from './thread-title.ts'
+import { callsAnswered, checkResultPoster, settledAnswer } from './external-results.ts'
+import { checkBrowserClaims, claimIdOf, closingResult } from './browser-claims.ts'
 
 export type { ResumeRequest } from './admit-resume.ts'
 
@@ -52,10 +54,14 @@ export interface AdmissionQuota {
   beforeStart(owner: string, options: { readonly threadId: string; readonly newThread: boolean }): Promise<() => void>
 }
 
-/** Admission answers with a run to start, or with an already admitted run whose events to send. */
+/**
+ * Admission answers with a run to start, with an already admitted run whose events to send, or — for results whose
+ * external calls are all settled already — with what those calls hold (docs/protocol.md#external-results).
+ */
 export type Admission =
   | { readonly kind: 'start'; readonly plan: RunPlan }
   | { readonly kind: 'replay'; readonly threadId: string; readonly runId: string }
+  | { readonly kind: 'settled'; readonly answer: ExternalResultsSettled }
 
 const RETRY = Symbol('retry')
 const MAX_ATTEMPTS = 4
@@ -132,16 +138,22 @@ function checkThreadCap(
  * Everything decidable without running is decided here, before any stream byte (docs/protocol.md), and a
  * refusal changes nothing: the only writes are the two atomic admission transactions of the store.
  * A thread held by a run whose process died is released on first touch and admission is tried again.
- * New input is the owner's alone; a resume goes through `admitDecision`'s path with `via: 'run'`.
+ * New input is the owner's alone, but for the results of external calls whose tool names the caller in `resultFrom`
+ * (`owner`: whose thread `input.threadId` is); a resume goes through `admitDecision`'s path with `via: 'run'`.
  */
-export async function admitRun(deps: AdmissionDeps, principal: string, input: RunAgentInput): Promise<Admission> {
+export async function admitRun(
+  deps: AdmissionDeps,
+  principal: string,
+  input: RunAgentInput,
+  owner: string = principal,
+): Promise<Admission> {
   const { resume } = input
   if (resume === undefined) {
     return withFirstTouch(
       deps,
       input.threadId,
       async (thread) => thread.ownerId === principal,
-      () => attempts(() => admitInput(deps, principal, input)),
+      () => attempts(() => admitInput(deps, principal, input, owner)),
     )
   }
   return admitDecision(deps, principal, { ...input, resume }, 'run')
@@ -197,6 +209,7 @@ async function admitInput(
   deps: AdmissionDeps,
   principal: string,
   input: RunAgentInput,
+  owner: string,
 ): Promise<Admission | typeof RETRY> {
   const { store } = deps
   const { threadId, runId } = input
@@ -206,10 +219,21 @@ async function admitInput(
     messageIds: input.messages.map((m) => m.id),
     toolCallIds: input.messages.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])),
   })
-  if (view !== undefined && view.thread.ownerId !== principal) throw notFound()
+  if (view === undefined ? owner !== principal : view.thread.ownerId !== owner) throw notFound()
   const thread = view?.thread
 
   const known: ReadonlySet<string> = view?.knownMessageIds ?? new Set()
+  // Results from the owning system (docs/protocol.md#external-results): checked before the thread's state, so a late
+  // duplicate gets the first result back even while the run the first one started is still going.
+  const poster = owner !== principal
+  const results = poster ? input.messages : input.messages.filter((m) => m.role === 'tool' && !known.has(m.id))
+  if (view && (poster || results.length > 0)) {
+    const calls = await callsAnswered(store, threadId, results)
+    if (poster) checkResultPoster(principal, input.messages, calls, deps.agent.tools)
+    const onlyResults = input.messages.every((m) => m.role === 'tool' || known.has(m.id))
+    const settled = onlyResults ? settledAnswer(threadId, results, calls) : undefined
+    if (settled) return { kind: 'settled', answer: settled }
+  }
   checkNewMessages(input.messages, known, deps.limits)
   if (view) {
     if (view.run) {
@@ -247,7 +271,7 @@ async function admitInput(
   const answered = new Set<string>()
   const toolMessages: Message[] = []
   const userMessages: Message[] = []
-  const toolResults: { toolCallId: string; status: 'succeeded' | 'cancelled'; result: string }[] = []
+  const toolResults: { toolCallId: string; status: 'succeeded' | 'cancelled' | 'unknown'; result: string }[] = []
   const settledElsewhere: string[] = []
   for (const message of input.messages) {
     if (seen.has(message.id))
@@ -274,17 +298,22 @@ async function admitInput(
       // A known server-side or awaiting-decision call: ignored.
     }
   }
+  checkBrowserClaims(
+    awaiting.filter((c) => answered.has(c.toolCallId)),
+    claimIdOf(input.forwardedProps),
+  )
   if (settledElsewhere.length > 0)
     throw new InterludeError('TOOL_RESULTS_ALREADY_SUBMITTED', 'These browser tool calls already have a result.', {
       details: { toolCallIds: settledElsewhere },
     })
-  // A new user message abandons calls still waiting for a result, so the history stays answerable.
+  // A new user message closes calls still waiting for a result, so the history stays answerable; one that may have
+  // happened (dispatched, or claimed by a tab) is left `unknown`, never "cancelled" (./browser-claims.ts).
   if (userMessages.length > 0) {
     for (const call of awaiting) {
       if (answered.has(call.toolCallId)) continue
-      const result = JSON.stringify({ status: 'cancelled', message: 'No result arrived before the next message.' })
+      const { status, result } = closingResult(call)
       toolMessages.push({ id: `msg_${randomUUID()}`, role: 'tool', toolCallId: call.toolCallId, content: result })
-      toolResults.push({ toolCallId: call.toolCallId, status: 'cancelled', result })
+      toolResults.push({ toolCallId: call.toolCallId, status, result })
     }
   }
 
@@ -292,11 +321,11 @@ async function admitInput(
   checkThreadCap(thread, added, deps.limits)
   // Stored once, from the first user message (the thread's or a later input's when the thread had none).
   const title = thread?.title === undefined ? threadTitle(userMessages) : undefined
-  const release = await deps.quota?.beforeStart(principal, { threadId, newThread: thread === undefined })
+  const release = await deps.quota?.beforeStart(owner, { threadId, newThread: thread === undefined })
   const started = await store
     .startInputRun({
       threadId,
-      ownerId: principal,
+      ownerId: owner,
       runId,
       parentRunId: input.parentRunId,
       expectedRevision: thread ? thread.revision : null,
@@ -314,6 +343,14 @@ async function admitInput(
   }
   return {
     kind: 'start',
-    plan: { kind: 'input', threadId, runId, principal, clientTools: input.tools ?? [], context: input.context ?? [] },
+    // The continuation is the owner's turn, whoever posted the result that started it.
+    plan: {
+      kind: 'input',
+      threadId,
+      runId,
+      principal: owner,
+      clientTools: input.tools ?? [],
+      context: input.context ?? [],
+    },
   }
 }

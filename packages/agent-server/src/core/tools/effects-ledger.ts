@@ -75,6 +75,10 @@ export function toolInvocation(
       if (answer.status === 'cancelled') throw new InterruptCancelledError(answer.interruptId)
       return answer.payload as T
     },
+    step: async <T>(name: string, fn: () => T | Promise<T>): Promise<T> => {
+      if (!asks) throw new TypeError('ctx.step is only available while a server tool executes.')
+      return (await asks.step(name, fn, () => (changed ? { value: state } : undefined))) as T
+    },
     ...(subagent ? { runSubagent: (args: unknown) => subagent(args, context) } : {}),
   }
   return { context, nextState: () => (changed ? state : undefined) }

@@ -21,6 +21,8 @@ export interface ServerToolRun {
   readonly writes: RunWrites
   readonly validators: ValidatorCache
   readonly logError: (message: string, error: unknown) => void
+  /** The state a step committed (the turn's copy follows it, so a re-execution starts from it). */
+  readonly onStateCommitted?: (state: unknown) => void
   /** A subagent tool's agent, offered to its `execute` as `ctx.runSubagent` (from the turn: `core/turn/subagent-run.ts`). */
   readonly subagent?: SubagentRunner
 }
@@ -45,7 +47,10 @@ export async function* runServerTool(
   const asks = new AskSession({
     checkpoint: run.checkpoint,
     claim: () => ledger.claim(toolCallId),
-    save: (next) => writes.saveCheckpoint(toolCallId, next),
+    save: async (next, state) => {
+      await writes.saveCheckpoint(toolCallId, next, state)
+      if (state !== undefined) run.onStateCommitted?.(state.value)
+    },
     validators: run.validators,
   })
   const { subagent } = run

@@ -3,7 +3,7 @@ import { isToolInterruptReason } from '../../agent/tool-interrupt.ts'
 import type { ToolInterruptRequest } from '../../agent/tool-interrupt.ts'
 import type { ValidatorCache } from '../../schema/validator-cache.ts'
 import { remoteRefs } from '../../schema/validator-cache.ts'
-import { parseJson } from '../strict-json.ts'
+import { parseJson, strictJson } from '../strict-json.ts'
 
 /**
  * Asking from inside a tool (docs/approvals.md#asking-from-inside-a-tool): the answers a call received, the session
@@ -24,8 +24,15 @@ export interface ToolCheckpoint {
   /** The arguments came from an approval's `editedArgs` (the result says so, docs/approvals.md#edited-arguments). */
   readonly edited?: boolean
   readonly answers: readonly ToolAnswer[]
+  /** The stored results of the call's `ctx.step`s: by name, one per occurrence (docs/approvals.md#memoised-steps). */
+  readonly steps?: Readonly<Record<string, readonly StepResult[]>>
   /** A subagent tool's progress (`core/turn/subagent-run.ts`). */
   readonly subagent?: unknown
+}
+
+/** One stored step result (wrapped, so `null` is a result like any other). */
+export interface StepResult {
+  readonly value: unknown
 }
 
 export const EMPTY_CHECKPOINT: ToolCheckpoint = { answers: [] }
@@ -70,8 +77,11 @@ export interface AskSessionDeps {
   readonly checkpoint: ToolCheckpoint
   /** The effects ledger's claim of this call (`EffectsLedger.claim`). */
   readonly claim: () => Promise<boolean>
-  /** Stores the checkpoint (fenced); used for a subagent's progress. */
-  readonly save: (checkpoint: ToolCheckpoint) => Promise<void>
+  /**
+   * Stores the checkpoint (fenced), with the state the tool changed so far when given (one write); used for a
+   * subagent's progress and for steps.
+   */
+  readonly save: (checkpoint: ToolCheckpoint, state?: { readonly value: unknown }) => Promise<void>
   readonly validators: ValidatorCache
 }
 
@@ -88,6 +98,8 @@ export class AskSession {
   #checkpoint: ToolCheckpoint
   #next = 0
   #claimed = false
+  /** Occurrences of each step name in this execution. */
+  readonly #steps = new Map<string, number>()
   /** The questions the tool asked past its answers: the turn pauses with them. */
   pending: readonly AskRequest[] | undefined
   /** A failure of the claim inside `ctx.interrupt` (cancel, fencing, already started): rethrown after `execute`. */
@@ -149,6 +161,37 @@ export class AskSession {
   /** At the end of `execute`: a tool that did not reach its last stored answer is claimed now. */
   async finish(): Promise<void> {
     if (!this.#claimed) await this.#claim()
+  }
+
+  /**
+   * `ctx.step` (docs/approvals.md#memoised-steps): the stored result of this occurrence of `name`, or `fn`'s result,
+   * stored (with the state the tool changed so far, `state()`) before it is returned. A step after the tool asked
+   * past its answers does not run: the tool is unwinding.
+   */
+  async step(name: string, fn: () => unknown, state: () => { readonly value: unknown } | undefined): Promise<unknown> {
+    if (typeof name !== 'string' || name.length === 0 || name.length > 200)
+      throw new TypeError('ctx.step: name must be a string of 1 to 200 characters.')
+    if (typeof fn !== 'function') throw new TypeError('ctx.step: fn must be a function.')
+    if (this.pending !== undefined || this.fatal !== undefined) throw new ToolPaused()
+    const occurrence = this.#steps.get(name) ?? 0
+    this.#steps.set(name, occurrence + 1)
+    const stored = this.#checkpoint.steps?.[name]?.[occurrence]
+    if (stored !== undefined) return structuredClone(stored.value)
+    const produced = await fn()
+    let value: unknown
+    try {
+      value = JSON.parse(strictJson(produced === undefined ? null : produced)) as unknown
+    } catch (error) {
+      throw new TypeError(`ctx.step: the result of "${name}" is not JSON.`, { cause: error })
+    }
+    const list = this.#checkpoint.steps?.[name] ?? []
+    const next: ToolCheckpoint = {
+      ...this.#checkpoint,
+      steps: { ...this.#checkpoint.steps, [name]: [...list.slice(0, occurrence), { value }] },
+    }
+    await this.#d.save(next, state())
+    this.#checkpoint = next
+    return structuredClone(value)
   }
 
   /** Stores a subagent's progress with the answers so far. */

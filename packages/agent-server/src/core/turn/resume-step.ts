@@ -7,14 +7,17 @@ import { parseJson } from '../strict-json.ts'
 import { approvedCall, toolGone } from '../tools/approved-call.ts'
 import type { ApprovalPayload } from '../tools/approved-call.ts'
 import { ruleFromApproval } from '../tools/permission-rules.ts'
+import { authorizeCall } from '../tools/tool-verdicts.ts'
 import { parseCheckpoint } from '../tools/tool-asks.ts'
 import { withAnswers } from '../tools/tool-interrupts.ts'
 import { runEffect, storeBatch } from './tool-step.ts'
 import type { Step, Turn } from './turn-state.ts'
 
 /**
- * The resume step: carries out the decision for each call of the batch. A tool that asked from inside `execute` runs
- * again with its answers and may ask again: those questions become the next batch (the returned pause).
+ * The resume step: carries out the decision for each call of the batch, and runs the calls the pause held
+ * (`pausePolicy: 'hold'`), all in the model's order (docs/decisions.md#a-turn-keeps-its-promises). A tool that asked
+ * from inside `execute` runs again with its answers and may ask again: those questions become the next batch (the
+ * returned pause), and the held calls after it wait for that batch too.
  */
 export async function* applyDecisions(turn: Turn, plan: ResumeRunPlan): AsyncGenerator<AgUiEvent, Step | undefined> {
   if (plan.continuation) {
@@ -23,23 +26,56 @@ export async function* applyDecisions(turn: Turn, plan: ResumeRunPlan): AsyncGen
     if (open !== undefined && open.runId === turn.plan.runId) return undefined
   }
   const byId = new Map<string, ResumeEntry>(plan.decision.map((e) => [e.interruptId, e]))
-  const asks = new Map<string, StoredInterrupt[]>()
-  for (const item of plan.batch.interrupts)
-    if (item.kind === 'ask') asks.set(item.toolCallId, [...(asks.get(item.toolCallId) ?? []), item])
-  for (const item of plan.batch.interrupts) {
-    const entry = byId.get(item.interrupt.id)
-    const record = turn.call(item.toolCallId)
-    if (!entry || !record || record.status !== 'awaiting_decision') continue
-    if (item.kind === 'ask') {
-      // One re-execution per call, with all of its answers from this batch.
-      const group = asks.get(item.toolCallId)!
-      if (group[0] === item) yield* answerAsks(turn, group, byId, record)
+  const byCall = new Map<string, StoredInterrupt[]>()
+  for (const item of plan.batch.interrupts) byCall.set(item.toolCallId, [...(byCall.get(item.toolCallId) ?? []), item])
+  for (const open of turn.openCalls()) {
+    const record = turn.call(open.toolCallId)
+    if (!record) continue
+    const items = byCall.get(record.toolCallId)
+    if (items === undefined) {
+      // A held call after one that asked again waits for the new batch.
+      if (turn.isHeld(record) && turn.asked.length === 0) yield* runHeld(turn, record, plan.allCancelled)
       continue
     }
-    yield* applyDecision(turn, item, entry, record)
+    if (record.status !== 'awaiting_decision') continue
+    const asks = items.filter((i) => i.kind === 'ask')
+    // One re-execution per call, with all of its answers from this batch.
+    if (asks.length > 0) {
+      if (asks.some((i) => byId.has(i.interrupt.id))) yield* answerAsks(turn, asks, byId, record)
+      continue
+    }
+    for (const item of items) {
+      const entry = byId.get(item.interrupt.id)
+      if (entry) yield* applyDecision(turn, item, entry, record)
+    }
   }
   return turn.asked.length > 0 ? await storeBatch(turn, []) : undefined
 }
+
+/**
+ * A held call runs now, as it would have without the pause — `authorize` again first (the resource may have changed
+ * while the batch waited). A batch all cancelled abandons the turn: its held calls never run.
+ */
+async function* runHeld(turn: Turn, record: ToolCallRecord, cancelled: boolean): AsyncGenerator<AgUiEvent> {
+  if (cancelled) {
+    yield* turn.settle(record, 'cancelled', { status: 'cancelled', message: HELD_CANCELLED })
+    return
+  }
+  const tool = turn.deps.agent.tools.get(record.toolName)
+  if (!tool) {
+    yield* turn.settle(record, 'rejected', toolGone(record.toolName))
+    return
+  }
+  const args = requestedArgs(record)
+  const denial = await authorizeCall(tool, args, record.toolCallId, turn.verdicts)
+  if (denial !== undefined) {
+    yield* turn.settle(record, 'denied', { status: 'denied', reason: denial })
+    return
+  }
+  yield* runEffect(turn, tool, record, args)
+}
+
+const HELD_CANCELLED = 'The decision this call waited for was cancelled; it did not run.'
 
 /** Stores a call's new answers, then runs the tool again from the top (docs/approvals.md#asking-from-inside-a-tool). */
 async function* answerAsks(

@@ -5,7 +5,7 @@ import type { AskRequest } from '../tools/tool-asks.ts'
 
 /**
  * One of a subagent's own tools, run with the parent call's context (docs/approvals.md#subagents): its state changes
- * go to the parent call's state, it cannot ask (`ctx.interrupt`), and a failure is a result the subagent's model reads.
+ * go to the parent call's state, its steps to the parent call's checkpoint, it cannot ask (`ctx.interrupt`), and a failure is a result the subagent's model reads.
  */
 export async function runSubagentTool(
   tool: ResolvedTool,
@@ -25,6 +25,8 @@ export async function runSubagentTool(
     signal: parent.signal,
     updateState: (update) => parent.updateState(update),
     interrupt: () => Promise.reject(new TypeError('ctx.interrupt is not available inside a subagent tool.')),
+    // Stored in the parent call's checkpoint, under this call's id.
+    step: (name, fn) => parent.step(`${callId}/${name}`, fn),
   }
   try {
     const value = await tool.definition.execute!(args, context)

@@ -58,7 +58,13 @@ export async function* handleToolCalls(
   return yield* processCalls(turn, records, verdicts)
 }
 
-/** Settles, runs or pauses recorded calls by their verdicts (one model response's calls). */
+/**
+ * Settles, runs or pauses recorded calls by their verdicts (one model response's calls). Under the agent's
+ * `pausePolicy: 'hold'` (docs/decisions.md#a-turn-keeps-its-promises) a response with a call that needs a person runs
+ * none of its calls before the batch is decided: the free ones stay `pending` (held) and run after the decision, in
+ * the model's order (`resume-step.ts`). A call that asks from inside `execute` is only known to ask when it runs: the
+ * calls before it have run, the calls after it are held.
+ */
 export async function* processCalls(
   turn: Turn,
   calls: readonly ToolCallRecord[],
@@ -66,6 +72,8 @@ export async function* processCalls(
 ): AsyncGenerator<AgUiEvent, Step, undefined> {
   // Everything that needs no decision is settled before the pause, so denied calls never look pending.
   const interrupts: PendingInterrupt[] = []
+  const hold = turn.deps.agent.pausePolicy === 'hold'
+  const decides = verdicts.some((v) => v.kind === 'interrupt')
   for (let i = 0; i < calls.length; i++) {
     const verdict = verdicts[i]!
     const record = calls[i]!
@@ -83,6 +91,8 @@ export async function* processCalls(
       case 'execute':
       case 'external':
         if (verdict.rule) yield* ruleDecision(turn, verdict.rule, record.toolCallId)
+        // Held: stays `pending`; the rule's record (a decision already made) is written now.
+        if (hold && (decides || turn.asked.length > 0)) break
         yield* runEffect(turn, verdict.tool, record, verdict.args)
         break
       case 'interrupt':
@@ -138,6 +148,7 @@ export async function* runEffect(
       writes: turn.writes,
       validators: deps.validators,
       logError: deps.logError,
+      onStateCommitted: (state) => turn.setState(state),
       ...(tool.subagent ? { subagent: subagentRunner(tool, deps.signal, deps.validators, deps.logError) } : {}),
     })
     if (executed.status === 'asked') {

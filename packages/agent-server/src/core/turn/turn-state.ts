@@ -178,6 +178,19 @@ export class Turn {
     return this.#calls.get(toolCallId)
   }
 
+  /** The open calls in the order they were recorded: a response's calls in the model's order. */
+  openCalls(): ToolCallRecord[] {
+    return [...this.#calls.values()]
+  }
+
+  /**
+   * A call an earlier run of this turn held while its response's batch waited (`pausePolicy: 'hold'`,
+   * docs/decisions.md#a-turn-keeps-its-promises): recorded, never started, in no batch.
+   */
+  isHeld(record: ToolCallRecord): boolean {
+    return record.status === 'pending' && record.runId !== this.plan.runId && !this.batched.has(record.toolCallId)
+  }
+
   /** The calls of this run that were recorded but never started and are not in a stored batch. */
   leftCalls(): ToolCallRecord[] {
     return [...this.#calls.values()].filter(

@@ -1,5 +1,4 @@
 import type { Hono, MiddlewareHandler } from 'hono'
-import { InterludeError } from '@interlude/protocol'
 import { SSE_HEADERS } from '@interlude/protocol/sse'
 import type { AdmissionDeps } from '../../core/admission/admission.ts'
 import type { AdmissionTurns } from '../../core/runs/admission-turns.ts'
@@ -48,14 +47,15 @@ export function registerRunRoutes(
     const startedAt = performance.now()
     const input = parseRunInput(c.get('body'), limits)
     const principal = c.get('principal')
-    // The thread is the caller's own, or (`?owner=`, a decider's resume) that owner's; new input only ever goes to
-    // the caller's own thread, so an id another principal uses is a different thread (src/store/thread-key.ts).
+    // The thread is the caller's own, or (`?owner=`) that owner's: a decider's resume, or the result of an external
+    // call whose tool names the caller in `resultFrom`. Other input only ever goes to the caller's own thread, so an
+    // id another principal uses is a different thread (src/store/thread-key.ts); admission refuses the rest.
     const owner = threadOwner(c)
-    if (owner !== principal && input.resume === undefined)
-      throw new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
     const threadId = threadKey(owner, input.threadId)
-    const admit = () => admitRun(admission, principal, { ...input, threadId })
+    const admit = () => admitRun(admission, principal, { ...input, threadId }, owner)
     const admitted = await (deps.turns ? deps.turns.admit(admit) : admit())
+    // Results for calls settled already: the first results, and nothing ran (docs/protocol.md#external-results).
+    if (admitted.kind === 'settled') return c.json(admitted.answer, 200)
     if (admitted.kind === 'start') runs.start(admitted.plan)
     // Admission time (validation, ownership, resume checks, claim): from the turn, or once the body was read.
     c.header('Server-Timing', admissionTiming(c.var, startedAt))

@@ -16,6 +16,7 @@ import {
   threadSnapshot,
   threadSummary,
 } from '../../core/access/thread-view.ts'
+import type { ResultFromOf } from '../../core/access/thread-view.ts'
 import type { Store, ThreadRecord } from '../../store/store.ts'
 import type { ServerEnv } from '../env.ts'
 import { takeStreamSlot } from '../middleware/quotas.ts'
@@ -39,6 +40,8 @@ export interface ThreadRoutesDeps {
   readonly closing: AbortSignal
   /** Bytes of message JSON in one snapshot page (`limits.snapshotPageBytes`). */
   readonly snapshotPageBytes: number
+  /** Who may post an external tool's result besides the owner (the snapshot's `awaitingExternal`). */
+  readonly resultFrom?: ResultFromOf
 }
 
 const STATUSES: readonly ThreadStatus[] = ['idle', 'running', 'interrupted']
@@ -104,7 +107,7 @@ export function registerThreadRoutes(
     const beforePosition = before === undefined ? undefined : decodeMessagesCursor(before)
     const found = await thread(addressedThread(c, c.req.param('threadId')), c.get('principal'), 'readers')
     const page = { limit, maxBytes: deps.snapshotPageBytes, ...defined({ beforePosition }) }
-    return c.json(await threadSnapshot(store, found, now(), page))
+    return c.json(await threadSnapshot(store, found, now(), page, deps.resultFrom))
   })
 
   app.get(`${basePath}/threads/:threadId/events`, auth, async (c) => {

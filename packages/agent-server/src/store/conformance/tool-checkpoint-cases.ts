@@ -29,4 +29,31 @@ export function toolCheckpointCases(kit: ConformanceKit): void {
       await expect(after).rejects.toBeInstanceOf(RunNotActiveError)
       expect(await store.getToolCheckpoint(threadId, 'c1')).toBe(second)
     }))
+
+  it('a step’s checkpoint carries the state: both in one write (revision +1), and neither for a run not active', () =>
+    withDb(async (store, db) => {
+      const { threadId, runId } = ids()
+      await start(store, threadId, runId, null)
+      const before = (await store.getThread(threadId))!
+      const json = JSON.stringify({ answers: [], steps: { snapshot: [{ value: { id: 's1' } }] } })
+      const stateJson = JSON.stringify({ snapshots: ['s1'] })
+      await store.saveToolCheckpoint({ threadId, runId, toolCallId: 'c1', json, stateJson, now: now + 5 })
+      const other = await db.connect()
+      const after = (await other.getThread(threadId))!
+      expect(after.state).toEqual({ snapshots: ['s1'] })
+      expect(after.revision).toBe(before.revision + 1)
+      expect(await other.getToolCheckpoint(threadId, 'c1')).toBe(json)
+
+      const refused = store.saveToolCheckpoint({
+        threadId,
+        runId: 'not-active',
+        toolCallId: 'c1',
+        json: JSON.stringify({ answers: [] }),
+        stateJson: JSON.stringify({ snapshots: [] }),
+        now: now + 6,
+      })
+      await expect(refused).rejects.toBeInstanceOf(RunNotActiveError)
+      expect((await store.getThread(threadId))!.state).toEqual({ snapshots: ['s1'] })
+      expect(await store.getToolCheckpoint(threadId, 'c1')).toBe(json)
+    }))
 }

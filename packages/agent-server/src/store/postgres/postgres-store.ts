@@ -29,6 +29,8 @@ import type {
   RunKey,
   RunRecord,
   ReconcileEffectRequest,
+  ClaimToolCallRequest,
+  ClaimToolCallResult,
   SettleToolCallRequest,
   StartInputRunRequest,
   StartRunResult,
@@ -249,6 +251,10 @@ export class PostgresStore implements Store {
 
   async reconcileEffect(request: ReconcileEffectRequest): Promise<boolean> {
     return toolCalls.reconcileEffect(this.#pool, request)
+  }
+
+  async claimToolCall(request: ClaimToolCallRequest): Promise<ClaimToolCallResult> {
+    return toolCalls.claimToolCall(this.#pool, request)
   }
 
   async createBatch(batch: NewBatch): Promise<void> {

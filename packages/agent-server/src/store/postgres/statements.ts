@@ -144,6 +144,15 @@ export const listToolCalls = (threadId: string, statuses: readonly ToolCallStatu
 export const getToolCall = (threadId: string, toolCallId: string) =>
   statement<ToolCallRow>('SELECT * FROM tool_calls WHERE thread_id = $1 AND tool_call_id = $2', [threadId, toolCallId])
 
+/** A tab's claim of a browser call waiting for its result: the ledger's attempt is the claim. */
+export const claimToolCall = (threadId: string, toolCallId: string, claimId: string, now: number) =>
+  statement(
+    `UPDATE tool_calls SET attempt_run_id = $3, started_at = $4
+     WHERE thread_id = $1 AND tool_call_id = $2 AND kind = 'client' AND status = 'awaiting_result'
+       AND (attempt_run_id IS NULL OR attempt_run_id = $3)`,
+    [threadId, toolCallId, claimId, now],
+  )
+
 export const readEvents = (threadId: string, query: EventQuery) =>
   statement<EventRow>(
     `SELECT seq, run_id, type, json FROM events

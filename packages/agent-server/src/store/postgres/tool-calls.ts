@@ -1,5 +1,7 @@
 import type {
   BeginEffectResult,
+  ClaimToolCallRequest,
+  ClaimToolCallResult,
   NewToolCall,
   ReconcileEffectRequest,
   SettleToolCallRequest,
@@ -7,7 +9,7 @@ import type {
   ToolCallStatus,
 } from '../store.ts'
 import { toToolCall } from '../rows.ts'
-import { effectRefusal } from '../refusals.ts'
+import { effectRefusal, toolCallClaimRefusal } from '../refusals.ts'
 import { appendMessagesTx } from './appends.ts'
 import type { Queryable } from './query.ts'
 import { fenced, rows } from './query.ts'
@@ -81,4 +83,11 @@ export async function reconcileEffect(q: Queryable, request: ReconcileEffectRequ
   const { threadId, toolCallId, status, result, now } = request
   const closed = await q.query(sql.closeToolCall(threadId, { toolCallId, status, result, from: ['unknown'] }, now))
   return closed.rowCount === 1
+}
+
+/** One conditional statement claims a browser call (row lock: concurrent claims queue, one wins); else why not. */
+export async function claimToolCall(q: Queryable, request: ClaimToolCallRequest): Promise<ClaimToolCallResult> {
+  const { threadId, toolCallId, claimId, now } = request
+  if ((await q.query(sql.claimToolCall(threadId, toolCallId, claimId, now))).rowCount === 1) return { ok: true }
+  return toolCallClaimRefusal(await getToolCall(q, threadId, toolCallId))
 }

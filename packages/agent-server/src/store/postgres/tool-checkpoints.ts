@@ -1,7 +1,7 @@
 import type { SaveToolCheckpoint, ToolCheckpointRow } from '../tool-checkpoints.ts'
 import type { Queryable } from './query.ts'
 import { fenced, statement } from './query.ts'
-import { lockIfActive } from './statements.ts'
+import { bumpIfActive, lockIfActive } from './statements.ts'
 
 /** The PostgreSQL side of per-call checkpoints (`../tool-checkpoints.ts`). */
 
@@ -19,8 +19,11 @@ export async function getToolCheckpoint(
 
 /** Inside a transaction: fenced by the thread row's lock (the run must be the active one). */
 export async function saveToolCheckpointTx(q: Queryable, request: SaveToolCheckpoint): Promise<void> {
-  const { threadId, runId, toolCallId, json, now } = request
-  await fenced(q, lockIfActive(threadId, runId), threadId, runId)
+  const { threadId, runId, toolCallId, json, stateJson, now } = request
+  // With a state: the fence writes it (revision +1), as a settlement's does.
+  const fence =
+    stateJson !== undefined ? bumpIfActive(threadId, runId, now, { json: stateJson }) : lockIfActive(threadId, runId)
+  await fenced(q, fence, threadId, runId)
   await q.query(
     statement(
       `INSERT INTO tool_checkpoints (thread_id, tool_call_id, json, updated_at) VALUES ($1, $2, $3, $4)

@@ -29,6 +29,8 @@ import type {
   RunKey,
   RunRecord,
   ReconcileEffectRequest,
+  ClaimToolCallRequest,
+  ClaimToolCallResult,
   SettleToolCallRequest,
   StartInputRunRequest,
   StartRunResult,
@@ -248,6 +250,10 @@ export class SqliteStore implements Store {
     return this.#write(() => toolCalls.reconcileEffectTx(this.#s, request))
   }
 
+  async claimToolCall(request: ClaimToolCallRequest): Promise<ClaimToolCallResult> {
+    return this.#write(() => toolCalls.claimToolCallTx(this.#s, request))
+  }
+
   async createBatch(batch: NewBatch): Promise<void> {
     this.#write(() => batches.createBatchTx(this.#s, batch))
   }
@@ -328,6 +334,8 @@ export class SqliteStore implements Store {
     this.#write(() => {
       fenceTx(this.#s, request.threadId, request.runId)
       this.#checkpoints.put(request)
+      if (request.stateJson !== undefined)
+        this.#s.setState.run({ threadId: request.threadId, stateJson: request.stateJson, now: request.now })
     })
   }
 

@@ -408,6 +408,12 @@ export function prepareStatements(db: Database.Database) {
       `UPDATE tool_calls SET status = @status, result = @result, finished_at = @now
        WHERE thread_id = @threadId AND tool_call_id = @toolCallId AND status IN (SELECT value FROM json_each(@fromJson))`,
     ),
+    /** A tab's claim of a browser call waiting for its result: the ledger's attempt is the claim. */
+    claimToolCall: prepare<ThreadKey & { toolCallId: string; claimId: string; now: number }>(
+      `UPDATE tool_calls SET attempt_run_id = @claimId, started_at = @now
+       WHERE thread_id = @threadId AND tool_call_id = @toolCallId AND kind = 'client' AND status = 'awaiting_result'
+         AND (attempt_run_id IS NULL OR attempt_run_id = @claimId)`,
+    ),
     settleToolCall: prepare<
       ThreadKey & { toolCallId: string; status: ToolCallStatus; result: string | null; now: number }
     >(

@@ -1,5 +1,7 @@
 import type {
   BeginEffectResult,
+  ClaimToolCallRequest,
+  ClaimToolCallResult,
   NewToolCall,
   ReconcileEffectRequest,
   SettleToolCallRequest,
@@ -7,7 +9,7 @@ import type {
   ToolCallStatus,
 } from '../store.ts'
 import { toToolCall } from '../rows.ts'
-import { effectRefusal } from '../refusals.ts'
+import { effectRefusal, toolCallClaimRefusal } from '../refusals.ts'
 import { appendMessagesTx, fenceTx } from './appends.ts'
 import type { SqliteStatements } from './statements.ts'
 
@@ -76,4 +78,10 @@ export function settleToolCallTx(s: SqliteStatements, request: SettleToolCallReq
 export function reconcileEffectTx(s: SqliteStatements, request: ReconcileEffectRequest): boolean {
   const from = JSON.stringify(['unknown'])
   return s.closeToolCall.run({ ...request, fromJson: from }).changes === 1
+}
+
+/** One conditional update claims a browser call; otherwise why not (`../refusals.ts`). */
+export function claimToolCallTx(s: SqliteStatements, request: ClaimToolCallRequest): ClaimToolCallResult {
+  if (s.claimToolCall.run(request).changes === 1) return { ok: true }
+  return toolCallClaimRefusal(getToolCall(s, request.threadId, request.toolCallId))
 }
