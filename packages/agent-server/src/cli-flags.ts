@@ -229,6 +229,11 @@ export const FLAGS = {
   'max-streams-per-principal': limit('maxOpenStreamsPerPrincipal', 'open event streams of one principal'),
   'max-new-threads-per-minute': limit('maxNewThreadsPerMinute', 'new threads of one principal per minute'),
   'max-requests-per-second': limit('maxRequestsPerSecond', 'requests of one principal per second'),
+  'max-failed-auth-per-minute': limit('maxFailedAuthPerMinute', 'failed authentications per client address'),
+  'max-anonymous-sessions-per-minute': limit(
+    'maxAnonymousSessionsPerMinute',
+    'new anonymous sessions per client address (they share its quotas)',
+  ),
   'max-body-bytes': limit('maxBodyBytes', 'request body size', { positive: true }),
   'max-buffered-body-bytes': limit('maxBufferedBodyBytes', 'bodies buffered at once, all requests'),
   'body-idle-timeout-ms': limit('bodyIdleTimeoutMs', 'a body sending nothing this long is refused', { arg: '<ms>' }),

@@ -24,7 +24,7 @@ describe('anonymousSessionCookie', () => {
     )
     const cookie = first!.setCookie!.split(';')[0]!
     const again = await auth(req({ Cookie: `other=1; ${cookie}` }))
-    expect(again).toEqual({ principal: first!.principal })
+    expect(again).toEqual({ principal: first!.principal, anonymous: true })
   })
 
   it('a tampered or foreign-secret cookie starts a new session instead of impersonating', async () => {
@@ -49,7 +49,7 @@ describe('anonymousSessionCookie', () => {
     const first = await timed(req({}))
     const cookie = first!.setCookie!.split(';')[0]!
     now += 3600 * 1000
-    expect(await timed(req({ Cookie: cookie }))).toEqual({ principal: first!.principal })
+    expect(await timed(req({ Cookie: cookie }))).toEqual({ principal: first!.principal, anonymous: true })
     now += 1000
     const later = await timed(req({ Cookie: cookie }))
     expect(later?.principal).not.toBe(first!.principal)
@@ -84,7 +84,7 @@ describe('anonymousSessionCookie', () => {
     expect(https?.setCookie).not.toMatch(/Domain=/)
     const cookie = https!.setCookie!.split(';')[0]!
     const again = await auth(new Request('https://app.example.com/x', { headers: { Cookie: cookie } }))
-    expect(again).toEqual({ principal: https!.principal })
+    expect(again).toEqual({ principal: https!.principal, anonymous: true })
     const http = await auth(req({ 'X-Forwarded-Proto': 'https' }))
     expect(http?.setCookie).toMatch(/^interlude_session=/)
     expect(http?.setCookie).not.toMatch(/Secure/)

@@ -8,6 +8,11 @@ export interface Authenticated {
   readonly principal: string
   /** A `Set-Cookie` value to send back (e.g. a freshly issued anonymous session). */
   readonly setCookie?: string
+  /**
+   * A principal anybody can become without credentials (an anonymous session): its quotas are shared by the client
+   * address (docs/protocol.md#limits), since a client can start a new one with every request.
+   */
+  readonly anonymous?: boolean
 }
 
 /** `authenticate(request) -> principal | null` (docs/architecture.md). `null` answers `UNAUTHENTICATED` (401). */
@@ -152,7 +157,7 @@ export function anonymousSessionCookie(options: AnonymousSessionOptions): Authen
         const [, id, iat, mac] = match as unknown as [string, string, string, string]
         const age = issuedNow - Number(iat)
         if (safeEqual(mac, sign(options.secret, `${id}.${iat}`)) && age >= 0 && age <= maxAge) {
-          return { principal: `anon:${id}` }
+          return { principal: `anon:${id}`, anonymous: true }
         }
       }
     }
@@ -161,7 +166,7 @@ export function anonymousSessionCookie(options: AnonymousSessionOptions): Authen
     const cookie = [`${name}=${payload}.${sign(options.secret, payload)}`, 'Path=/', 'HttpOnly', 'SameSite=Lax']
     cookie.push(`Max-Age=${maxAge}`)
     if (secure) cookie.push('Secure')
-    return { principal: `anon:${id}`, setCookie: cookie.join('; ') }
+    return { principal: `anon:${id}`, anonymous: true, setCookie: cookie.join('; ') }
   }
 }
 

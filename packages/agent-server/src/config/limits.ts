@@ -64,6 +64,18 @@ export interface Limits {
   /** Authenticated requests of one principal per second (per process). `RATE_LIMITED`. @default 100 */
   readonly maxRequestsPerSecond: number
   /**
+   * Failed authentications (`401`) one client address may cause per minute (per process); beyond it a request whose
+   * credentials fail is answered `429 RATE_LIMITED` with `Retry-After`. Requests that authenticate are never slowed.
+   * @default 30
+   */
+  readonly maxFailedAuthPerMinute: number
+  /**
+   * New anonymous sessions (cookie mode) one client address may start per minute (per process). Anonymous principals
+   * of one address also share one budget of requests per second and open streams; `0` turns both off (behind a
+   * proxy every client has the proxy's address). `RATE_LIMITED`. @default 30
+   */
+  readonly maxAnonymousSessionsPerMinute: number
+  /**
    * Bytes of request bodies buffered at once, across all requests of this process. A body that does not fit is not
    * read: `SERVER_BUSY` (503) with `Retry-After`. Bodies up to 64 KiB are not counted (the connection caps bound
    * them), so small requests pass while large ones wait. @default 64 MiB
@@ -113,6 +125,8 @@ export const DEFAULT_LIMITS: Limits = {
   maxOpenStreamsPerPrincipal: 32,
   maxNewThreadsPerMinute: 60,
   maxRequestsPerSecond: 100,
+  maxFailedAuthPerMinute: 30,
+  maxAnonymousSessionsPerMinute: 30,
   maxBufferedBodyBytes: 64 * 1024 * 1024,
   maxBufferedBodyBytesPerPrincipal: 16 * 1024 * 1024,
   bodyIdleTimeoutMs: 10_000,
@@ -133,6 +147,8 @@ export const NO_PRINCIPAL_QUOTAS = {
   maxNewThreadsPerMinute: 0,
   maxRequestsPerSecond: 0,
   maxBufferedBodyBytesPerPrincipal: 0,
+  maxFailedAuthPerMinute: 0,
+  maxAnonymousSessionsPerMinute: 0,
 } as const satisfies Partial<Limits>
 
 /** Which quota refused a request (the `details.quota` of `RATE_LIMITED`, the label of a refusal metric). */
@@ -143,6 +159,8 @@ export type QuotaName =
   | 'newThreadsPerMinute'
   | 'bufferedBodyBytes'
   | 'bufferedBodyBytesPerPrincipal'
+  | 'failedAuthPerMinute'
+  | 'anonymousSessionsPerMinute'
 
 /** A refusal, as reported to `onQuotaRefused` (observability plugs a counter in here). */
 export interface QuotaRefusal {

@@ -90,6 +90,8 @@ const INTEGER_LIMITS = [
   'maxOpenStreamsPerPrincipal',
   'maxNewThreadsPerMinute',
   'maxRequestsPerSecond',
+  'maxFailedAuthPerMinute',
+  'maxAnonymousSessionsPerMinute',
   'maxBufferedBodyBytes',
   'maxBufferedBodyBytesPerPrincipal',
   'headersTimeoutMs',

@@ -23,6 +23,7 @@ import { auth } from './middleware/auth.ts'
 import { corsMiddleware } from './middleware/cors.ts'
 import { errorHandler, notFoundHandler } from './middleware/error-handler.ts'
 import { quotaMiddleware, Quotas } from './middleware/quotas.ts'
+import { AddressGuard } from './middleware/address-guard.ts'
 import { awaitReady } from './middleware/ready.ts'
 import { apiSecurityHeaders } from './middleware/static-files.ts'
 import { closeOverUnreadBodies } from './middleware/unread-body.ts'
@@ -160,7 +161,11 @@ function registerRoutes(
       config.onQuotaRefused?.(refusal)
     },
   })
-  const authenticated = auth(options.authenticate)
+  const guard = new AddressGuard(limits, (refusal) => {
+    metrics.recordQuotaRefusal(refusal.quota)
+    config.onQuotaRefused?.(refusal)
+  })
+  const authenticated = auth(options.authenticate, guard)
   const limited = quotaMiddleware(quotas, basePath)
   const authenticate: MiddlewareHandler<ServerEnv> = (c, next) =>
     authenticated(c, async () => {
@@ -202,7 +207,12 @@ function registerRoutes(
     resultFrom: (toolName) => admission.agent.tools.get(toolName)?.definition.resultFrom,
   })
   registerDecisionRoutes(app, basePath, authenticate, { admission, access, runs, limits, turns })
-  registerInterruptRoutes(app, basePath, authenticate, { store, rights, now })
+  registerInterruptRoutes(app, basePath, authenticate, {
+    store,
+    rights,
+    now,
+    charge: (key, points) => quotas.charge(key, points),
+  })
   registerPermissionRuleRoutes(app, basePath, authenticate, { store, rights, now })
   registerMetricsRoute(app, basePath, authenticate, {
     metrics,

@@ -7,6 +7,8 @@ export interface ServerEnv {
   Variables: {
     /** The authenticated principal (thread owner). */
     principal: string
+    /** Whom the per-principal quotas charge: the principal, or `address:<ip>` for an anonymous one (auth.ts). */
+    quotaKey: string | undefined
     /** The parsed JSON body (after the body limit). */
     body: unknown
     /** The server's structured logger (http/middleware/request-log.ts). */

@@ -218,6 +218,8 @@ export interface PendingBatchQuery {
   readonly limit: number
   /** Continue before this (createdAt, batchId) position: the last item of the previous page. */
   readonly before?: { readonly createdAt: number; readonly batchId: string }
+  /** Only this owner's batches (a caller who may decide nothing but its own: the inbox costs what it may see). */
+  readonly owner?: string
 }
 
 /** The expiry sweep (`listDueBatches`). */

@@ -26,6 +26,8 @@ export type DecidableBatch = Pick<BatchRecord, 'threadId' | 'interrupts'>
 export class DecisionRights {
   readonly #o: DecisionRightsOptions
   readonly #canDecide: CanDecide
+  /** Who the default `canDecide` lets decide others' batches; `undefined` with a custom one (it may say anything). */
+  readonly #deciders: ReadonlySet<string> | undefined
 
   constructor(options: DecisionRightsOptions) {
     this.#o = options
@@ -40,6 +42,7 @@ export class DecisionRights {
         throw new RangeError(`Tool "${tool.name}": approvers is empty; name at least one principal.`)
     }
     const allowed = new Set(approvers)
+    this.#deciders = options.canDecide ? undefined : allowed
     this.#canDecide = options.canDecide ?? ((principal, ctx) => principal === ctx.owner || allowed.has(principal))
   }
 
@@ -50,6 +53,11 @@ export class DecisionRights {
       batch.interrupts.map((item) => this.mayDecideInterrupt(principal, owner, clientThreadId(batch.threadId), item)),
     )
     return verdicts.every(Boolean)
+  }
+
+  /** Whether `principal` may decide nothing but its own threads' batches (the default `canDecide`, not an approver). */
+  decidesOnlyOwn(principal: string): boolean {
+    return this.#deciders !== undefined && !this.#deciders.has(principal)
   }
 
   /** Whether `principal` may read `thread`: snapshot, events, follow, run status (never send input). */

@@ -60,14 +60,16 @@ export async function pendingInbox(
   deps: PendingInboxDeps,
   principal: string,
   query: { readonly limit: number; readonly before?: Position | undefined; readonly now: number },
-): Promise<PendingBatchPage> {
+): Promise<PendingBatchPage & { readonly scanned: number }> {
   const { limit, now } = query
+  // A principal who may decide only its own batches reads only those: the cost is what it may see.
+  const owner = deps.rights.decidesOnlyOwn(principal) ? principal : undefined
   const items: PendingBatch[] = []
   let before = query.before
   let scanned = 0
   let exhausted = false
   while (items.length < limit && !exhausted && scanned < SCAN_BUDGET) {
-    const chunk = await deps.store.listPendingBatches({ limit: CHUNK, ...defined({ before }) })
+    const chunk = await deps.store.listPendingBatches({ limit: CHUNK, ...defined({ before, owner }) })
     exhausted = chunk.length < CHUNK
     for (const [index, batch] of chunk.entries()) {
       scanned += 1
@@ -82,5 +84,5 @@ export async function pendingInbox(
     }
   }
   const more = !exhausted && before !== undefined
-  return { items, ...(more ? { nextCursor: encodePendingCursor(before!) } : {}) }
+  return { items, ...(more ? { nextCursor: encodePendingCursor(before!) } : {}), scanned }
 }

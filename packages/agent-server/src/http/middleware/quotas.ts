@@ -92,6 +92,11 @@ export class Quotas {
     return this.consume(this.requests, 'requestsPerSecond', this.limits.maxRequestsPerSecond, principal)
   }
 
+  /** Charges `points` more requests to `key` (work a request did beyond its own point); never refuses this one. */
+  async charge(key: string, points: number): Promise<void> {
+    if (this.requests && points > 0) await this.requests.penalty(key, points)
+  }
+
   /** Takes one open-stream slot of the principal, or throws `RATE_LIMITED`; the answer releases it (once). */
   openStream(principal: string): () => void {
     const max = this.limits.maxOpenStreamsPerPrincipal
@@ -165,7 +170,8 @@ export function quotaMiddleware(quotas: Quotas, basePath: string): MiddlewareHan
   const runs = `${basePath}/runs`
   const events = new RegExp(`^${basePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/threads/[^/]+/events$`)
   return async function quotas_(c, next) {
-    const principal = c.get('principal')
+    // An anonymous principal is charged to its address (auth.ts): a new cookie is not a new budget.
+    const principal = c.get('quotaKey') ?? c.get('principal')
     await quotas.request(principal)
     c.set('bodyBudget', quotas.bodies)
     // Refused before the handler runs (and before admission), so a refused stream changes nothing.

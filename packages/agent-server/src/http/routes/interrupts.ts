@@ -14,18 +14,25 @@ export function registerInterruptRoutes(
   app: Hono<ServerEnv>,
   basePath: string,
   auth: MiddlewareHandler<ServerEnv>,
-  deps: PendingInboxDeps & { readonly now: Clock },
+  deps: PendingInboxDeps & {
+    readonly now: Clock
+    /** Charges the requests quota for the rows a page read beyond the first 100 (`Quotas.charge`). */
+    readonly charge?: (key: string, points: number) => Promise<void>
+  },
 ): void {
   app.get(`${basePath}/interrupts`, auth, async (c) => {
     const status = c.req.query('status') ?? 'pending'
     if (status !== 'pending') throw new InterludeError('INVALID_INPUT', 'status must be pending.')
     const limit = parseLimit(c.req.query('limit'))
     const cursor = c.req.query('cursor')
-    const page = await pendingInbox(deps, c.get('principal'), {
+    const principal = c.get('principal')
+    const { scanned, ...page } = await pendingInbox(deps, principal, {
       limit,
       now: deps.now(),
       before: cursor === undefined ? undefined : decodePendingCursor(cursor),
     })
+    // The inbox's cost counts in the quota: every 100 rows read past the first cost one more request.
+    await deps.charge?.(c.get('quotaKey') ?? principal, Math.floor(scanned / 100))
     return c.json(page)
   })
 }

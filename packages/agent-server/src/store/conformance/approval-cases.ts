@@ -216,6 +216,11 @@ export function approvalCases(kit: ConformanceKit): void {
         { interrupt: interrupt(`${first.batchId}-i1`, 'c1'), kind: 'approval', toolCallId: 'c1', toolName: 'deploy' },
       ])
       expect(await store.listPendingBatches({ limit: 10 })).toEqual(listed)
+      // Only one owner's batches: the inbox of a principal who may decide nothing else.
+      const owners = new Set(listed.map((b) => b.ownerId))
+      for (const owner of owners)
+        expect(await store.listPendingBatches({ limit: 10, owner })).toEqual(listed.filter((b) => b.ownerId === owner))
+      expect(await store.listPendingBatches({ limit: 10, owner: 'nobody' })).toEqual([])
     }))
 
   it('lists due batches: past the deadline, pending, not kept; earliest deadline first, at most the limit', () =>

@@ -58,9 +58,10 @@ export const listPendingBatches = (query: PendingBatchQuery) =>
     `SELECT b.*, t.owner_id, t.title, ${INTERRUPTS_OF_B}
      FROM interrupt_batches b JOIN threads t ON t.thread_id = b.thread_id
      WHERE b.status = ${OPEN_BATCH} AND ($1::bigint IS NULL OR (b.created_at, b.batch_id) < ($1::bigint, $2::text))
+       AND ($4::text IS NULL OR t.owner_id = $4)
      ORDER BY b.created_at DESC, b.batch_id DESC
      LIMIT $3`,
-    [query.before?.createdAt ?? null, query.before?.batchId ?? null, query.limit],
+    [query.before?.createdAt ?? null, query.before?.batchId ?? null, query.limit, query.owner ?? null],
   )
 
 /** The expiry sweep: open batches past their deadline whose policy decides something (the deadline index). */

@@ -21,7 +21,8 @@ export function getDecision(s: SqliteStatements, threadId: string, runId: string
 
 export function listPendingBatches(s: SqliteStatements, query: PendingBatchQuery): PendingBatchRecord[] {
   const { before, limit } = query
-  const page = { beforeCreated: before?.createdAt ?? null, beforeBatch: before?.batchId ?? null, limit }
+  const owner = query.owner ?? null
+  const page = { beforeCreated: before?.createdAt ?? null, beforeBatch: before?.batchId ?? null, limit, owner }
   return s.listPendingBatches.all(page).map((row) => toPendingBatch(row, interruptsOf(row)))
 }
 

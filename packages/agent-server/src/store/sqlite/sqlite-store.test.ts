@@ -133,7 +133,7 @@ describe('SQLite store', () => {
     const due = plan('listDueBatches', { now: 1, limit: 10 })
     expect(due).toMatch(/SEARCH b USING INDEX pending_batches_by_deadline \(expires_at<\?\)/)
     expect(due).not.toMatch(/SCAN b\b/)
-    const page = { beforeCreated: 1, beforeBatch: 'b', limit: 10 }
+    const page = { beforeCreated: 1, beforeBatch: 'b', limit: 10, owner: null }
     expect(plan('listPendingBatches', page)).toMatch(/(SCAN|SEARCH) b USING INDEX pending_batches_by_age/)
     await store.close()
   })

@@ -284,12 +284,13 @@ export function prepareStatements(db: Database.Database) {
     ),
     /** The cross-owner inbox: open batches of every owner, newest first (keyset), with owner and title. */
     listPendingBatches: prepare<
-      { beforeCreated: number | null; beforeBatch: string | null; limit: number },
+      { beforeCreated: number | null; beforeBatch: string | null; limit: number; owner: string | null },
       WithInterruptsJson<PendingBatchRow>
     >(
       `SELECT b.*, t.owner_id, t.title, ${INTERRUPTS_JSON}
        FROM interrupt_batches b JOIN threads t ON t.thread_id = b.thread_id
        WHERE b.status = ${OPEN_BATCH}
+         AND (@owner IS NULL OR t.owner_id = @owner)
          AND (@beforeCreated IS NULL OR (b.created_at, b.batch_id) < (@beforeCreated, @beforeBatch))
        ORDER BY b.created_at DESC, b.batch_id DESC
        LIMIT @limit`,
