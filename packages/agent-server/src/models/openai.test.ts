@@ -94,6 +94,8 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
       'schedule_maintenance',
       'rollback',
       'auditor',
+      'notify_oncall',
+      'check_changelog',
     ])
     expect((sent.messages as { role: string }[]).map((m) => m.role)).toEqual(['system', 'user'])
 
