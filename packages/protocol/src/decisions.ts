@@ -87,6 +87,23 @@ export interface PermissionRule {
   readonly createdAt: string
   /** The interrupt whose approval made the rule. */
   readonly sourceInterruptId: string
+  /**
+   * What the rule was made under: the maker's relation to the thread and the tool's `approvers` at that moment (a list,
+   * or `"function"` for a custom check). A rule still applies only while its maker could decide the call now
+   * (docs/approvals.md#who-may-what); this says what the policy was when it was made. Absent on rules made before it
+   * was recorded.
+   */
+  readonly madeUnder?: RuleProvenance
+}
+
+/** `PermissionRule.madeUnder`. */
+export interface RuleProvenance {
+  /** `owner`: the thread's owner approved with `remember`; `decider`: another principal with the right to decide. */
+  readonly role: 'owner' | 'decider'
+  /** The tool's `approvers` when the rule was made: absent when it had none. */
+  readonly approvers?: readonly string[] | 'function'
+  /** The tool's `allowSelfApproval` when the rule was made, when set. */
+  readonly allowSelfApproval?: boolean
 }
 
 /** `GET {base}/permission-rules`. */

@@ -100,6 +100,7 @@ export type {
   PendingBatch,
   PendingBatchPage,
   PermissionRule,
+  RuleProvenance,
   PermissionRuleList,
   RememberScope,
   RunUsage,

@@ -79,6 +79,8 @@ describe('remembered permissions with the demo agent (publish_release allows rem
         createdBy: 'alice',
         createdAt: expect.any(String),
         sourceInterruptId: publish.id,
+        // publish_release names no approvers: the owner made it under the default rights.
+        madeUnder: { role: 'owner' },
       },
     ])
     const ruleId = items[0]!.ruleId

@@ -54,6 +54,9 @@ function suite(name: string, openStore: () => Promise<{ store(): Promise<Store>;
       )
       expect(approved.status).toBe(200)
       expect(first.ran).toHaveLength(1)
+      // Made by the owner while deploy named no approvers: what it was made under is stored with it.
+      const made = await getJson<PermissionRuleList>(first.s, '/permission-rules', 'eng')
+      expect(made.body.items.map((rule) => rule.madeUnder)).toEqual([{ role: 'owner' }])
       await first.s.close()
 
       const second = await serverUnder(await opened.store(), { deployApprovers: ['mgr'], approvers: ['mgr'] })
@@ -111,6 +114,8 @@ function suite(name: string, openStore: () => Promise<{ store(): Promise<Store>;
           getJson<PermissionRuleList>(s, `/permission-rules${owner ? `?owner=${owner}` : ''}`, principal)
         const own = await list('eng')
         expect(own.body.items).toMatchObject([{ owner: 'eng', createdBy: 'mgr', scope: 'principal' }])
+        // The rule records what it was made under: by a decider, while deploy's approvers were mgr and alice.
+        expect(own.body.items[0]!.madeUnder).toEqual({ role: 'decider', approvers: ['mgr', 'alice'] })
         const ruleId = own.body.items[0]!.ruleId
         expect((await list('mgr', 'eng')).body.items.map((r) => r.ruleId)).toEqual([ruleId])
         expect((await list('alice', 'eng')).body.items.map((r) => r.ruleId)).toEqual([ruleId])

@@ -28,6 +28,8 @@ export const MIGRATION_IDS = [
   '0009-thread-keys-per-owner',
   /** The approvals of a decision that went stale (docs/approvals.md#stale-approvals): its record's `outcome`. */
   '0010-stale-decisions',
+  /** What a remembered rule was made under (docs/approvals.md#who-may-what). */
+  '0011-rule-provenance',
 ] as const
 
 export type MigrationId = (typeof MIGRATION_IDS)[number]

@@ -1,4 +1,4 @@
-import type { DecisionRecord, PermissionRule, RememberScope } from '@interlude/protocol'
+import type { DecisionRecord, PermissionRule, RememberScope, RuleProvenance } from '@interlude/protocol'
 import { canonicalJson } from '@interlude/protocol'
 
 /**
@@ -39,6 +39,8 @@ export interface PermissionRuleRow {
   readonly created_by: string
   readonly created_at: number | string
   readonly source_interrupt_id: string
+  /** JSON of `PermissionRule.madeUnder` (null on rules made before it was recorded). */
+  readonly made_under?: string | null
 }
 
 export interface RuleDecisionRow {
@@ -61,6 +63,7 @@ export function toPermissionRule(row: PermissionRuleRow): PermissionRule {
     createdBy: row.created_by,
     createdAt: new Date(Number(row.created_at)).toISOString(),
     sourceInterruptId: row.source_interrupt_id,
+    ...(row.made_under ? { madeUnder: JSON.parse(row.made_under) as RuleProvenance } : {}),
   }
 }
 
@@ -77,6 +80,7 @@ export function ruleParams(rule: PermissionRule) {
     createdBy: rule.createdBy,
     createdAt: Date.parse(rule.createdAt),
     sourceInterruptId: rule.sourceInterruptId,
+    madeUnder: rule.madeUnder === undefined ? null : JSON.stringify(rule.madeUnder),
   }
 }
 

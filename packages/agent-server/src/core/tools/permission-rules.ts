@@ -1,4 +1,4 @@
-import type { PermissionRule, RememberScope } from '@interlude/protocol'
+import type { PermissionRule, RememberScope, RuleProvenance } from '@interlude/protocol'
 import { canonicalJson } from '@interlude/protocol'
 import type { ResolvedTool } from '../../agent/tool.ts'
 import { argsKey } from '../../store/permission-rules.ts'
@@ -79,5 +79,19 @@ export function ruleFromApproval(input: {
     createdBy: input.decidedBy,
     createdAt: new Date(input.at).toISOString(),
     sourceInterruptId: input.interruptId,
+    madeUnder: provenance(tool, input.decidedBy === input.owner ? 'owner' : 'decider'),
+  }
+}
+
+/** What a rule is made under: the maker's role and the tool's deciders policy at this moment. */
+function provenance(tool: ResolvedTool, role: RuleProvenance['role']): RuleProvenance {
+  const { approvers, allowSelfApproval } = tool.definition as {
+    readonly approvers?: readonly string[] | ((...args: never[]) => unknown)
+    readonly allowSelfApproval?: boolean
+  }
+  return {
+    role,
+    ...(approvers === undefined ? {} : { approvers: typeof approvers === 'function' ? 'function' : [...approvers] }),
+    ...(allowSelfApproval === undefined ? {} : { allowSelfApproval }),
   }
 }

@@ -25,13 +25,28 @@ export function permissionRuleCases(kit: ConformanceKit): void {
       await store.addPermissionRule(
         rule({ ruleId: 'r3', scope: 'principal', toolName: 'deploy', createdAt: new Date(now + 2).toISOString() }),
       )
-      await store.addPermissionRule(rule({ ruleId: 'r4', owner: 'bob', scope: 'principal', createdBy: 'mgr' }))
+      await store.addPermissionRule(
+        rule({
+          ruleId: 'r4',
+          owner: 'bob',
+          scope: 'principal',
+          createdBy: 'mgr',
+          madeUnder: { role: 'decider', approvers: ['mgr'], allowSelfApproval: false },
+        }),
+      )
 
       const all = await store.listPermissionRules('alice')
       expect(all.map((r) => r.ruleId)).toEqual(['r1', 'r2', 'r3'])
       expect(all[0]).toEqual(rule({ ruleId: 'r1', argsMatch: { env: 'prod', n: [1, { a: true }] } }))
       // A principal-scoped rule carries no thread.
       expect(all[2]).not.toHaveProperty('threadId')
+      // What a rule was made under round-trips; a rule stored without it has none.
+      expect(all[0]).not.toHaveProperty('madeUnder')
+      expect((await store.listPermissionRules('bob'))[0]?.madeUnder).toEqual({
+        role: 'decider',
+        approvers: ['mgr'],
+        allowSelfApproval: false,
+      })
       expect((await store.listPermissionRules('alice', { threadId: 't-1' })).map((r) => r.ruleId)).toEqual(['r1', 'r3'])
       const match = { owner: 'alice', threadId: 't-1', toolName: 'publish' }
       const key = canonicalJson({ env: 'prod', n: [1, { a: true }] })

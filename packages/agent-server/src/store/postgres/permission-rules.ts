@@ -14,8 +14,8 @@ export async function addPermissionRule(q: Queryable, rule: PermissionRule): Pro
   const p = ruleParams(rule)
   await q.query(
     `INSERT INTO permission_rules (rule_id, owner_id, scope, thread_id, tool_name, args_match, match_key, created_by,
-       created_at, source_interrupt_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+       created_at, source_interrupt_id, made_under)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
      ON CONFLICT (rule_id) DO NOTHING`,
     [
       p.ruleId,
@@ -28,6 +28,7 @@ export async function addPermissionRule(q: Queryable, rule: PermissionRule): Pro
       p.createdBy,
       p.createdAt,
       p.sourceInterruptId,
+      p.madeUnder,
     ],
   )
 }

@@ -244,6 +244,9 @@ export const SQLITE_MIGRATIONS: DialectMigrations = {
   '0010-stale-decisions': `
   ALTER TABLE decisions ADD COLUMN stale_interrupt_ids TEXT;
   `,
+  '0011-rule-provenance': `
+  ALTER TABLE permission_rules ADD COLUMN made_under TEXT;
+  `,
 }
 
 /** The SQL of each schema version, in order: a file at `user_version` k has run the first k. */

@@ -12,9 +12,9 @@ import { ruleParams, toPermissionRule, toRuleDecision } from '../permission-rule
 export function preparePermissionRules(db: Database.Database) {
   const insert = db.prepare<ReturnType<typeof ruleParams>>(
     `INSERT INTO permission_rules (rule_id, owner_id, scope, thread_id, tool_name, args_match, match_key, created_by,
-       created_at, source_interrupt_id)
+       created_at, source_interrupt_id, made_under)
      VALUES (@ruleId, @owner, @scope, @threadId, @toolName, @argsMatch, @matchKey, @createdBy, @createdAt,
-       @sourceInterruptId)
+       @sourceInterruptId, @madeUnder)
      ON CONFLICT (rule_id) DO NOTHING`,
   )
   const list = db.prepare<{ owner: string; threadId: string | null }, PermissionRuleRow>(
