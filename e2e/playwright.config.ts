@@ -35,7 +35,9 @@ export default defineConfig({
     actionTimeout: 10_000,
   },
   projects: [
-    { name: 'chromium', testIgnore: /record-shipped/ },
+    { name: 'chromium', testIgnore: /record-shipped|nextjs/ },
+    // The Next.js consumer app, started by scripts/consumer-nextjs.sh, which sets NEXT_APP_URL.
+    ...(process.env.NEXT_APP_URL ? [{ name: 'nextjs', testMatch: /nextjs/ }] : []),
     // Re-records the shipped recordings from real runs: INTERLUDE_RECORD=1 playwright test --project record
     ...(process.env.INTERLUDE_RECORD === '1' ? [{ name: 'record', testMatch: /record-shipped/ }] : []),
   ],

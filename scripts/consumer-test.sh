@@ -110,6 +110,9 @@ if ! (cd "$app" && node smoke.mjs --pg "$pg_url" >/dev/null 2>&1); then
   exit 0
 fi
 
+step "Next.js 16: next build, next start, the approval flow in Chromium (scripts/consumer-nextjs.sh)"
+bash scripts/consumer-nextjs.sh "$work/packs"
+
 step "npx interlude-server --port 0 on PostgreSQL (pg installed as the optional peer)"
 schema="consumer_$$"
 # Its own session, so that killing the group also ends the node process npx starts.
