@@ -52,7 +52,13 @@ const post = (server: CliChild, who: string, body: unknown) =>
 describe('hostile loops (real CLI, child process)', () => {
   it('item 6, sessions: 300 forged, tampered, replayed-with-another and doubled cookies never reach the victim’s threads', async () => {
     // Cookie mode (no tokens): the signing secret is a 0600 file beside the database (auth/session-secret.test.ts).
-    const server = await launchCli(tmp.dir, [], { tokens: false })
+    // The per-address budgets of new sessions and failed logins are off: this loop is one attacker's 300 forgeries,
+    // each starting a session or failing (the budgets have their own tests, address-budgets.test.ts).
+    const server = await launchCli(
+      tmp.dir,
+      ['--max-anonymous-sessions-per-minute', '0', '--max-failed-auth-per-minute', '0'],
+      { tokens: false },
+    )
     const first = await request(server, 'GET', '/api/agent/threads', {})
     const victim = /^(interlude_session=[^;]+)/.exec(String(first.headers['set-cookie']))![1]!
     const threadId = newThreadId()
