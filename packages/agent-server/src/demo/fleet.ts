@@ -4,7 +4,7 @@ export type Environment = 'staging' | 'production'
 
 /**
  * A simulated fleet (docs/demo-agent.md): the version each environment runs, shared by every thread of the agent
- * (one per `releaseAssistant()`, so one per CLI process), in memory only. `deploy` changes it and observes it
+ * (one per process by default, `PROCESS_FLEET`), in memory only. `deploy` changes it and observes it
  * (docs/approvals.md#stale-approvals): a deploy approved in one thread makes another thread's pending deploy to the
  * same environment stale.
  */
@@ -24,6 +24,13 @@ export function createFleet(start: Readonly<Record<Environment, string>> = FLEET
     },
   }
 }
+
+/**
+ * The fleet of this process: one simulated world for every agent and server in it (docs/demo-agent.md). It is in
+ * memory, so a new process starts from `FLEET_START`: after a restart a deploy approved before it may be asked again
+ * as stale when the fleet had changed before the pause.
+ */
+export const PROCESS_FLEET: Fleet = createFleet()
 
 type DeployArgs = { version: string; environment: Environment }
 

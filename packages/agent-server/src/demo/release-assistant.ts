@@ -14,7 +14,7 @@ import type { AuditRecord } from './auditor.ts'
 import type { RollbackRecord, SnapshotRecord } from './rollback.ts'
 import { checkChangelog, checksChangelog } from './changelog.ts'
 import type { ChangelogCheck } from './changelog.ts'
-import { createFleet, deployOnFleet } from './fleet.ts'
+import { deployOnFleet, PROCESS_FLEET } from './fleet.ts'
 import type { Fleet } from './fleet.ts'
 
 /** The demo agent's thread state. */
@@ -303,7 +303,11 @@ export interface ReleaseAssistantOptions {
   readonly pacingMs?: number
   /** Principals who may post `notify_oncall`'s result besides the thread's owner (`--oncall`). @default none */
   readonly oncall?: readonly string[]
-  /** The simulated fleet `deploy` observes and changes. @default a new one, shared by this agent's threads */
+  /**
+   * The simulated fleet `deploy` observes and changes. @default the process's one (`PROCESS_FLEET`), shared by every
+   * thread and every `releaseAssistant()` of the process, so that servers in one process (replicas in a test, a
+   * restart in place) see one fleet
+   */
   readonly fleet?: Fleet
 }
 
@@ -318,7 +322,7 @@ export const RELEASE_ASSISTANT_PROMPT =
 export function releaseAssistant(options: ReleaseAssistantOptions = {}): AgentDefinition<ReleaseState> {
   const tools: ToolDefinition<unknown, ReleaseState>[] = [
     publishRelease,
-    deployOnFleet(deploy, options.fleet ?? createFleet()) as ToolDefinition<unknown, ReleaseState>,
+    deployOnFleet(deploy, options.fleet ?? PROCESS_FLEET) as ToolDefinition<unknown, ReleaseState>,
     askEnvironment,
     scheduleMaintenance,
     rollback as ToolDefinition<unknown, ReleaseState>,

@@ -59,8 +59,10 @@ const BUSY = (() => {
 })()
 
 function turnAway(socket: Socket): void {
-  socket.end(BUSY)
-  // A client that never reads its answer does not keep the socket.
+  // The file descriptor goes as soon as the answer is handed to the kernel, which sends it and the FIN on its own:
+  // turned-away sockets must not pile up against the open-file limit.
+  socket.end(BUSY, () => socket.destroy())
+  // A client that never reads its answer does not keep the socket either.
   setTimeout(() => socket.destroy(), 1000).unref()
 }
 
@@ -162,11 +164,13 @@ export function capConnections(server: Server, options: ConnectionCapOptions): C
         drain()
       }
     })
-    if (waiting.length === 0 && makeRoom(conn.address)) {
+    // In arrival order per address: a newcomer never passes a waiter of its own address, but waiters held by their
+    // address's cap do not hold up other addresses.
+    const sameAddress = waiting.reduce((n, w) => n + (w.address === conn.address ? 1 : 0), 0)
+    if (sameAddress === 0 && makeRoom(conn.address)) {
       admit(conn)
       return
     }
-    const sameAddress = waiting.reduce((n, w) => n + (w.address === conn.address ? 1 : 0), 0)
     if (waiting.length >= waitingRoom || sameAddress >= waitingPerAddress) {
       socket.on('error', ignore)
       turnAway(socket)
