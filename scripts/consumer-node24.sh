@@ -41,7 +41,8 @@ step "tsc (node16, skipLibCheck: false)"
 step "every entry imports; the SQLite store opens with the newest better-sqlite3"
 (cd "$app" && node smoke.mjs --with-sqlite)
 
-# Starts `interlude-server ARGS…` in its own process group; prints its URL once it is listening.
+# Starts `interlude-server ARGS…` in its own process group and sets `url` once it is listening. Not called in a
+# command substitution: that subshell would lose the pid, and the cleanup would leave the server running.
 serve() {
   local log="$work/cli-$RANDOM.log"
   setsid bash -c 'cd "$1" && shift && exec npx --no-install interlude-server --port 0 --host 127.0.0.1 "$@"' _ "$app" "$@" \
@@ -56,11 +57,11 @@ serve() {
     cat "$log" >&2
     return 1
   fi
-  grep -o 'http://[^ ]*' "$log" | head -n1
+  url=$(grep -o 'http://[^ ]*' "$log" | head -n1)
 }
 
 step "the CLI on SQLite (better-sqlite3 $(cd "$app" && node -p "JSON.parse(require('fs').readFileSync('node_modules/better-sqlite3/package.json', 'utf8')).version")) serves a run"
-url=$(serve --db "$work/agent.db" --pacing-ms 0)
+serve --db "$work/agent.db" --pacing-ms 0
 (cd "$app" && node run-once.mjs "$url" "hello" "")
 
 step "the CLI with --model openai (openai $(cd "$app" && node -p "JSON.parse(require('fs').readFileSync('node_modules/openai/package.json', 'utf8')).version")) against a local OpenAI-compatible server"
@@ -71,6 +72,7 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 base=$(head -n1 "$work/fake.log")
-url=$(OPENAI_API_KEY=test OPENAI_BASE_URL="$base" serve --db "$work/openai.db" --model openai)
+export OPENAI_API_KEY=test OPENAI_BASE_URL="$base"
+serve --db "$work/openai.db" --model openai
 (cd "$app" && node run-once.mjs "$url" "hello" "the fake model")
 echo "› consumer (Node 24): all good"
