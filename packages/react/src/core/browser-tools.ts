@@ -114,7 +114,7 @@ export async function executeTool(
     return failed('Invalid tool arguments (not JSON).')
   }
   const handler = call.tool.handler
-  // Unavailable is uncertainty, not a fact: another tab may have run it before this one was asked (seed 001).
+  // Unavailable is uncertainty, not a fact: another tab may have run it before this one was asked (docs/client-contract.md).
   if (!run || !handler)
     return failed('The result is unavailable in this client; the operation may already have occurred.')
   try {
