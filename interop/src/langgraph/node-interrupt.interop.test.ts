@@ -6,7 +6,9 @@ import { LANGGRAPH_CONFIGS, type LangGraphConfig } from './configs.ts'
 
 /**
  * A LangGraph.js node calling `interrupt()`, served by the real LangGraph API server behind `@ag-ui/langgraph`, in
- * each of the bridge's interrupt configurations (docs/foreign-servers.md#langgraph).
+ * each of the bridge's interrupt configurations (docs/foreign-servers.md#langgraph), and through the CopilotKit runtime
+ * (v2, `POST /agent/:agentId/run`) in front of the bridge's default configuration
+ * (docs/foreign-servers.md#copilotkit-runtime).
  */
 const stack = { urls: langGraphStack() }
 const drives: Drive[] = []
@@ -14,51 +16,56 @@ afterEach(() => {
   for (const d of drives.splice(0)) d.rt.dispose()
 })
 
-function driving(config: LangGraphConfig): Drive {
-  const d = drive(`${stack.urls.agui}/approval/${config}`)
+function driving(path: string): Drive {
+  const d = drive(`${path.startsWith('/agent/') ? stack.urls.copilotkit : stack.urls.agui}${path}`)
   drives.push(d)
   return d
 }
 
-describe.each(Object.keys(LANGGRAPH_CONFIGS) as LangGraphConfig[])(
-  'LangGraph interrupt() through @ag-ui/langgraph (%s)',
-  (config) => {
-    it('pauses with the question as title, resumes with resume[] and the graph applies the approval', async () => {
-      const d = driving(config)
-      const { interrupt, title, batchId } = await pauseOn(d, 'deploy v2.1 to staging')
-      expect(title).toBe('Deploy v2.1 to staging?')
-      expect(interrupt.reason).toBe('langgraph:interrupt')
-      expect(interrupt.metadata?.arguments).toEqual({ version: 'v2.1', environment: 'staging' })
-      expect(await threadValues(stack.urls, d.threadId)).toMatchObject({ next: ['ask_approval'] })
+const servers: [string, string][] = [
+  ...(Object.keys(LANGGRAPH_CONFIGS) as LangGraphConfig[]).map((c): [string, string] => [
+    `@ag-ui/langgraph, ${c}`,
+    `/approval/${c}`,
+  ]),
+  ['the CopilotKit runtime in front of @ag-ui/langgraph', '/agent/approval/run'],
+]
 
-      const sent = await resumeWith(d, batchId, {
-        interruptId: interrupt.id,
-        status: 'resolved',
-        payload: { approved: true },
-      })
-      expect(sent).toEqual([{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }])
-      expect(lastAssistantText(d)).toBe('Deployed v2.1 to staging.')
-      const values = await threadValues(stack.urls, d.threadId)
-      expect(values).toMatchObject({ approved: true, deployed: 'v2.1@staging', next: [] })
-      expect(lastGraphMessage(values)).toBe('Deployed v2.1 to staging.')
-    })
+describe.each(servers)('LangGraph interrupt() through %s', (_name, path) => {
+  it('pauses with the question as title, resumes with resume[] and the graph applies the approval', async () => {
+    const d = driving(path)
+    const { interrupt, title, batchId } = await pauseOn(d, 'deploy v2.1 to staging')
+    expect(title).toBe('Deploy v2.1 to staging?')
+    expect(interrupt.reason).toBe('langgraph:interrupt')
+    expect(interrupt.metadata?.arguments).toEqual({ version: 'v2.1', environment: 'staging' })
+    expect(await threadValues(stack.urls, d.threadId)).toMatchObject({ next: ['ask_approval'] })
 
-    it('a denial with a reason reaches the node, which does not deploy', async () => {
-      const d = driving(config)
-      const { interrupt, batchId } = await pauseOn(d, 'deploy v3.0')
-      const payload = { approved: false, reason: 'freeze week' }
-      await resumeWith(d, batchId, { interruptId: interrupt.id, status: 'resolved', payload })
-      const values = await threadValues(stack.urls, d.threadId)
-      expect(values).toMatchObject({ approved: false, next: [] })
-      expect(values.deployed).toBeUndefined()
-      expect(lastGraphMessage(values)).toBe('Not deployed (freeze week).')
+    const sent = await resumeWith(d, batchId, {
+      interruptId: interrupt.id,
+      status: 'resolved',
+      payload: { approved: true },
     })
-  },
-)
+    expect(sent).toEqual([{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }])
+    expect(lastAssistantText(d)).toBe('Deployed v2.1 to staging.')
+    const values = await threadValues(stack.urls, d.threadId)
+    expect(values).toMatchObject({ approved: true, deployed: 'v2.1@staging', next: [] })
+    expect(lastGraphMessage(values)).toBe('Deployed v2.1 to staging.')
+  })
+
+  it('a denial with a reason reaches the node, which does not deploy', async () => {
+    const d = driving(path)
+    const { interrupt, batchId } = await pauseOn(d, 'deploy v3.0')
+    const payload = { approved: false, reason: 'freeze week' }
+    await resumeWith(d, batchId, { interruptId: interrupt.id, status: 'resolved', payload })
+    const values = await threadValues(stack.urls, d.threadId)
+    expect(values).toMatchObject({ approved: false, next: [] })
+    expect(values.deployed).toBeUndefined()
+    expect(lastGraphMessage(values)).toBe('Not deployed (freeze week).')
+  })
+})
 
 describe('LangGraph interrupt(): cancel and the reference client', () => {
   it('a cancel goes out as a denial the node understands', async () => {
-    const d = driving('legacy')
+    const d = driving('/approval/legacy')
     const { interrupt, batchId } = await pauseOn(d, 'deploy v2.2')
     const sent = await resumeWith(d, batchId, { interruptId: interrupt.id, status: 'cancelled' })
     expect(sent).toEqual([

@@ -3,7 +3,8 @@
  * to import graphs written in TypeScript): the LangGraph API server (`startServer` of `@langchain/langgraph-api`,
  * in-memory, its files in a temporary folder) with two graphs, `@ag-ui/langgraph`'s `LangGraphAgent` in each interrupt
  * configuration behind an AG-UI endpoint, and the CopilotKit runtime in front of the bridge. Prints one JSON line with
- * the three base URLs, then serves until it is killed.
+ * the three base URLs, then serves until it is killed. With `INTEROP_PAGE_DIR` the AG-UI endpoint also serves that
+ * built page at `/`.
  */
 import { LangGraphAgent } from '@ag-ui/langgraph'
 import { CopilotRuntime, createCopilotRuntimeHandler } from '@copilotkit/runtime/v2'
@@ -41,7 +42,9 @@ for (const graphId of ['approval', 'hitl']) {
     routes[`/${graphId}/${config}`] = { agent: bridge(graphId, config) }
   }
 }
-const agui = await serveAgents(routes)
+// INTEROP_PAGE_DIR: the built e2e page, served beside the routes (same origin).
+const pageDir = process.env.INTEROP_PAGE_DIR
+const agui = await serveAgents(routes, pageDir === undefined ? {} : { pageDir })
 
 // The CopilotKit runtime (v2, multi-route: POST /agent/:agentId/run) in front of the bridge's default configuration.
 // The runtime pins `@ag-ui/client` 0.0.59 while the bridge here runs on 1.0.0: one class at runtime, two in the types.

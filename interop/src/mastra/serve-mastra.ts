@@ -57,6 +57,6 @@ const agent = (emitInterruptOutcome: boolean) => () =>
 
 const { url } = await serveAgents(
   { '/mastra/outcome': { agent: agent(true) }, '/mastra/legacy': { agent: agent(false) } },
-  { '/deployments': () => deployments },
+  { views: { '/deployments': () => deployments } },
 )
 process.stdout.write(`${READY} ${JSON.stringify({ mastra: url })}\n`)

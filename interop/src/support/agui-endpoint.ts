@@ -1,7 +1,9 @@
 import type { AbstractAgent, BaseEvent, RunAgentInput } from '@ag-ui/client'
 import { EventEncoder } from '@ag-ui/encoder'
+import { readFile } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { extname, join, normalize } from 'node:path'
 
 /**
  * An AG-UI HTTP endpoint for agents of the bridges (`LangGraphAgent`, `MastraAgent`), as their docs serve them: POST
@@ -44,20 +46,42 @@ async function run(agent: AbstractAgent, input: RunAgentInput, res: ServerRespon
   res.end()
 }
 
-/** Serves each route at its path on 127.0.0.1 (a free port); GET paths of `extra` answer with JSON. */
+const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' }
+
+/** A file of the built page (`GET /` is its `index.html`); a bare 404 for anything else. */
+async function servePage(dir: string, path: string, res: ServerResponse): Promise<void> {
+  const file = normalize(join(dir, path === '/' ? 'index.html' : path))
+  if (!file.startsWith(dir)) return void res.writeHead(404).end()
+  try {
+    const body = await readFile(file)
+    res.writeHead(200, { 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body)
+  } catch {
+    res.writeHead(404).end('Not Found')
+  }
+}
+
+export interface ServeOptions {
+  /** GET paths answered with JSON (what a server did, for assertions). */
+  readonly views?: Readonly<Record<string, () => unknown>>
+  /** A built page served at `/` and its assets (the e2e suite's `useChat` app). */
+  readonly pageDir?: string
+}
+
+/** Serves each route at its path on 127.0.0.1 (a free port). */
 export async function serveAgents(
   routes: Readonly<Record<string, Route>>,
-  extra: Readonly<Record<string, () => unknown>> = {},
+  { views = {}, pageDir }: ServeOptions = {},
 ): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     cors(res)
     const path = new URL(req.url ?? '/', 'http://x').pathname
     const route = routes[path]
-    const view = extra[path]
+    const view = views[path]
     if (req.method === 'OPTIONS') return void res.writeHead(204).end()
     if (req.method === 'GET' && view) {
       return void res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(view()))
     }
+    if (req.method === 'GET' && pageDir !== undefined) return void servePage(pageDir, path, res)
     if (req.method !== 'POST' || !route) return void res.writeHead(404).end('Not Found')
     readJson(req)
       .then((input) => run(route.agent(), input as RunAgentInput, res))

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { READY } from './ready.ts'
 
 /**
- * Starts a server entry of this package as a child (`node --import tsx <entry>`) and resolves with the URLs it prints
+ * Starts a server entry of this package (a path relative to the package) as a child (`node --import tsx <entry>`) and resolves with the URLs it prints
  * on its `READY` line. The child's output is kept for the error if it exits or does not get ready.
  */
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -22,8 +22,15 @@ export function nodeForMastra(): string {
   return join(dir, 'bin', 'node')
 }
 
-export async function startChild<TUrls>(entry: string, node = process.execPath): Promise<ChildServer<TUrls>> {
-  const child: ChildProcess = spawn(node, ['--import', 'tsx', join(root, entry)], {
+export interface ChildOptions {
+  /** The Node to run it on. @default this one */
+  readonly node?: string
+  /** Added to the environment. */
+  readonly env?: Readonly<Record<string, string>>
+}
+
+export async function startChild<TUrls>(entry: string, options: ChildOptions = {}): Promise<ChildServer<TUrls>> {
+  const child: ChildProcess = spawn(options.node ?? process.execPath, ['--import', 'tsx', join(root, entry)], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     // No telemetry and no tracing from the libraries: the suite runs offline.
@@ -34,6 +41,7 @@ export async function startChild<TUrls>(entry: string, node = process.execPath):
       LANGSMITH_TRACING: 'false',
       LANGCHAIN_TRACING_V2: 'false',
       MASTRA_TELEMETRY_DISABLED: 'true',
+      ...options.env,
     },
   })
   let output = ''

@@ -1,6 +1,6 @@
 import type { TestProject } from 'vitest/node'
 import { nodeForMastra, startChild, type ChildServer } from './child-server.ts'
-import type { LangGraphUrls } from './langgraph-stack.ts'
+import type { LangGraphUrls } from './urls.ts'
 
 /**
  * Starts the real servers once for the whole interop project (both at the same time, several seconds each) and
@@ -21,7 +21,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   try {
     const [langgraph, mastra] = await Promise.all([
       startChild<LangGraphUrls>('src/langgraph/serve-langgraph.ts').then((c) => (started.push(c), c)),
-      startChild<{ mastra: string }>('src/mastra/serve-mastra.ts', nodeForMastra()).then((c) => (started.push(c), c)),
+      startChild<{ mastra: string }>('src/mastra/serve-mastra.ts', { node: nodeForMastra() }).then(
+        (c) => (started.push(c), c),
+      ),
     ])
     project.provide('langgraph', langgraph.urls)
     project.provide('mastra', mastra.urls.mastra)
