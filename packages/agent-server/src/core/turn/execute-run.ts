@@ -16,7 +16,8 @@ import type { RunPlan } from '../run-plan.ts'
 import { handleLeftCalls, settleUnsettledEffects } from './continuation-step.ts'
 import { callModel, recordAnswer } from './model-step.ts'
 import { applyDecisions } from './resume-step.ts'
-import { handleToolCalls } from './tool-step.ts'
+import { runReleasedHeld } from './held-calls.ts'
+import { handleToolCalls, storeBatch } from './tool-step.ts'
 import { Turn } from './turn-state.ts'
 import type { Step } from './turn-state.ts'
 import type { UsageOptions } from '../../config/server-options.ts'
@@ -109,6 +110,11 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
         yield ev.runFinished(threadId, runId, { type: 'success' })
         return
       }
+    }
+    // Free calls held while their response waited for browser or external results run once the last one arrived.
+    if (plan.kind === 'input') {
+      yield* runReleasedHeld(turn)
+      if (turn.asked.length > 0 && (yield* paused(await storeBatch(turn, [])))) return
     }
     const awaited = turn.awaitingResults()
     if (awaited.length > 0) {
