@@ -29,12 +29,18 @@ const CONCURRENT = 100
 const NO_ARGS = { type: 'object', properties: {}, additionalProperties: false }
 const fleet = { version: 'v2.0' }
 
+/** Each `ctx.step` call's own duration (its durable write included), measured inside the tool. */
+const stepTimes: number[] = []
 const steps = (n: number): ToolDefinition => ({
   name: `steps_${n}`,
   description: `${n} steps`,
   parameters: NO_ARGS,
   execute: async (_args, ctx) => {
-    for (let i = 0; i < n; i++) await ctx.step(`s${i}`, () => ({ i }))
+    for (let i = 0; i < n; i++) {
+      const t = performance.now()
+      await ctx.step(`s${i}`, () => ({ i }))
+      stepTimes.push(performance.now() - t)
+    }
     return { ran: n }
   },
 })
@@ -167,6 +173,7 @@ console.log(`   ${line('with observe   ', alone.observed)}`)
 console.log(`   ${adds(alone)}`)
 
 for (let i = 0; i < 20; i++) for (const n of [0, 1, 10]) await run(`steps_${n}`)
+stepTimes.length = 0
 const runs: Record<number, number[]> = { 0: [], 1: [], 10: [] }
 for (let i = 0; i < CYCLES; i++) for (const n of [0, 1, 10]) runs[n]!.push(await run(`steps_${n}`))
 console.log(`B. ${CYCLES} runs each of one call (no approval), interleaved`)
@@ -177,6 +184,7 @@ console.log(
   `   per step: 1 step p50 ${ms(per(1, median))} p99 ${ms(per(1, p99))}; ` +
     `10 steps p50 ${ms(per(10, median))} p99 ${ms(per(10, p99))}`,
 )
+console.log(`   ${line(`each ctx.step call, timed in the tool (${stepTimes.length})`, stepTimes)}`)
 await app.close()
 await store.close()
 rmSync(dir, { recursive: true, force: true })
