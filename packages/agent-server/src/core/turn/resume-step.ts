@@ -12,6 +12,7 @@ import { authorizeCall } from '../tools/tool-verdicts.ts'
 import { EMPTY_CHECKPOINT, parseCheckpoint } from '../tools/tool-asks.ts'
 import { withAnswers } from '../tools/tool-interrupts.ts'
 import { checkApprovals, reaskStale } from './stale-step.ts'
+import { applyGuardrailDecision } from './guardrail-decision.ts'
 import type { StaleCall } from './stale-step.ts'
 import { OBSERVE_FAILED, runEffect, storeBatch } from './tool-step.ts'
 import type { Step, Turn } from './turn-state.ts'
@@ -59,7 +60,8 @@ export async function* applyDecisions(turn: Turn, plan: ResumeRunPlan): AsyncGen
     for (const item of items) {
       const entry = byId.get(item.interrupt.id)
       if (!entry) continue
-      if (checks.failed.has(item.interrupt.id))
+      if (item.kind === 'guardrail') yield* applyGuardrailDecision(turn, item, entry, record)
+      else if (checks.failed.has(item.interrupt.id))
         yield* turn.settle(record, 'denied', { status: 'denied', reason: OBSERVE_FAILED })
       else yield* applyDecision(turn, item, entry, record)
     }
@@ -128,7 +130,8 @@ async function* deferBatch(
         await rememberApproval(turn, approved.tool, remember, approved.args, item.interrupt.id)
       const checkpoint = { answers: [], approved: { args: approved.args, edited: approved.edited } }
       await turn.writes.saveCheckpoint(record.toolCallId, checkpoint)
-    } else yield* applyDecision(turn, item, entry, record)
+    } else if (item.kind === 'guardrail') yield* applyGuardrailDecision(turn, item, entry, record)
+    else yield* applyDecision(turn, item, entry, record)
   }
   for (const [toolCallId, group] of asked) {
     const stored = parseCheckpoint(await turn.deps.store.getToolCheckpoint(turn.plan.threadId, toolCallId))
