@@ -59,6 +59,10 @@ async function* messageDecision(
     const { bytes } = sized(message)
     turn.checkCap(1, bytes)
     await turn.appendMessage(message, bytes)
+    // Streamed again under its id: a client whose pause snapshot dropped it (or that reloaded) shows it as history.
+    yield ev.textStart(messageId)
+    yield ev.textContent(messageId, message.content)
+    yield ev.textEnd(messageId)
     yield ev.runFinished(turn.plan.threadId, turn.plan.runId, { type: 'success' })
     return 'ended'
   }
