@@ -56,19 +56,24 @@ async function withheld(result: { current: UseChatResult }) {
   return item!
 }
 
+/** Answers the guardrail interrupt through `resume` and waits for the resumed interaction to settle. */
+async function decide(result: { current: UseChatResult }, interruptId: string, action: 'allow' | 'block') {
+  const batch = result.current.pendingInterrupts!
+  act(() => {
+    void result.current.resume({
+      batchId: batch.id,
+      entries: [{ interruptId, status: 'resolved', payload: { action } }],
+    })
+  })
+  await waitFor(() => expect(result.current.pendingInterrupts).toBeUndefined())
+  await waitFor(() => expect(result.current.status).toBe('idle'))
+}
+
 describe('useChat: a withheld answer', () => {
   it('is marked withheld while paused; blocked, it leaves messages and the note arrives', async () => {
     const { result } = mount(newThread())
     const item = await withheld(result)
-    const batch = result.current.pendingInterrupts!
-    act(() => {
-      void result.current.resume({
-        batchId: batch.id,
-        entries: [{ interruptId: item.interruptId, status: 'resolved', payload: { action: 'block' } }],
-      })
-    })
-    await waitFor(() => expect(result.current.pendingInterrupts).toBeUndefined())
-    await waitFor(() => expect(result.current.status).toBe('idle'))
+    await decide(result, item.interruptId, 'block')
     expect(result.current.withheld).toEqual([])
     expect(secretIn(result.current.messages)).toBeUndefined()
     expect(result.current.messages.at(-1)?.content).toMatch(/^The answer was withheld: the guardrail "no-secrets"/)
@@ -77,15 +82,7 @@ describe('useChat: a withheld answer', () => {
   it('allowed, it is a plain message of the history (same id, no longer withheld)', async () => {
     const { result } = mount(newThread())
     const item = await withheld(result)
-    const batch = result.current.pendingInterrupts!
-    act(() => {
-      void result.current.resume({
-        batchId: batch.id,
-        entries: [{ interruptId: item.interruptId, status: 'resolved', payload: { action: 'allow' } }],
-      })
-    })
-    await waitFor(() => expect(result.current.pendingInterrupts).toBeUndefined())
-    await waitFor(() => expect(result.current.status).toBe('idle'))
+    await decide(result, item.interruptId, 'allow')
     expect(result.current.withheld).toEqual([])
     expect(secretIn(result.current.messages)?.id).toBe(item.messageId)
     expect(result.current.messages.filter((m) => m.id === item.messageId)).toHaveLength(1)
