@@ -16,7 +16,7 @@ import {
   toolResults,
   userMessage,
 } from '../test-utils/harness.ts'
-import { commandAgent } from '../test-utils/test-agents.ts'
+import { commandAgent, loggingTool } from '../test-utils/test-agents.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 
 /**
@@ -95,20 +95,6 @@ describe('hold the whole response: the demo agent (default pausePolicy)', () => 
   })
 })
 
-/** `log` in the state records which tool ran, in order. */
-function logging(name: string, options: Partial<ToolDefinition> = {}): ToolDefinition {
-  return defineTool<Record<string, unknown>, { log: string[] }>({
-    name,
-    description: name,
-    parameters: { type: 'object' },
-    execute: (_args, ctx) => {
-      ctx.updateState((s) => ({ ...s, log: [...s.log, name] }))
-      return { ran: name }
-    },
-    ...options,
-  } as ToolDefinition<Record<string, unknown>, { log: string[] }>) as ToolDefinition
-}
-
 const asking = defineTool<Record<string, unknown>, { log: string[] }>({
   name: 'asking',
   description: 'asks from inside execute',
@@ -136,7 +122,7 @@ async function withAgent(agent: AgentDefinition, body: (server: TestServer) => P
 }
 
 describe('hold the whole response: policies and questions from inside tools', () => {
-  const tools = [logging('first'), logging('gated', { approval: 'always' }), logging('last'), asking]
+  const tools = [loggingTool('first'), loggingTool('gated', { approval: 'always' }), loggingTool('last'), asking]
 
   it("'run-free-calls' (opt-in) runs the free calls before the pause, as before", async () => {
     await withAgent(commandAgent(tools, { pausePolicy: 'run-free-calls' }), async (server) => {

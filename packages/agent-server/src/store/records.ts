@@ -170,8 +170,13 @@ export interface AdmissionView {
   readonly knownMessageIds: ReadonlySet<string>
   /** Only with `history: true`: the ids among the asked `toolCallIds` of calls the thread has (any status). */
   readonly knownToolCallIds: ReadonlySet<string>
-  /** Only with `history: true`. */
+  /** Only with `history: true`: the browser and external calls awaiting their result, in the model's order. */
   readonly awaitingResults: readonly ToolCallRecord[]
+  /**
+   * Only with `history: true`: calls recorded and never started while no batch is open — the free calls a response
+   * held while its browser or external calls waited (docs/decisions.md#a-turn-keeps-its-promises).
+   */
+  readonly heldCalls: readonly ToolCallRecord[]
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Message } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
+import { defineTool } from '../agent/tool.ts'
 import type { ToolDefinition } from '../agent/tool.ts'
 import type { ModelChunk, ModelProvider, ModelRequest } from '../models/model.ts'
 import type { ScriptedResponse } from '../models/scripted.ts'
@@ -31,6 +32,20 @@ export function commandScript(request: ModelRequest): ScriptedResponse {
 
 export function commandAgent(tools: ToolDefinition[], extra: Partial<AgentDefinition> = {}): AgentDefinition {
   return { model: scriptedModel(commandScript), tools, initialState: () => ({ log: [] }), ...extra }
+}
+
+/** A tool that records in the state's `log` (of `commandAgent`) that it ran, in order. */
+export function loggingTool(name: string, options: Partial<ToolDefinition> = {}): ToolDefinition {
+  return defineTool<Record<string, unknown>, { log: string[] }>({
+    name,
+    description: name,
+    parameters: { type: 'object' },
+    execute: (_args, ctx) => {
+      ctx.updateState((s) => ({ ...s, log: [...s.log, name] }))
+      return { ran: name }
+    },
+    ...options,
+  } as ToolDefinition<Record<string, unknown>, { log: string[] }>) as ToolDefinition
 }
 
 /** A model that streams one token, then waits until `release()` (for busy/disconnect tests). */

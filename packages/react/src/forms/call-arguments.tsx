@@ -1,21 +1,6 @@
-import type { Interrupt } from '@interlude/protocol'
-
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 const show = (v: unknown): string => (v === undefined ? '(not set)' : typeof v === 'string' ? v : JSON.stringify(v))
-
-/** The call's arguments from the history, else from the interrupt's metadata (`arguments`/`args`). */
-export function callArguments(interrupt: Interrupt, fromHistory: unknown): unknown {
-  if (fromHistory !== undefined) return fromHistory
-  const meta = (isRecord(interrupt.metadata) ? interrupt.metadata : {}) as Record<string, unknown>
-  const args = meta.arguments ?? meta.args
-  if (typeof args !== 'string') return args
-  try {
-    return JSON.parse(args) as unknown
-  } catch {
-    return args
-  }
-}
 
 /** One changed argument: its key and both values (`undefined` when added or removed). */
 export interface ArgumentChange {

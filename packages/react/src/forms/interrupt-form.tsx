@@ -1,9 +1,9 @@
 import type { Message } from '@interlude/protocol'
-import { InterludeError } from '@interlude/protocol'
-import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react'
+import { useEffect, useId, useRef, type FormEvent, type ReactNode } from 'react'
 import type { PendingInterruptBatch, ResumeOptions } from '../core/types.ts'
-import { ApprovalQuestion, InputQuestion } from './interrupt-questions.tsx'
-import { interruptTitle } from './interrupt-title.ts'
+import { useInterruptFormContext } from './interrupt-context.tsx'
+import { rendererProps, type InterruptRendererProps, type InterruptRenderers } from './interrupt-renderer.ts'
+import { QuestionBody, questionNoteIds } from './question-body.tsx'
 import {
   isApproval,
   useInterruptForm,
@@ -35,6 +35,12 @@ export interface InterruptFormProps {
    * they belong to. Works in both modes.
    */
   readonly onDraftsChange?: (drafts: InterruptDrafts, form: UseInterruptFormResult) => void
+  /**
+   * Custom renderers by tool name (`{ deploy: DeployCard }`): such an interrupt is shown by its renderer instead of
+   * the default question, answered into the same drafts and validated with the rest of the batch. Under an
+   * `<InterruptFormProvider>` its `renderers` are the default.
+   */
+  readonly renderers?: InterruptRenderers
 }
 
 /** Extra classes for the parts of `<InterruptForm>`; each part always keeps its `interlude-*` class. */
@@ -73,32 +79,24 @@ export function InterruptForm({
   classNames = {},
   form: controlled,
   onDraftsChange,
+  renderers,
 }: InterruptFormProps) {
-  // Hooks run unconditionally; in controlled mode the own state stays unused.
+  // Hooks run unconditionally; in controlled mode (or under a provider) the own state stays unused.
   const own = useInterruptForm(batch, messages ? { messages } : {})
-  const form = controlled ?? own
+  const context = useInterruptFormContext()
+  const form = controlled ?? context?.form ?? own
   useDraftsChange(form, onDraftsChange)
   const baseId = useId()
-  const [attempted, setAttempted] = useState<string | undefined>()
-  const [failure, setFailure] = useState<{ batchId: string | undefined; message: string } | undefined>()
   if (!batch || form.batchId !== batch.id) return null
-  const showMissing = attempted === form.batchId
-  const problem = failure?.batchId === form.batchId ? failure.message : undefined
+  const showMissing = form.attempted
   const hasApprovals = form.interrupts.some(isApproval)
+  const byTool = renderers ?? context?.renderers ?? {}
+  // Questions an <InlineApproval> shows at their tool call are summarized here, not asked twice.
+  const inline = context !== undefined && context.form.batchId === form.batchId ? context.inline : undefined
 
   function submit(e: FormEvent) {
     e.preventDefault()
-    setAttempted(form.batchId)
-    if (!form.isValid) return
-    try {
-      onSubmit(form.buildResume())
-      setFailure(undefined)
-    } catch (error) {
-      setFailure({
-        batchId: form.batchId,
-        message: InterludeError.isInstance(error) ? `${error.message} (${error.code})` : String(error),
-      })
-    }
+    form.submit(onSubmit)
   }
 
   return (
@@ -115,28 +113,20 @@ export function InterruptForm({
         const questions = group.interrupts.map((interrupt) => {
           // Element ids follow the batch order, whichever group shows the interrupt.
           const id = `${baseId}-${form.interrupts.indexOf(interrupt)}`
-          const missing = showMissing && form.drafts[interrupt.id] === undefined
+          const props = rendererProps(form, interrupt, { id, disabled, send: onSubmit })
+          const renderer = props.toolName !== undefined ? byTool[props.toolName] : undefined
+          const elsewhere = inline?.has(interrupt.id) === true
           return (
             // Keyed by batch and interrupt: a new batch reusing interrupt ids starts with fresh field state.
             <fieldset
               key={`${form.batchId}:${interrupt.id}`}
               className={cx('interlude-interrupt', classNames.interrupt)}
               data-reason={interrupt.reason}
-              aria-describedby={missing ? `${id}-missing` : undefined}
+              data-tool={props.toolName}
+              aria-describedby={questionNoteIds(props, elsewhere || renderer !== undefined)}
             >
-              <legend className={cx('interlude-interrupt-title', classNames.legend)}>
-                {interruptTitle(interrupt, messages)}
-              </legend>
-              {isApproval(interrupt) ? (
-                <ApprovalQuestion interrupt={interrupt} form={form} id={id} disabled={disabled} />
-              ) : (
-                <InputQuestion interrupt={interrupt} form={form} id={id} disabled={disabled} />
-              )}
-              {missing && (
-                <p id={`${id}-missing`} className="interlude-field-error">
-                  An answer is required.
-                </p>
-              )}
+              <legend className={cx('interlude-interrupt-title', classNames.legend)}>{props.title}</legend>
+              {elsewhere ? <InlineSummary props={props} /> : <QuestionBody props={props} renderer={renderer} />}
             </fieldset>
           )
         })
@@ -180,9 +170,9 @@ export function InterruptForm({
           Some answers are missing or invalid.
         </p>
       )}
-      {problem && (
+      {form.failure !== undefined && (
         <p role="alert" className={cx('interlude-form-alert', classNames.alert)}>
-          {problem}
+          {form.failure}
         </p>
       )}
     </form>
@@ -202,4 +192,34 @@ function useDraftsChange(form: UseInterruptFormResult, onChange: InterruptFormPr
     seen.current = { batchId: form.batchId, drafts: form.drafts }
     if (previous.batchId === form.batchId) latest.current?.(form.drafts, form)
   }, [form])
+}
+
+const DECISION_TEXT = {
+  approved: 'Approved',
+  denied: 'Denied',
+  answered: 'Answered',
+  cancelled: 'Cancelled',
+} as const
+
+/** A question answered at its tool call: where it stands, so the batch form still accounts for every answer. */
+function InlineSummary({ props }: { props: InterruptRendererProps }) {
+  return (
+    <>
+      <p className="interlude-inline-summary">
+        {props.decision === undefined
+          ? 'Answer it at its tool call in the conversation.'
+          : `${DECISION_TEXT[props.decision]} at its tool call.`}
+      </p>
+      {props.missing && (
+        <p id={`${props.id}-missing`} className="interlude-field-error">
+          An answer is required.
+        </p>
+      )}
+      {props.form.attempted && props.errors.length > 0 && (
+        <p id={`${props.id}-problems`} className="interlude-field-error">
+          Its answer is not valid: {props.errors.map((e) => e.message).join(' ')}
+        </p>
+      )}
+    </>
+  )
 }

@@ -1,12 +1,12 @@
 import { GUARDRAIL_INTERRUPT_REASON } from '@interlude/protocol'
 import type { Interrupt } from '@interlude/protocol'
-import { CallArguments, callArguments } from './call-arguments.tsx'
+import { CallArguments } from './call-arguments.tsx'
 import { ChoiceField } from './choice-field.tsx'
 import { StaleNotice } from './stale-notice.tsx'
 import { GuardrailQuestion } from './guardrail-question.tsx'
 import { BudgetNotice } from './budget-notice.tsx'
 import { text } from './schema.ts'
-import { Field, type Schema } from './schema-field.tsx'
+import { SchemaField, type Schema } from './schema-field.tsx'
 import { editedArgsSchema, type UseInterruptFormResult } from './use-interrupt-form.ts'
 
 /** One question of the batch: the interrupt, the form that holds every draft, its element id base. */
@@ -36,7 +36,7 @@ export function ApprovalQuestion({ interrupt, form, id, disabled }: QuestionProp
   const remember = (payload as { remember?: unknown } | undefined)?.remember
   const errors = form.errors[interrupt.id]
   const description = text((interrupt.responseSchema as Schema | undefined)?.description)
-  const args = callArguments(interrupt, form.toolArgs(interrupt))
+  const args = form.toolArgs(interrupt)
   const radio = (value: string, text: string) => (
     <label>
       <input
@@ -83,7 +83,7 @@ export function ApprovalQuestion({ interrupt, form, id, disabled }: QuestionProp
           />
           <label htmlFor={`${id}-edit`}>Edit arguments</label>
           {payload?.editedArgs !== undefined && (
-            <Field
+            <SchemaField
               id={`${id}-args`}
               name="editedArgs"
               schema={{ ...edits, title: edits.title ?? 'Arguments' }}
@@ -115,7 +115,7 @@ export function ApprovalQuestion({ interrupt, form, id, disabled }: QuestionProp
         />
       )}
       {reasonSchema && choice === 'deny' && (
-        <Field
+        <SchemaField
           id={`${id}-reason`}
           name="reason"
           schema={reasonSchema}
@@ -142,7 +142,7 @@ export function InputQuestion({ interrupt, form, id, disabled }: QuestionProps) 
     <>
       <BudgetNotice interrupt={interrupt} id={id} />
       {!cancelled && (
-        <Field
+        <SchemaField
           id={`${id}-answer`}
           name="Answer"
           schema={{ ...schema, title: schema.title ?? 'Answer' }}

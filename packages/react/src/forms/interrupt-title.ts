@@ -1,25 +1,7 @@
 import type { Interrupt, Message } from '@interlude/protocol'
+import { toolCallOf } from './tool-call.ts'
 
 const MAX_ARGS = 120
-
-/** The tool call an interrupt is about: from the history (`toolCallId`), else from its metadata. */
-function toolCallOf(
-  interrupt: Interrupt,
-  messages: readonly Message[] | undefined,
-): { name: string | undefined; args: string | undefined } {
-  if (interrupt.toolCallId !== undefined) {
-    for (const m of messages ?? []) {
-      if (m.role !== 'assistant' || !m.toolCalls) continue
-      const call = m.toolCalls.find((c) => c.id === interrupt.toolCallId)
-      if (call) return { name: call.function.name, args: call.function.arguments }
-    }
-  }
-  // Servers that do not send the call in history often name it in metadata (`toolName`, `toolCallName`).
-  const meta = (interrupt.metadata ?? {}) as Record<string, unknown>
-  const name = [meta.toolName, meta.toolCallName, meta.name].find((v): v is string => typeof v === 'string')
-  const args = meta.arguments ?? meta.args
-  return { name, args: args === undefined ? undefined : typeof args === 'string' ? args : JSON.stringify(args) }
-}
 
 /** Compact, single-line arguments (`{"env":"prod"}`), cut at 120 characters. */
 function summarize(args: string | undefined): string | undefined {

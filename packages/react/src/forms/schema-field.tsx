@@ -7,17 +7,26 @@ import type { FieldError } from './validate-payload.ts'
 
 export type { Schema } from './schema.ts'
 
-interface FieldProps {
+/** The props of `<SchemaField>`: one value of a JSON Schema, edited in place. */
+export interface SchemaFieldProps {
+  /** The element id of the control (nested fields append `-<key>`). */
   readonly id: string
+  /** The property name, the label when the schema has no `title`. */
   readonly name: string
   readonly schema: Schema
   readonly value: unknown
-  readonly required: boolean
-  readonly path: readonly string[]
-  readonly errors: readonly FieldError[] | undefined
-  readonly disabled: boolean
+  /** Marks the control required (default false). */
+  readonly required?: boolean
+  /** Where `value` sits in the payload, passed back to `onChange` (default `[]`). */
+  readonly path?: readonly string[]
+  /** The payload's errors (`validatePayload`, `form.errors[id]`); each field shows those at its own path. */
+  readonly errors?: readonly FieldError[] | undefined
+  readonly disabled?: boolean
+  /** A change at `path` (a nested field's path is longer); `undefined` means emptied. */
   readonly onChange: (path: readonly string[], value: unknown) => void
 }
+
+const ROOT: readonly string[] = []
 
 const YES_NO = [
   { value: true, label: 'Yes' },
@@ -25,12 +34,22 @@ const YES_NO = [
 ] as const
 
 /**
- * One schema-driven field: labelled choices (`enum`, `oneOf`/`anyOf` of `const`, booleans as an
+ * One schema-driven field, the one `<InterruptForm>` uses, exported for custom renderers: labelled choices (`enum`, `oneOf`/`anyOf` of `const`, booleans as an
  * explicit yes/no), strings (with `format` and the `textarea` widget), numbers, nested objects; JSON
  * for the rest. `title` labels it, `description` is shown under it and linked with
  * `aria-describedby`, `x-interlude-widget` picks `radio`, `select` or `textarea`.
  */
-export function Field({ id, name, schema, value, required, path, errors, disabled, onChange }: FieldProps) {
+export function SchemaField({
+  id,
+  name,
+  schema,
+  value,
+  required = false,
+  path = ROOT,
+  errors,
+  disabled = false,
+  onChange,
+}: SchemaFieldProps) {
   const own = errorsAt(errors, path)
   const errorId = `${id}-error`
   const descriptionId = `${id}-description`
@@ -77,7 +96,7 @@ export function Field({ id, name, schema, value, required, path, errors, disable
           </p>
         )}
         {properties.map(([key, child]) => (
-          <Field
+          <SchemaField
             key={key}
             id={`${id}-${key}`}
             name={key}
@@ -163,7 +182,7 @@ function JsonField(props: {
   value: unknown
   path: readonly string[]
   disabled: boolean
-  onChange: FieldProps['onChange']
+  onChange: SchemaFieldProps['onChange']
   hint: ReactNode
   described: object
 }) {

@@ -308,8 +308,9 @@ async function admitInput(
     })
   // A new user message closes calls still waiting for a result, so the history stays answerable; one that may have
   // happened (dispatched, or claimed by a tab) is left `unknown`, never "cancelled" (./browser-claims.ts).
+  // Free calls the response held while those waited never started: they are closed as not run, in the same write.
   if (userMessages.length > 0) {
-    for (const call of awaiting) {
+    for (const call of [...awaiting, ...(view?.heldCalls ?? [])]) {
       if (answered.has(call.toolCallId)) continue
       const { status, result } = closingResult(call)
       toolMessages.push({ id: `msg_${randomUUID()}`, role: 'tool', toolCallId: call.toolCallId, content: result })

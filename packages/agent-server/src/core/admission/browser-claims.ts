@@ -39,9 +39,10 @@ export function checkBrowserClaims(calls: readonly ToolCallRecord[], claimId: st
 /**
  * What closes a call still waiting for its result when a new user message arrives. A dispatched external call or a
  * claimed browser call may have happened: `unknown` (an unsettled effect the owner reconciles). A browser call nobody
- * claimed never ran: `cancelled`.
+ * claimed never ran, nor did a free call the response held: `cancelled`.
  */
 export function closingResult(call: ToolCallRecord): { status: 'unknown' | 'cancelled'; result: string } {
+  if (call.status === 'pending') return { status: 'cancelled', result: HELD_CLOSED }
   if (call.kind === 'external' || call.attemptRunId !== undefined)
     return { status: 'unknown', result: EXTERNAL_UNKNOWN_RESULT }
   return {
@@ -49,3 +50,9 @@ export function closingResult(call: ToolCallRecord): { status: 'unknown' | 'canc
     result: JSON.stringify({ status: 'cancelled', message: 'No result arrived before the next message.' }),
   }
 }
+
+/** What the model reads for a held call a new message overtook (docs/decisions.md#a-turn-keeps-its-promises). */
+const HELD_CLOSED = JSON.stringify({
+  status: 'cancelled',
+  message: 'This call waited for another call of the same response; a new message came first. It did not run.',
+})

@@ -1,7 +1,8 @@
 import type { AgUiEvent, BudgetKind } from '@interlude/protocol'
 import { budgetInterrupt } from '../guardrails/guardrail-interrupts.ts'
 import { endWithNote } from './closing-note.ts'
-import { expiryDefaults, storeBatch } from './tool-step.ts'
+import { storeBatch } from './tool-step.ts'
+import { expiryDefaults } from './run-effect.ts'
 import type { Step, Turn } from './turn-state.ts'
 
 /**

@@ -16,7 +16,8 @@ import type { RunPlan } from '../run-plan.ts'
 import { handleLeftCalls, settleUnsettledEffects } from './continuation-step.ts'
 import { callModel, recordAnswer } from './model-step.ts'
 import { applyDecisions } from './resume-step.ts'
-import { handleToolCalls } from './tool-step.ts'
+import { runReleasedHeld } from './held-calls.ts'
+import { handleToolCalls, storeBatch } from './tool-step.ts'
 import { checkBudget } from './budget-step.ts'
 import { guardInput, guardOutput } from './guardrail-step.ts'
 import { applyTurnDecision } from './turn-decisions.ts'
@@ -183,6 +184,11 @@ async function* resumed(turn: Turn, paused: Paused): AsyncGenerator<AgUiEvent, b
       yield ev.runFinished(threadId, runId, { type: 'success' })
       return true
     }
+  }
+  // Free calls held while their response waited for browser or external results run once the last one arrived.
+  if (plan.kind === 'input') {
+    yield* runReleasedHeld(turn)
+    if (turn.asked.length > 0 && (yield* paused(await storeBatch(turn, [])))) return true
   }
   const awaited = turn.awaitingResults()
   if (awaited.length > 0) {

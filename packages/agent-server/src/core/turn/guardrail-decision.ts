@@ -2,7 +2,8 @@ import type { AgUiEvent, GuardrailAnswer, GuardrailMetadata, ResumeEntry } from 
 import type { StoredInterrupt, ToolCallRecord } from '../../store/store.ts'
 import { guardrailEvent } from '../guardrails/guardrail-checks.ts'
 import { classifyCall } from '../tools/tool-verdicts.ts'
-import { approvalInterrupt, ruleDecision, runEffect } from './tool-step.ts'
+import { approvalInterrupt, ruleDecision } from './tool-step.ts'
+import { runEffect } from './run-effect.ts'
 import type { Turn } from './turn-state.ts'
 
 /**

@@ -7,7 +7,8 @@ import { runChecks } from '../guardrails/guardrail-checks.ts'
 import { guardrailMessageInterrupt } from '../guardrails/guardrail-interrupts.ts'
 import type { Verdict } from '../tools/tool-verdicts.ts'
 import type { ModelResponse } from './model-events.ts'
-import { expiryDefaults, storeBatch } from './tool-step.ts'
+import { storeBatch } from './tool-step.ts'
+import { expiryDefaults } from './run-effect.ts'
 import type { CallText, Step, Turn } from './turn-state.ts'
 
 /**

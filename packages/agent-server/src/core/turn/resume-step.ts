@@ -3,18 +3,18 @@ import type { ResolvedTool } from '../../agent/tool.ts'
 import type { StoredInterrupt, ToolCallRecord } from '../../store/store.ts'
 import { clientThreadId } from '../../store/thread-key.ts'
 import type { ResumeRunPlan } from '../run-plan.ts'
-import { parseJson } from '../strict-json.ts'
 import { approvedCall, toolGone } from '../tools/approved-call.ts'
 import type { ApprovalPayload, ApprovedCall } from '../tools/approved-call.ts'
 import { staleArguments } from '../tools/observation.ts'
 import { ruleFromApproval } from '../tools/permission-rules.ts'
-import { authorizeCall } from '../tools/tool-verdicts.ts'
-import { EMPTY_CHECKPOINT, parseCheckpoint } from '../tools/tool-asks.ts'
+import { parseCheckpoint } from '../tools/tool-asks.ts'
 import { withAnswers } from '../tools/tool-interrupts.ts'
 import { checkApprovals, reaskStale } from './stale-step.ts'
 import { applyGuardrailDecision } from './guardrail-decision.ts'
 import type { StaleCall } from './stale-step.ts'
-import { OBSERVE_FAILED, runEffect, storeBatch } from './tool-step.ts'
+import { requestedArgs, runHeld } from './held-calls.ts'
+import { runEffect } from './run-effect.ts'
+import { OBSERVE_FAILED, storeBatch } from './tool-step.ts'
 import type { Step, Turn } from './turn-state.ts'
 
 /**
@@ -68,37 +68,6 @@ export async function* applyDecisions(turn: Turn, plan: ResumeRunPlan): AsyncGen
   }
   return turn.asked.length > 0 ? await storeBatch(turn, []) : undefined
 }
-
-/**
- * A held call runs now, as it would have without the pause — `authorize` again first (the resource may have changed
- * while the batch waited). A call a stale re-ask deferred runs with what it was decided with (its checkpoint). A batch
- * all cancelled abandons the turn: its held calls never run.
- */
-async function* runHeld(turn: Turn, record: ToolCallRecord, cancelled: boolean): AsyncGenerator<AgUiEvent> {
-  if (cancelled) {
-    yield* turn.settle(record, 'cancelled', { status: 'cancelled', message: HELD_CANCELLED })
-    return
-  }
-  const tool = turn.deps.agent.tools.get(record.toolName)
-  if (!tool) {
-    yield* turn.settle(record, 'rejected', toolGone(record.toolName))
-    return
-  }
-  const deferred = record.status === 'awaiting_decision'
-  const checkpoint = deferred
-    ? parseCheckpoint(await turn.deps.store.getToolCheckpoint(turn.plan.threadId, record.toolCallId))
-    : EMPTY_CHECKPOINT
-  const args = checkpoint.approved?.args ?? checkpoint.args ?? requestedArgs(record)
-  const edited = checkpoint.approved?.edited ?? checkpoint.edited === true
-  const denial = await authorizeCall(tool, args, record.toolCallId, turn.verdicts)
-  if (denial !== undefined) {
-    yield* turn.settle(record, 'denied', { status: 'denied', reason: denial })
-    return
-  }
-  yield* runEffect(turn, tool, record, args, edited, checkpoint)
-}
-
-const HELD_CANCELLED = 'The decision this call waited for was cancelled; it did not run.'
 
 /**
  * A batch with a stale approval (docs/approvals.md#stale-approvals): nothing of it runs. The stale calls are asked
@@ -206,12 +175,6 @@ export async function approvalOf(
   const again = staleArguments(item.interrupt)
   const approved = await approvedCall(record, tool, payload, () => again?.args ?? requestedArgs(record), turn.verdicts)
   return approved.ok && again?.edited === true ? { ...approved, edited: true } : approved
-}
-
-/** The arguments the model proposed (`{}` when they are not JSON: the call was rejected before it could run). */
-export function requestedArgs(record: ToolCallRecord): unknown {
-  const parsed = parseJson(record.argsText)
-  return parsed.ok ? parsed.value : {}
 }
 
 export async function rememberApproval(

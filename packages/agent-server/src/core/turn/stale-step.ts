@@ -4,7 +4,7 @@ import type { StoredInterrupt, ToolCallRecord } from '../../store/store.ts'
 import { ev } from '../ev.ts'
 import type { ApprovalPayload } from '../tools/approved-call.ts'
 import { observeCall, observedAt, sameObservation, staleArguments, staleInterruptFor } from '../tools/observation.ts'
-import { expiryDefaults } from './tool-step.ts'
+import { expiryDefaults } from './run-effect.ts'
 import type { Turn } from './turn-state.ts'
 
 /** An approved call whose observation changed while the person decided (docs/approvals.md#stale-approvals). */

@@ -2,16 +2,9 @@ import type { AgUiEvent, AssistantMessage, DecisionRecord, PermissionRule } from
 import type { ResolvedTool } from '../../agent/tool.ts'
 import type { ToolCallRecord } from '../../store/store.ts'
 import { ev } from '../ev.ts'
-import { editedResult } from '../tools/edited-result.ts'
-import { toolInvocation } from '../tools/effects-ledger.ts'
-import type { AskedOutcome, EffectOutcome } from '../tools/effects-ledger.ts'
 import { interruptBatch, interruptFor } from '../tools/interrupts.ts'
 import type { PendingInterrupt } from '../tools/interrupts.ts'
 import { oversizedPlaceholder, oversizedVerdict } from '../tools/oversized-args.ts'
-import { runServerTool } from '../tools/server-tool-run.ts'
-import { EMPTY_CHECKPOINT } from '../tools/tool-asks.ts'
-import type { AskSession, ToolCheckpoint } from '../tools/tool-asks.ts'
-import { askInterruptFor } from '../tools/tool-interrupts.ts'
 import { classifyCalls } from '../tools/tool-verdicts.ts'
 import { guardrailCallInterrupt } from '../guardrails/guardrail-interrupts.ts'
 import { guardCalls } from './guardrail-step.ts'
@@ -19,7 +12,8 @@ import { observeCall } from '../tools/observation.ts'
 import type { Verdict } from '../tools/tool-verdicts.ts'
 import type { ModelResponse } from './model-events.ts'
 import { sized } from './model-window.ts'
-import { subagentRunner } from './subagent-run.ts'
+import { runHeldCalls } from './held-calls.ts'
+import { expiryDefaults, runEffect } from './run-effect.ts'
 import type { CallText, Step, Turn } from './turn-state.ts'
 
 /**
@@ -65,10 +59,12 @@ export async function* handleToolCalls(
 
 /**
  * Settles, runs or pauses recorded calls by their verdicts (one model response's calls). Under the agent's
- * `pausePolicy: 'hold'` (docs/decisions.md#a-turn-keeps-its-promises) a response with a call that needs a person runs
- * none of its calls before the batch is decided: the free ones stay `pending` (held) and run after the decision, in
- * the model's order (`resume-step.ts`). A call that asks from inside `execute` is only known to ask when it runs: the
- * calls before it have run, the calls after it are held.
+ * `pausePolicy: 'hold'` (docs/decisions.md#a-turn-keeps-its-promises) a response with a call that waits for someone —
+ * a person's decision, a browser tab's or an external system's result — runs none of its free calls before that is
+ * over: they stay `pending` (held) and run afterwards, in the model's order (`held-calls.ts`). An external call is
+ * dispatched at once when the response has no decision to wait for (its dispatch is the question); with one, it is
+ * held like the rest. A call that asks from inside `execute` is only known to ask when it runs: the calls before it
+ * have run, the calls after it are held.
  */
 export async function* processCalls(
   turn: Turn,
@@ -79,6 +75,7 @@ export async function* processCalls(
   const interrupts: PendingInterrupt[] = []
   const hold = turn.deps.agent.pausePolicy === 'hold'
   const decides = verdicts.some((v) => v.kind === 'interrupt' || v.kind === 'guardrail')
+  const awaits = decides || verdicts.some((v) => v.kind === 'client' || v.kind === 'external')
   for (let i = 0; i < calls.length; i++) {
     const verdict = verdicts[i]!
     const record = calls[i]!
@@ -97,7 +94,7 @@ export async function* processCalls(
       case 'external':
         if (verdict.rule) yield* ruleDecision(turn, verdict.rule, record.toolCallId)
         // Held: stays `pending`; the rule's record (a decision already made) is written now.
-        if (hold && (decides || turn.asked.length > 0)) break
+        if (hold && ((verdict.kind === 'external' ? decides : awaits) || turn.asked.length > 0)) break
         yield* runEffect(turn, verdict.tool, record, verdict.args)
         break
       case 'interrupt': {
@@ -116,7 +113,14 @@ export async function* processCalls(
     }
   }
   if (interrupts.length > 0 || turn.asked.length > 0) return await storeBatch(turn, interrupts)
-  return turn.awaitingResults().length > 0 ? { kind: 'waiting' } : { kind: 'continue' }
+  if (turn.awaitingResults().length > 0) return { kind: 'waiting' }
+  // Every external call of the response answered at its dispatch: the held calls run now, in the model's order.
+  if (hold) {
+    yield* runHeldCalls(turn, calls)
+    if (turn.asked.length > 0) return await storeBatch(turn, [])
+    if (turn.awaitingResults().length > 0) return { kind: 'waiting' }
+  }
+  return { kind: 'continue' }
 }
 
 /**
@@ -151,84 +155,6 @@ export async function storeBatch(turn: Turn, interrupts: readonly PendingInterru
   return { kind: 'interrupt', interrupts: batch.interrupts.map((i) => i.interrupt) }
 }
 
-/**
- * A server tool runs now (with the answers of its questions so far, if it asked); an external tool is started and
- * its result awaited. A tool that asks past its answers leaves its questions in `turn.asked`.
- */
-export async function* runEffect(
-  turn: Turn,
-  tool: ResolvedTool,
-  record: ToolCallRecord,
-  args: unknown,
-  edited = false,
-  checkpoint: ToolCheckpoint = EMPTY_CHECKPOINT,
-): AsyncGenerator<AgUiEvent> {
-  const { deps } = turn
-  const signal = deps.toolSignal ?? deps.signal
-  let outcome: EffectOutcome | 'awaiting_result' | undefined
-  if (tool.kind === 'external') {
-    const invocation = () => toolInvocation(turn.policyContext(record.toolCallId), signal)
-    outcome = await turn.ledger.dispatch(tool, record.toolCallId, args, invocation)
-    if (outcome === 'awaiting_result') turn.markCall(record, 'awaiting_result')
-  } else {
-    const { outcome: executed, asks } = yield* runServerTool({
-      tool,
-      toolCallId: record.toolCallId,
-      args,
-      checkpoint,
-      policy: turn.policyContext(record.toolCallId),
-      toolSignal: signal,
-      ledger: turn.ledger,
-      writes: turn.writes,
-      validators: deps.validators,
-      logError: deps.logError,
-      onStateCommitted: (state) => turn.setState(state),
-      ...(tool.subagent ? { subagent: subagentRunner(tool, deps.signal, deps.validators, deps.logError) } : {}),
-    })
-    if (executed.status === 'asked') {
-      await released(turn, tool, record, asks, executed, { args, edited })
-      return
-    }
-    outcome = executed
-  }
-  if (typeof outcome === 'object')
-    yield* turn.settle(
-      record,
-      outcome.status,
-      edited ? editedResult(args, outcome.result) : outcome.result,
-      outcome.state,
-    )
-}
-
-/**
- * The tool asked: its claim is released (`awaiting_decision`) and the arguments it runs with are kept, before the
- * batch is stored — a crash in between leaves a call that is not started and runs (and asks) again.
- */
-async function released(
-  turn: Turn,
-  tool: ResolvedTool,
-  record: ToolCallRecord,
-  asks: AskSession,
-  asked: AskedOutcome,
-  run: { readonly args: unknown; readonly edited: boolean },
-): Promise<void> {
-  const checkpoint = asks.checkpoint
-  if (checkpoint.args === undefined)
-    await turn.writes.saveCheckpoint(record.toolCallId, { ...checkpoint, args: run.args, edited: run.edited })
-  if (asks.claimed || record.status !== 'awaiting_decision' || asked.state !== undefined)
-    await turn.writes.settle({
-      toolCallId: record.toolCallId,
-      status: 'awaiting_decision',
-      result: undefined,
-      message: undefined,
-      ...(asked.state !== undefined ? { state: asked.state } : {}),
-    })
-  if (asked.state !== undefined) turn.setState(asked.state)
-  turn.markCall(record, 'awaiting_decision')
-  for (const request of asked.requests)
-    turn.asked.push(askInterruptFor(tool, record.toolCallId, request, expiryDefaults(turn)))
-}
-
 /** The `via: "rule"` record of a call a remembered permission approved, stored and in the log. */
 export async function* ruleDecision(turn: Turn, rule: PermissionRule, toolCallId: string): AsyncGenerator<AgUiEvent> {
   const record: DecisionRecord = {
@@ -248,7 +174,3 @@ export async function* ruleDecision(turn: Turn, rule: PermissionRule, toolCallId
 
 /** The denial of a call whose `observe` threw (fail closed, like a throwing `authorize`). */
 export const OBSERVE_FAILED = 'The check of what this approval is about failed.'
-
-export function expiryDefaults(turn: Turn): { ttlMs: number; onExpiry: Turn['deps']['onExpiry'] } {
-  return { ttlMs: turn.deps.interruptTtlMs, onExpiry: turn.deps.onExpiry }
-}

@@ -220,6 +220,8 @@ export class Turn {
     verdicts: readonly Verdict[],
   ): Promise<ToolCallRecord[]> {
     const { threadId, runId } = this.plan
+    // A browser call of a response that waits for a decision is held too: no tab may claim it before the decision.
+    const holdBrowser = this.deps.agent.pausePolicy === 'hold' && verdicts.some((v) => v.kind === 'interrupt')
     const records = calls.map((call, i) => ({
       threadId,
       toolCallId: call.id,
@@ -228,7 +230,7 @@ export class Turn {
       toolName: call.name,
       argsText: call.argsText,
       kind: recordedKind(verdicts[i]!),
-      status: recordedStatus(verdicts[i]!),
+      status: holdBrowser && verdicts[i]!.kind === 'client' ? ('pending' as const) : recordedStatus(verdicts[i]!),
       now: this.deps.now(),
     }))
     await this.writes.recordCalls(records)

@@ -51,6 +51,11 @@ export function registerToolClaimRoutes(
         details: { toolCallId },
       })
     const call = await store.getToolCall(thread.threadId, toolCallId)
+    // Held while its response waits for a decision (docs/decisions.md#a-turn-keeps-its-promises): not offered yet.
+    if (call?.kind === 'client' && call.status === 'pending')
+      throw new InterludeError('INTERRUPTS_PENDING', 'This browser tool call waits for a decision; answer it first.', {
+        details: { toolCallId },
+      })
     if (call?.kind === 'client')
       throw new InterludeError('TOOL_RESULTS_ALREADY_SUBMITTED', 'This browser tool call already has a result.', {
         details: { toolCallIds: [toolCallId] },

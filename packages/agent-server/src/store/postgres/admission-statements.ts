@@ -30,7 +30,7 @@ export const admissionView = (threadId: string, runId: string, options: Admissio
        CASE WHEN $3 THEN (SELECT array_agg(c.tool_call_id) FROM tool_calls c
                           WHERE c.thread_id = $1 AND c.tool_call_id = ANY($5::text[])) END AS known_calls,
        CASE WHEN $3 THEN (SELECT json_agg(row_to_json(c) ORDER BY c.created_at, c.ordinal) FROM tool_calls c
-                          WHERE c.thread_id = $1 AND c.status = 'awaiting_result') END AS awaiting`,
+                          WHERE c.thread_id = $1 AND c.status IN ('awaiting_result', 'pending')) END AS awaiting`,
     [threadId, runId, options.history, [...(options.messageIds ?? [])], [...(options.toolCallIds ?? [])]],
   )
 

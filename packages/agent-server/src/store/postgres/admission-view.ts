@@ -1,4 +1,5 @@
 import type { AdmissionView, AdmissionViewOptions } from '../store.ts'
+import { byStatus } from '../admission-calls.ts'
 import { toBatch, toRun, toThread, toToolCall } from '../rows.ts'
 import { admissionView } from './admission-statements.ts'
 import type { Queryable } from './query.ts'
@@ -23,6 +24,6 @@ export async function getAdmissionView(
     openBatch: row.batch ? toBatch(row.batch, row.batch.interrupts) : undefined,
     knownMessageIds: new Set(row.known_messages ?? []),
     knownToolCallIds: new Set(row.known_calls ?? []),
-    awaitingResults: (row.awaiting ?? []).map(toToolCall),
+    ...byStatus((row.awaiting ?? []).map(toToolCall)),
   }
 }

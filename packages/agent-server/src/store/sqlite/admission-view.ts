@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { byStatus } from '../admission-calls.ts'
 import type { AdmissionView, AdmissionViewOptions } from '../store.ts'
 import { toRun, toThread, toToolCall } from '../rows.ts'
 import { batchOf } from './batches.ts'
@@ -37,9 +38,11 @@ export function admissionView(
               .map((r) => r.tool_call_id)
           : [],
       ),
-      awaitingResults: options.history
-        ? s.listToolCallsByStatus.all({ threadId, statusesJson: '["awaiting_result"]' }).map(toToolCall)
-        : [],
+      ...byStatus(
+        options.history
+          ? s.listToolCallsByStatus.all({ threadId, statusesJson: '["awaiting_result","pending"]' }).map(toToolCall)
+          : [],
+      ),
     }
   })()
 }
