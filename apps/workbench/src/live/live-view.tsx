@@ -1,9 +1,10 @@
-import { groupInterruptsBySubagent, InterruptForm, useInterruptForm } from '@interlude/react'
-import type { InterruptDrafts, ResumeOptions, UseInterruptFormResult } from '@interlude/react'
+import { groupInterruptsBySubagent, InterruptForm, InterruptFormProvider, useInterruptForm } from '@interlude/react'
+import type { InterruptDrafts, InterruptRenderers, ResumeOptions, UseInterruptFormResult } from '@interlude/react'
 import type { InterludeError } from '@interlude/protocol'
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { UnknownEffects } from '../approvals/unknown-effects.tsx'
 import { AwaitingExternal } from './awaiting-external.tsx'
+import { DeployCard } from './deploy-card.tsx'
 import { DecisionTrail } from '../ui/decision-trail.tsx'
 import type { Recorder } from '../recording/recorder.ts'
 import type { Json } from '../recording/recording-types.ts'
@@ -22,6 +23,11 @@ export interface LiveViewProps {
   readonly active: boolean
 }
 
+/** Tools answered by the workbench's own card at their call when "Deploy card" is on. */
+const CARDS: InterruptRenderers = { deploy: DeployCard }
+const CARD_TOOLS: ReadonlySet<string> = new Set(Object.keys(CARDS))
+const NO_CARDS: InterruptRenderers = {}
+
 export function LiveView({ recorder, active }: LiveViewProps) {
   const [initialThread] = useState(threadFromUrl)
   const { chat, decisions, addDecisions } = useRecordedChat(recorder, initialThread)
@@ -35,6 +41,8 @@ export function LiveView({ recorder, active }: LiveViewProps) {
   // about to apply their policy (docs/approvals.md#deadlines: deny or cancel, then the turn goes on). Nothing is
   // stranded; the page reads the thread again shortly. Kept per thread id, so another thread clears it.
   const [expiringThread, setExpiringThread] = useState<string | undefined>()
+  // The deploy approval as a card at its tool call (a custom renderer shown inline) instead of in the batch form.
+  const [cards, setCards] = useState(false)
   const recoveredFor = useRef<string | undefined>(undefined)
   const lastChoices = useRef<string | undefined>(undefined)
 
@@ -204,6 +212,7 @@ export function LiveView({ recorder, active }: LiveViewProps) {
 
   const busy = chat.isLoading || recovering
   const blocked = chat.recovery.required
+  const formDisabled = chat.isResuming || blocked || expired || !active
   const awaiting = new Set<string>()
   for (const interrupt of batch?.interrupts ?? [])
     if (typeof interrupt.toolCallId === 'string') awaiting.add(interrupt.toolCallId)
@@ -225,159 +234,176 @@ export function LiveView({ recorder, active }: LiveViewProps) {
       />
 
       <main className="chat" aria-label="Live chat">
-        {expiring && !chat.recovery.required && (
-          <p className="muted" role="status" data-testid="thread-expiring">
-            The questions of this conversation passed their deadline; the server is applying their expiry policy and the
-            conversation continues on its own.
-          </p>
-        )}
-        {chat.recovery.required && (
-          <div className="banner recovery" role="alert">
-            <p>
-              The continuation failed after the server acknowledged it. This conversation cannot continue safely; start
-              a new one (the server keeps what already happened).
+        <InterruptFormProvider
+          form={form}
+          onSubmit={submit}
+          disabled={formDisabled}
+          renderers={cards ? CARDS : NO_CARDS}
+        >
+          <label className="card-toggle">
+            <input type="checkbox" checked={cards} onChange={(e) => setCards(e.target.checked)} /> Answer deploys with a
+            card at the tool call
+          </label>
+          {expiring && !chat.recovery.required && (
+            <p className="muted" role="status" data-testid="thread-expiring">
+              The questions of this conversation passed their deadline; the server is applying their expiry policy and
+              the conversation continues on its own.
             </p>
-            <button type="button" className="primary" onClick={newConversation}>
-              New conversation
-            </button>
-          </div>
-        )}
-        <MessageList
-          messages={chat.messages}
-          awaitingToolCallIds={awaiting}
-          busy={chat.isLoading}
-          subagents={chat.subagents}
-        />
-        <DecisionTrail decisions={decisions} label="Decisions on this conversation" />
-        <UnknownEffects
-          effects={chat.unsettledEffects ?? []}
-          disabled={busy || !active}
-          onReconcile={(toolCallId, outcome) => {
-            recorder.addAction('reconcile', { threadId: chat.threadId, toolCallId, outcome })
-            return chat.reconcileEffect({ toolCallId, outcome })
-          }}
-        />
-        {!chat.isLoading && <AwaitingExternal calls={chat.awaitingExternal} />}
-        {taken !== undefined && (
-          <p className="banner" data-testid="tool-call-taken">
-            Another open tab took {taken}: it runs there, once.
-          </p>
-        )}
-        {chat.pendingToolCalls.length > 0 && !chat.isLoading && taken === undefined && (
-          <section className="banner settle" aria-label="Browser work waiting" data-testid="pending-tool-calls">
-            <p>
-              The assistant is waiting for this browser to run{' '}
-              {chat.pendingToolCalls.map((call) => call.toolName).join(', ')}. Run it here once (another open tab may do
-              it instead; the server takes the first answer), or report it unavailable.
-            </p>
-            <div className="batch-actions">
-              <button type="button" className="primary" disabled={busy || !active} onClick={() => settle(true)}>
-                Run it here
-              </button>
-              <button type="button" disabled={busy || !active} onClick={() => settle(false)}>
-                Report unavailable
+          )}
+          {chat.recovery.required && (
+            <div className="banner recovery" role="alert">
+              <p>
+                The continuation failed after the server acknowledged it. This conversation cannot continue safely;
+                start a new one (the server keeps what already happened).
+              </p>
+              <button type="button" className="primary" onClick={newConversation}>
+                New conversation
               </button>
             </div>
-          </section>
-        )}
-        {batch !== undefined && (
-          <section
-            className="batch"
-            aria-label="Pending approvals"
-            data-batch-id={batch.id}
-            data-expired={expired ? 'true' : 'false'}
-            data-policy={policy}
-          >
-            {expired ? (
-              <div className="error" role="alert" data-testid="batch-expired" data-policy={policy}>
-                <p>
-                  This request expired at {new Date(expiresAt ?? 0).toLocaleTimeString()} and can no longer be answered.{' '}
-                  {policy === 'keep'
-                    ? 'It stays open until it is closed: closing cancels every answer (nothing runs) and the conversation continues.'
-                    : policy === 'cancel'
-                      ? 'The server cancels every answer and the turn ends; the conversation then continues.'
-                      : 'The server denies it (the assistant is told it expired) and the conversation continues.'}
-                </p>
-                {policy === 'keep' && (
-                  <button type="button" className="primary" disabled={busy || !active} onClick={closeExpired}>
-                    Close the batch
-                  </button>
-                )}
-              </div>
-            ) : (
-              expiresAt !== undefined && (
-                <p className="muted">Answer before {new Date(expiresAt).toLocaleTimeString()}.</p>
-              )
-            )}
-            <InterruptForm
-              key={batch.id}
-              batch={batch}
-              form={form}
-              onDraftsChange={recordDrafts}
-              disabled={chat.isResuming || blocked || expired || !active}
-              onSubmit={submit}
-              title={
-                batch.interrupts.length === 1
-                  ? 'The assistant is waiting for your answer'
-                  : `The assistant is waiting for ${batch.interrupts.length} answers`
-              }
-            />
-          </section>
-        )}
-        <div className="chat-status" role="status" aria-live="polite">
-          {recovering
-            ? 'Restoring the conversation from the server…'
-            : chat.isResuming
-              ? 'Continuing the same turn…'
-              : chat.isLoading
-                ? 'The assistant is working…'
-                : ''}
-        </div>
-        {chat.error !== undefined && <ErrorText error={chat.error} />}
-        {localError !== undefined && (
-          <p className="error" role="alert" data-testid="local-error">
-            {localError}
-          </p>
-        )}
-        <form
-          className="composer"
-          onSubmit={(e) => {
-            e.preventDefault()
-            send()
-          }}
-        >
-          <label className="visually-hidden" htmlFor="composer">
-            Message
-          </label>
-          <textarea
-            id="composer"
-            rows={2}
-            value={draft}
-            placeholder={
-              batch
-                ? 'Answer the pending batch first'
-                : 'Message the release assistant, e.g. “deploy v2.1 to production”'
-            }
-            disabled={blocked || batch !== undefined}
-            onChange={(e) => setDraft(e.target.value)}
-            onKeyDown={(e) => {
-              if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
-                e.preventDefault()
-                send()
-              }
+          )}
+          <MessageList
+            messages={chat.messages}
+            awaitingToolCallIds={awaiting}
+            inlineTools={cards ? CARD_TOOLS : undefined}
+            busy={chat.isLoading}
+            subagents={chat.subagents}
+          />
+          <DecisionTrail decisions={decisions} label="Decisions on this conversation" />
+          <UnknownEffects
+            effects={chat.unsettledEffects ?? []}
+            disabled={busy || !active}
+            onReconcile={(toolCallId, outcome) => {
+              recorder.addAction('reconcile', { threadId: chat.threadId, toolCallId, outcome })
+              return chat.reconcileEffect({ toolCallId, outcome })
             }}
           />
-          <button
-            type="submit"
-            className="primary"
-            disabled={busy || blocked || batch !== undefined || draft.trim() === ''}
+          {!chat.isLoading && <AwaitingExternal calls={chat.awaitingExternal} />}
+          {taken !== undefined && (
+            <p className="banner" data-testid="tool-call-taken">
+              Another open tab took {taken}: it runs there, once.
+            </p>
+          )}
+          {chat.pendingToolCalls.length > 0 && !chat.isLoading && taken === undefined && (
+            <section className="banner settle" aria-label="Browser work waiting" data-testid="pending-tool-calls">
+              <p>
+                The assistant is waiting for this browser to run{' '}
+                {chat.pendingToolCalls.map((call) => call.toolName).join(', ')}. Run it here once (another open tab may
+                do it instead; the server takes the first answer), or report it unavailable.
+              </p>
+              <div className="batch-actions">
+                <button type="button" className="primary" disabled={busy || !active} onClick={() => settle(true)}>
+                  Run it here
+                </button>
+                <button type="button" disabled={busy || !active} onClick={() => settle(false)}>
+                  Report unavailable
+                </button>
+              </div>
+            </section>
+          )}
+          {batch !== undefined && (
+            <section
+              className="batch"
+              aria-label="Pending approvals"
+              data-batch-id={batch.id}
+              data-expired={expired ? 'true' : 'false'}
+              data-policy={policy}
+            >
+              {expired ? (
+                <div className="error" role="alert" data-testid="batch-expired" data-policy={policy}>
+                  <p>
+                    This request expired at {new Date(expiresAt ?? 0).toLocaleTimeString()} and can no longer be
+                    answered.{' '}
+                    {policy === 'keep'
+                      ? 'It stays open until it is closed: closing cancels every answer (nothing runs) and the conversation continues.'
+                      : policy === 'cancel'
+                        ? 'The server cancels every answer and the turn ends; the conversation then continues.'
+                        : 'The server denies it (the assistant is told it expired) and the conversation continues.'}
+                  </p>
+                  {policy === 'keep' && (
+                    <button type="button" className="primary" disabled={busy || !active} onClick={closeExpired}>
+                      Close the batch
+                    </button>
+                  )}
+                </div>
+              ) : (
+                expiresAt !== undefined && (
+                  <p className="muted">Answer before {new Date(expiresAt).toLocaleTimeString()}.</p>
+                )
+              )}
+              <InterruptForm
+                key={batch.id}
+                batch={batch}
+                form={form}
+                onDraftsChange={recordDrafts}
+                disabled={formDisabled}
+                onSubmit={submit}
+                title={
+                  batch.interrupts.length === 1
+                    ? 'The assistant is waiting for your answer'
+                    : `The assistant is waiting for ${batch.interrupts.length} answers`
+                }
+              />
+            </section>
+          )}
+          <div className="chat-status" role="status" aria-live="polite">
+            {recovering
+              ? 'Restoring the conversation from the server…'
+              : chat.isResuming
+                ? 'Continuing the same turn…'
+                : chat.isLoading
+                  ? 'The assistant is working…'
+                  : ''}
+          </div>
+          {chat.error !== undefined && <ErrorText error={chat.error} />}
+          {localError !== undefined && (
+            <p className="error" role="alert" data-testid="local-error">
+              {localError}
+            </p>
+          )}
+          <form
+            className="composer"
+            onSubmit={(e) => {
+              e.preventDefault()
+              send()
+            }}
           >
-            Send
-          </button>
-          <button type="button" disabled={!chat.isLoading} onClick={() => act('stop', undefined, () => runtime.stop())}>
-            Stop
-          </button>
-        </form>
+            <label className="visually-hidden" htmlFor="composer">
+              Message
+            </label>
+            <textarea
+              id="composer"
+              rows={2}
+              value={draft}
+              placeholder={
+                batch
+                  ? 'Answer the pending batch first'
+                  : 'Message the release assistant, e.g. “deploy v2.1 to production”'
+              }
+              disabled={blocked || batch !== undefined}
+              onChange={(e) => setDraft(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+                  e.preventDefault()
+                  send()
+                }
+              }}
+            />
+            <button
+              type="submit"
+              className="primary"
+              disabled={busy || blocked || batch !== undefined || draft.trim() === ''}
+            >
+              Send
+            </button>
+            <button
+              type="button"
+              disabled={!chat.isLoading}
+              onClick={() => act('stop', undefined, () => runtime.stop())}
+            >
+              Stop
+            </button>
+          </form>
+        </InterruptFormProvider>
       </main>
     </div>
   )

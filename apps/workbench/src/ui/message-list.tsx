@@ -1,5 +1,5 @@
 import type { SubagentActivities, SubagentActivity } from '@interlude/react'
-import { subagentsByToolCall } from '@interlude/react'
+import { InlineApproval, subagentsByToolCall } from '@interlude/react'
 import { Fragment } from 'react'
 import { SubagentActivityView } from './subagent-activity.tsx'
 
@@ -27,6 +27,11 @@ export interface MessageListProps {
   readonly messages: readonly unknown[]
   /** toolCallIds of the pending batch (shown as "awaiting approval"). */
   readonly awaitingToolCallIds?: ReadonlySet<string>
+  /**
+   * Tools whose pending approval is answered at the call (`<InlineApproval>`, under the live view's
+   * `InterruptFormProvider`); outside a provider (replay) nothing is shown.
+   */
+  readonly inlineTools?: ReadonlySet<string> | undefined
   /** True while a run is streaming (tool calls without a result are "running"). */
   readonly busy?: boolean
   /** `useChat().subagents`: each shown (collapsed) under the tool call that runs it. */
@@ -96,6 +101,7 @@ const NO_SUBAGENTS: SubagentActivities = {}
 export function MessageList({
   messages,
   awaitingToolCallIds,
+  inlineTools,
   busy = false,
   subagents = NO_SUBAGENTS,
 }: MessageListProps) {
@@ -139,6 +145,9 @@ export function MessageList({
                     <span className="tool-state">{TOOL_STATE_LABEL[state]}</span>
                   </div>
                   <pre className="tool-args">{prettyArgs(call.function?.arguments)}</pre>
+                  {state === 'awaiting' && inlineTools?.has(call.function?.name ?? '') && (
+                    <InlineApproval toolCallId={call.id} />
+                  )}
                   {result !== undefined && <pre className="tool-result">{textOf(result.content) || result.error}</pre>}
                   {(byCall.get(call.id) ?? []).map((activity) => (
                     <SubagentActivityView key={activity.subagentRunId} activity={activity} />

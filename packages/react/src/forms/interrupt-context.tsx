@@ -18,7 +18,7 @@ export interface InterruptFormContextValue {
   readonly showInline: (interruptId: string) => () => void
 }
 
-const InterruptFormContext = createContext<InterruptFormContextValue | undefined>(undefined)
+const InterruptFormContext = /* @__PURE__ */ createContext<InterruptFormContextValue | undefined>(undefined)
 
 /** The provider's value, if any (for `<InterruptForm>` and custom views). */
 export function useInterruptFormContext(): InterruptFormContextValue | undefined {
