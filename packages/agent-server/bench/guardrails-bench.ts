@@ -3,6 +3,9 @@
  * without guardrails: a run of one tool call and a final answer, so each guarded run makes two synchronous checks
  * (one `args`, one `output`). The two servers (same scripted model, same tool) run interleaved.
  *
+ * B. The check step alone (`runChecks`, what a guarded call or answer adds on the hot path: the check and its event),
+ *    10,000 times, so a loaded machine's noise in whole runs does not hide its own cost.
+ *
  *   node --import tsx bench/guardrails-bench.ts     # env: BENCH_CYCLES (400)
  */
 import { randomUUID } from 'node:crypto'
@@ -18,6 +21,8 @@ import { createLogger } from '../src/observability/logger.ts'
 import { scriptedModel } from '../src/models/scripted.ts'
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts'
 import { median, percentile } from './bench-utils.ts'
+import { resolveGuardrail } from '../src/agent/guardrail.ts'
+import { runChecks } from '../src/core/guardrails/guardrail-checks.ts'
 
 const CYCLES = Number(process.env.BENCH_CYCLES ?? 400)
 const CHECKS_PER_RUN = 2
@@ -105,6 +110,21 @@ console.log(`   ${line('without guardrails        ', times.plain)}`)
 console.log(`   ${line('with 2 passing guardrails ', times.guarded)}`)
 const per = (q: (xs: number[]) => number) => (q(times.guarded) - q(times.plain)) / CHECKS_PER_RUN
 console.log(`   per checked call or answer: p50 ${ms(per(median))}, p99 ${ms(per((xs) => percentile(xs, 99)))}`)
+const resolved = [resolveGuardrail(semver as GuardrailDefinition, 'bench')]
+const ctx = { threadId: 't', runId: 'r', principal: 'alice' }
+const step = async () => {
+  const checks = runChecks(resolved, { version: 'v2.1.0' }, ctx, { toolCallId: 'c' }, () => undefined)
+  for (let r = await checks.next(); !r.done; r = await checks.next());
+}
+for (let i = 0; i < 1000; i++) await step()
+const alone: number[] = []
+for (let i = 0; i < 10_000; i++) {
+  const t = performance.now()
+  await step()
+  alone.push(performance.now() - t)
+}
+console.log(`B. the check step alone (one passing args guardrail and its event), 10,000 times`)
+console.log(`   ${line('runChecks', alone)}`)
 await plain.close()
 await guarded.close()
 rmSync(dir, { recursive: true, force: true })
