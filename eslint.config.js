@@ -15,6 +15,7 @@ export default tseslint.config(
       '.cache/**',
       'e2e/artifacts/**',
       'apps/workbench/public/**',
+      'interop/page-dist/**',
       '**/*.d.ts',
     ],
   },

@@ -21,7 +21,8 @@ function run(args: readonly string[]): void {
 /**
  * Builds what the real server needs: the libraries (only when a `dist` is missing or older than
  * its `src`; the README test command has built them already) and the workbench, which the server
- * serves with `--static`. `E2E_SKIP_BUILD=1` skips both, `E2E_SKIP_LIBRARY_BUILD=1` only the libraries.
+ * serves with `--static`, and the interop package's `useChat` page (tests/foreign-langgraph.spec.ts).
+ * `E2E_SKIP_BUILD=1` skips all, `E2E_SKIP_LIBRARY_BUILD=1` only the libraries.
  */
 export default function globalSetup(): void {
   mkdirSync(SCREENSHOTS, { recursive: true })
@@ -33,6 +34,7 @@ export default function globalSetup(): void {
     })
     if (stale && process.env.E2E_SKIP_LIBRARY_BUILD !== '1') run(['-r', '--filter', './packages/**', 'run', 'build'])
     run(['--filter', '@interlude/workbench', 'run', 'build'])
+    run(['--filter', '@interlude/interop', 'run', 'build:page'])
   }
   if (!existsSync(SERVER_BIN)) throw new Error(`The agent server CLI is missing: ${SERVER_BIN}`)
 }

@@ -26,6 +26,7 @@ type Forwarded =
   | 'model'
   | 'interruptTtlSeconds'
   | 'onExpiry'
+  | 'multitask'
   | 'tokens'
   | 'staticDir'
   | 'pacingMs'
@@ -173,6 +174,7 @@ export function parseCliArgs(
     model: v.model,
     interruptTtlSeconds: v['interrupt-ttl'],
     onExpiry: v['on-expiry'],
+    multitask: v.multitask,
     tokens,
     staticDir: v.static,
     pacingMs: v['pacing-ms'],

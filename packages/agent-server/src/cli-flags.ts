@@ -1,5 +1,6 @@
 import { EXPIRY_POLICIES } from './agent/expiry-options.ts'
 import { SERVER_DEFAULTS } from './config/defaults.ts'
+import { MULTITASK_STRATEGIES } from './config/multitask.ts'
 import { DEFAULT_LIMITS } from './config/limits.ts'
 import type { Limits } from './config/limits.ts'
 import type { Flag } from './cli-flag-kit.ts'
@@ -110,6 +111,13 @@ export const FLAGS = {
     arg: '<policy>',
     help: 'deny | cancel | keep: what an expired batch gets, for tools that set no onExpiry',
     shown: 'deny for approvals, cancel for questions',
+  },
+  multitask: {
+    type: 'string',
+    choices: MULTITASK_STRATEGIES,
+    arg: '<strategy>',
+    help: 'reject | enqueue | interrupt: what input for a busy thread does when it names no strategy',
+    shown: SERVER_DEFAULTS.multitask,
   },
   token: {
     type: 'string',

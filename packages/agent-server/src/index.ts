@@ -16,6 +16,7 @@ export type { RunningServer, StartServerOptions } from './server.ts'
 export type { Clock } from './clock.ts'
 
 export type { AgentDefinition, PausePolicy } from './agent/agent.ts'
+export type { GuardrailContext, GuardrailDefinition, GuardrailResult } from './agent/guardrail.ts'
 export { defineTool } from './agent/tool.ts'
 export type {
   ApprovalPolicy,

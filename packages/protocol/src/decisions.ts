@@ -1,4 +1,5 @@
 import type { Interrupt, ResumeEntry, RunFinishedOutcome } from '@ag-ui/core'
+import type { OutcomeReason } from './guardrails.ts'
 
 /**
  * Approvals beyond one chat window (docs/approvals.md): who decided a batch, through which
@@ -133,7 +134,8 @@ export interface RunView {
   readonly threadId: string
   readonly runId: string
   readonly status: RunViewStatus
-  readonly outcome?: RunFinishedOutcome
+  /** How it ended, with why when it says more than the type (docs/guardrails.md#outcome-reasons). */
+  readonly outcome?: RunFinishedOutcome & { readonly reason?: OutcomeReason }
   /** The stream error code of a failed run. */
   readonly errorCode?: string
   /** The decision this run carries out (resume runs). */

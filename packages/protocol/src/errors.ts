@@ -46,6 +46,7 @@ export const STREAM_ERROR_CODES = [
   'TOOL_ERROR',
   'INTERNAL',
   'USAGE_LIMIT_EXCEEDED',
+  'GUARDRAIL_FAILED',
 ] as const
 
 /**
@@ -65,6 +66,7 @@ export const RUN_ERROR_CODES = [
   'TOOL_ERROR',
   'INTERNAL',
   'USAGE_LIMIT_EXCEEDED',
+  'GUARDRAIL_FAILED',
   'STORE_UNAVAILABLE',
   'THREAD_TOO_LARGE',
 ] as const satisfies readonly (StreamErrorCode | (typeof ALSO_STREAM_ERROR_CODES)[number])[]
@@ -129,6 +131,8 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   // An operator's token cap (per thread or per principal) was reached before a model call
   // (docs/protocol.md#token-usage).
   USAGE_LIMIT_EXCEEDED: { status: 429, kind: 'stream', retryable: false },
+  // A guardrail with `onFail: 'fail'` failed, or a guardrail's check threw (fail closed, docs/guardrails.md).
+  GUARDRAIL_FAILED: { status: 422, kind: 'stream', retryable: false },
   PROTOCOL_ERROR: { status: 502, kind: 'client', retryable: true },
   NETWORK_ERROR: { status: 503, kind: 'client', retryable: true },
   ABORTED: { status: 499, kind: 'client', retryable: false },

@@ -129,3 +129,25 @@ export type { EventShapeProblem } from './event-shape.ts'
 export { messageText } from './message-text.ts'
 export { SUBAGENT_EVENT_NAME } from './subagents.ts'
 export type { SubagentEventValue, SubagentInterruptMetadata } from './subagents.ts'
+
+// Guardrails and budgets (docs/guardrails.md).
+export {
+  BUDGET_INTERRUPT_REASON,
+  GUARDRAIL_EVENT_NAME,
+  GUARDRAIL_INTERRUPT_REASON,
+  GUARDRAIL_ON,
+  OUTCOME_REASONS,
+} from './guardrails.ts'
+export type {
+  BudgetAnswer,
+  BudgetKind,
+  BudgetMetadata,
+  GuardrailAction,
+  GuardrailAnswer,
+  GuardrailEvent,
+  GuardrailMetadata,
+  GuardrailOn,
+  GuardrailOnFail,
+  OutcomeReason,
+  WithheldMessage,
+} from './guardrails.ts'

@@ -38,6 +38,17 @@ export const ThreadSnapshotSchema = z.object({
   messages: z.array(MessageSchema),
   state: z.unknown(),
   interrupts: z.array(StrictInterruptSchema).min(1).optional(),
+  withheld: z
+    .array(
+      z.object({
+        messageId: z.string(),
+        interruptId: z.string(),
+        guardrail: z.string(),
+        reason: z.string(),
+        content: z.string(),
+      }),
+    )
+    .optional(),
   activeRunId: z.string().optional(),
   lastEventId: z.number().int().nonnegative(),
   unsettledEffects: z

@@ -1,5 +1,6 @@
 import type { Interrupt, Message } from '@ag-ui/core'
 import type { DecisionRecord } from './decisions.ts'
+import type { WithheldMessage } from './guardrails.ts'
 
 export type ThreadStatus = 'idle' | 'running' | 'interrupted'
 
@@ -60,6 +61,8 @@ export interface ThreadSnapshot {
   readonly state: unknown
   /** The complete pending batch, only while open and unexpired. */
   readonly interrupts?: readonly Interrupt[]
+  /** Assistant texts a failed output guardrail holds back until a person allows them (docs/guardrails.md). */
+  readonly withheld?: readonly WithheldMessage[]
   readonly activeRunId?: string
   /** Sequence of the last event in the thread's log (0 when empty). */
   readonly lastEventId: number

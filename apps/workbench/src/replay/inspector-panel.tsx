@@ -1,3 +1,4 @@
+import { GuardrailTrail } from '../ui/guardrail-trail.tsx'
 import { JsonView } from '../ui/json-view.tsx'
 import type { InspectorView } from './replay-index.ts'
 
@@ -6,7 +7,7 @@ import type { InspectorView } from './replay-index.ts'
  * moment | the request outcome | the raw observation.
  */
 export function InspectorPanel({ view }: { readonly view: InspectorView }) {
-  const { batch, batchState, form, request, frame } = view
+  const { batch, batchState, form, request, frame, guardrails } = view
   return (
     <div className="inspector" aria-label="Inspector">
       <section className="inspector-cell" aria-labelledby="inspector-batch">
@@ -76,6 +77,14 @@ export function InspectorPanel({ view }: { readonly view: InspectorView }) {
           </>
         ) : (
           <p className="muted">No request yet.</p>
+        )}
+      </section>
+      <section className="inspector-cell" aria-labelledby="inspector-guardrails">
+        <h3 id="inspector-guardrails">Guardrails</h3>
+        {guardrails.length > 0 ? (
+          <GuardrailTrail events={guardrails} />
+        ) : (
+          <p className="muted">No guardrail checked yet.</p>
         )}
       </section>
       <section className="inspector-cell" aria-labelledby="inspector-raw">

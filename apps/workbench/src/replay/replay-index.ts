@@ -1,5 +1,6 @@
-import type { DecisionRecord } from '@interlude/protocol'
+import type { DecisionRecord, GuardrailEvent } from '@interlude/protocol'
 import { decisionFromEvent, isDecisionRecord, mergeDecisions } from '../approvals/decision-summary.ts'
+import { guardrailFromEvent } from './guardrail-trail.ts'
 import type {
   FormFrame,
   Json,
@@ -49,6 +50,8 @@ export interface InspectorView {
    * and every `interlude.decision` event received so far (a follow-joined run's too).
    */
   readonly decisions: readonly DecisionRecord[]
+  /** The `interlude.guardrail` events received so far: every check, and every decision on a failed one. */
+  readonly guardrails: readonly GuardrailEvent[]
 }
 
 export interface TimelineEntry {
@@ -78,6 +81,8 @@ export function buildReplayIndex(recording: Recording): ReplayIndex {
   const pausedFrames: number[] = []
   const decisionsAt: (readonly DecisionRecord[])[] = []
   let decisions: readonly DecisionRecord[] = []
+  const guardrailsAt: (readonly GuardrailEvent[])[] = []
+  let guardrails: readonly GuardrailEvent[] = []
   const timeline: TimelineEntry[] = []
 
   let lastSnapshot = -1
@@ -116,6 +121,8 @@ export function buildReplayIndex(recording: Recording): ReplayIndex {
           const record = decisionFromEvent(frame.event)
           if (record !== undefined && !decisions.some((d) => d.runId === record.runId))
             decisions = mergeDecisions(decisions, [record])
+          const check = guardrailFromEvent(frame.event)
+          if (check !== undefined) guardrails = [...guardrails, check]
         }
         requests.set(frame.requestId, entry)
         break
@@ -124,6 +131,7 @@ export function buildReplayIndex(recording: Recording): ReplayIndex {
         break
     }
     decisionsAt.push(decisions)
+    guardrailsAt.push(guardrails)
     snapshotAt.push(lastSnapshot)
     batchAt.push(lastBatch)
     requestAt.push(
@@ -153,6 +161,7 @@ export function buildReplayIndex(recording: Recording): ReplayIndex {
       batch,
       batchState: pending ? 'pending' : batch ? 'answered' : 'none',
       decisions: decisionsAt[index] ?? [],
+      guardrails: guardrailsAt[index] ?? [],
       form: formFrame?.kind === 'form' ? formFrame : undefined,
       request:
         requestId === undefined || entry === undefined

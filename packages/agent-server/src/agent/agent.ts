@@ -2,6 +2,8 @@ import type { ModelProvider } from '../models/model.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
 import { SchemaDefinitionError } from '../schema/validator-cache.ts'
 import type { ResolvedTool, ToolDefinition } from './tool.ts'
+import { guardrailsByName, resolveGuardrail } from './guardrail.ts'
+import type { GuardrailDefinition, ResolvedGuardrail } from './guardrail.ts'
 import { resolveTool } from './tool.ts'
 
 /** An agent: system prompt, model, tools (docs/architecture.md). */
@@ -12,8 +14,20 @@ export interface AgentDefinition<TState = unknown> {
   readonly tools?: readonly ToolDefinition<unknown, TState>[]
   /** State of a new thread. @default () => ({}) */
   readonly initialState?: () => TState
-  /** Model calls per run before the run fails with `RUN_FAILED`. @default 8 */
+  /**
+   * Model calls per run before a person is asked for more (`interlude:budget`, docs/guardrails.md#budgets).
+   * @default 8
+   */
   readonly maxIterations?: number
+  /** Tokens per run (as the provider reports them) before a person is asked for more. @default no limit */
+  readonly maxTokensPerRun?: number
+  /**
+   * What a reached budget does: `'ask'` pauses with `interlude:budget`; `'stop'` ends the run at once
+   * (`RUN_FINISHED` success, reason `max_iterations` or `budget_exhausted`), for agents nobody watches. @default 'ask'
+   */
+  readonly onBudget?: 'ask' | 'stop'
+  /** Checks of user messages, every tool call's arguments and final answers (docs/guardrails.md). */
+  readonly guardrails?: readonly GuardrailDefinition[]
   /**
    * What the other calls of a model response do while one of its calls waits for a person
    * (docs/decisions.md#a-turn-keeps-its-promises): `'hold'` — none of them runs before the batch is decided, then
@@ -30,7 +44,14 @@ export interface ResolvedAgent {
   readonly model: ModelProvider
   readonly tools: ReadonlyMap<string, ResolvedTool>
   readonly maxIterations: number
+  readonly maxTokensPerRun: number | undefined
+  readonly onBudget: 'ask' | 'stop'
   readonly pausePolicy: PausePolicy
+  /** The agent's guardrails by where they look, and each tool's (`on: 'args'`) by tool name. */
+  readonly guardrails: { readonly [On in ResolvedGuardrail['on']]: readonly ResolvedGuardrail[] }
+  readonly toolGuardrails: ReadonlyMap<string, readonly ResolvedGuardrail[]>
+  /** Every guardrail by name (whose deciders answer its interrupts). */
+  readonly guardrailsByName: ReadonlyMap<string, ResolvedGuardrail>
   initialState(): unknown
 }
 
@@ -66,6 +87,19 @@ export function resolveAgent(
   const maxIterations = definition.maxIterations ?? 8
   if (!Number.isInteger(maxIterations) || maxIterations < 1)
     throw new RangeError('maxIterations must be a positive integer.')
+  const maxTokensPerRun = definition.maxTokensPerRun
+  if (maxTokensPerRun !== undefined && (!Number.isInteger(maxTokensPerRun) || maxTokensPerRun < 1))
+    throw new RangeError('maxTokensPerRun must be a positive integer.')
+  const onBudget = definition.onBudget ?? 'ask'
+  if (onBudget !== 'ask' && onBudget !== 'stop') throw new RangeError('onBudget must be "ask" or "stop".')
+  const own = (definition.guardrails ?? []).map((g) => resolveGuardrail(g, `Agent "${definition.name ?? 'agent'}"`))
+  const toolGuardrails = new Map<string, readonly ResolvedGuardrail[]>()
+  for (const def of definition.tools ?? []) {
+    const list = (def.guardrails ?? []).map((g) => resolveGuardrail(g as GuardrailDefinition, `Tool "${def.name}"`))
+    const misplaced = list.find((g) => g.on !== 'args')
+    if (misplaced) throw new RangeError(`Tool "${def.name}": guardrail "${misplaced.name}" must be on: 'args'.`)
+    if (list.length > 0) toolGuardrails.set(def.name, list)
+  }
   const pausePolicy = definition.pausePolicy ?? 'hold'
   if (pausePolicy !== 'hold' && pausePolicy !== 'run-free-calls')
     throw new RangeError('pausePolicy must be "hold" or "run-free-calls".')
@@ -74,7 +108,16 @@ export function resolveAgent(
     model: definition.model,
     tools,
     maxIterations,
+    maxTokensPerRun,
+    onBudget,
     pausePolicy,
+    guardrails: {
+      input: own.filter((g) => g.on === 'input'),
+      args: own.filter((g) => g.on === 'args'),
+      output: own.filter((g) => g.on === 'output'),
+    },
+    toolGuardrails,
+    guardrailsByName: guardrailsByName(own, toolGuardrails.values()),
     initialState: () => (definition.initialState ? definition.initialState() : {}),
   }
 }

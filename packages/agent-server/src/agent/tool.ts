@@ -7,6 +7,7 @@ import type { DecideContext } from './decider.ts'
 import type { ToolInterruptRequest } from './tool-interrupt.ts'
 import type { SubagentSpec } from './subagent-tool.ts'
 import type { ResolvedAgent } from './agent.ts'
+import type { GuardrailDefinition } from './guardrail.ts'
 import { expiryOptionProblem, secondsToMs, timeoutProblem } from './expiry-options.ts'
 
 export type { JsonSchema }
@@ -137,6 +138,8 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
    * `true`. Wherever the tool runs, a subagent included. @default false
    */
   readonly allowSelfApproval?: boolean
+  /** Checks of this tool's arguments before it is approved or runs (`on: 'args'` only, docs/guardrails.md). */
+  readonly guardrails?: readonly GuardrailDefinition<TArgs>[]
   /**
    * Performs the call; the return value (string, or JSON-serialised) is the tool result. For an
    * `external` tool it only starts the operation; its result arrives later by toolCallId.

@@ -22,6 +22,8 @@ export const SERVER_DEFAULTS = {
   heartbeatMs: 15_000,
   shutdownGraceMs: 10_000,
   admissionTurns: { sliceMs: 2, maxRunDelayMs: 100 },
+  /** What input for a busy thread does when it names no strategy (docs/protocol.md#multitask). */
+  multitask: 'reject' as const,
 
   // `startServer` (the CLI has a few defaults of its own: `CLI_DEFAULTS` in cli-flags.ts).
   /** Any free port. */

@@ -47,6 +47,7 @@ export function resolveServerConfig(options: ServerOptions, store: Store): Serve
     now: options.now ?? systemClock,
     interruptTtlSeconds: options.interruptTtlSeconds ?? d.interruptTtlSeconds,
     onExpiry: options.onExpiry,
+    multitask: options.multitask ?? d.multitask,
     expirySweepMs: options.expirySweepMs ?? d.expirySweepMs,
     limits: { ...d.limits, ...options.limits },
     exclusive: options.exclusive ?? store.kind === 'sqlite',

@@ -7,6 +7,7 @@ import type { Logger } from '../observability/logger.ts'
 import type { WebhookEndpoint } from '../webhooks/webhook-config.ts'
 import type { WebhookDeliveryOptions } from '../webhooks/webhook-sender.ts'
 import type { CorsOptions } from './cors-options.ts'
+import type { MultitaskStrategy } from './multitask.ts'
 
 /**
  * The settings of one server, as `createAgentServer` and `startServer` take them. Each is optional: absent (or
@@ -28,6 +29,11 @@ export interface ServerOptions {
    * @default 'deny' for tool approvals, 'cancel' for `askUser`
    */
   readonly onExpiry?: ExpiryPolicy | undefined
+  /**
+   * What input for a busy thread does when its `forwardedProps.interlude.multitask` names no strategy
+   * (docs/protocol.md#multitask). @default SERVER_DEFAULTS.multitask (`reject`)
+   */
+  readonly multitask?: MultitaskStrategy | undefined
   /**
    * Interval of the expiry sweep of due batches; `0`: only on first touch and `expirySweeper.sweepOnce()`.
    * @default SERVER_DEFAULTS.expirySweepMs

@@ -16,6 +16,8 @@ import { checkChangelog, checksChangelog } from './changelog.ts'
 import type { ChangelogCheck } from './changelog.ts'
 import { deployOnFleet, PROCESS_FLEET } from './fleet.ts'
 import type { Fleet } from './fleet.ts'
+import { checkStatus, guardrailScript, noSecretsGuardrail, semverGuardrail } from './guardrails.ts'
+import type { GuardrailDefinition } from '../agent/guardrail.ts'
 
 /** The demo agent's thread state. */
 export interface ReleaseState {
@@ -53,6 +55,7 @@ const publishRelease = defineTool<{ version: string }, ReleaseState>({
     additionalProperties: false,
   },
   approval: 'always',
+  guardrails: [semverGuardrail],
   // "Always for this thread": a later release in the same thread publishes without asking (deploy still asks).
   remember: 'thread',
   approvalMessage: (args) => `Publish release ${args.version}?`,
@@ -77,6 +80,7 @@ const deploy = defineTool<{ version: string; environment: 'staging' | 'productio
   },
   approval: 'always',
   allowEdits: true,
+  guardrails: [semverGuardrail],
   approvalMessage: (args) => `Deploy ${args.version} to ${args.environment}?`,
   execute: (args, ctx) => {
     const operation = { operationId: ctx.idempotencyKey, version: args.version, environment: args.environment }
@@ -106,8 +110,9 @@ function textOf(message: Message): string {
   return ''
 }
 
+/** The version in a message: `v2.1`, or a tag like `vNEXT` (which the `semver` guardrail stops); default v1.0.0. */
 export function versionOf(text: string): string {
-  return /\bv\d+(?:\.\d+)*\b/i.exec(text)?.[0] ?? 'v1.0.0'
+  return /\bv\d+(?:\.\d+)*\b/i.exec(text)?.[0] ?? /\bv[A-Z][A-Z0-9_-]*\b/.exec(text)?.[0] ?? 'v1.0.0'
 }
 
 export function environmentOf(text: string): 'staging' | 'production' {
@@ -212,6 +217,12 @@ export function releaseAssistantScript(request: ModelRequest): ScriptedResponse 
   const userText = lastUser >= 0 ? textOf(messages[lastUser]!) : ''
   const outcomes = lastUser >= 0 ? outcomesSince(messages, lastUser + 1) : []
 
+  const guarded = guardrailScript(
+    userText,
+    environmentOf(userText),
+    outcomes.filter((o) => o.name === 'check_status').length,
+  )
+  if (guarded) return guarded
   if (outcomes.length > 0) {
     const schedule = outcomes.find((o) => o.name === 'schedule_maintenance')
     if (schedule) return { text: maintenanceSummary(schedule.result) }
@@ -329,12 +340,16 @@ export function releaseAssistant(options: ReleaseAssistantOptions = {}): AgentDe
     auditorTool(options.pacingMs ?? 0) as ToolDefinition<unknown, ReleaseState>,
     notifyOncall(options.oncall) as ToolDefinition<unknown, ReleaseState>,
     checkChangelog as ToolDefinition<unknown, ReleaseState>,
+    checkStatus as ToolDefinition<unknown, ReleaseState>,
   ]
   return {
     name: 'release-assistant',
     systemPrompt: RELEASE_ASSISTANT_PROMPT,
     model: options.model ?? scriptedModel(releaseAssistantScript, { pacingMs: options.pacingMs ?? 0 }),
     tools,
+    guardrails: [noSecretsGuardrail as GuardrailDefinition],
+    // "check status until green" loops; the budget asks a person (docs/demo-agent.md#guardrails-and-budgets).
+    maxIterations: 8,
     initialState: () => ({ releases: [], deployments: [] }),
   }
 }

@@ -42,6 +42,7 @@ import { createServerParts } from './server-parts.ts'
 import type { StopMode } from './server-lifecycle.ts'
 import { startInOrder, stopInOrder } from './server-lifecycle.ts'
 import type { SseBodyOptions } from './sse-body.ts'
+import { RunQueue } from '../core/queue/run-queue.ts'
 
 export type { WebhookDeliveryOptions } from '../webhooks/webhook-sender.ts'
 
@@ -187,7 +188,13 @@ function registerRoutes(
     openBatches: parts.openBatches,
   }
   const access = { store, rights, recovery }
+  // Queued input (docs/protocol.md#multitask) starts when a run of this process ends, and from the recovery sweep.
+  const queue = new RunQueue({ store, runs, admission, logError })
+  runs.onRunEnded((threadId) => void queue.kick(threadId))
+  recovery.afterSweep(() => queue.sweep())
   registerRunRoutes(app, basePath, authenticate, {
+    queue,
+    multitask: config.multitask,
     admission,
     runs,
     hub,

@@ -62,7 +62,7 @@ export function createServerParts(
   const built = new WebhookSender({ ...config.webhookDelivery, store, endpoints, logError, now, log: logger })
   const sender = endpoints.length > 0 ? built : undefined
   const webhooks = new WebhookOutbox(endpoints, () => sender?.wake())
-  const rights = new DecisionRights({ ...config, store, tools: agent.tools })
+  const rights = new DecisionRights({ ...config, store, tools: agent.tools, guardrails: agent.guardrailsByName })
   const hub = new EventHub()
   const openBatches = new OpenBatchCache()
   const turns = config.admissionTurns === false ? undefined : new AdmissionTurns(config.admissionTurns)

@@ -282,7 +282,7 @@ describe('tools', () => {
     expect(toolResults(res.events)[0]!.content).toMatchObject({ status: 'error' })
   })
 
-  it('maxIterations stops a looping model with RUN_ERROR RUN_FAILED', async () => {
+  it('maxIterations pauses a looping model with interlude:budget (docs/guardrails.md#budgets)', async () => {
     const again = defineTool({
       name: 'again',
       description: 'x',
@@ -298,8 +298,10 @@ describe('tools', () => {
     const threadId = newThreadId()
     const res = await s.postRun(runInput(threadId, [userMessage('go')]))
     expect(types(res.events).filter((t) => t === EventType.TOOL_CALL_START)).toHaveLength(3)
-    expect(res.events[res.events.length - 1]).toMatchObject({ type: EventType.RUN_ERROR, code: 'RUN_FAILED' })
-    expect(threadRow(s.dbPath, threadId)).toMatchObject({ status: 'idle', active_run_id: null })
+    expect(interruptsOf(res.events)).toMatchObject([
+      { reason: 'interlude:budget', metadata: { kind: 'iterations', used: 3, limit: 3 } },
+    ])
+    expect(threadRow(s.dbPath, threadId)).toMatchObject({ status: 'interrupted', active_run_id: null })
   })
 
   it('a model failure is RUN_ERROR MODEL_ERROR with a generic message', async () => {

@@ -94,8 +94,8 @@ export interface UsageCounts {
 /** Whose usage to sum: one thread's runs, or the runs of every thread a principal owns. */
 export type UsageScope = { readonly threadId: string } | { readonly ownerId: string }
 
-/** `ask`: raised by `ctx.interrupt` inside a tool's `execute` (docs/approvals.md#asking-from-inside-a-tool). */
-export type InterruptKind = 'approval' | 'input' | 'ask'
+/** `ask`: raised by `ctx.interrupt` inside a tool's `execute` (docs/approvals.md#asking-from-inside-a-tool); `guardrail`, `budget`: docs/guardrails.md. */
+export type InterruptKind = 'approval' | 'input' | 'ask' | 'guardrail' | 'budget'
 
 /** An interrupt as emitted, plus the server-side data needed to act on its answer. */
 export interface StoredInterrupt {

@@ -1,6 +1,7 @@
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
 import type { PermissionRuleFilter, PermissionRuleMatch } from './permission-rules.ts'
 import type { SaveToolCheckpoint } from './tool-checkpoints.ts'
+import type { RunQueueStore } from './run-queue.ts'
 import type {
   AdmissionView,
   BatchRecord,
@@ -48,6 +49,7 @@ import type {
 
 // The contract's records and requests live beside it; importers keep naming them from here.
 export { RunNotActiveError } from './run-not-active-error.ts'
+export type { EnqueueRequest, EnqueueResult, QueuedInput, RunQueueStore } from './run-queue.ts'
 export type * from './records.ts'
 export type * from './requests.ts'
 export type * from './tool-checkpoints.ts'
@@ -70,7 +72,7 @@ export type * from './tool-checkpoints.ts'
  * those), the ledger of unsettled calls or run bookkeeping (leases, cancel flags) add 0, and so
  * does every refused or fenced write. Each method below says which; the conformance suite pins it.
  */
-export interface Store {
+export interface Store extends Partial<RunQueueStore> {
   readonly kind: string
   /** Cheap round trip used by `GET {base}/health`. */
   ping(): Promise<void>
@@ -86,8 +88,8 @@ export interface Store {
 
   getThread(threadId: string): Promise<ThreadRecord | undefined>
   /**
-   * Optional: how many of the owner's threads have a run executing (`status = 'running'`), one indexed count (the
-   * concurrent-runs quota at admission). Without it the quota counts only this process's admissions in flight.
+   * Optional: how many of the owner's threads have a run executing (`status = 'running'`) plus the owner's queued
+   * inputs (docs/protocol.md#multitask), one indexed count each (the concurrent-runs quota at admission). Without it the quota counts only this process's admissions in flight.
    */
   countRunningRuns?(ownerId: string): Promise<number>
   /**

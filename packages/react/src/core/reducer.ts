@@ -1,6 +1,7 @@
 import type { AgUiEvent, AwaitingExternalCall, DecisionRecord, InterludeError, Message } from '@interlude/protocol'
 import { NO_AWAITING_EXTERNAL } from './external-calls.ts'
 import { applyEvents } from './apply-events.ts'
+import { shownMessages, withheldOf } from './withheld.ts'
 import { NONE } from './immutable.ts'
 import type { SubagentActivities } from './subagent-activity.ts'
 import { NO_SUBAGENTS, withSubagentEvents } from './subagent-activity.ts'
@@ -304,9 +305,11 @@ export function reduce(state: CoreState, action: Action): CoreState {
 /** Derives the public snapshot. Called once per committed change; parts keep their identity. */
 export function toSnapshot<TState>(s: CoreState): ChatSnapshot<TState> {
   const run = s.run
+  const withheld = withheldOf(s.pending)
   return Object.freeze({
     threadId: s.threadId,
-    messages: s.messages,
+    messages: shownMessages(s.messages, withheld),
+    withheld,
     state: s.state as TState,
     status: run ? run.phase : 'idle',
     connection: run ? run.connection : 'idle',

@@ -9,6 +9,7 @@ import type {
   ResumeEntry,
   ThreadSnapshot,
   Tool,
+  WithheldMessage,
 } from '@interlude/protocol'
 import type { Endpoint, Endpoints } from './endpoints.ts'
 import type { ServerMode } from './server-features.ts'
@@ -93,6 +94,11 @@ export interface ChatSnapshot<TState = unknown> {
   readonly isResuming: boolean
   readonly error: InterludeError | undefined
   readonly pendingInterrupts: PendingInterruptBatch | undefined
+  /**
+   * Answers a failed output guardrail holds back until the open batch is decided (docs/guardrails.md#withheld-answers):
+   * each is in `messages` too (by `messageId`), to be rendered as withheld; blocked, it leaves `messages`.
+   */
+  readonly withheld: readonly WithheldMessage[]
   readonly recovery: RecoveryState
   /** runId of the run in flight, if any. */
   readonly runId: string | undefined

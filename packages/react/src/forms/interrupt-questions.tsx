@@ -1,7 +1,10 @@
+import { GUARDRAIL_INTERRUPT_REASON } from '@interlude/protocol'
 import type { Interrupt } from '@interlude/protocol'
 import { CallArguments } from './call-arguments.tsx'
 import { ChoiceField } from './choice-field.tsx'
 import { StaleNotice } from './stale-notice.tsx'
+import { GuardrailQuestion } from './guardrail-question.tsx'
+import { BudgetNotice } from './budget-notice.tsx'
 import { text } from './schema.ts'
 import { SchemaField, type Schema } from './schema-field.tsx'
 import { editedArgsSchema, type UseInterruptFormResult } from './use-interrupt-form.ts'
@@ -130,11 +133,14 @@ export function ApprovalQuestion({ interrupt, form, id, disabled }: QuestionProp
 
 /** An `input_required` (or other) interrupt: a schema-driven form over its `responseSchema`, or cancel. */
 export function InputQuestion({ interrupt, form, id, disabled }: QuestionProps) {
+  if (interrupt.reason === GUARDRAIL_INTERRUPT_REASON)
+    return <GuardrailQuestion interrupt={interrupt} form={form} id={id} disabled={disabled} />
   const draft = form.drafts[interrupt.id]
   const schema = (interrupt.responseSchema ?? {}) as Schema
   const cancelled = draft?.status === 'cancelled'
   return (
     <>
+      <BudgetNotice interrupt={interrupt} id={id} />
       {!cancelled && (
         <SchemaField
           id={`${id}-answer`}

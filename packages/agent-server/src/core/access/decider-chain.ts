@@ -1,4 +1,6 @@
-import type { ResolvedTool } from '../../agent/tool.ts'
+import { BUDGET_INTERRUPT_REASON, GUARDRAIL_INTERRUPT_REASON } from '@interlude/protocol'
+import type { ResolvedGuardrail } from '../../agent/guardrail.ts'
+import type { ResolvedTool, ToolDefinition } from '../../agent/tool.ts'
 import type { StoredInterrupt } from '../../store/store.ts'
 
 /**
@@ -28,4 +30,29 @@ export function* allTools(tools: ReadonlyMap<string, ResolvedTool>): Generator<R
     yield tool
     if (tool.subagent !== undefined) yield* allTools(tool.subagent.tools)
   }
+}
+
+/** Who narrows the deciders of one interrupt: a tool's (or a guardrail's) `approvers` and `allowSelfApproval`. */
+export interface DeciderPolicy {
+  readonly approvers?: ToolDefinition['approvers']
+  readonly allowSelfApproval?: boolean
+}
+
+/**
+ * The policies a principal must satisfy to decide one stored interrupt: a guardrail's interrupt is governed by the
+ * guardrail (a compliance group, docs/guardrails.md#who-decides), a budget's by the server's `canDecide` alone, any
+ * other by its decider chain of tools.
+ */
+export function deciderPolicies(
+  tools: ReadonlyMap<string, ResolvedTool>,
+  guardrails: ReadonlyMap<string, ResolvedGuardrail>,
+  item: Pick<StoredInterrupt, 'toolName' | 'interrupt'>,
+): readonly DeciderPolicy[] {
+  const reason = item.interrupt.reason
+  if (reason === BUDGET_INTERRUPT_REASON) return []
+  if (reason === GUARDRAIL_INTERRUPT_REASON) {
+    const guardrail = guardrails.get(String(item.interrupt.metadata?.guardrail))
+    return guardrail ? [guardrail.definition] : []
+  }
+  return deciderChain(tools, item).map((tool) => tool.definition)
 }

@@ -6,11 +6,16 @@ import type { BatchRecord, Store, StoredInterrupt, ThreadRecord } from '../../st
 import { clientThreadId } from '../../store/thread-key.ts'
 import { interruptRequest } from '../tools/interrupts.ts'
 import type { RuleUse } from '../tools/permission-rules.ts'
-import { allTools, deciderChain } from './decider-chain.ts'
+import { allTools, deciderPolicies } from './decider-chain.ts'
+import type { ResolvedGuardrail } from '../../agent/guardrail.ts'
+
+const NO_GUARDRAILS: ReadonlyMap<string, ResolvedGuardrail> = new Map()
 
 export interface DecisionRightsOptions extends Partial<Pick<ServerConfig, 'canDecide' | 'approvers'>> {
   readonly store: Pick<Store, 'getOpenBatch' | 'listDecisions' | 'getBatchOfInterrupt'>
   readonly tools: ReadonlyMap<string, ResolvedTool>
+  /** The agent's guardrails by name: a guardrail's `approvers` decide its interrupts (docs/guardrails.md). */
+  readonly guardrails?: ReadonlyMap<string, ResolvedGuardrail>
   readonly logError: (message: string, error: unknown) => void
 }
 
@@ -130,10 +135,10 @@ export class DecisionRights {
     const ctx: DecideContext = { owner, threadId, interrupt: item.interrupt }
     try {
       if ((await this.#canDecide(principal, ctx)) !== true) return false
-      for (const tool of deciderChain(this.#o.tools, item)) {
-        const listed = tool.definition.approvers
+      for (const policy of deciderPolicies(this.#o.tools, this.#o.guardrails ?? NO_GUARDRAILS, item)) {
+        const listed = policy.approvers
         if (listed === undefined) continue
-        if (principal === owner && tool.definition.allowSelfApproval !== true) return false
+        if (principal === owner && policy.allowSelfApproval !== true) return false
         const yes = typeof listed === 'function' ? (await listed(principal, ctx)) === true : listed.includes(principal)
         if (!yes) return false
       }

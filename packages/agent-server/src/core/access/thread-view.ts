@@ -1,6 +1,13 @@
-import { InterludeError } from '@interlude/protocol'
-import type { AwaitingExternalCall, ThreadSnapshot, ThreadSummary, UnsettledEffect } from '@interlude/protocol'
-import type { Store, ThreadRecord } from '../../store/store.ts'
+import { GUARDRAIL_INTERRUPT_REASON, InterludeError } from '@interlude/protocol'
+import type {
+  AwaitingExternalCall,
+  GuardrailMetadata,
+  ThreadSnapshot,
+  ThreadSummary,
+  UnsettledEffect,
+  WithheldMessage,
+} from '@interlude/protocol'
+import type { BatchRecord, Store, ThreadRecord } from '../../store/store.ts'
 import { isShown } from '../expiry-policy.ts'
 import { clientThreadId, withClientThreadId } from '../../store/thread-key.ts'
 import { defined } from '../../defined.ts'
@@ -81,6 +88,7 @@ export async function threadSnapshot(
     messages: stored.map((m) => m.message),
     state: thread.state,
     ...(open && isShown(open, now) ? { interrupts: open.interrupts.map((i) => i.interrupt) } : {}),
+    ...withheldOf(open && isShown(open, now) ? open : undefined),
     ...defined({ activeRunId: thread.activeRunId }),
     lastEventId: thread.lastSeq,
     ...(unsettled.length > 0 ? { unsettledEffects: unsettled } : {}),
@@ -91,6 +99,21 @@ export async function threadSnapshot(
     ...(more ? { messagesCursor: encodeMessagesCursor(oldest) } : {}),
     messageCount: thread.messageCount,
   }
+}
+
+/**
+ * The answers a failed output guardrail holds back (docs/guardrails.md#withheld-answers): streamed already, in the
+ * open batch's interrupt, not in the history.
+ */
+function withheldOf(open: BatchRecord | undefined): { withheld?: WithheldMessage[] } {
+  const withheld: WithheldMessage[] = []
+  for (const { interrupt } of open?.interrupts ?? []) {
+    const m = interrupt.metadata as Partial<GuardrailMetadata> | undefined
+    if (interrupt.reason !== GUARDRAIL_INTERRUPT_REASON || m?.on !== 'output' || m.messageId === undefined) continue
+    const { messageId, guardrail = '', reason = '', content = '' } = m
+    withheld.push({ messageId, interruptId: interrupt.id, guardrail, reason, content })
+  }
+  return withheld.length > 0 ? { withheld } : {}
 }
 
 /** One row of the approval inbox. */

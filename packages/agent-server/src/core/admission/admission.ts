@@ -17,6 +17,8 @@ import type { RunPlan } from '../run-plan.ts'
 import { threadTitle } from './thread-title.ts'
 import { callsAnswered, checkResultPoster, settledAnswer } from './external-results.ts'
 import { checkBrowserClaims, claimIdOf, closingResult } from './browser-claims.ts'
+import type { AdmitOptions, QueuedAdmission } from './enqueue-input.ts'
+import { enqueueInput, queueAhead } from './enqueue-input.ts'
 
 export type { ResumeRequest } from './admit-resume.ts'
 
@@ -62,6 +64,7 @@ export type Admission =
   | { readonly kind: 'start'; readonly plan: RunPlan }
   | { readonly kind: 'replay'; readonly threadId: string; readonly runId: string }
   | { readonly kind: 'settled'; readonly answer: ExternalResultsSettled }
+  | QueuedAdmission
 
 const RETRY = Symbol('retry')
 const MAX_ATTEMPTS = 4
@@ -146,6 +149,7 @@ export async function admitRun(
   principal: string,
   input: RunAgentInput,
   owner: string = principal,
+  options: AdmitOptions = {},
 ): Promise<Admission> {
   const { resume } = input
   if (resume === undefined) {
@@ -153,7 +157,7 @@ export async function admitRun(
       deps,
       input.threadId,
       async (thread) => thread.ownerId === principal,
-      () => attempts(() => admitInput(deps, principal, input, owner)),
+      () => attempts(() => admitInput(deps, principal, input, owner, options)),
     )
   }
   return admitDecision(deps, principal, { ...input, resume }, 'run')
@@ -210,6 +214,7 @@ async function admitInput(
   principal: string,
   input: RunAgentInput,
   owner: string,
+  options: AdmitOptions,
 ): Promise<Admission | typeof RETRY> {
   const { store } = deps
   const { threadId, runId } = input
@@ -242,6 +247,14 @@ async function admitInput(
       throw new InterludeError('DECISION_CONFLICT', 'This runId was already used for a resume on this thread.', {
         details: { runId },
       })
+    }
+    // Busy, or idle with input queued ahead: `enqueue` and `interrupt` queue it (docs/protocol.md#multitask).
+    const busy = view.openBatch !== undefined || view.thread.activeRunId !== undefined
+    const ahead = busy || options.fromQueue ? 0 : ((await store.listQueuedInputs?.(threadId))?.length ?? 0)
+    if (busy || ahead > 0) {
+      const queued = await enqueueInput(deps, owner, input, view, options.multitask ?? 'reject')
+      if (queued) return queued
+      if (ahead > 0) throw queueAhead(threadId, ahead)
     }
     if (view.openBatch) {
       const expiring = await expiredBatchBusy(view.openBatch, deps.now(), deps.expireBatch)
@@ -322,7 +335,10 @@ async function admitInput(
   checkThreadCap(thread, added, deps.limits)
   // Stored once, from the first user message (the thread's or a later input's when the thread had none).
   const title = thread?.title === undefined ? threadTitle(userMessages) : undefined
-  const release = await deps.quota?.beforeStart(owner, { threadId, newThread: thread === undefined })
+  // A queued input was counted by the quota when it was queued.
+  const release = options.fromQueue
+    ? undefined
+    : await deps.quota?.beforeStart(owner, { threadId, newThread: thread === undefined })
   const started = await store
     .startInputRun({
       threadId,

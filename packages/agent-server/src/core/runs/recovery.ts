@@ -54,6 +54,12 @@ export class RunRecovery {
   readonly #o: RecoveryOptions
   #timer: ReturnType<typeof setInterval> | undefined
   #sweeping = false
+  #after: (() => Promise<void>) | undefined
+
+  /** Run after each sweep and at startup: the run queue starts input a dead process left queued. */
+  afterSweep(fn: () => Promise<void>): void {
+    this.#after = fn
+  }
 
   constructor(options: RecoveryOptions) {
     this.#o = options
@@ -68,6 +74,7 @@ export class RunRecovery {
       excludeExecutor: runs.executorId,
     })
     for (const run of abandoned) await this.close(run.threadId, run.runId, exclusive)
+    await this.#after?.()
   }
 
   /** Periodic sweep of runs whose lease ended (replicas that crashed while nobody touches their threads). */
@@ -88,6 +95,7 @@ export class RunRecovery {
     try {
       const abandoned = await this.#o.store.listAbandonedRuns({ now: this.#o.now() })
       for (const run of abandoned) await this.close(run.threadId, run.runId, false)
+      await this.#after?.()
     } catch (error) {
       this.#o.logError('recovery sweep failed', error)
     } finally {

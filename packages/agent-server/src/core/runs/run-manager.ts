@@ -84,6 +84,8 @@ export class RunManager {
   #stopping = false
   /** Cancels that arrived before their run started here (`cancelBeforeStart`). */
   readonly #tombstones: CancelTombstones
+  /** Told of each thread whose run this process ended (the run queue starts the next input). */
+  readonly #ended: ((threadId: string) => void)[] = []
 
   constructor(options: RunManagerOptions) {
     this.#o = options
@@ -107,6 +109,11 @@ export class RunManager {
     }
     this.#tombstones = new CancelTombstones(options.now)
     this.#strays = new StrayRuns(this.leaseMs / 2)
+  }
+
+  /** `listener` is called with the thread of each run this process ends (after its end committed). */
+  onRunEnded(listener: (threadId: string) => void): void {
+    this.#ended.push(listener)
   }
 
   /** Lease fields for a run admitted now by this process. */
@@ -361,6 +368,7 @@ export class RunManager {
       if (stored) {
         hub.publish(plan.threadId, stored)
         this.#o.webhooks.committed(request.outbox)
+        for (const listener of this.#ended) listener(plan.threadId)
       }
     } catch (error) {
       // A fenced run was closed by another process; otherwise the run stays `running` until its

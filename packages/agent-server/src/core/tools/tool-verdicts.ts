@@ -3,6 +3,7 @@ import type { PolicyContext, ResolvedTool } from '../../agent/tool.ts'
 import type { ValidatorCache } from '../../schema/validator-cache.ts'
 import type { ToolCallKind, ToolCallStatus } from '../../store/store.ts'
 import { parseJson } from '../strict-json.ts'
+import type { GuardrailFailure } from '../guardrails/guardrail-checks.ts'
 
 /** What happens to one tool call of a model response, decided before anything is written. */
 export type Verdict =
@@ -10,6 +11,13 @@ export type Verdict =
   | { readonly kind: 'deny'; readonly reason: string }
   | { readonly kind: 'client' }
   | { readonly kind: 'interrupt'; readonly tool: ResolvedTool; readonly args: unknown }
+  /** A guardrail on the arguments failed and asks a person (docs/guardrails.md). */
+  | {
+      readonly kind: 'guardrail'
+      readonly tool: ResolvedTool
+      readonly args: unknown
+      readonly failure: GuardrailFailure
+    }
   | {
       readonly kind: 'execute' | 'external'
       readonly tool: ResolvedTool
@@ -109,7 +117,11 @@ export async function classifyCalls(
 
 /** The ledger status a call is recorded with. */
 export function recordedStatus(verdict: Verdict): ToolCallStatus {
-  return verdict.kind === 'interrupt' ? 'awaiting_decision' : verdict.kind === 'client' ? 'awaiting_result' : 'pending'
+  return verdict.kind === 'interrupt' || verdict.kind === 'guardrail'
+    ? 'awaiting_decision'
+    : verdict.kind === 'client'
+      ? 'awaiting_result'
+      : 'pending'
 }
 
 /** The ledger kind of a call: a browser call, or the kind of the agent's tool (`server` when there is none). */

@@ -2,6 +2,7 @@ import type { AgUiEvent } from '@interlude/protocol'
 import { settleUnsettled } from '../tools/effects-ledger.ts'
 import { classifyCalls } from '../tools/tool-verdicts.ts'
 import { processCalls } from './tool-step.ts'
+import { guardCalls } from './guardrail-step.ts'
 import type { Step, Turn } from './turn-state.ts'
 
 /**
@@ -41,16 +42,13 @@ export async function* handleLeftCalls(turn: Turn): AsyncGenerator<AgUiEvent, St
   // One response's calls are recorded in one write: none of them is, or all are.
   if (written.length > 0 && (await store.getToolCall(threadId, written[0]!.id)) === undefined) {
     const calls = written.map((c) => ({ id: c.id, name: c.function.name, argsText: c.function.arguments }))
-    const verdicts = await classifyCalls(calls, turn.verdicts, maxInterruptsPerBatch)
+    const verdicts = yield* guardCalls(turn, calls, await classifyCalls(calls, turn.verdicts, maxInterruptsPerBatch))
     const records = await turn.recordCalls(last!.id, calls, verdicts)
     return yield* processCalls(turn, records, verdicts)
   }
   const left = turn.leftCalls()
   if (left.length === 0) return undefined
-  const verdicts = await classifyCalls(
-    left.map((c) => ({ id: c.toolCallId, name: c.toolName, argsText: c.argsText })),
-    turn.verdicts,
-    maxInterruptsPerBatch,
-  )
+  const texts = left.map((c) => ({ id: c.toolCallId, name: c.toolName, argsText: c.argsText }))
+  const verdicts = yield* guardCalls(turn, texts, await classifyCalls(texts, turn.verdicts, maxInterruptsPerBatch))
   return yield* processCalls(turn, left, verdicts)
 }

@@ -233,7 +233,7 @@ describe('the turn loop', () => {
     expect(await store.getToolCall(threadId, interrupt!.toolCallId!)).toMatchObject({ status: 'awaiting_decision' })
   })
 
-  it('maxIterations: RUN_ERROR RUN_FAILED after that many model calls', async () => {
+  it('maxIterations with onBudget stop: RUN_FINISHED success, reason max_iterations, with a closing note', async () => {
     const again = defineTool({
       name: 'again',
       description: 'x',
@@ -243,6 +243,7 @@ describe('the turn loop', () => {
     const looping: AgentDefinition = {
       ...commandAgent([again]),
       maxIterations: 2,
+      onBudget: 'stop',
       model: {
         name: 'looping',
         async *stream() {
@@ -252,11 +253,12 @@ describe('the turn loop', () => {
     }
     const run = await drive(looping, runInput(newThreadId(), [userMessage('go')]))
     expect(types(run.events).filter((t) => t === EventType.TOOL_CALL_START)).toHaveLength(2)
-    expect(last(run.events)).toEqual({
-      type: EventType.RUN_ERROR,
-      message: 'The agent stopped after 2 model calls without finishing.',
-      code: 'RUN_FAILED',
+    expect(last(run.events)).toMatchObject({
+      type: EventType.RUN_FINISHED,
+      outcome: { type: 'success', reason: 'max_iterations' },
     })
+    const note = run.events.find((e) => e.type === EventType.TEXT_MESSAGE_CONTENT) as { delta: string } | undefined
+    expect(note?.delta).toBe('I stopped here: this run used its budget of 2 model calls without finishing.')
   })
 
   it('a cancel seen before a tool starts: the tool never runs, its call is closed as cancelled', async () => {

@@ -18,6 +18,9 @@ import { callModel, recordAnswer } from './model-step.ts'
 import { applyDecisions } from './resume-step.ts'
 import { runReleasedHeld } from './held-calls.ts'
 import { handleToolCalls, storeBatch } from './tool-step.ts'
+import { checkBudget } from './budget-step.ts'
+import { guardInput, guardOutput } from './guardrail-step.ts'
+import { applyTurnDecision } from './turn-decisions.ts'
 import { Turn } from './turn-state.ts'
 import type { Step } from './turn-state.ts'
 import type { UsageOptions } from '../../config/server-options.ts'
@@ -64,7 +67,7 @@ export interface ExecutionDeps {
  * The execution core: one run as an async sequence of AG-UI events (docs/architecture.md). RUN_STARTED first,
  * exactly one terminal event (RUN_FINISHED or RUN_ERROR) last. The ReAct loop: model call → tool
  * calls → tool results → model, until the model answers without tools, a person must decide, a
- * browser/external result is awaited, or `maxIterations` is reached. The SSE route, the replay
+ * browser/external result is awaited, or a budget is reached (docs/guardrails.md#budgets). The SSE route, the replay
  * route and tests consume the same sequence (through the run manager's log). The steps live beside it: resume
  * (`resume-step.ts`), continuation (`continuation-step.ts`), model (`model-step.ts`) and tools (`tool-step.ts`).
  */
@@ -98,40 +101,22 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
       if (record) yield ev.decision(record)
     }
     await turn.load()
-    if (continuation) {
-      yield* settleUnsettledEffects(turn)
-      yield* paused(undefined)
-    }
-    // A tool that asked from inside `execute` may ask again (docs/approvals.md#asking-from-inside-a-tool).
-    if (plan.kind === 'resume' && (yield* paused(yield* applyDecisions(turn, plan)))) return
-    if (continuation) {
-      if (yield* paused(yield* handleLeftCalls(turn))) return
-      if (turn.answered()) {
-        yield ev.runFinished(threadId, runId, { type: 'success' })
-        return
-      }
-    }
-    // Free calls held while their response waited for browser or external results run once the last one arrived.
-    if (plan.kind === 'input') {
-      yield* runReleasedHeld(turn)
-      if (turn.asked.length > 0 && (yield* paused(await storeBatch(turn, [])))) return
-    }
-    const awaited = turn.awaitingResults()
-    if (awaited.length > 0) {
-      yield ev.runFinished(threadId, runId, { type: 'success', pendingToolCallIds: awaited })
-      return
-    }
-    // docs/architecture.md: if every entry of a batch is cancelled, the turn ends without another model call.
-    if (plan.kind === 'resume' && plan.allCancelled) {
-      yield ev.runFinished(threadId, runId, { type: 'success' })
-      return
-    }
-    for (let iteration = 0; iteration < deps.agent.maxIterations; iteration++) {
+    // docs/guardrails.md: a withheld answer, a stopped user message or a reached budget is decided here.
+    const decided = plan.kind === 'resume' && !continuation ? yield* applyTurnDecision(turn, plan) : undefined
+    if (decided === 'ended') return
+    if (decided === undefined && (yield* resumed(turn, paused))) return
+    if (plan.kind === 'input' && !continuation && (yield* paused(yield* guardInput(turn)))) return
+    for (;;) {
       if (deps.signal.aborted) throw new RunCancelled()
+      const budget = yield* checkBudget(turn)
+      if (budget === 'ended' || (yield* paused(budget))) return
       const call = callModel(turn)
       const response = yield* modelEvents(call.stream, call.options)
-      await recordAnswer(turn, response)
       if (response.calls.length === 0) {
+        const output = yield* guardOutput(turn, response)
+        if (output === 'retry') continue
+        if (yield* paused(output === 'pass' ? undefined : output)) return
+        await recordAnswer(turn, response)
         yield ev.runFinished(threadId, runId, { type: 'success' })
         return
       }
@@ -142,10 +127,6 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
         return
       }
     }
-    yield ev.runError(
-      'RUN_FAILED',
-      `The agent stopped after ${deps.agent.maxIterations} model calls without finishing.`,
-    )
   } catch (error) {
     // Fenced: another process closed this run; write nothing more.
     if (error instanceof RunNotActiveError) throw error
@@ -180,4 +161,44 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
     const details = code === 'MODEL_ERROR' || code === 'USAGE_LIMIT_EXCEEDED' ? failure.details : undefined
     yield ev.runError(code, failure.message, details)
   }
+}
+
+type Paused = (step: Step | undefined) => AsyncGenerator<AgUiEvent, boolean, undefined>
+
+/**
+ * Where a resumed or continued run stands before the model loop: the decisions carried out, what a dead attempt left
+ * settled or run, and whether the turn already ended. `true`: the run finished here (paused or not).
+ */
+async function* resumed(turn: Turn, paused: Paused): AsyncGenerator<AgUiEvent, boolean, undefined> {
+  const { plan } = turn
+  const { threadId, runId, continuation } = plan
+  if (continuation) {
+    yield* settleUnsettledEffects(turn)
+    yield* paused(undefined)
+  }
+  // A tool that asked from inside `execute` may ask again (docs/approvals.md#asking-from-inside-a-tool).
+  if (plan.kind === 'resume' && (yield* paused(yield* applyDecisions(turn, plan)))) return true
+  if (continuation) {
+    if (yield* paused(yield* handleLeftCalls(turn))) return true
+    if (turn.answered()) {
+      yield ev.runFinished(threadId, runId, { type: 'success' })
+      return true
+    }
+  }
+  // Free calls held while their response waited for browser or external results run once the last one arrived.
+  if (plan.kind === 'input') {
+    yield* runReleasedHeld(turn)
+    if (turn.asked.length > 0 && (yield* paused(await storeBatch(turn, [])))) return true
+  }
+  const awaited = turn.awaitingResults()
+  if (awaited.length > 0) {
+    yield ev.runFinished(threadId, runId, { type: 'success', pendingToolCallIds: awaited })
+    return true
+  }
+  // docs/architecture.md: if every entry of a batch is cancelled, the turn ends without another model call.
+  if (plan.kind === 'resume' && plan.allCancelled) {
+    yield ev.runFinished(threadId, runId, { type: 'success' })
+    return true
+  }
+  return false
 }

@@ -18,9 +18,11 @@ export function callModel(turn: Turn): {
   const { agent, signal } = turn.deps
   // A full thread ends here, before a model call whose answer could not be stored.
   turn.checkCap(1, 1)
+  turn.guards.iterations.used++
   const request = {
     systemPrompt: agent.definition.systemPrompt,
-    messages: turn.modelMessages(),
+    // A guardrail's retry note is read by this call only (docs/guardrails.md#retry).
+    messages: [...turn.modelMessages(), ...turn.guards.takeNotes()],
     tools: modelTools(agent, turn.plan.clientTools),
     context: turn.plan.context,
     state: turn.state,
@@ -45,6 +47,7 @@ async function* accounted(turn: Turn, open: () => AsyncIterable<ModelChunk>): As
   await checkUsageCaps(store, { threadId, principal }, options)
   for await (const chunk of open()) {
     if (chunk.type === 'usage') {
+      turn.guards.tokens.used += chunk.usage.totalTokens
       await turn.writes.addUsage(chunk.usage)
       try {
         options?.onUsage?.({

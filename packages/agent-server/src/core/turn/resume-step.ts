@@ -10,6 +10,7 @@ import { ruleFromApproval } from '../tools/permission-rules.ts'
 import { parseCheckpoint } from '../tools/tool-asks.ts'
 import { withAnswers } from '../tools/tool-interrupts.ts'
 import { checkApprovals, reaskStale } from './stale-step.ts'
+import { applyGuardrailDecision } from './guardrail-decision.ts'
 import type { StaleCall } from './stale-step.ts'
 import { requestedArgs, runHeld } from './held-calls.ts'
 import { runEffect } from './run-effect.ts'
@@ -59,7 +60,8 @@ export async function* applyDecisions(turn: Turn, plan: ResumeRunPlan): AsyncGen
     for (const item of items) {
       const entry = byId.get(item.interrupt.id)
       if (!entry) continue
-      if (checks.failed.has(item.interrupt.id))
+      if (item.kind === 'guardrail') yield* applyGuardrailDecision(turn, item, entry, record)
+      else if (checks.failed.has(item.interrupt.id))
         yield* turn.settle(record, 'denied', { status: 'denied', reason: OBSERVE_FAILED })
       else yield* applyDecision(turn, item, entry, record)
     }
@@ -97,7 +99,8 @@ async function* deferBatch(
         await rememberApproval(turn, approved.tool, remember, approved.args, item.interrupt.id)
       const checkpoint = { answers: [], approved: { args: approved.args, edited: approved.edited } }
       await turn.writes.saveCheckpoint(record.toolCallId, checkpoint)
-    } else yield* applyDecision(turn, item, entry, record)
+    } else if (item.kind === 'guardrail') yield* applyGuardrailDecision(turn, item, entry, record)
+    else yield* applyDecision(turn, item, entry, record)
   }
   for (const [toolCallId, group] of asked) {
     const stored = parseCheckpoint(await turn.deps.store.getToolCheckpoint(turn.plan.threadId, toolCallId))

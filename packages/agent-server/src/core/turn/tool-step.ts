@@ -1,10 +1,13 @@
 import type { AgUiEvent, AssistantMessage, DecisionRecord, PermissionRule } from '@interlude/protocol'
+import type { ResolvedTool } from '../../agent/tool.ts'
 import type { ToolCallRecord } from '../../store/store.ts'
 import { ev } from '../ev.ts'
 import { interruptBatch, interruptFor } from '../tools/interrupts.ts'
 import type { PendingInterrupt } from '../tools/interrupts.ts'
 import { oversizedPlaceholder, oversizedVerdict } from '../tools/oversized-args.ts'
 import { classifyCalls } from '../tools/tool-verdicts.ts'
+import { guardrailCallInterrupt } from '../guardrails/guardrail-interrupts.ts'
+import { guardCalls } from './guardrail-step.ts'
 import { observeCall } from '../tools/observation.ts'
 import type { Verdict } from '../tools/tool-verdicts.ts'
 import type { ModelResponse } from './model-events.ts'
@@ -44,8 +47,10 @@ export async function* handleToolCalls(
   const kept = response.calls.filter((_, i) => sizes[i]! <= maxArgs)
   const classified = await classifyCalls(kept, turn.verdicts, turn.deps.maxInterruptsPerBatch)
   let next = 0
-  const verdicts: Verdict[] = response.calls.map((_, i) =>
-    sizes[i]! > maxArgs ? oversizedVerdict(sizes[i]!, maxArgs) : classified[next++]!,
+  const verdicts: Verdict[] = yield* guardCalls(
+    turn,
+    calls,
+    response.calls.map((_, i) => (sizes[i]! > maxArgs ? oversizedVerdict(sizes[i]!, maxArgs) : classified[next++]!)),
   )
   await turn.appendMessage(assistant, bytes)
   const records = await turn.recordCalls(response.messageId, calls, verdicts)
@@ -69,7 +74,7 @@ export async function* processCalls(
   // Everything that needs no decision is settled before the pause, so denied calls never look pending.
   const interrupts: PendingInterrupt[] = []
   const hold = turn.deps.agent.pausePolicy === 'hold'
-  const decides = verdicts.some((v) => v.kind === 'interrupt')
+  const decides = verdicts.some((v) => v.kind === 'interrupt' || v.kind === 'guardrail')
   const awaits = decides || verdicts.some((v) => v.kind === 'client' || v.kind === 'external')
   for (let i = 0; i < calls.length; i++) {
     const verdict = verdicts[i]!
@@ -93,18 +98,16 @@ export async function* processCalls(
         yield* runEffect(turn, verdict.tool, record, verdict.args)
         break
       case 'interrupt': {
-        // docs/approvals.md#stale-approvals: the approval is asked with what it is about; a failing observe denies.
-        const observe = verdict.tool.kind !== 'human' && verdict.tool.definition.observe !== undefined
-        const observed = observe
-          ? await observeCall(verdict.tool, verdict.args, turn.policyContext(record.toolCallId), turn.deps.logError)
-          : undefined
-        if (observed?.ok === false) {
-          yield* turn.settle(record, 'denied', { status: 'denied', reason: OBSERVE_FAILED })
-          break
-        }
-        interrupts.push(interruptFor(verdict.tool, record.toolCallId, verdict.args, expiryDefaults(turn), observed))
+        const asked = yield* approvalInterrupt(turn, verdict.tool, verdict.args, record)
+        if (asked) interrupts.push(asked)
         break
       }
+      case 'guardrail':
+        // docs/guardrails.md: a person decides whether the arguments may go on (to the approval, or to run).
+        interrupts.push(
+          guardrailCallInterrupt(verdict.tool, record.toolCallId, verdict.args, verdict.failure, expiryDefaults(turn)),
+        )
+        break
       case 'client':
         break
     }
@@ -120,6 +123,27 @@ export async function* processCalls(
   return { kind: 'continue' }
 }
 
+/**
+ * The approval interrupt of a call (docs/approvals.md#stale-approvals): asked with what it is about; a failing
+ * `observe` denies the call instead (`undefined`).
+ */
+export async function* approvalInterrupt(
+  turn: Turn,
+  tool: ResolvedTool,
+  args: unknown,
+  record: ToolCallRecord,
+): AsyncGenerator<AgUiEvent, PendingInterrupt | undefined, undefined> {
+  const observe = tool.kind !== 'human' && tool.definition.observe !== undefined
+  const observed = observe
+    ? await observeCall(tool, args, turn.policyContext(record.toolCallId), turn.deps.logError)
+    : undefined
+  if (observed?.ok === false) {
+    yield* turn.settle(record, 'denied', { status: 'denied', reason: OBSERVE_FAILED })
+    return undefined
+  }
+  return interruptFor(tool, record.toolCallId, args, expiryDefaults(turn), observed)
+}
+
 /** Stores one batch of the calls' interrupts and the questions tools asked (in that order); the turn pauses on it. */
 export async function storeBatch(turn: Turn, interrupts: readonly PendingInterrupt[]): Promise<Step> {
   const all = [...interrupts, ...turn.asked]
@@ -132,7 +156,7 @@ export async function storeBatch(turn: Turn, interrupts: readonly PendingInterru
 }
 
 /** The `via: "rule"` record of a call a remembered permission approved, stored and in the log. */
-async function* ruleDecision(turn: Turn, rule: PermissionRule, toolCallId: string): AsyncGenerator<AgUiEvent> {
+export async function* ruleDecision(turn: Turn, rule: PermissionRule, toolCallId: string): AsyncGenerator<AgUiEvent> {
   const record: DecisionRecord = {
     threadId: turn.plan.threadId,
     runId: turn.plan.runId,

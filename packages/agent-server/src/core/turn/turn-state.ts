@@ -16,6 +16,7 @@ import type { Verdict, VerdictContext } from '../tools/tool-verdicts.ts'
 import type { ExecutionDeps } from './execute-run.ts'
 import { modelWindow, sized } from './model-window.ts'
 import type { HistoryLimits, SizedMessage } from './model-window.ts'
+import { TurnGuards } from './turn-guards.ts'
 
 /** What a step left: go on with the model, pause for decisions, or wait for results. */
 export type Step =
@@ -50,6 +51,8 @@ export class Turn {
   readonly batched = new Set<string>()
   /** Questions tools asked from inside `execute` since the last batch (docs/approvals.md#asking-from-inside-a-tool). */
   asked: PendingInterrupt[] = []
+  /** Guardrail retries and the run's budgets (docs/guardrails.md). */
+  readonly guards: TurnGuards
   /**
    * The newest messages of the thread (a bounded page, docs/protocol.md#the-model-window) and what this run
    * appended; `#before` older messages exist in the store and are never loaded.
@@ -76,6 +79,7 @@ export class Turn {
       logError: deps.logError,
     })
     this.limits = { ...DEFAULT_LIMITS, ...deps.history }
+    this.guards = new TurnGuards(deps.agent)
     this.verdicts = {
       tools: deps.agent.tools,
       clientTools: plan.clientTools,

@@ -16,6 +16,9 @@ import type { SseBodyOptions } from '../sse-body.ts'
 import { sseBody } from '../sse-body.ts'
 import { threadOwner } from '../thread-address.ts'
 import { threadKey } from '../../store/thread-key.ts'
+import { multitaskOf } from '../../core/admission/multitask.ts'
+import type { MultitaskStrategy } from '../../config/multitask.ts'
+import type { RunQueue } from '../../core/queue/run-queue.ts'
 
 export interface RunRoutesDeps {
   readonly admission: AdmissionDeps
@@ -27,6 +30,10 @@ export interface RunRoutesDeps {
   readonly turns?: AdmissionTurns | undefined
   /** Aborted by a graceful shutdown once the runs were handed over: open run streams end (the client reconnects). */
   readonly closing?: AbortSignal
+  /** Starts queued input (docs/protocol.md#multitask). */
+  readonly queue: RunQueue
+  /** The strategy of input that names none (`--multitask`). */
+  readonly multitask: MultitaskStrategy
 }
 
 /**
@@ -46,16 +53,27 @@ export function registerRunRoutes(
   app.post(`${basePath}/runs`, auth, jsonBody(limits), async (c) => {
     const startedAt = performance.now()
     const input = parseRunInput(c.get('body'), limits)
+    const multitask = multitaskOf(input.forwardedProps, deps.multitask)
     const principal = c.get('principal')
     // The thread is the caller's own, or (`?owner=`) that owner's: a decider's resume, or the result of an external
     // call whose tool names the caller in `resultFrom`. Other input only ever goes to the caller's own thread, so an
     // id another principal uses is a different thread (src/store/thread-key.ts); admission refuses the rest.
     const owner = threadOwner(c)
     const threadId = threadKey(owner, input.threadId)
-    const admit = () => admitRun(admission, principal, { ...input, threadId }, owner)
+    const admit = () => admitRun(admission, principal, { ...input, threadId }, owner, { multitask })
     const admitted = await (deps.turns ? deps.turns.admit(admit) : admit())
     // Results for calls settled already: the first results, and nothing ran (docs/protocol.md#external-results).
     if (admitted.kind === 'settled') return c.json(admitted.answer, 200)
+    if (admitted.kind === 'queued') {
+      // `interrupt`: the running run is cancelled under the cancel rules; its end starts this input (queued first).
+      if (admitted.interrupts !== undefined) {
+        await store.requestCancel(threadId, admitted.interrupts, admission.now())
+        runs.cancel(threadId, admitted.interrupts)
+      }
+      // The thread may have become free meanwhile (its run ended before this row committed).
+      void deps.queue.kick(threadId)
+      return c.json({ threadId: input.threadId, runId: input.runId, queued: admitted.position }, 202)
+    }
     if (admitted.kind === 'start') runs.start(admitted.plan)
     // Admission time (validation, ownership, resume checks, claim): from the turn, or once the body was read.
     c.header('Server-Timing', admissionTiming(c.var, startedAt))

@@ -154,7 +154,13 @@ export function registerThreadRoutes(
       if (!(await store.getThread(threadId))) runs.cancelBeforeStart(threadId, runId, principal)
       throw error
     })
-    const run = await store.getRun(owned.threadId, runId)
+    let run = await store.getRun(owned.threadId, runId)
+    // A queued input (docs/protocol.md#multitask) is removed from the queue; the others keep their order. Had it just
+    // started, it is cancelled as the run it became.
+    if (!run && (await store.removeQueuedInput?.(owned.threadId, runId))) {
+      run = await store.getRun(owned.threadId, runId)
+      if (!run) return c.json({ runId, status: 'cancelled', queued: true })
+    }
     if (!run) {
       runs.cancelBeforeStart(owned.threadId, runId, principal)
       throw new InterludeError('RUN_NOT_FOUND', 'Run not found.')

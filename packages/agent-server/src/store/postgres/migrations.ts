@@ -245,6 +245,20 @@ export const POSTGRES_MIGRATIONS: DialectMigrations = {
   '0011-rule-provenance': `
   ALTER TABLE permission_rules ADD COLUMN made_under TEXT;
   `,
+  // The run queue (docs/decisions.md#a-durable-run-queue), as in SQLite.
+  '0013-run-queue': `
+  CREATE TABLE run_queue (
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    input TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (thread_id, run_id),
+    UNIQUE (thread_id, seq)
+  );
+  CREATE INDEX run_queue_owner ON run_queue (owner_id);
+  `,
 }
 
 /** The SQL of each schema version, in order: a database whose `schema_migrations` has 1..k has run the first k. */

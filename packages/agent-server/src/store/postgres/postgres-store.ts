@@ -68,6 +68,8 @@ import * as threadWrites from './thread-writes.ts'
 import * as checkpoints from './tool-checkpoints.ts'
 import * as toolCalls from './tool-calls.ts'
 import * as tokens from './usage.ts'
+import * as queue from './run-queue.ts'
+import type { EnqueueRequest, EnqueueResult, QueuedInput } from '../run-queue.ts'
 
 // The option types live beside the store; importers keep naming them from here.
 export { DEFAULT_SCHEMA } from './options.ts'
@@ -132,6 +134,22 @@ export class PostgresStore implements Store {
 
   async getOrCreateSetting(key: string, create: () => string): Promise<string> {
     return settings.getOrCreateSetting(this.#pool, key, create)
+  }
+
+  async enqueueInput(request: EnqueueRequest): Promise<EnqueueResult> {
+    return queue.enqueueInput(this.#pool, request)
+  }
+
+  async listQueuedInputs(threadId: string): Promise<QueuedInput[]> {
+    return queue.listQueuedInputs(this.#pool, threadId)
+  }
+
+  async removeQueuedInput(threadId: string, runId: string): Promise<boolean> {
+    return queue.removeQueuedInput(this.#pool, threadId, runId)
+  }
+
+  async listStartableQueues(limit: number): Promise<string[]> {
+    return queue.listStartableQueues(this.#pool, limit)
   }
 
   async countRunningRuns(ownerId: string): Promise<number> {

@@ -62,9 +62,12 @@ export const upsertSetting = (key: string, value: string) =>
 // ---- reads -----------------------------------------------------------------------------------
 
 export const countRunning = (ownerId: string) =>
-  statement<{ n: number }>("SELECT COUNT(*)::int AS n FROM threads WHERE owner_id = $1 AND status = 'running'", [
-    ownerId,
-  ])
+  // Queued input counts as running for the quota (docs/protocol.md#multitask).
+  statement<{ n: number }>(
+    `SELECT (SELECT COUNT(*) FROM threads WHERE owner_id = $1 AND status = 'running')::int
+          + (SELECT COUNT(*) FROM run_queue WHERE owner_id = $1)::int AS n`,
+    [ownerId],
+  )
 export const getThread = (threadId: string) =>
   statement<ThreadRow>('SELECT * FROM threads WHERE thread_id = $1', [threadId])
 

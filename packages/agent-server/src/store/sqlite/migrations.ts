@@ -247,6 +247,21 @@ export const SQLITE_MIGRATIONS: DialectMigrations = {
   '0011-rule-provenance': `
   ALTER TABLE permission_rules ADD COLUMN made_under TEXT;
   `,
+  // The run queue (docs/decisions.md#a-durable-run-queue): seq orders a thread's queued input (an interrupt takes
+  // a lower one than every queued input); the owner index serves the concurrent-runs quota.
+  '0013-run-queue': `
+  CREATE TABLE run_queue (
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    input TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (thread_id, run_id),
+    UNIQUE (thread_id, seq)
+  );
+  CREATE INDEX run_queue_owner ON run_queue (owner_id);
+  `,
 }
 
 /** The SQL of each schema version, in order: a file at `user_version` k has run the first k. */

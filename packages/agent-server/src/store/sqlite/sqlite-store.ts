@@ -58,6 +58,8 @@ import { openSqliteDatabase } from './open-database.ts'
 import * as outbox from './outbox.ts'
 import { preparePermissionRules } from './permission-rules.ts'
 import * as runs from './runs.ts'
+import { sqliteRunQueue } from './run-queue.ts'
+import type { EnqueueRequest, EnqueueResult, QueuedInput } from '../run-queue.ts'
 import * as settings from './settings.ts'
 import type { SqliteDatabase } from './sqlite-database.ts'
 import { prepareStatements } from './statements.ts'
@@ -90,6 +92,7 @@ export class SqliteStore implements Store {
   readonly path: string
   readonly #db: Database.Database
   readonly #s: SqliteStatements
+  readonly #queue: ReturnType<typeof sqliteRunQueue>
   readonly #rules: ReturnType<typeof preparePermissionRules>
   readonly #usage: ReturnType<typeof sqliteUsage>
   readonly #checkpoints: ReturnType<typeof prepareToolCheckpoints>
@@ -104,6 +107,7 @@ export class SqliteStore implements Store {
     this.#s = prepareStatements(this.#db)
     this.#rules = preparePermissionRules(this.#db)
     this.#usage = sqliteUsage(this.#db)
+    this.#queue = sqliteRunQueue(this.#db)
     this.#checkpoints = prepareToolCheckpoints(this.#db)
     this.#stale = prepareStaleDecisions(this.#db)
   }
@@ -350,6 +354,22 @@ export class SqliteStore implements Store {
   }
 
   /** Runs `fn` in a `BEGIN IMMEDIATE` transaction (`write-transaction.ts`). */
+  async enqueueInput(request: EnqueueRequest): Promise<EnqueueResult> {
+    return this.#write(() => this.#queue.enqueueTx(request))
+  }
+
+  async listQueuedInputs(threadId: string): Promise<QueuedInput[]> {
+    return this.#queue.list(threadId)
+  }
+
+  async removeQueuedInput(threadId: string, runId: string): Promise<boolean> {
+    return this.#write(() => this.#queue.removeTx(threadId, runId))
+  }
+
+  async listStartableQueues(limit: number): Promise<string[]> {
+    return this.#queue.startable(limit)
+  }
+
   #write<T>(fn: () => T): T {
     return writeTransaction(this.#db, fn)
   }

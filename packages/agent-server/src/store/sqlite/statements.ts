@@ -64,8 +64,10 @@ export function prepareStatements(db: Database.Database) {
 
     // ---- threads
     getThread: prepare<[string], ThreadRow>('SELECT * FROM threads WHERE thread_id = ?'),
-    countRunning: prepare<[string], { n: number }>(
-      "SELECT COUNT(*) AS n FROM threads WHERE owner_id = ? AND status = 'running'",
+    // Queued input counts as running for the quota (docs/protocol.md#multitask).
+    countRunning: prepare<[string, string], { n: number }>(
+      `SELECT (SELECT COUNT(*) FROM threads WHERE owner_id = ? AND status = 'running')
+            + (SELECT COUNT(*) FROM run_queue WHERE owner_id = ?) AS n`,
     ),
     listThreads: prepare<
       {

@@ -25,7 +25,7 @@ export function listThreads(s: SqliteStatements, ownerId: string, query: ThreadQ
 
 /** The owner's running threads (the concurrent-runs quota). */
 export function countRunningRuns(s: SqliteStatements, ownerId: string): number {
-  return s.countRunning.get(ownerId)?.n ?? 0
+  return s.countRunning.get(ownerId, ownerId)?.n ?? 0
 }
 
 export function listMessages(s: SqliteStatements, threadId: string): Message[] {
