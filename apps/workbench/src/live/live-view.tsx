@@ -267,6 +267,7 @@ export function LiveView({ recorder, active }: LiveViewProps) {
             inlineTools={cards ? CARD_TOOLS : undefined}
             busy={chat.isLoading}
             subagents={chat.subagents}
+            withheld={chat.withheld}
           />
           <DecisionTrail decisions={decisions} label="Decisions on this conversation" />
           <UnknownEffects

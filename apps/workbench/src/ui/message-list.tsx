@@ -1,3 +1,4 @@
+import type { WithheldMessage } from '@interlude/protocol'
 import type { SubagentActivities, SubagentActivity } from '@interlude/react'
 import { InlineApproval, subagentsByToolCall } from '@interlude/react'
 import { Fragment } from 'react'
@@ -36,6 +37,11 @@ export interface MessageListProps {
   readonly busy?: boolean
   /** `useChat().subagents`: each shown (collapsed) under the tool call that runs it. */
   readonly subagents?: SubagentActivities
+  /**
+   * `useChat().withheld`: answers a failed output guardrail holds back until its question is decided
+   * (docs/guardrails.md#withheld-answers), shown marked as withheld with the guardrail's reason.
+   */
+  readonly withheld?: readonly WithheldMessage[]
 }
 
 function isMessageLike(value: unknown): value is MessageLike {
@@ -97,6 +103,7 @@ export function resultState(result: MessageLike | undefined): ToolResultState | 
 }
 
 const NO_SUBAGENTS: SubagentActivities = {}
+const NO_WITHHELD: readonly WithheldMessage[] = []
 
 export function MessageList({
   messages,
@@ -104,8 +111,10 @@ export function MessageList({
   inlineTools,
   busy = false,
   subagents = NO_SUBAGENTS,
+  withheld = NO_WITHHELD,
 }: MessageListProps) {
   const list = messages.filter(isMessageLike)
+  const held = new Map(withheld.map((w) => [w.messageId, w]))
   const byCall = subagentsByToolCall(subagents)
   const shownCalls = new Set(list.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id)))
   // A subagent whose parent call is not (yet) in the history is still shown, after the conversation.
@@ -123,13 +132,25 @@ export function MessageList({
         if (message.role === 'tool') return null
         const key = message.id ?? `m${index}`
         const text = textOf(message.content)
+        const withheldBy = message.id === undefined ? undefined : held.get(message.id)
         return (
           <Fragment key={key}>
             {(text !== '' || message.role !== 'assistant') && (
-              <li className={`message message-${message.role ?? 'unknown'}`} data-role={message.role}>
+              <li
+                className={`message message-${message.role ?? 'unknown'}${withheldBy ? ' message-withheld' : ''}`}
+                data-role={message.role}
+                data-withheld={withheldBy ? 'true' : undefined}
+              >
                 <span className="message-role">
                   {message.role === 'user' ? 'You' : message.role === 'assistant' ? 'Assistant' : message.role}
+                  {withheldBy && ' · withheld'}
                 </span>
+                {withheldBy && (
+                  <p className="withheld-note" role="note">
+                    Withheld by the guardrail “{withheldBy.guardrail}”: {withheldBy.reason}. It joins the conversation
+                    only if the question below allows it.
+                  </p>
+                )}
                 <p className="message-text">{text}</p>
               </li>
             )}

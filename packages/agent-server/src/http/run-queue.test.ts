@@ -225,4 +225,21 @@ describe.each(STORES)('multitask on $name', ({ options }) => {
       `end ${b.runId}`,
     ])
   })
+
+  it('queued input counts for the concurrent-runs quota: past it, enqueue is 429 RATE_LIMITED and nothing is queued', async () => {
+    const { s, q } = await start({ limits: { maxConcurrentRunsPerPrincipal: 2 } })
+    const threadId = newThreadId()
+    const { streaming } = await holdA(s, q, threadId)
+    const b = runInput(threadId, [userMessage('B')], multitask('enqueue'))
+    const c = runInput(threadId, [userMessage('C')], multitask('enqueue'))
+    expect((await post(s, b)).status).toBe(202)
+    const refused = await s.postRun(c)
+    expect(refused.status).toBe(429)
+    expect(refused.error?.code).toBe('RATE_LIMITED')
+    const queue = await s.store.listQueuedInputs!(threadKey('alice', threadId))
+    expect(queue.map((entry) => entry.runId)).toEqual([b.runId])
+    q.release('hold A')
+    await streaming
+    await until(async () => (await outcomeOf(s, threadId, b.runId)) === 'success', 'B ends')
+  })
 })
