@@ -1,6 +1,6 @@
 /**
- * SSE decoder benchmark: @interlude/protocol's decodeSse / decodeEvents (its own SSE line
- * parser underneath) vs a bare hand-written loop (TextDecoder + split on "\n\n" + JSON.parse), on the same
+ * SSE decoder benchmark: @interlude/protocol's decodeSse / decodeEvents (eventsource-parser@4
+ * underneath) vs a bare hand-written loop (TextDecoder + split on "\n\n" + JSON.parse), on the same
  * 100k-event stream of Chinese/emoji text deltas cut into 16 KiB chunks. Medians of 7 runs.
  *
  *   pnpm --filter @interlude/bench exec node --conditions=@interlude/source --import tsx sse-decoder.ts
@@ -92,7 +92,7 @@ const chunks = buildStream()
 const results = []
 for (const [name, fn] of [
   ['bare loop (TextDecoder + split + JSON.parse)', bareLoop],
-  ['decodeSse + JSON.parse', sseOnly],
+  ['decodeSse + JSON.parse (eventsource-parser)', sseOnly],
   ['decodeEvents (+ shape checks)', events],
   ['decodeEventBatches (+ shape checks)', eventBatches],
 ] as const) {

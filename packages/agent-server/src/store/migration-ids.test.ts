@@ -37,13 +37,9 @@ const SHIPPED = {
 }
 
 describe('migration ids', () => {
-  // A number may be missing while the migration reserved under it has not landed yet; the order never changes.
-  it('are unique and numbered in ascending order', () => {
+  it('are unique and numbered one after another', () => {
     expect(new Set(MIGRATION_IDS).size).toBe(MIGRATION_IDS.length)
-    for (const id of MIGRATION_IDS) expect(id).toMatch(/^\d{4}-[a-z0-9-]+$/)
-    const numbers = MIGRATION_IDS.map((id) => Number(id.slice(0, 4)))
-    expect(numbers[0]).toBe(1)
-    numbers.slice(1).forEach((n, i) => expect(n).toBeGreaterThan(numbers[i]!))
+    MIGRATION_IDS.forEach((id, i) => expect(id).toMatch(new RegExp(`^${String(i + 1).padStart(4, '0')}-[a-z0-9-]+$`)))
   })
 
   it('both dialects define exactly the shared ids, in the same order', () => {

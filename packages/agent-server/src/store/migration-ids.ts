@@ -31,7 +31,7 @@ export const MIGRATION_IDS = [
   /** What a remembered rule was made under (docs/approvals.md#who-may-what). */
   '0011-rule-provenance',
   /** Input queued on a busy thread (docs/decisions.md#a-durable-run-queue), in admission order per thread. */
-  '0013-run-queue',
+  '0012-run-queue',
 ] as const
 
 export type MigrationId = (typeof MIGRATION_IDS)[number]

@@ -1,9 +1,10 @@
+import { createParser } from 'eventsource-parser'
 import { InterludeError } from '../errors.ts'
-import { createSseLineParser } from './line-parser.ts'
 
 /**
- * Streaming SSE decoder over `ReadableStream<Uint8Array>` on a spec-complete line parser (CR, LF and CRLF line
- * ends, multi-line `data:`, comments, BOM). This layer adds what a client needs on top: UTF-8 decoding across arbitrary byte splits
+ * Streaming SSE decoder over `ReadableStream<Uint8Array>` built on eventsource-parser@3 (a small,
+ * spec-complete parser: CR, LF and CRLF line ends, multi-line `data:`, comments, BOM).
+ * This layer adds what a client needs on top: UTF-8 decoding across arbitrary byte splits
  * (fatal on invalid bytes), last-event-id tracking, a frame size cap and typed errors instead of
  * silent drops (a frame cut off by end of stream is reported, not discarded).
  */
@@ -77,18 +78,21 @@ export async function* decodeSseBatches(
   let failure: InterludeError | undefined
   const tooLarge = (cause?: unknown) =>
     (failure ??= protocolError('frame_too_large', `SSE frame exceeds ${maxFrameSize} characters.`, cause))
-  const parser = createSseLineParser({
+  const parser = createParser({
     maxBufferSize: maxFrameSize,
     onEvent: (message) => {
-      // The SSE last-event-ID persists across frames without their own `id:` (an id-only frame without data is not
-      // dispatched).
+      // The SSE last-event-ID persists across frames without their own `id:` (eventsource-parser 3
+      // has no `onId`; an id-only frame without data is not dispatched by it).
       if (message.id !== undefined) lastEventId = message.id
       if (message.data.length > maxFrameSize) tooLarge()
       else batch.push({ id: message.id, lastEventId, event: message.event, data: message.data })
     },
-    onComment: options.onComment,
-    onRetry: options.onRetry,
-    onOverflow: () => tooLarge(),
+    ...(options.onComment ? { onComment: options.onComment } : {}),
+    ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+    onError: (error) => {
+      // Unknown fields and invalid `retry:` are ignored, as the SSE specification requires.
+      if (error.type === 'max-buffer-size-exceeded') tooLarge(error)
+    },
   })
   const decoder = new TextDecoder('utf-8', { fatal: true })
   const decode = (bytes: Uint8Array | undefined): string => {

@@ -106,19 +106,6 @@ describe('decodeSse', () => {
     expect(retries).toEqual([1500])
   })
 
-  it('keeps the previous id for an id with NUL, ignores a non-numeric retry and reads a field without a colon', async () => {
-    const retries: number[] = []
-    const text = 'id: 7\ndata: a\n\nid: x\0y\nretry: 1s\ndata\ndata: b\n\n'
-    const frames = await collect(streamOf(encoder.encode(text), [3, 9, 17]), {
-      onRetry: (ms: number) => retries.push(ms),
-    })
-    expect(frames.map((f) => [f.id, f.lastEventId, f.data])).toEqual([
-      ['7', '7', 'a'],
-      [undefined, '7', '\nb'],
-    ])
-    expect(retries).toEqual([])
-  })
-
   it('strips a leading BOM split across chunks', async () => {
     const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...encoder.encode('data: x\n\n')])
     expect((await collect(streamOf(bytes, [1, 2]))).map((f) => f.data)).toEqual(['x'])

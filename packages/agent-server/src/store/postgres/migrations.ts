@@ -246,7 +246,7 @@ export const POSTGRES_MIGRATIONS: DialectMigrations = {
   ALTER TABLE permission_rules ADD COLUMN made_under TEXT;
   `,
   // The run queue (docs/decisions.md#a-durable-run-queue), as in SQLite.
-  '0013-run-queue': `
+  '0012-run-queue': `
   CREATE TABLE run_queue (
     thread_id TEXT NOT NULL,
     run_id TEXT NOT NULL,

@@ -249,7 +249,7 @@ export const SQLITE_MIGRATIONS: DialectMigrations = {
   `,
   // The run queue (docs/decisions.md#a-durable-run-queue): seq orders a thread's queued input (an interrupt takes
   // a lower one than every queued input); the owner index serves the concurrent-runs quota.
-  '0013-run-queue': `
+  '0012-run-queue': `
   CREATE TABLE run_queue (
     thread_id TEXT NOT NULL,
     run_id TEXT NOT NULL,

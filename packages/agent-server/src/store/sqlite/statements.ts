@@ -5,7 +5,6 @@ import type {
   DecisionRow,
   EventRow,
   InterruptRow,
-  OutboxRow,
   PendingBatchRow,
   RunKeyRow,
   RunLeaseRow,
@@ -14,14 +13,11 @@ import type {
   ThreadRow,
   ToolCallRow,
 } from '../rows.ts'
-import type { BatchStatus, OutboxStatus, RunStatus, ToolCallKind, ToolCallStatus } from '../store.ts'
-import {
-  NOT_STARTED_CALL_STATUSES,
-  OPEN_BATCH_STATUS,
-  OPEN_DELIVERY_STATUS,
-  UNDECIDED_EXPIRY_POLICY,
-} from '../statuses.ts'
+import type { BatchStatus, RunStatus, ToolCallKind, ToolCallStatus } from '../store.ts'
+import { NOT_STARTED_CALL_STATUSES, OPEN_BATCH_STATUS, UNDECIDED_EXPIRY_POLICY } from '../statuses.ts'
 import { sqlList, sqlString } from '../sql-literals.ts'
+import { outboxStatements } from './outbox-statements.ts'
+import type { Prepare, Prepared } from './prepared.ts'
 
 /** Every SQL statement of the SQLite store, prepared once per connection; the store is control flow over these. */
 export type SqliteStatements = ReturnType<typeof prepareStatements>
@@ -29,7 +25,6 @@ export type SqliteStatements = ReturnType<typeof prepareStatements>
 const OPEN_BATCH = sqlString(OPEN_BATCH_STATUS)
 const NOT_STARTED = sqlList(NOT_STARTED_CALL_STATUSES)
 const UNDECIDED = sqlString(UNDECIDED_EXPIRY_POLICY)
-const OPEN_DELIVERY = sqlString(OPEN_DELIVERY_STATUS)
 
 /** A batch row `b` with its interrupts as one JSON array of `InterruptRow`s: a list of batches in one query. */
 export type WithInterruptsJson<Row> = Row & { interrupts_json: string }
@@ -43,16 +38,9 @@ interface ThreadKey {
 interface RunKeyParams extends ThreadKey {
   runId: string
 }
-/** What the store uses of a prepared statement, typed by its parameters and rows. */
-interface Prepared<Params extends unknown[], Row> {
-  run(...params: Params): Database.RunResult
-  get(...params: Params): Row | undefined
-  all(...params: Params): Row[]
-}
-
 export function prepareStatements(db: Database.Database) {
   // Named parameters (`@name`) bind from one object: the statement's only argument.
-  const prepare = <Params extends unknown[] | object = [], Row = unknown>(source: string) =>
+  const prepare: Prepare = <Params extends unknown[] | object = [], Row = unknown>(source: string) =>
     db.prepare(source) as unknown as Prepared<Params extends unknown[] ? Params : [Params], Row>
   return {
     ping: prepare<[], { ok: number }>('SELECT 1 AS ok'),
@@ -328,41 +316,7 @@ export function prepareStatements(db: Database.Database) {
     ),
     getDecision: prepare<[string, string], DecisionRow>('SELECT * FROM decisions WHERE thread_id = ? AND run_id = ?'),
 
-    // ---- webhook outbox
-    /** Due at once: `next_attempt_at` is the time of the change it reports. */
-    insertDelivery: prepare<{ deliveryId: string; endpoint: string; eventType: string; payload: string; now: number }>(
-      `INSERT INTO webhook_outbox (delivery_id, endpoint, event_type, payload, status, attempts, created_at, next_attempt_at)
-       VALUES (@deliveryId, @endpoint, @eventType, @payload, ${OPEN_DELIVERY}, 0, @now, @now)`,
-    ),
-    /** Locks due rows whose lock is free or over, oldest first (RETURNING has no order: `ordinal` sorts them). */
-    claimOutbox: prepare<
-      { executorId: string; now: number; lockUntil: number; limit: number },
-      OutboxRow & { ordinal: number }
-    >(
-      `UPDATE webhook_outbox SET locked_by = @executorId, locked_until = @lockUntil
-       WHERE delivery_id IN (
-         SELECT delivery_id FROM webhook_outbox
-         WHERE status = ${OPEN_DELIVERY} AND next_attempt_at <= @now AND (locked_until IS NULL OR locked_until < @now)
-         ORDER BY created_at, rowid
-         LIMIT @limit)
-       RETURNING *, rowid AS ordinal`,
-    ),
-    /** Only by the lock holder; `null` keeps a column (see `settledColumns`). */
-    settleOutbox: prepare<{
-      deliveryId: string
-      executorId: string
-      status: OutboxStatus
-      nextAttemptAt: number | null
-      lastError: string | null
-    }>(
-      `UPDATE webhook_outbox SET status = @status, attempts = attempts + 1,
-         next_attempt_at = COALESCE(@nextAttemptAt, next_attempt_at), last_error = COALESCE(@lastError, last_error),
-         locked_by = NULL, locked_until = NULL
-       WHERE delivery_id = @deliveryId AND locked_by = @executorId AND status = ${OPEN_DELIVERY}`,
-    ),
-    listOutbox: prepare<{ status: OutboxStatus | null; limit: number }, OutboxRow>(
-      'SELECT * FROM webhook_outbox WHERE (@status IS NULL OR status = @status) ORDER BY created_at, rowid LIMIT @limit',
-    ),
+    ...outboxStatements(prepare),
 
     // ---- tool calls
     listToolCalls: prepare<[string], ToolCallRow>(
