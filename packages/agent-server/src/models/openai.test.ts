@@ -96,6 +96,7 @@ describe('OpenAI provider (real openai client, local compatible server)', () => 
       'auditor',
       'notify_oncall',
       'check_changelog',
+      'check_status',
     ])
     expect((sent.messages as { role: string }[]).map((m) => m.role)).toEqual(['system', 'user'])
 
