@@ -9,18 +9,9 @@
  *   node --import tsx bench/ask-inside-tool-bench.ts     # env: BENCH_CYCLES (300)
  */
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import type { AgentDefinition } from '../src/agent/agent.ts'
 import type { ToolDefinition } from '../src/agent/tool.ts'
-import { bearerTokens } from '../src/auth/authenticate.ts'
-import { NO_PRINCIPAL_QUOTAS } from '../src/config/limits.ts'
-import { createAgentServer } from '../src/http/app.ts'
-import { createLogger } from '../src/observability/logger.ts'
-import { scriptedModel } from '../src/models/scripted.ts'
-import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts'
 import { median, percentile } from './bench-utils.ts'
+import { startCommandBenchApp } from './command-bench-app.ts'
 
 const CYCLES = Number(process.env.BENCH_CYCLES ?? 300)
 const SCHEMA = {
@@ -46,53 +37,12 @@ const tools: ToolDefinition[] = [
     execute: async (_args, ctx) => ({ answer: await ctx.interrupt({ message: 'OK?', responseSchema: SCHEMA }) }),
   },
 ]
-const agent: AgentDefinition = {
-  model: scriptedModel((request) => {
-    const last = request.messages[request.messages.length - 1]
-    if (last?.role === 'tool') return { text: 'done' }
-    return { toolCalls: [{ name: String(last?.content), args: {} }] }
-  }),
-  tools,
-}
-
-const dir = mkdtempSync(join(tmpdir(), 'interlude-ask-bench-'))
-const store = createSqliteStore(join(dir, 'bench.db'))
-const app = createAgentServer({
-  agent,
-  store,
-  authenticate: bearerTokens({ alice: 'alice-bench-token' }),
-  limits: NO_PRINCIPAL_QUOTAS,
-  logError: () => undefined,
-  logger: createLogger({ level: 'silent' }),
-})
-await app.ready()
-
-async function post(body: unknown): Promise<string> {
-  const response = await app.request(`http://localhost${app.basePath}/runs`, {
-    method: 'POST',
-    headers: { Authorization: 'Bearer alice-bench-token', 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  })
-  const text = await response.text()
-  if (response.status !== 200) throw new Error(`${response.status}: ${text}`)
-  return text
-}
-
-const input = (threadId: string, extra: Record<string, unknown>) => ({
-  threadId,
-  runId: `run_${randomUUID()}`,
-  tools: [],
-  context: [],
-  state: {},
-  forwardedProps: {},
-  messages: [],
-  ...extra,
-})
+const { post, input, ask, close } = await startCommandBenchApp('ask', tools)
 
 async function cycle(tool: string, payload: unknown): Promise<{ pause: number; resume: number }> {
   const threadId = `t_${randomUUID()}`
   let t = performance.now()
-  const paused = await post(input(threadId, { messages: [{ id: `u_${randomUUID()}`, role: 'user', content: tool }] }))
+  const paused = await ask(threadId, tool)
   const pause = performance.now() - t
   const interruptId = /"interrupts":\[\{"id":"([^"]+)"/.exec(paused)?.[1]
   if (!interruptId) throw new Error('no interrupt')
@@ -128,6 +78,4 @@ for (const [name, r] of Object.entries(results)) {
       `resume p50 ${ms(median(r.resume))} p99 ${ms(percentile(r.resume, 99))}`,
   )
 }
-await app.close()
-await store.close()
-rmSync(dir, { recursive: true, force: true })
+await close()

@@ -10,18 +10,9 @@
  *   node --import tsx bench/turn-promises-bench.ts     # env: BENCH_ROUNDS (5), BENCH_CYCLES (300)
  */
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import type { AgentDefinition } from '../src/agent/agent.ts'
 import type { ToolDefinition } from '../src/agent/tool.ts'
-import { bearerTokens } from '../src/auth/authenticate.ts'
-import { NO_PRINCIPAL_QUOTAS } from '../src/config/limits.ts'
-import { createAgentServer } from '../src/http/app.ts'
-import { createLogger } from '../src/observability/logger.ts'
-import { scriptedModel } from '../src/models/scripted.ts'
-import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts'
 import { median, percentile } from './bench-utils.ts'
+import { startCommandBenchApp } from './command-bench-app.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const CYCLES = Number(process.env.BENCH_CYCLES ?? 300)
@@ -58,50 +49,7 @@ const tools: ToolDefinition[] = [
   steps(1),
   steps(10),
 ]
-const agent: AgentDefinition = {
-  model: scriptedModel((request) => {
-    const last = request.messages[request.messages.length - 1]
-    if (last?.role === 'tool') return { text: 'done' }
-    return { toolCalls: [{ name: String(last?.content), args: {} }] }
-  }),
-  tools,
-}
-
-const dir = mkdtempSync(join(tmpdir(), 'interlude-promises-bench-'))
-const store = createSqliteStore(join(dir, 'bench.db'))
-const app = createAgentServer({
-  agent,
-  store,
-  authenticate: bearerTokens({ alice: 'alice-bench-token' }),
-  limits: NO_PRINCIPAL_QUOTAS,
-  logError: () => undefined,
-  logger: createLogger({ level: 'silent' }),
-})
-await app.ready()
-
-async function post(body: unknown): Promise<string> {
-  const response = await app.request(`http://localhost${app.basePath}/runs`, {
-    method: 'POST',
-    headers: { Authorization: 'Bearer alice-bench-token', 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  })
-  const text = await response.text()
-  if (response.status !== 200) throw new Error(`${response.status}: ${text}`)
-  return text
-}
-
-const input = (threadId: string, extra: Record<string, unknown>) => ({
-  threadId,
-  runId: `run_${randomUUID()}`,
-  tools: [],
-  context: [],
-  state: {},
-  forwardedProps: {},
-  messages: [],
-  ...extra,
-})
-const ask = (threadId: string, tool: string) =>
-  post(input(threadId, { messages: [{ id: `u_${randomUUID()}`, role: 'user', content: tool }] }))
+const { post, input, ask, close } = await startCommandBenchApp('promises', tools)
 
 /** A paused thread waiting for the approval of one call of `tool`. */
 async function paused(tool: string): Promise<{ tool: string; threadId: string; interruptId: string }> {
@@ -185,6 +133,4 @@ console.log(
     `10 steps p50 ${ms(per(10, median))} p99 ${ms(per(10, p99))}`,
 )
 console.log(`   ${line(`each ctx.step call, timed in the tool (${stepTimes.length})`, stepTimes)}`)
-await app.close()
-await store.close()
-rmSync(dir, { recursive: true, force: true })
+await close()

@@ -10,6 +10,8 @@ import type { Recorder } from '../recording/recorder.ts'
 import type { Json } from '../recording/recording-types.ts'
 import { toJson, toRecordedError } from '../recording/to-json.ts'
 import { MessageList } from '../ui/message-list.tsx'
+import { BatchDeadline } from './batch-deadline.tsx'
+import { BrowserWorkOffer } from './browser-work-offer.tsx'
 import { batchPolicy, earliestExpiry, useExpired } from './expiry.ts'
 import { draftChoices } from './draft-choices.ts'
 import { threadFromUrl, writeThreadToUrl } from './thread-url.ts'
@@ -285,21 +287,7 @@ export function LiveView({ recorder, active }: LiveViewProps) {
             </p>
           )}
           {chat.pendingToolCalls.length > 0 && !chat.isLoading && taken === undefined && (
-            <section className="banner settle" aria-label="Browser work waiting" data-testid="pending-tool-calls">
-              <p>
-                The assistant is waiting for this browser to run{' '}
-                {chat.pendingToolCalls.map((call) => call.toolName).join(', ')}. Run it here once (another open tab may
-                do it instead; the server takes the first answer), or report it unavailable.
-              </p>
-              <div className="batch-actions">
-                <button type="button" className="primary" disabled={busy || !active} onClick={() => settle(true)}>
-                  Run it here
-                </button>
-                <button type="button" disabled={busy || !active} onClick={() => settle(false)}>
-                  Report unavailable
-                </button>
-              </div>
-            </section>
+            <BrowserWorkOffer calls={chat.pendingToolCalls} disabled={busy || !active} onSettle={settle} />
           )}
           {batch !== undefined && (
             <section
@@ -309,28 +297,13 @@ export function LiveView({ recorder, active }: LiveViewProps) {
               data-expired={expired ? 'true' : 'false'}
               data-policy={policy}
             >
-              {expired ? (
-                <div className="error" role="alert" data-testid="batch-expired" data-policy={policy}>
-                  <p>
-                    This request expired at {new Date(expiresAt ?? 0).toLocaleTimeString()} and can no longer be
-                    answered.{' '}
-                    {policy === 'keep'
-                      ? 'It stays open until it is closed: closing cancels every answer (nothing runs) and the conversation continues.'
-                      : policy === 'cancel'
-                        ? 'The server cancels every answer and the turn ends; the conversation then continues.'
-                        : 'The server denies it (the assistant is told it expired) and the conversation continues.'}
-                  </p>
-                  {policy === 'keep' && (
-                    <button type="button" className="primary" disabled={busy || !active} onClick={closeExpired}>
-                      Close the batch
-                    </button>
-                  )}
-                </div>
-              ) : (
-                expiresAt !== undefined && (
-                  <p className="muted">Answer before {new Date(expiresAt).toLocaleTimeString()}.</p>
-                )
-              )}
+              <BatchDeadline
+                expired={expired}
+                expiresAt={expiresAt}
+                policy={policy}
+                disabled={busy || !active}
+                onClose={closeExpired}
+              />
               <InterruptForm
                 key={batch.id}
                 batch={batch}
