@@ -107,6 +107,19 @@ export const ThreadParentSchema = z.object({ threadId: z.string().min(1), at: Fo
 /** `201` answer of the fork route. */
 export const ForkCreatedSchema = z.object({ threadId: z.string().min(1), parent: ThreadParentSchema })
 
+/** `202` answers of `POST {base}/runs` (docs/protocol.md#multitask): queued input, or a steer that joined a run. */
+export const RunQueuedSchema = z.object({
+  threadId: z.string().min(1),
+  runId: z.string().min(1),
+  queued: z.number().int().positive(),
+})
+export const RunSteeredSchema = z.object({
+  threadId: z.string().min(1),
+  runId: z.string().min(1),
+  steered: z.literal(true),
+})
+export const RunAcceptedSchema = z.union([RunQueuedSchema, RunSteeredSchema])
+
 export type ZodIssueSummary = { path: string; message: string }
 
 /** Flattens zod issues into `{ path, message }` pairs suitable for an error envelope's details. */

@@ -2,6 +2,7 @@ import type { Interrupt, Message } from '@ag-ui/core'
 import type { DecisionRecord } from './decisions.ts'
 import type { ThreadParent } from './forks.ts'
 import type { WithheldMessage } from './guardrails.ts'
+import type { MultitaskStrategy } from './multitask.ts'
 
 export type ThreadStatus = 'idle' | 'running' | 'interrupted'
 
@@ -44,9 +45,12 @@ export interface ToolCallClaimed {
   readonly claimId: string
 }
 
-/** Where a RunAgentInput names the claim its browser results were produced under (`forwardedProps`). */
+/**
+ * What Interlude reads of a RunAgentInput's `forwardedProps`: the claim its browser results were produced under, and
+ * what the input does while its thread is busy (docs/protocol.md#multitask).
+ */
 export interface InterludeForwardedProps {
-  readonly interlude?: { readonly claimId?: string }
+  readonly interlude?: { readonly claimId?: string; readonly multitask?: MultitaskStrategy }
 }
 
 /**
