@@ -146,7 +146,7 @@ export interface QueuedMessage {
 /** The second argument of `sendMessage`. */
 export interface SendOptions {
   /** While a run is active: send anyway with this strategy instead of refusing. @default the runtime's `whileBusy` */
-  readonly whileBusy?: WhileBusy
+  readonly whileBusy?: WhileBusy | undefined
 }
 
 /** Where the runtime keeps the queued messages of a thread across reloads (`recover()` reads them back). */
