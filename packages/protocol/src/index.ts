@@ -110,7 +110,7 @@ export type {
   WebhookPayload,
 } from './decisions.ts'
 
-// Threads, time, light event checks, message text, subagents.
+// Threads, time, light event checks, message text, multitask answers, subagents.
 export type {
   AwaitingExternalCall,
   ExternalResultsSettled,
@@ -123,10 +123,13 @@ export type {
   InterludeForwardedProps,
   UnsettledEffect,
 } from './thread-snapshot.ts'
+export type { ForkCreated, ForkPoint, ForkRequest, ThreadFork, ThreadForkList, ThreadParent } from './forks.ts'
 export { isExpiredAt, isRfc3339, parseExpiresAt, parseRfc3339 } from './expires-at.ts'
 export { eventProblems, interruptProblems, isKnownEventType, KNOWN_EVENT_TYPES } from './event-shape.ts'
 export type { EventShapeProblem } from './event-shape.ts'
 export { messageText } from './message-text.ts'
+export { isRunAccepted, MULTITASK_STRATEGIES } from './multitask.ts'
+export type { MultitaskStrategy, RunAccepted, RunQueued, RunSteered } from './multitask.ts'
 export { SUBAGENT_EVENT_NAME } from './subagents.ts'
 export type { SubagentEventValue, SubagentInterruptMetadata } from './subagents.ts'
 

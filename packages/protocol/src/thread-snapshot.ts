@@ -1,6 +1,8 @@
 import type { Interrupt, Message } from '@ag-ui/core'
 import type { DecisionRecord } from './decisions.ts'
+import type { ThreadParent } from './forks.ts'
 import type { WithheldMessage } from './guardrails.ts'
+import type { MultitaskStrategy } from './multitask.ts'
 
 export type ThreadStatus = 'idle' | 'running' | 'interrupted'
 
@@ -43,9 +45,12 @@ export interface ToolCallClaimed {
   readonly claimId: string
 }
 
-/** Where a RunAgentInput names the claim its browser results were produced under (`forwardedProps`). */
+/**
+ * What Interlude reads of a RunAgentInput's `forwardedProps`: the claim its browser results were produced under, and
+ * what the input does while its thread is busy (docs/protocol.md#multitask).
+ */
 export interface InterludeForwardedProps {
-  readonly interlude?: { readonly claimId?: string }
+  readonly interlude?: { readonly claimId?: string; readonly multitask?: MultitaskStrategy }
 }
 
 /**
@@ -61,6 +66,10 @@ export interface ThreadSnapshot {
   readonly state: unknown
   /** The complete pending batch, only while open and unexpired. */
   readonly interrupts?: readonly Interrupt[]
+  /** With `interrupts`: the batch's id, the id of the run that paused with it (a fork point, docs/time-travel.md). */
+  readonly batchId?: string
+  /** A fork's origin: the thread it was forked from and where (docs/time-travel.md). */
+  readonly parent?: ThreadParent
   /** Assistant texts a failed output guardrail holds back until a person allows them (docs/guardrails.md). */
   readonly withheld?: readonly WithheldMessage[]
   readonly activeRunId?: string

@@ -13,8 +13,7 @@ import { eligibleCalls, executeTool, offeredCalls, toolCallIdsOf } from './brows
 import { awaitingExternalCalls } from './external-calls.ts'
 import { claimCalls, withClaim } from './tool-claims.ts'
 import { clientError, isFatal, protocolViolation, runError } from './errors.ts'
-import { presentForeignInterrupt } from './foreign-answers.ts'
-import { legacyInterrupt } from './foreign-interrupts.ts'
+import { LEGACY_INTERRUPT_EVENT, loadForeign, mayBeForeign } from './foreign-support.ts'
 import { checkNotExpired } from './guards.ts'
 import { idleWatchdog } from './idle-watchdog.ts'
 import { sleep } from './sleep.ts'
@@ -103,6 +102,18 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
     let runId =
       plan.kind === 'attach' ? plan.runId : plan.kind === 'settle' ? host.settings().generateId() : plan.input.runId
     let input = plan.kind === 'attach' || plan.kind === 'settle' ? undefined : plan.input
+    if (plan.kind === 'resume' && plan.interrupts.some(mayBeForeign)) {
+      // Answers to foreign bridges' interrupts go out in the shape their server takes.
+      const { adaptResumeEntry } = await loadForeign()
+      if (!host.isCurrent(gen)) return
+      const resume = plan.input.resume?.map((e) =>
+        adaptResumeEntry(
+          plan.interrupts.find((i) => i.id === e.interruptId),
+          e,
+        ),
+      )
+      input = { ...plan.input, ...(resume ? { resume } : {}) }
+    }
     let roundtrips = 0
     const results = async (calls: readonly ToolCallRef[], run = true) => {
       // Claimed before anything runs here: one tab runs a call, the others are refused (./tool-claims.ts).
@@ -147,7 +158,9 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
       if (outcome.type === 'interrupt') {
         // Calls seen before a pause stay in history; none of them runs locally.
         // Foreign bridges' interrupts get a title and an answer schema (docs/decisions.md#foreign-servers).
-        host.settle(gen, { outcome: 'interrupt', interrupts: outcome.interrupts.map(presentForeignInterrupt) })
+        const foreign = outcome.interrupts.some(mayBeForeign) ? await loadForeign() : undefined
+        const interrupts = foreign ? outcome.interrupts.map(foreign.presentForeignInterrupt) : outcome.interrupts
+        host.settle(gen, { outcome: 'interrupt', interrupts })
         return
       }
       if (outcome.type === 'cancelled') {
@@ -360,7 +373,9 @@ async function consume(
           throw runError(event)
         default:
           if (!progress.acked) throw protocolViolation(`${event.type} before RUN_STARTED.`)
-          if (event.type === 'CUSTOM') {
+          if (event.type === 'CUSTOM' && event.name === LEGACY_INTERRUPT_EVENT) {
+            const { legacyInterrupt } = await loadForeign()
+            if (!host.isCurrent(gen)) return
             const interrupt = legacyInterrupt(event, target, progress.legacy.size)
             if (interrupt) progress.legacy.set(interrupt.id, interrupt)
           }

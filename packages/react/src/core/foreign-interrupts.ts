@@ -11,7 +11,8 @@ import type { Interrupt } from '@interlude/protocol'
  * custom events must never stop a conversation.
  */
 
-export const LEGACY_INTERRUPT_EVENT = 'on_interrupt'
+// Also in ./foreign-support.ts, which must not import this module (it is loaded on first need).
+const LEGACY_INTERRUPT_EVENT = 'on_interrupt'
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)

@@ -1,5 +1,4 @@
 import type { Interrupt, Message, ResumeEntry, RunAgentInput } from '@interlude/protocol'
-import { adaptResumeEntry } from './foreign-answers.ts'
 import type { ResolvedOptions } from './options.ts'
 import type { CoreState } from './reducer.ts'
 import type { PendingInterruptBatch, PendingToolCall } from './types.ts'
@@ -99,15 +98,8 @@ export function planInteraction(
     case 'send':
       return { ...base, kind: 'send', input: buildInput(base.threadId, runId, request.messages, s.state, base.config) }
     case 'resume': {
-      // Answers to foreign bridges' interrupts go out in the shape their server takes.
-      const { interrupts } = request.batch
-      const entries = request.entries.map((e) =>
-        adaptResumeEntry(
-          interrupts.find((i) => i.id === e.interruptId),
-          e,
-        ),
-      )
-      const input = buildInput(base.threadId, runId, s.messages, s.state, base.config, entries)
+      // Answers to foreign bridges' interrupts are shaped for their server by the driver (./foreign-support.ts).
+      const input = buildInput(base.threadId, runId, s.messages, s.state, base.config, request.entries)
       return { ...base, kind: 'resume', input, interrupts: request.batch.interrupts }
     }
     case 'attach':
