@@ -1,5 +1,5 @@
 import type { RunAgentInput, ThreadSnapshot } from '@interlude/protocol'
-import { errorFromFetch, errorFromResponse, InterludeError } from '@interlude/protocol'
+import { errorFromFetch, errorFromResponse, InterludeError, isRunAccepted } from '@interlude/protocol'
 import { decodeEventBatches } from '@interlude/protocol/sse'
 import type { Endpoint, EndpointName, Endpoints } from './endpoints.ts'
 import { endpointUrl } from './endpoints.ts'
@@ -157,9 +157,8 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
         await res.body?.cancel().catch(() => undefined)
         return { started: true }
       }
-      const body = (await res.json().catch(() => undefined)) as { queued?: unknown; steered?: unknown } | undefined
-      if (body?.steered === true) return { steered: true }
-      if (typeof body?.queued === 'number') return { queued: body.queued }
+      const body: unknown = await res.json().catch(() => undefined)
+      if (isRunAccepted(body)) return 'steered' in body ? { steered: true } : { queued: body.queued }
       throw new InterludeError('PROTOCOL_ERROR', 'The answer to queued input is malformed.', {
         details: { reason: 'invalid_queue_answer' },
       })
