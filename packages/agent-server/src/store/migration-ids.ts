@@ -32,6 +32,8 @@ export const MIGRATION_IDS = [
   '0011-rule-provenance',
   /** Input queued on a busy thread (docs/decisions.md#a-durable-run-queue), in admission order per thread. */
   '0012-run-queue',
+  /** Steers (docs/protocol.md#multitask): queued input the running run takes before its next model request. */
+  '0013-queued-steers',
 ] as const
 
 export type MigrationId = (typeof MIGRATION_IDS)[number]

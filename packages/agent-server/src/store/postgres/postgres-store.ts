@@ -69,7 +69,7 @@ import * as checkpoints from './tool-checkpoints.ts'
 import * as toolCalls from './tool-calls.ts'
 import * as tokens from './usage.ts'
 import * as queue from './run-queue.ts'
-import type { EnqueueRequest, EnqueueResult, QueuedInput } from '../run-queue.ts'
+import type { EnqueueRequest, EnqueueResult, QueuedInput, TakenSteers, TakeSteersRequest } from '../run-queue.ts'
 
 // The option types live beside the store; importers keep naming them from here.
 export { DEFAULT_SCHEMA } from './options.ts'
@@ -150,6 +150,21 @@ export class PostgresStore implements Store {
 
   async listStartableQueues(limit: number): Promise<string[]> {
     return queue.listStartableQueues(this.#pool, limit)
+  }
+
+  async hasSteers(threadId: string): Promise<boolean> {
+    return queue.hasSteers(this.#pool, threadId)
+  }
+
+  async takeSteers(request: TakeSteersRequest): Promise<TakenSteers> {
+    const taken = await queue.takeSteers(this.#pool, request)
+    const last = taken.events[taken.events.length - 1]
+    if (last) this.#db.notifier.announce(request.threadId, last.seq)
+    return taken
+  }
+
+  async messageRunId(threadId: string, messageId: string): Promise<string | undefined> {
+    return queue.messageRunId(this.#pool, threadId, messageId)
   }
 
   async countRunningRuns(ownerId: string): Promise<number> {

@@ -262,6 +262,10 @@ export const SQLITE_MIGRATIONS: DialectMigrations = {
   );
   CREATE INDEX run_queue_owner ON run_queue (owner_id);
   `,
+  // A steer (docs/protocol.md#multitask) waits in the queue until the running run takes it, or starts like queued input.
+  '0013-queued-steers': `
+  ALTER TABLE run_queue ADD COLUMN steer INTEGER NOT NULL DEFAULT 0;
+  `,
 }
 
 /** The SQL of each schema version, in order: a file at `user_version` k has run the first k. */
