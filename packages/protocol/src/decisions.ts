@@ -50,6 +50,8 @@ export interface DecisionRecord {
   readonly threadId: string
   /** The run that carries the decision out (the resume run). */
   readonly runId: string
+  /** The batch decided: the id of the run that paused with it (a fork point, docs/time-travel.md). */
+  readonly batchId?: string
   readonly interruptIds: readonly string[]
   readonly entries: readonly ResumeEntry[]
   /** A principal, or `system:expiry`. */
@@ -140,6 +142,8 @@ export interface RunView {
   readonly errorCode?: string
   /** The decision this run carries out (resume runs). */
   readonly decision?: DecisionRecord
+  /** The batch this run paused with (its own id) or, for a resume run, the batch it carries out (docs/time-travel.md). */
+  readonly batchId?: string
   /** Tokens the run's model calls used so far, when the provider reports usage (docs/protocol.md#token-usage). */
   readonly usage?: RunUsage
 }
@@ -154,6 +158,8 @@ export interface RunUsage {
 /** One open batch in `GET {base}/interrupts?status=pending`. */
 export interface PendingBatch {
   readonly threadId: string
+  /** The id of the run that paused with the batch (a fork point, docs/time-travel.md). */
+  readonly batchId?: string
   readonly owner: string
   readonly title?: string
   /** RFC 3339. */

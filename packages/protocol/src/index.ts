@@ -123,6 +123,7 @@ export type {
   InterludeForwardedProps,
   UnsettledEffect,
 } from './thread-snapshot.ts'
+export type { ForkCreated, ForkPoint, ForkRequest, ThreadFork, ThreadForkList, ThreadParent } from './forks.ts'
 export { isExpiredAt, isRfc3339, parseExpiresAt, parseRfc3339 } from './expires-at.ts'
 export { eventProblems, interruptProblems, isKnownEventType, KNOWN_EVENT_TYPES } from './event-shape.ts'
 export type { EventShapeProblem } from './event-shape.ts'

@@ -38,6 +38,8 @@ export const ThreadSnapshotSchema = z.object({
   messages: z.array(MessageSchema),
   state: z.unknown(),
   interrupts: z.array(StrictInterruptSchema).min(1).optional(),
+  batchId: z.string().min(1).optional(),
+  parent: z.lazy(() => ThreadParentSchema).optional(),
   withheld: z
     .array(
       z.object({
@@ -65,6 +67,7 @@ export const ThreadSnapshotSchema = z.object({
 export const DecisionRecordSchema = z.object({
   threadId: z.string().min(1),
   runId: z.string().min(1),
+  batchId: z.string().min(1).optional(),
   interruptIds: z.array(z.string()),
   entries: z.array(ResumeEntrySchema),
   decidedBy: z.string().min(1),
@@ -80,6 +83,29 @@ export const DecisionRecordSchema = z.object({
 export const DecisionRequestSchema = z
   .object({ runId: z.string().min(1), resume: z.array(ResumeEntrySchema).min(1) })
   .strict()
+
+/** Where a fork starts (docs/time-travel.md): exactly one of `messageId`, `batchId`. */
+export const ForkPointSchema = z.union([
+  z.object({ messageId: z.string().min(1).max(200) }).strict(),
+  z.object({ batchId: z.string().min(1).max(200) }).strict(),
+])
+
+/** Body of `POST {base}/threads/:threadId/fork`. */
+export const ForkRequestSchema = z
+  .object({
+    at: ForkPointSchema,
+    threadId: z.string().min(1).max(200).optional(),
+    edit: z
+      .object({ messageId: z.string().min(1).max(200), content: z.string() })
+      .strict()
+      .optional(),
+  })
+  .strict()
+
+export const ThreadParentSchema = z.object({ threadId: z.string().min(1), at: ForkPointSchema })
+
+/** `201` answer of the fork route. */
+export const ForkCreatedSchema = z.object({ threadId: z.string().min(1), parent: ThreadParentSchema })
 
 /** `202` answers of `POST {base}/runs` (docs/protocol.md#multitask): queued input, or a steer that joined a run. */
 export const RunQueuedSchema = z.object({

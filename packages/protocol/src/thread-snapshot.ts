@@ -1,5 +1,6 @@
 import type { Interrupt, Message } from '@ag-ui/core'
 import type { DecisionRecord } from './decisions.ts'
+import type { ThreadParent } from './forks.ts'
 import type { WithheldMessage } from './guardrails.ts'
 import type { MultitaskStrategy } from './multitask.ts'
 
@@ -65,6 +66,10 @@ export interface ThreadSnapshot {
   readonly state: unknown
   /** The complete pending batch, only while open and unexpired. */
   readonly interrupts?: readonly Interrupt[]
+  /** With `interrupts`: the batch's id, the id of the run that paused with it (a fork point, docs/time-travel.md). */
+  readonly batchId?: string
+  /** A fork's origin: the thread it was forked from and where (docs/time-travel.md). */
+  readonly parent?: ThreadParent
   /** Assistant texts a failed output guardrail holds back until a person allows them (docs/guardrails.md). */
   readonly withheld?: readonly WithheldMessage[]
   readonly activeRunId?: string

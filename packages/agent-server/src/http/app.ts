@@ -37,6 +37,7 @@ import { registerMetricsRoute } from './routes/metrics.ts'
 import { registerPermissionRuleRoutes } from './routes/permission-rules.ts'
 import { registerRunRoutes } from './routes/runs.ts'
 import { registerThreadRoutes } from './routes/threads.ts'
+import { registerForkRoutes } from './routes/forks.ts'
 import type { ServerParts } from './server-parts.ts'
 import { createServerParts } from './server-parts.ts'
 import type { StopMode } from './server-lifecycle.ts'
@@ -224,6 +225,14 @@ function registerRoutes(
   registerMetricsRoute(app, basePath, authenticate, {
     metrics,
     principals: [...config.metricsPrincipals, ...config.approvers],
+  })
+  registerForkRoutes(app, basePath, authenticate, {
+    access,
+    store,
+    now,
+    limits,
+    initialState: () => agent.initialState(),
+    newThread: (owner) => quotas.newThread(owner),
   })
   registerEffectRoutes(app, basePath, authenticate, { access, store, now, limits })
   registerToolClaimRoutes(app, basePath, authenticate, { access, store, now, limits })

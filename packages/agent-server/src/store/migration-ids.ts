@@ -32,6 +32,8 @@ export const MIGRATION_IDS = [
   '0011-rule-provenance',
   /** Input queued on a busy thread (docs/decisions.md#a-durable-run-queue), in admission order per thread. */
   '0012-run-queue',
+  /** Thread forks (docs/time-travel.md): each fork's origin, and what a batch's pause held, so a fork can pause there again. */
+  '0013-thread-forks',
 ] as const
 
 export type MigrationId = (typeof MIGRATION_IDS)[number]

@@ -15,6 +15,19 @@ export const OPEN_CALL_STATUSES: readonly ToolCallStatus[] = [...NOT_STARTED_CAL
 /** A call a dead run may have left behind: not started, or started with an unknown outcome. */
 export const UNFINISHED_CALL_STATUSES: readonly ToolCallStatus[] = [...NOT_STARTED_CALL_STATUSES, 'started']
 
+/**
+ * A call that is done: it never runs again (a fork copies these as they are, docs/time-travel.md). `unknown` is done
+ * too: it is never re-executed blindly.
+ */
+export const TERMINAL_CALL_STATUSES: readonly ToolCallStatus[] = [
+  'succeeded',
+  'failed',
+  'denied',
+  'cancelled',
+  'rejected',
+  'unknown',
+]
+
 /** The one batch status that can still be answered. */
 export const OPEN_BATCH_STATUS: BatchStatus = 'pending'
 

@@ -118,6 +118,14 @@ export function withTypedErrors<S extends Store>(store: S): S {
       if (property === TYPED) return true
       if (property === HEALTH) return health
       const value: unknown = Reflect.get(target, property, target)
+      // A group of methods (`forks`) is typed the same way, method by method.
+      if (property === 'forks' && typeof value === 'object' && value !== null) {
+        const cachedGroup = wrapped.get(property)
+        if (cachedGroup !== undefined) return cachedGroup
+        const group = typedMethods(value as object, health)
+        wrapped.set(property, group)
+        return group
+      }
       if (typeof value !== 'function' || property === 'constructor') return value
       const cached = wrapped.get(property)
       if (cached !== undefined) return cached
@@ -144,6 +152,27 @@ export function withTypedErrors<S extends Store>(store: S): S {
       }
       wrapped.set(property, fn)
       return fn
+    },
+  })
+}
+
+/** Each method of `group` with its rejections typed (`toTypedStoreError`) and its writes counted in `health`. */
+function typedMethods(group: object, health: StoreHealth): object {
+  return new Proxy(group, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target)
+      if (typeof value !== 'function') return value
+      const write = typeof property === 'string' && !READ_METHOD.test(property)
+      return async (...args: unknown[]): Promise<unknown> => {
+        try {
+          const ok = await (value as (...a: unknown[]) => unknown).apply(target, args)
+          if (write) health.recordWrite(true)
+          return ok
+        } catch (error) {
+          if (write && isStoreUnavailable(error)) health.recordWrite(false)
+          throw toTypedStoreError(error)
+        }
+      }
     },
   })
 }

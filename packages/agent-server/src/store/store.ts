@@ -2,6 +2,7 @@ import type { DecisionRecord, Message, PermissionRule } from '@interlude/protoco
 import type { PermissionRuleFilter, PermissionRuleMatch } from './permission-rules.ts'
 import type { SaveToolCheckpoint } from './tool-checkpoints.ts'
 import type { RunQueueStore } from './run-queue.ts'
+import type { ForkStore } from './forks.ts'
 import type {
   AdmissionView,
   BatchRecord,
@@ -53,6 +54,7 @@ export type { EnqueueRequest, EnqueueResult, QueuedInput, RunQueueStore } from '
 export type * from './records.ts'
 export type * from './requests.ts'
 export type * from './tool-checkpoints.ts'
+export type * from './forks.ts'
 
 /**
  * The persistence contract of the agent server (docs/architecture.md), implemented by SQLite and PostgreSQL
@@ -292,6 +294,9 @@ export interface Store extends Partial<RunQueueStore> {
   getToolCheckpoint(threadId: string, toolCallId: string): Promise<string | undefined>
   /** Stores (replaces) a call's checkpoint; fenced: `RunNotActiveError` unless `runId` is the thread's active run. */
   saveToolCheckpoint(request: SaveToolCheckpoint): Promise<void>
+
+  /** Thread forks (docs/time-travel.md); optional for host stores: without it the fork routes answer 404. */
+  readonly forks?: ForkStore
 
   /**
    * Optional change feed from other processes (PostgreSQL LISTEN/NOTIFY): appended events and

@@ -62,11 +62,12 @@ export async function threadSnapshot(
   page: SnapshotPage = { limit: DEFAULT_SNAPSHOT_MESSAGES, maxBytes: 1024 * 1024 },
   resultFrom: ResultFromOf = () => undefined,
 ): Promise<ThreadSnapshot> {
-  const [stored, open, calls, decisions] = await Promise.all([
+  const [stored, open, calls, decisions, origin] = await Promise.all([
     store.listMessagePage(thread.threadId, page),
     store.getOpenBatch(thread.threadId),
     store.listToolCalls(thread.threadId, { status: ['unknown', 'started', 'awaiting_result'] }),
     store.listDecisions(thread.threadId),
+    store.forks?.getForkOrigin(thread.threadId),
   ])
   const started = calls.filter((c) => c.status !== 'awaiting_result')
   const awaiting: AwaitingExternalCall[] = calls
@@ -87,7 +88,9 @@ export async function threadSnapshot(
     status: thread.status,
     messages: stored.map((m) => m.message),
     state: thread.state,
-    ...(open && isShown(open, now) ? { interrupts: open.interrupts.map((i) => i.interrupt) } : {}),
+    // The batch is named by the run that paused with it (docs/time-travel.md).
+    ...(open && isShown(open, now) ? { interrupts: open.interrupts.map((i) => i.interrupt), batchId: open.runId } : {}),
+    ...(origin ? { parent: { threadId: clientThreadId(origin.parentThreadId), at: origin.at } } : {}),
     ...withheldOf(open && isShown(open, now) ? open : undefined),
     ...defined({ activeRunId: thread.activeRunId }),
     lastEventId: thread.lastSeq,

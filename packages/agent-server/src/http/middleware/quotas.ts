@@ -97,6 +97,11 @@ export class Quotas {
     if (this.requests && points > 0) await this.requests.penalty(key, points)
   }
 
+  /** A thread made without a run (a fork, docs/time-travel.md) takes a point of the new-threads bucket. */
+  newThread(owner: string): Promise<void> {
+    return this.consume(this.threads, 'newThreadsPerMinute', this.limits.maxNewThreadsPerMinute, owner)
+  }
+
   /** Takes one open-stream slot of the principal, or throws `RATE_LIMITED`; the answer releases it (once). */
   openStream(principal: string): () => void {
     const max = this.limits.maxOpenStreamsPerPrincipal

@@ -69,6 +69,8 @@ import * as checkpoints from './tool-checkpoints.ts'
 import * as toolCalls from './tool-calls.ts'
 import * as tokens from './usage.ts'
 import * as queue from './run-queue.ts'
+import type { ForkStore } from '../forks.ts'
+import { postgresForks } from './forks.ts'
 import type { EnqueueRequest, EnqueueResult, QueuedInput } from '../run-queue.ts'
 
 // The option types live beside the store; importers keep naming them from here.
@@ -95,6 +97,7 @@ export class PostgresStore implements Store {
   /** Admission only: latency-critical, never behind run traffic. */
   readonly #admission: pg.Pool
   readonly #now: Clock
+  readonly forks: ForkStore
 
   private constructor(db: PgDatabase, now: Clock) {
     this.#db = db
@@ -103,6 +106,7 @@ export class PostgresStore implements Store {
     this.#pool = db.pool
     this.#admission = db.admission
     this.#now = now
+    this.forks = postgresForks(db.pool)
   }
 
   /** Connects, creates the schema on first start and applies migrations. */

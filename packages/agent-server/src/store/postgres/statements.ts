@@ -323,13 +323,6 @@ export const closeToolCall = (
     [call.status, call.result, now, threadId, call.toolCallId, [...call.from]],
   )
 
-export const insertBatch = (batch: NewBatch) =>
-  statement(
-    `INSERT INTO interrupt_batches (batch_id, thread_id, run_id, status, created_at, expires_at, on_expiry)
-     VALUES ($1, $2, $3, ${OPEN_BATCH}, $4, $5, $6)`,
-    [batch.batchId, batch.threadId, batch.runId, batch.createdAt, batch.expiresAt, batch.onExpiry],
-  )
-
 export const insertInterrupts = (batch: NewBatch) =>
   statement(
     `INSERT INTO interrupts (interrupt_id, batch_id, thread_id, position, kind, tool_call_id, tool_name, json)

@@ -30,7 +30,8 @@ export function getBatchOfInterrupt(
 export function createBatchTx(s: SqliteStatements, batch: NewBatch): void {
   const { batchId, threadId, runId } = batch
   fenceTx(s, threadId, runId)
-  s.insertBatch.run(batch)
+  const callIdsJson = JSON.stringify([...new Set(batch.interrupts.map((i) => i.toolCallId))])
+  s.insertBatch.run({ ...batch, callIdsJson })
   batch.interrupts.forEach((item, position) => {
     const json = JSON.stringify(item.interrupt)
     s.insertInterrupt.run({ ...item, interruptId: item.interrupt.id, batchId, threadId, position, json })

@@ -262,6 +262,23 @@ export const SQLITE_MIGRATIONS: DialectMigrations = {
   );
   CREATE INDEX run_queue_owner ON run_queue (owner_id);
   `,
+  // Thread forks (docs/time-travel.md, docs/decisions.md#time-travel): each fork's parent and fork point; what a batch's
+  // pause held (the messages written before it, the checkpoints of its asking calls), written with the batch, so a fork
+  // at the batch pauses at the same question; the batch of a run by its run id (its public id); the thread's state
+  // snapshots in the log, to find the state a fork at a message starts with without reading the log.
+  '0013-thread-forks': `
+  CREATE TABLE thread_forks (
+    thread_id TEXT PRIMARY KEY,
+    parent_thread_id TEXT NOT NULL,
+    at_json TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX thread_forks_by_parent ON thread_forks (parent_thread_id, created_at);
+  ALTER TABLE interrupt_batches ADD COLUMN pause_message_count INTEGER;
+  ALTER TABLE interrupt_batches ADD COLUMN pause_checkpoints TEXT;
+  CREATE INDEX interrupt_batches_by_run ON interrupt_batches (thread_id, run_id);
+  CREATE INDEX events_state_snapshots ON events (thread_id, seq) WHERE type = 'STATE_SNAPSHOT';
+  `,
 }
 
 /** The SQL of each schema version, in order: a file at `user_version` k has run the first k. */

@@ -1,4 +1,6 @@
 import type Database from 'better-sqlite3'
+import type { ForkStore } from '../forks.ts'
+import { sqliteForks } from './forks.ts'
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
 import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-rules.ts'
 import { mergeDecisions } from '../permission-rules.ts'
@@ -98,6 +100,7 @@ export class SqliteStore implements Store {
   readonly #checkpoints: ReturnType<typeof prepareToolCheckpoints>
   readonly #stale: ReturnType<typeof prepareStaleDecisions>
   readonly #now: Clock
+  readonly forks: ForkStore
   #closed = false
 
   constructor(file: string, options: SqliteStoreOptions = {}) {
@@ -110,6 +113,7 @@ export class SqliteStore implements Store {
     this.#queue = sqliteRunQueue(this.#db)
     this.#checkpoints = prepareToolCheckpoints(this.#db)
     this.#stale = prepareStaleDecisions(this.#db)
+    this.forks = sqliteForks(this.#db)
   }
 
   /** Direct access for tests and tooling (e.g. a before/after dump). */

@@ -245,9 +245,16 @@ export function prepareStatements(db: Database.Database) {
     listInterrupts: prepare<[string], InterruptRow>(
       'SELECT interrupt_id, kind, tool_call_id, tool_name, json FROM interrupts WHERE batch_id = ? ORDER BY position',
     ),
-    insertBatch: prepare<RunKeyParams & { batchId: string; createdAt: number; expiresAt: number; onExpiry: string }>(
-      `INSERT INTO interrupt_batches (batch_id, thread_id, run_id, status, created_at, expires_at, on_expiry)
-       VALUES (@batchId, @threadId, @runId, ${OPEN_BATCH}, @createdAt, @expiresAt, @onExpiry)`,
+    /** With what the pause holds (docs/time-travel.md): the messages so far, the checkpoints of the batch's calls. */
+    insertBatch: prepare<
+      RunKeyParams & { batchId: string; createdAt: number; expiresAt: number; onExpiry: string; callIdsJson: string }
+    >(
+      `INSERT INTO interrupt_batches (batch_id, thread_id, run_id, status, created_at, expires_at, on_expiry,
+         pause_message_count, pause_checkpoints)
+       VALUES (@batchId, @threadId, @runId, ${OPEN_BATCH}, @createdAt, @expiresAt, @onExpiry,
+         (SELECT message_count FROM threads WHERE thread_id = @threadId),
+         (SELECT COALESCE(json_group_object(tool_call_id, json), '{}') FROM tool_checkpoints
+          WHERE thread_id = @threadId AND tool_call_id IN (SELECT value FROM json_each(@callIdsJson))))`,
     ),
     insertInterrupt: prepare<
       ThreadKey & {
