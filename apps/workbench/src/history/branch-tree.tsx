@@ -21,7 +21,6 @@ interface Node {
   readonly threadId: string
   /** Where it starts in its parent. */
   readonly at: ForkAt | undefined
-  readonly title?: string | undefined
   readonly children: readonly Node[]
 }
 
@@ -91,7 +90,7 @@ function TreeNode({
   readonly titles: ReadonlyMap<string, string>
   readonly onOpen: (threadId: string) => void
 }) {
-  const title = node.title ?? titles.get(node.threadId)
+  const title = titles.get(node.threadId)
   const name = (
     <>
       {title ?? 'thread'} <code>{node.threadId.slice(0, 16)}</code>
@@ -150,5 +149,5 @@ async function loadTree(client: HistoryClient, threadId: string, signal: AbortSi
 }
 
 function leaf(child: ForkChild): Node {
-  return { threadId: child.threadId, at: child.at, title: child.title, children: [] }
+  return { threadId: child.threadId, at: child.at, children: [] }
 }

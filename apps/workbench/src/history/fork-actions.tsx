@@ -16,21 +16,16 @@ export interface ForkActionsProps {
 }
 
 /**
- * "Fork here" and "What if…" on the selected frame of a stored thread (docs/protocol.md#forks). A fork is a new thread
+ * "Fork here" and "What if…" on the selected frame of a stored thread (apps/workbench/README.md#time-travel). A fork is a new thread
  * of this principal: nothing of the replayed thread changes, and no effect runs again. "Fork here" starts after the
- * last message the frame shows (a user message may be edited first); "What if…" starts paused at the frame's batch,
- * the same question with new interrupt ids, to answer it differently.
+ * last message the frame shows; "What if…" starts paused at the frame's batch, the same question with new interrupt
+ * ids, to answer it differently.
  */
 export function ForkActions({ client, threadId, view, onForked }: ForkActionsProps) {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | undefined>()
   const messages = view.snapshot?.messages ?? []
   const message = lastWithId(messages)
-  // An edit belongs to its message: selecting another frame does not carry it over.
-  const [draft, setDraft] = useState<{ readonly id: string; readonly text: string } | undefined>()
-  const editing = message !== undefined && draft?.id === message.id ? draft.text : undefined
-  const setEditing = (text: string | undefined) =>
-    setDraft(text === undefined || message === undefined ? undefined : { id: message.id, text })
   const batch = view.batch
 
   const fork = (body: ForkBody) => {
@@ -70,11 +65,6 @@ export function ForkActions({ client, threadId, view, onForked }: ForkActionsPro
           after the {message.role} message “{snippet(message.text)}”
         </span>
       )}
-      {message?.role === 'user' && editing === undefined && (
-        <button type="button" className="link" disabled={busy} onClick={() => setEditing(message.text)}>
-          Edit this message and fork…
-        </button>
-      )}
       {batch && (
         <button
           type="button"
@@ -90,24 +80,6 @@ export function ForkActions({ client, threadId, view, onForked }: ForkActionsPro
           answer the {view.batchState === 'pending' ? 'waiting' : 'answered'} batch <code>{batch.id.slice(0, 12)}</code>{' '}
           again in a fork
         </span>
-      )}
-      {message && editing !== undefined && (
-        <form
-          className="fork-edit"
-          onSubmit={(e) => {
-            e.preventDefault()
-            fork({ at: { messageId: message.id }, edit: { messageId: message.id, content: editing } })
-          }}
-        >
-          <label htmlFor="fork-edit-text">The message in the fork</label>
-          <textarea id="fork-edit-text" rows={2} value={editing} onChange={(e) => setEditing(e.target.value)} />
-          <button type="submit" className="primary" disabled={busy || editing.trim() === ''}>
-            Fork with this message
-          </button>
-          <button type="button" disabled={busy} onClick={() => setEditing(undefined)}>
-            Keep it
-          </button>
-        </form>
       )}
       {busy && <span role="status">Forking…</span>}
       {error && (
@@ -129,8 +101,8 @@ function lastWithId(messages: readonly Json[]): FrameMessage | undefined {
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i]!
     const id = messageIdOf(message)
-    if (id === undefined) continue
     const m = message as unknown as Message
+    if (id === undefined) continue
     const tools = (m as { toolCalls?: readonly { function?: { name?: string } }[] }).toolCalls
     const text = messageText(m) || (tools?.length ? `calls ${tools.map((t) => t.function?.name).join(', ')}` : '')
     return { id, role: m.role, text }

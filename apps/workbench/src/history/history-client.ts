@@ -1,40 +1,37 @@
 import { errorFromFetch, errorFromResponse, InterludeError } from '@interlude/protocol'
-import type { ThreadListPage, ThreadSummary } from '@interlude/protocol'
+import type {
+  ForkCreated,
+  ForkPoint,
+  ForkRequest,
+  ThreadListPage,
+  ThreadParent,
+  ThreadSummary,
+} from '@interlude/protocol'
 import { createHttpTransport } from '@interlude/react/core'
 import type { Transport } from '@interlude/react/core'
 
 /**
- * The server reads and writes of time travel (docs/protocol.md#forks): the signed-in principal's threads, a thread's
- * log (through the SDK's HTTP transport), its origin and its forks, and the fork itself. Plain `fetch`, every request
- * with the session's headers; every refusal is the protocol's `InterludeError`.
+ * The server reads and writes of time travel (apps/workbench/README.md#time-travel): the signed-in principal's
+ * threads, a thread's log (through the SDK's HTTP transport), its origin and its forks, and the fork itself. Plain
+ * `fetch`, every request with the session's headers; every refusal is the protocol's `InterludeError`.
  */
 
 /** Where a fork starts: after a message (up to and including it) or at the question a run paused with. */
-export type ForkAt = { readonly messageId: string } | { readonly batchId: string }
+export type ForkAt = ForkPoint
 
 /** A thread's origin (`ThreadSnapshot.parent`, the fork answer's `parent`). */
-export interface ForkOrigin {
-  readonly threadId: string
-  readonly at: ForkAt
-}
+export type ForkOrigin = ThreadParent
 
-export interface ForkCreated {
-  readonly threadId: string
-  readonly parent: ForkOrigin
-}
+export type { ForkCreated }
 
 /** One child of a thread (`GET …/threads/:threadId/forks`). */
 export interface ForkChild {
   readonly threadId: string
   readonly at: ForkAt | undefined
-  readonly title: string | undefined
+  readonly createdAt: string | undefined
 }
 
-export interface ForkBody {
-  readonly at: ForkAt
-  /** Replaces that user message's content in the fork. */
-  readonly edit?: { readonly messageId: string; readonly content: string }
-}
+export type ForkBody = Omit<ForkRequest, 'threadId'>
 
 export interface HistoryClientOptions {
   /** @default '/api/agent' */
@@ -100,19 +97,13 @@ export function createHistoryClient(options: HistoryClientOptions = {}): History
     },
 
     async forks(threadId, signal) {
-      const body = await json(`${thread(threadId)}/forks`, signal ? { signal } : {})
-      const list = Array.isArray(body) ? body : record(body).forks
+      const list = record(await json(`${thread(threadId)}/forks`, signal ? { signal } : {})).items
       if (!Array.isArray(list)) throw malformed('fork list')
       return list.flatMap((item): ForkChild[] => {
         const child = record(item)
         if (typeof child.threadId !== 'string') return []
-        return [
-          {
-            threadId: child.threadId,
-            at: forkAt(child.at ?? record(child.parent).at),
-            title: typeof child.title === 'string' ? child.title : undefined,
-          },
-        ]
+        const createdAt = typeof child.createdAt === 'string' ? child.createdAt : undefined
+        return [{ threadId: child.threadId, at: forkAt(child.at), createdAt }]
       })
     },
 

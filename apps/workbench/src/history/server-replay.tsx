@@ -22,7 +22,7 @@ type Opened =
   | { readonly phase: 'read'; readonly threadId: string; readonly read: ThreadLogRead; readonly key: number }
 
 /**
- * Any stored thread replayed from the server's log, with no browser recording (docs/protocol.md#forks): the
+ * Any stored thread replayed from the server's log, with no browser recording (apps/workbench/README.md#time-travel): the
  * principal's threads, the chosen one read page by page into frames for the usual player and inspector, its branch
  * tree, and on every frame "Fork here" / "What if…", which open the fork in the live view.
  */
@@ -76,7 +76,11 @@ export function ServerReplay({ client, onReturnToLive, onOpenLive, initialThread
           )}
           <ul>
             {list.threads.map((thread) => (
-              <li key={thread.threadId} aria-current={opened?.threadId === thread.threadId ? 'true' : undefined}>
+              <li
+                key={thread.threadId}
+                data-thread-id={thread.threadId}
+                aria-current={opened?.threadId === thread.threadId ? 'true' : undefined}
+              >
                 <button type="button" className="link" onClick={() => open(thread.threadId)}>
                   {thread.title ?? thread.threadId}
                 </button>{' '}

@@ -8,6 +8,8 @@ import type { RunResponse, TestServer } from '@interlude/agent-server/testing'
 export interface ReleaseTurn {
   /** The run that paused with the batch: the server's `batchId`. */
   readonly pausedRunId: string
+  /** The ids of the batch's interrupts. */
+  readonly interruptIds: readonly string[]
   /** The answer run's response (its last SSE id is the log's length so far). */
   readonly answered: RunResponse
 }
@@ -21,11 +23,13 @@ export async function releaseTurn(
   principal: 'alice' | 'bob' = 'alice',
 ): Promise<ReleaseTurn> {
   const paused = await postRun(server, runInput(threadId, [userMessage(text)]), { principal })
-  const answers = interruptsOf(paused.events).map((i) => ({
+  const interrupts = interruptsOf(paused.events)
+  const answers = interrupts.map((i) => ({
     interruptId: i.id,
     status: 'resolved' as const,
     payload: { approved },
   }))
   const answered = await postRun(server, resumeInput(threadId, answers), { principal })
-  return { pausedRunId: (paused.events[0] as { runId: string }).runId, answered }
+  const pausedRunId = (paused.events[0] as { runId: string }).runId
+  return { pausedRunId, interruptIds: interrupts.map((i) => i.id), answered }
 }
