@@ -9,6 +9,7 @@ export type UseChatOptions<TState = unknown> = ChatRuntimeOptions<TState>
 /** The runtime's commands `useChat` hands out (bound methods: stable identities). */
 const COMMANDS = [
   'sendMessage',
+  'cancelQueued',
   'reload',
   'stop',
   'setMessages',

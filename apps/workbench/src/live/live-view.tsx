@@ -16,6 +16,8 @@ import { batchPolicy, earliestExpiry, useExpired } from './expiry.ts'
 import { draftChoices } from './draft-choices.ts'
 import { threadFromUrl, writeThreadToUrl } from './thread-url.ts'
 import { ThreadSidebar } from './thread-sidebar.tsx'
+import { Composer } from './composer.tsx'
+import { QueuePanel } from './queue-panel.tsx'
 import { useInbox } from './use-inbox.ts'
 import { useRecordedChat } from './use-recorded-chat.ts'
 
@@ -116,14 +118,24 @@ export function LiveView({ recorder, active }: LiveViewProps) {
     }
   }
 
-  const send = () => {
+  /** A refusal of a message sent while busy (or of a cancel) arrives later: shown like a synchronous one. */
+  const refused = (error: unknown) => {
+    const { code, message } = toRecordedError(error)
+    setLocalError(`${code}: ${message}`)
+  }
+
+  // While a run is in progress the message is queued (`whileBusy: 'enqueue'`), or steered into the running turn.
+  const send = (whileBusy?: 'steer') => {
     const text = draft.trim()
     if (text === '') return
-    if (act('send', { text }, () => runtime.sendMessage(text))) {
+    if (act(whileBusy ?? 'send', { text }, () => runtime.sendMessage(text, { whileBusy }).catch(refused))) {
       setDraft('')
       setTaken(undefined)
     }
   }
+
+  const cancelQueued = (runId: string) =>
+    act('cancel-queued', { runId }, () => runtime.cancelQueued(runId).catch(refused))
 
   const newConversation = () => {
     act('new-conversation', { from: chat.threadId }, () => {
@@ -334,49 +346,17 @@ export function LiveView({ recorder, active }: LiveViewProps) {
               {localError}
             </p>
           )}
-          <form
-            className="composer"
-            onSubmit={(e) => {
-              e.preventDefault()
-              send()
-            }}
-          >
-            <label className="visually-hidden" htmlFor="composer">
-              Message
-            </label>
-            <textarea
-              id="composer"
-              rows={2}
-              value={draft}
-              placeholder={
-                batch
-                  ? 'Answer the pending batch first'
-                  : 'Message the release assistant, e.g. “deploy v2.1 to production”'
-              }
-              disabled={blocked || batch !== undefined}
-              onChange={(e) => setDraft(e.target.value)}
-              onKeyDown={(e) => {
-                if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
-                  e.preventDefault()
-                  send()
-                }
-              }}
-            />
-            <button
-              type="submit"
-              className="primary"
-              disabled={busy || blocked || batch !== undefined || draft.trim() === ''}
-            >
-              Send
-            </button>
-            <button
-              type="button"
-              disabled={!chat.isLoading}
-              onClick={() => act('stop', undefined, () => runtime.stop())}
-            >
-              Stop
-            </button>
-          </form>
+          <QueuePanel queued={chat.queued} onCancel={cancelQueued} />
+          <Composer
+            draft={draft}
+            onDraft={setDraft}
+            onSend={send}
+            onStop={() => act('stop', undefined, () => runtime.stop())}
+            waitingForBatch={batch !== undefined}
+            blocked={blocked || recovering}
+            running={chat.isLoading}
+            streaming={chat.status === 'streaming'}
+          />
         </InterruptFormProvider>
       </main>
     </div>

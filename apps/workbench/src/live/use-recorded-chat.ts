@@ -36,6 +36,8 @@ export function useRecordedChat(recorder: Recorder, initialThreadId: string | un
     headers: authHeaders,
     fetch: recordingFetch,
     tools: WORKBENCH_TOOLS,
+    // The composer stays usable while a run streams: a message sent then is queued (docs/react-runtime.md).
+    whileBusy: 'enqueue',
     onEvent: (event) => {
       const record = decisionFromEvent(event)
       if (record !== undefined) addRecords([record])

@@ -2,6 +2,8 @@ import type { AgUiEvent, Message, ThreadSnapshot } from '@interlude/protocol'
 import { eventProblems } from '@interlude/protocol'
 import { clientError } from './errors.ts'
 import { deepFreeze, frozenJsonCopy, NONE } from './immutable.ts'
+import { QueuedInput } from './queued-input.ts'
+import { userMessage } from './user-message.ts'
 import type { CoreState } from './reducer.ts'
 import { initialState } from './reducer.ts'
 import { ChatStore } from './chat-store.ts'
@@ -11,6 +13,7 @@ import {
   checkNoActiveRun,
   checkRestorable,
   checkResumable,
+  checkSendableWhileBusy,
   checkStateUnlocked,
 } from './guards.ts'
 import type { ResolvedOptions } from './options.ts'
@@ -23,7 +26,7 @@ import { refCount } from './ref-count.ts'
 import { applyEvents } from './apply-events.ts'
 import { offeredCalls } from './browser-tools.ts'
 import { restoredAwaiting } from './external-calls.ts'
-import { createHttpTransport } from './http-transport.ts'
+import { optionsTransport } from './http-transport.ts'
 import { noServerSnapshots, ServerFeatures } from './server-features.ts'
 import type { Transport } from './transport.ts'
 import type {
@@ -38,6 +41,7 @@ import type {
   RestoreOptions,
   ResumeOptions,
   SendMessageInput,
+  SendOptions,
   SettleToolCallsOptions,
 } from './types.ts'
 
@@ -64,6 +68,7 @@ export class ChatRuntime<TState = unknown> {
   readonly #store: ChatStore<TState>
   readonly #serverSnapshot: ChatSnapshot<TState>
   readonly #interactions: Interactions<TState>
+  readonly #queue: QueuedInput
   readonly #recovery = new SharedRecovery()
   readonly #features = new ServerFeatures(() => this.#resolved.mode)
   #options: ChatRuntimeOptions<TState>
@@ -74,19 +79,14 @@ export class ChatRuntime<TState = unknown> {
     // No side effects here (React may construct and discard instances in StrictMode).
     this.#options = options
     this.#resolved = resolveOptions(options)
-    this.#transport = options.transport ?? this.#defaultTransport()
+    this.#transport = options.transport ?? this.#http()
     const threadId = options.threadId ?? this.#resolved.generateId()
-    const messages = Object.freeze(
-      (options.initialMessages ?? []).map((m) => deepFreeze({ ...m })),
-    ) as readonly Message[]
+    const messages = Object.freeze((options.initialMessages ?? []).map((m) => deepFreeze({ ...m }))) as Message[]
     this.#store = new ChatStore<TState>(initialState(threadId, messages, options.initialState))
     this.#serverSnapshot = this.#store.getSnapshot()
-    this.#interactions = new Interactions({
-      store: this.#store,
-      options: () => this.#resolved,
-      transport: () => this.#transport,
-      features: this.#features,
-    })
+    const env = { store: this.#store, options: () => this.#resolved, transport: () => this.#transport }
+    this.#interactions = new Interactions({ ...env, features: this.#features })
+    this.#queue = new QueuedInput({ ...env, features: this.#features }, this.#interactions)
   }
 
   // ---------------------------------------------------------------- store
@@ -113,7 +113,7 @@ export class ChatRuntime<TState = unknown> {
     if (transportChanged || serverChanged) this.#features.reset()
     this.#options = { ...this.#options, ...rest }
     this.#resolved = resolveOptions(this.#options)
-    if (transportChanged) this.#transport = this.#options.transport ?? this.#defaultTransport()
+    if (transportChanged) this.#transport = this.#options.transport ?? this.#http()
     if (threadId !== undefined) this.setThreadId(threadId)
   }
 
@@ -148,22 +148,31 @@ export class ChatRuntime<TState = unknown> {
   // ---------------------------------------------------------------- commands
 
   /**
-   * Sends a user message and runs the agent. Throws synchronously (`RECOVERY_REQUIRED`,
-   * `INVALID_STATE` while a batch is pending or claimed or a run is active, `INVALID_INPUT`);
-   * otherwise returns a promise that resolves (never rejects) when the interaction settles.
+   * Sends a user message and runs the agent. Throws synchronously (`RECOVERY_REQUIRED`, `INVALID_STATE` while a batch
+   * is pending or claimed or a run is active, `INVALID_INPUT`); otherwise returns a promise that resolves (never
+   * rejects) when the interaction settles. With `whileBusy` (or the runtime's option) while a run is active or messages
+   * are queued, the message is sent with that strategy instead: the promise resolves once the server took it (`queued`)
+   * and rejects with its refusal (docs/react-runtime.md#many-messages-one-thread).
    */
-  readonly sendMessage = (input: string | SendMessageInput): Promise<void> => {
-    this.#assertMessagesUnlocked('send a message')
-    const content = typeof input === 'string' ? input : input?.content
-    if (typeof content !== 'string' && !Array.isArray(content))
-      throw clientError('INVALID_INPUT', 'A message needs string or array content.')
-    const id = typeof input === 'object' && input.id !== undefined ? input.id : this.#resolved.generateId()
-    const message = deepFreeze({
-      id,
-      role: 'user',
-      content: Array.isArray(content) ? frozenJsonCopy(content) : content,
-    }) as Message
-    return this.#interactions.start({ kind: 'send', messages: Object.freeze([...this.#state.messages, message]) })
+  readonly sendMessage = (input: string | SendMessageInput, options: SendOptions = {}): Promise<void> => {
+    this.#assertAlive()
+    const s = this.#state
+    const whileBusy = options?.whileBusy ?? this.#resolved.whileBusy
+    const busy = whileBusy !== undefined && (s.run !== undefined || s.queued.length > 0)
+    if (busy) checkSendableWhileBusy(s)
+    else checkMessagesUnlocked(s, 'send a message')
+    const message = userMessage(input, this.#resolved.generateId)
+    if (busy) return this.#queue.send(message, whileBusy)
+    return this.#interactions.start({ kind: 'send', messages: Object.freeze([...s.messages, message]) })
+  }
+
+  /**
+   * Takes a queued message back (`POST …/runs/:runId/cancel`): it leaves `queued` once the server removed its run.
+   * Throws `RUN_NOT_FOUND` for a runId that is not queued; rejects with the server's refusal.
+   */
+  readonly cancelQueued = (runId: string): Promise<void> => {
+    this.#assertAlive()
+    return this.#queue.cancel(runId)
   }
 
   /** Re-runs the last user turn (history after it is dropped). Same locks as `sendMessage`. */
@@ -312,13 +321,17 @@ export class ChatRuntime<TState = unknown> {
     })
     if (this.#state.threadId !== threadId)
       throw clientError('STALE_BATCH', 'The thread changed during recovery.', { reason: 'thread_changed' })
-    this.restoreConversation(snapshot, { expectedRevision: revision })
+    this.#store.transaction(() => {
+      this.restoreConversation(snapshot, { expectedRevision: revision })
+      this.#queue.restore(snapshot)
+    })
     if (snapshot.status === 'running' && typeof snapshot.activeRunId === 'string') {
       // Join the live run from the start of the thread log; earlier runs are skipped and the
       // run's own events are applied idempotently over the restored messages.
       void this.#interactions.start({ kind: 'attach', runId: snapshot.activeRunId })
       return { snapshot, attached: true }
     }
+    this.#queue.drain() // an interrupted thread waits for its batch instead
     return { snapshot, attached: false }
   }
 
@@ -372,21 +385,8 @@ export class ChatRuntime<TState = unknown> {
     return this.#store.state
   }
 
-  #defaultTransport(): Transport {
-    // Read options at request time so header/credential changes apply to the next request.
-    return createHttpTransport({
-      baseUrl: () => this.#resolved.api,
-      endpoints: () => {
-        const { runUrl, endpoints } = this.#resolved
-        return runUrl === undefined ? endpoints : { run: runUrl, ...endpoints }
-      },
-      headers: () => {
-        const h = this.#resolved.headers
-        return typeof h === 'function' ? h() : (h ?? {})
-      },
-      credentials: () => this.#resolved.credentials,
-      fetch: (...args) => (this.#resolved.fetch ?? globalThis.fetch)(...args),
-    })
+  #http(): Transport {
+    return optionsTransport(() => this.#resolved as ResolvedOptions<unknown>)
   }
 
   #assertAlive(): void {

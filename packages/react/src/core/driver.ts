@@ -199,6 +199,8 @@ export async function driveInteraction(host: DriverHost, plan: InteractionPlan):
 }
 
 interface Progress {
+  /** The run this attempt reads; joining the next run of a queue (`attach` with `next`), the first one that starts. */
+  target: string
   acked: boolean
   lastId: string | undefined
   received: number
@@ -220,7 +222,6 @@ async function runOnce(
   input: RunAgentInput | undefined,
 ): Promise<RunResult | typeof RETIRED> {
   const { gen, signal } = plan
-  let target = runId
   // The request to post; none when joining the run's events from the thread log (from `joinFrom`).
   let post = input
   let joinFrom = plan.kind === 'attach' ? plan.from : undefined
@@ -228,6 +229,7 @@ async function runOnce(
   const saved = toolCallIdsOf(input === undefined ? flushAndRead(host).messages : input.messages)
   let joined = input === undefined
   const progress: Progress = {
+    target: runId,
     acked: false,
     lastId: undefined,
     received: 0,
@@ -257,15 +259,17 @@ async function runOnce(
     } else if (post !== undefined) {
       source = host.transport().run(post, options)
     } else {
-      progress.skipUntil = target
-      source = host.transport().connect(plan.threadId, { ...options, lastEventId: joinFrom, follow: true })
+      progress.skipUntil = progress.target
+      // The next queued run may not have started yet: a stream that stays open across runs (`?follow=1`).
+      const stay = plan.kind === 'attach' && plan.next
+      source = host.transport().connect(plan.threadId, { ...options, lastEventId: joinFrom, follow: true, stay })
     }
     const before = progress.received
     // Foreign bridges end the response to our own request with their backend's run id
     // (docs/decisions.md#foreign-servers); a replay from the thread log stays strict.
     const ownResponse = !reconnecting && post !== undefined
     try {
-      await consume(host, plan, target, source, progress, watchdog.alive, ownResponse)
+      await consume(host, plan, source, progress, watchdog.alive, ownResponse)
       if (!host.isCurrent(gen)) return RETIRED
       if (progress.finished)
         return { finished: progress.finished, toolCalls: { started: progress.started, saved }, joined }
@@ -292,7 +296,7 @@ async function runOnce(
           // join that run's events instead of failing. Its RUN_STARTED is the acknowledgement.
           joined = true
           post = undefined
-          target = details.runId
+          progress.target = details.runId
           joinFrom = flushAndRead(host).lastEventId
           continue
         }
@@ -323,7 +327,6 @@ async function runOnce(
 async function consume(
   host: DriverHost,
   plan: InteractionPlan,
-  target: string,
   source: AsyncIterable<readonly TransportEvent[]>,
   progress: Progress,
   alive: () => void,
@@ -340,9 +343,12 @@ async function consume(
       progress.received += 1
       if (progress.skipUntil !== undefined) {
         // Joining a run from the thread log: earlier runs' events are history, not this run.
-        if (event.type !== 'RUN_STARTED' || event.runId !== progress.skipUntil) continue
+        if (event.type !== 'RUN_STARTED') continue
+        if (plan.kind === 'attach' && plan.next) progress.target = event.runId
+        else if (event.runId !== progress.skipUntil) continue
         progress.skipUntil = undefined
       }
+      const { target } = progress
       host.observe(gen, event, id, target)
       if (!host.isCurrent(gen)) return
       switch (event.type) {

@@ -32,6 +32,18 @@ export function checkMessagesUnlocked(s: CoreState, what: string): void {
   if (s.run) throw clientError('INVALID_STATE', `Cannot ${what} while a run is in progress.`, { reason: 'busy' })
 }
 
+/**
+ * `sendMessage` with `whileBusy` while a run is active or messages are queued: the same locks as `sendMessage`, except
+ * the run itself (docs/react-runtime.md#many-messages-one-thread).
+ */
+export function checkSendableWhileBusy(s: CoreState): void {
+  checkRecovery(s)
+  if (s.pending)
+    throw clientError('INVALID_STATE', 'Cannot send a message while an interrupt batch is pending or claimed.', {
+      reason: 'interrupts_pending',
+    })
+}
+
 /** `setState`: allowed while idle and while awaiting answers, refused once claimed or running. */
 export function checkStateUnlocked(s: CoreState): void {
   if (s.run)

@@ -1,10 +1,11 @@
 import type { RunAgentInput, ThreadSnapshot } from '@interlude/protocol'
-import { errorFromFetch, errorFromResponse, InterludeError } from '@interlude/protocol'
+import { errorFromFetch, errorFromResponse, InterludeError, isRunAccepted } from '@interlude/protocol'
 import { decodeEventBatches } from '@interlude/protocol/sse'
 import type { Endpoint, EndpointName, Endpoints } from './endpoints.ts'
 import { endpointUrl } from './endpoints.ts'
+import type { ResolvedOptions } from './options.ts'
 import { DEFAULTS } from './options.ts'
-import type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } from './transport.ts'
+import type { ConnectOptions, RunRequestOptions, SubmitAnswer, Transport, TransportEvent } from './transport.ts'
 import type { ReconcileEffectOptions } from './types.ts'
 
 type Lazy<T> = T | (() => T)
@@ -144,6 +145,25 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
       return body as ThreadSnapshot
     },
 
+    async submit(input: RunAgentInput, opts: { readonly signal?: AbortSignal } = {}): Promise<SubmitAnswer> {
+      const init: RequestInit = { method: 'POST', body: JSON.stringify(input) }
+      if (opts.signal) init.signal = opts.signal
+      const res = await request(url('run', input.threadId, input.runId), init, {
+        Accept: 'application/json, text/event-stream',
+        'Content-Type': 'application/json',
+      })
+      // The thread became free meanwhile: the run started with its stream; its events are in the thread log too.
+      if (res.status !== 202) {
+        await res.body?.cancel().catch(() => undefined)
+        return { started: true }
+      }
+      const body: unknown = await res.json().catch(() => undefined)
+      if (isRunAccepted(body)) return 'steered' in body ? { steered: true } : { queued: body.queued }
+      throw new InterludeError('PROTOCOL_ERROR', 'The answer to queued input is malformed.', {
+        details: { reason: 'invalid_queue_answer' },
+      })
+    },
+
     async cancel(threadId: string, runId: string): Promise<void> {
       await post(url('cancel', threadId, runId), {})
     },
@@ -156,4 +176,21 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
       await post(`${url('snapshot', threadId)}/tool-calls/${encodeURIComponent(toolCallId)}/claim`, { claimId })
     },
   }
+}
+
+/** A runtime's default transport: its options are read at request time, so header or credential changes apply next. */
+export function optionsTransport(options: () => ResolvedOptions<unknown>): Transport {
+  return createHttpTransport({
+    baseUrl: () => options().api,
+    endpoints: () => {
+      const { runUrl, endpoints } = options()
+      return runUrl === undefined ? endpoints : { run: runUrl, ...endpoints }
+    },
+    headers: () => {
+      const h = options().headers
+      return typeof h === 'function' ? h() : (h ?? {})
+    },
+    credentials: () => options().credentials,
+    fetch: (...args) => (options().fetch ?? globalThis.fetch)(...args),
+  })
 }

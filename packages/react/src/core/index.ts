@@ -19,7 +19,7 @@ export { subagentsByToolCall, subagentText, subagentToolCalls } from './subagent
 export type { SubagentToolCall } from './subagent-view.ts'
 export { EarlierMessages } from './earlier-messages.ts'
 export type { EarlierFrom, EarlierMessagesSnapshot, EarlierSource } from './earlier-messages.ts'
-export type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } from './transport.ts'
+export type { ConnectOptions, RunRequestOptions, SubmitAnswer, Transport, TransportEvent } from './transport.ts'
 export type {
   BrowserTool,
   BrowserToolContext,
@@ -33,6 +33,8 @@ export type {
   InteractionOutcome,
   PendingInterruptBatch,
   PendingToolCall,
+  QueuedMessage,
+  QueueStorage,
   ReconcileEffectOptions,
   ReconnectOptions,
   RecoverResult,
@@ -42,7 +44,9 @@ export type {
   ResumeOptions,
   RetryOptions,
   SendMessageInput,
+  SendOptions,
   SettleToolCallsOptions,
+  WhileBusy,
 } from './types.ts'
 export { InterludeError } from '@interlude/protocol'
 export type { DecisionRecord, ErrorCode, Interrupt, Message, ResumeEntry, ThreadSnapshot } from '@interlude/protocol'

@@ -9,8 +9,11 @@ export type InteractionRequest =
   | { readonly kind: 'send'; readonly messages: readonly Message[] }
   /** The answers to the claimed batch (already checked, frozen). */
   | { readonly kind: 'resume'; readonly batch: PendingInterruptBatch; readonly entries: readonly ResumeEntry[] }
-  /** Join a run that is already running on the server (`recover()` of a running thread). */
-  | { readonly kind: 'attach'; readonly runId: string; readonly from?: string }
+  /**
+   * Join a run that is already running on the server (`recover()` of a running thread); `next`: whichever run starts
+   * next after `from` (the head of the thread's queue), waiting for it.
+   */
+  | { readonly kind: 'attach'; readonly runId: string; readonly from?: string; readonly next?: boolean }
   /** Settle browser calls the server waits for (run them, or report them unavailable), then continue. */
   | { readonly kind: 'settle'; readonly calls: readonly PendingToolCall[]; readonly run: boolean }
 
@@ -35,7 +38,7 @@ export type InteractionPlan = PlanBase &
     /** `interrupts`: the batch being answered (expiry is checked before every send of the resume). */
     | { readonly kind: 'resume'; readonly input: RunAgentInput; readonly interrupts: readonly Interrupt[] }
     /** `from`: replay cursor (events before the run's RUN_STARTED are skipped). */
-    | { readonly kind: 'attach'; readonly runId: string; readonly from: string }
+    | { readonly kind: 'attach'; readonly runId: string; readonly from: string; readonly next: boolean }
     | { readonly kind: 'settle'; readonly calls: readonly PendingToolCall[]; readonly run: boolean }
   )
 
@@ -100,7 +103,7 @@ export function planInteraction(
       return { ...base, kind: 'resume', input, interrupts: request.batch.interrupts }
     }
     case 'attach':
-      return { ...base, kind: 'attach', runId, from: request.from ?? '0' }
+      return { ...base, kind: 'attach', runId, from: request.from ?? '0', next: request.next === true }
     case 'settle':
       return { ...base, ...request }
   }

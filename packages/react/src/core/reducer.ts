@@ -1,5 +1,6 @@
 import type { AgUiEvent, AwaitingExternalCall, DecisionRecord, InterludeError, Message } from '@interlude/protocol'
 import { NO_AWAITING_EXTERNAL } from './external-calls.ts'
+import { startQueued, withoutQueued, withQueued } from './queue-state.ts'
 import { applyEvents } from './apply-events.ts'
 import { shownMessages, withheldOf } from './withheld.ts'
 import { NONE } from './immutable.ts'
@@ -12,6 +13,7 @@ import type {
   ConversationSnapshot,
   PendingInterruptBatch,
   PendingToolCall,
+  QueuedMessage,
   RecoveryState,
 } from './types.ts'
 
@@ -61,6 +63,8 @@ export interface CoreState {
   readonly subagents: SubagentActivities
   /** Calls waiting for a result from another system (restored, or left pending by a finished run). */
   readonly awaitingExternal: readonly AwaitingExternalCall[]
+  /** Messages sent while busy whose runs have not started (queue-state.ts). */
+  readonly queued: readonly QueuedMessage[]
 }
 
 /** How an interaction ended, as committed: a published batch, a failure with its error, or neither. */
@@ -115,6 +119,11 @@ export type Action =
   | { readonly type: 'batch/expired'; readonly id: string }
   | { readonly type: 'tool-calls/offered'; readonly toolCalls: readonly PendingToolCall[] }
   | { readonly type: 'effect/reconciled'; readonly toolCallId: string }
+  /** Sent while busy: waits for its run (`front`: an `interrupt`, which starts next). */
+  | { readonly type: 'queue/added'; readonly entry: QueuedMessage; readonly front: boolean }
+  /** Cancelled or refused; with `message`: steered into the running turn, where it joins the history now. */
+  | { readonly type: 'queue/removed'; readonly runId: string; readonly message?: Message }
+  | { readonly type: 'queue/restored'; readonly queued: readonly QueuedMessage[] }
 
 export function initialState(threadId: string, messages: readonly Message[], state: unknown): CoreState {
   return {
@@ -131,6 +140,7 @@ export function initialState(threadId: string, messages: readonly Message[], sta
     toolCalls: NONE,
     subagents: NO_SUBAGENTS,
     awaitingExternal: NO_AWAITING_EXTERNAL,
+    queued: NONE,
   }
 }
 
@@ -177,6 +187,7 @@ export function reduce(state: CoreState, action: Action): CoreState {
         toolCalls: NONE,
         subagents: NO_SUBAGENTS,
         awaitingExternal: NO_AWAITING_EXTERNAL,
+        queued: NONE,
       }
     case 'messages/replaced':
       return { ...state, messages: action.messages, recovery: bump(state.recovery) }
@@ -204,6 +215,8 @@ export function reduce(state: CoreState, action: Action): CoreState {
       const claimed = run.kind === 'resume' && !run.resumeAcknowledged
       return {
         ...state,
+        // A queued message joins the history when its run starts.
+        ...startQueued(state.queued, state.messages, action.runId),
         // The batch stays visible until the matching RUN_STARTED; then it disappears. A joined run
         // (decided elsewhere: another tab, person, the API or a deadline) carries its batch away too.
         pending: claimed || run.kind === 'attach' ? undefined : state.pending,
@@ -295,6 +308,16 @@ export function reduce(state: CoreState, action: Action): CoreState {
       return { ...state, pending: Object.freeze({ ...state.pending, expired: true }) }
     case 'tool-calls/offered':
       return { ...state, toolCalls: action.toolCalls }
+    case 'queue/added':
+      return { ...state, queued: withQueued(state.queued, action.entry, action.front) }
+    case 'queue/removed': {
+      const queued = withoutQueued(state.queued, action.runId)
+      const { message } = action
+      if (!message || state.messages.some((m) => m.id === message.id)) return { ...state, queued }
+      return { ...state, queued, messages: Object.freeze([...state.messages, message]) }
+    }
+    case 'queue/restored':
+      return { ...state, queued: action.queued }
     case 'effect/reconciled': {
       const rest = state.unsettledEffects?.filter((e) => e.toolCallId !== action.toolCallId)
       return { ...state, unsettledEffects: rest && rest.length > 0 ? rest : undefined }
@@ -325,5 +348,6 @@ export function toSnapshot<TState>(s: CoreState): ChatSnapshot<TState> {
     pendingToolCalls: s.toolCalls,
     awaitingExternal: s.awaitingExternal,
     subagents: s.subagents,
+    queued: s.queued,
   })
 }

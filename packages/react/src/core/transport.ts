@@ -26,6 +26,12 @@ export interface ConnectOptions {
 }
 
 /**
+ * How the server took input sent while the thread was busy (docs/protocol.md#multitask): queued at a position, written
+ * into the running turn (`steered`), or started at once because the thread had become free (`started`).
+ */
+export type SubmitAnswer = { readonly queued: number } | { readonly steered: true } | { readonly started: true }
+
+/**
  * How the runtime talks to an agent endpoint. Streams yield **batches** of events (typically the
  * events decoded from one network read): a per-event async hop costs more than parsing the event. Every failure is an `InterludeError`: admission
  * errors keep the server's code (and `details`), a failed fetch is `NETWORK_ERROR`, a malformed
@@ -44,6 +50,11 @@ export interface Transport {
     threadId: string,
     options?: { readonly signal?: AbortSignal; readonly before?: string },
   ): Promise<ThreadSnapshot>
+  /**
+   * `POST {base}/runs` of input with a multitask strategy: answers how it was taken, never streams (a run that started at
+   * once is read from the thread log).
+   */
+  submit?(input: RunAgentInput, options?: { readonly signal?: AbortSignal }): Promise<SubmitAnswer>
   /** `POST {base}/threads/:threadId/runs/:runId/cancel`: an explicit stop. */
   cancel?(threadId: string, runId: string): Promise<void>
   /** `POST {base}/threads/:threadId/effects/:toolCallId/reconcile`: settles an unknown effect by hand. */

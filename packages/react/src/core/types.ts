@@ -120,7 +120,37 @@ export interface ChatSnapshot<TState = unknown> {
    * the parent tool call that runs it; never part of `messages` (docs/client-contract.md#subagents).
    */
   readonly subagents: SubagentActivities
+  /**
+   * Messages sent while the thread was busy (`sendMessage(…, { whileBusy })`) whose runs wait on the server, in the
+   * order they start; each joins `messages` when its run starts (docs/react-runtime.md#many-messages-one-thread).
+   */
+  readonly queued: readonly QueuedMessage[]
 }
+
+/** What `sendMessage` does while a run is active: queue the message, steer the run with it, or replace the run. */
+export type WhileBusy = 'enqueue' | 'steer' | 'interrupt'
+
+/** One message waiting for its run (`ChatSnapshot.queued`). */
+export interface QueuedMessage {
+  /** The run that answers it (`cancelQueued(runId)`). */
+  readonly runId: string
+  readonly messageId: string
+  /** The message's text (its text parts, joined). */
+  readonly text: string
+  /** 1 = starts next. */
+  readonly position: number
+  /** The message as it joins `messages` when its run starts. */
+  readonly message: Message
+}
+
+/** The second argument of `sendMessage`. */
+export interface SendOptions {
+  /** While a run is active: send anyway with this strategy instead of refusing. @default the runtime's `whileBusy` */
+  readonly whileBusy?: WhileBusy | undefined
+}
+
+/** Where the runtime keeps the queued messages of a thread across reloads (`recover()` reads them back). */
+export type QueueStorage = Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>
 
 /** Context handed to a browser tool handler. */
 export interface BrowserToolContext {
@@ -235,6 +265,13 @@ export interface ChatRuntimeOptions<TState = unknown> {
    * decision made elsewhere arrives live. Interlude servers only. @default true
    */
   readonly follow?: boolean
+  /**
+   * What `sendMessage` does while a run is active (Interlude servers): `enqueue`, `steer` or `interrupt`
+   * (docs/protocol.md#multitask). Unset, it refuses with `INVALID_STATE` as before. `sendMessage`'s option wins.
+   */
+  readonly whileBusy?: WhileBusy
+  /** Keeps `queued` across reloads, per thread; `false` keeps it in memory only. @default sessionStorage, if any */
+  readonly queueStorage?: QueueStorage | false
   /** Every received event, before it is applied (e.g. a recorder). */
   readonly onEvent?: (event: AgUiEvent, meta: EventMeta) => void
   readonly onFinish?: (info: FinishInfo) => void

@@ -1,6 +1,6 @@
 import type { AgUiEvent, Interrupt, RunAgentInput, ThreadSnapshot } from '@interlude/protocol'
 import { InterludeError } from '@interlude/protocol'
-import type { ConnectOptions, RunRequestOptions, Transport, TransportEvent } from '../core/transport.ts'
+import type { ConnectOptions, RunRequestOptions, SubmitAnswer, Transport, TransportEvent } from '../core/transport.ts'
 
 /**
  * A transport the test drives event by event. Every request becomes an `EventChannel`; the test
@@ -118,7 +118,16 @@ export interface ConnectCall {
   readonly kind: 'connect'
   readonly threadId: string
   readonly lastEventId: string | undefined
+  /** Opened with `?follow=1` (stays open across runs). */
+  readonly stay: boolean
   readonly channel: EventChannel
+}
+
+/** One `submit` (input sent while busy); the test answers it. */
+export interface SubmitCall {
+  readonly input: RunAgentInput
+  readonly answer: (value: SubmitAnswer) => void
+  readonly refuse: (error: unknown) => void
 }
 
 export class ControllableTransport implements Transport {
@@ -145,14 +154,14 @@ export class ControllableTransport implements Transport {
 
   connect(
     threadId: string,
-    { lastEventId, signal, onActivity }: ConnectOptions,
+    { lastEventId, signal, onActivity, stay }: ConnectOptions,
   ): AsyncIterable<readonly TransportEvent[]> {
     const channel = new EventChannel(
       signal,
       { value: lastEventId === undefined ? 1 : Number(lastEventId) + 1 },
       onActivity,
     )
-    this.connects.push({ kind: 'connect', threadId, lastEventId, channel })
+    this.connects.push({ kind: 'connect', threadId, lastEventId, stay: stay === true, channel })
     this.#notify()
     return channel
   }
@@ -173,6 +182,20 @@ export class ControllableTransport implements Transport {
 
   async cancel(threadId: string, runId: string): Promise<void> {
     this.cancels.push({ threadId, runId })
+  }
+
+  readonly submits: SubmitCall[] = []
+
+  submit(input: RunAgentInput): Promise<SubmitAnswer> {
+    return new Promise((answer, refuse) => {
+      this.submits.push({ input: JSON.parse(JSON.stringify(input)) as RunAgentInput, answer, refuse })
+      this.#notify()
+    })
+  }
+
+  async waitForSubmit(n: number): Promise<SubmitCall> {
+    while (this.submits.length < n) await new Promise<void>((resolve) => this.#waiters.push(resolve))
+    return this.submits[n - 1]!
   }
 
   #notify(): void {
