@@ -52,10 +52,10 @@ export function prepareStatements(db: Database.Database) {
 
     // ---- threads
     getThread: prepare<[string], ThreadRow>('SELECT * FROM threads WHERE thread_id = ?'),
-    // Queued input counts as running for the quota (docs/protocol.md#multitask).
+    // Queued input counts as running for the quota; a steer joins a run that counts already (docs/protocol.md#multitask).
     countRunning: prepare<[string, string], { n: number }>(
       `SELECT (SELECT COUNT(*) FROM threads WHERE owner_id = ? AND status = 'running')
-            + (SELECT COUNT(*) FROM run_queue WHERE owner_id = ?) AS n`,
+            + (SELECT COUNT(*) FROM run_queue WHERE owner_id = ? AND steer = 0) AS n`,
     ),
     listThreads: prepare<
       {
@@ -319,9 +319,14 @@ export function prepareStatements(db: Database.Database) {
          @entries, @decidedBy, @via, @now)`,
     ),
     listDecisions: prepare<[string], DecisionRow>(
-      'SELECT * FROM decisions WHERE thread_id = ? ORDER BY decided_at, rowid',
+      `SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id
+       FROM decisions WHERE thread_id = ? ORDER BY decided_at, rowid`,
     ),
-    getDecision: prepare<[string, string], DecisionRow>('SELECT * FROM decisions WHERE thread_id = ? AND run_id = ?'),
+    getDecision: prepare<
+      [string, string],
+      DecisionRow
+    >(`SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id
+       FROM decisions WHERE thread_id = ? AND run_id = ?`),
 
     ...outboxStatements(prepare),
 
