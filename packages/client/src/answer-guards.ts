@@ -1,5 +1,7 @@
 import type {
   DecisionAccepted,
+  ForkCreated,
+  ThreadForkList,
   PendingBatchPage,
   PermissionRuleList,
   RunView,
@@ -61,5 +63,26 @@ export function isPermissionRuleList(value: unknown): value is PermissionRuleLis
       typeof item.createdAt === 'string' &&
       (item.threadId === undefined || typeof item.threadId === 'string') &&
       (item.argsMatch === undefined || isObject(item.argsMatch)),
+  )
+}
+
+const isForkPoint = (value: unknown): boolean =>
+  isObject(value) && (typeof value.messageId === 'string' || typeof value.batchId === 'string')
+
+export function isForkCreated(value: unknown): value is ForkCreated {
+  return (
+    isObject(value) &&
+    typeof value.threadId === 'string' &&
+    isObject(value.parent) &&
+    typeof value.parent.threadId === 'string' &&
+    isForkPoint(value.parent.at)
+  )
+}
+
+export function isThreadForkList(value: unknown): value is ThreadForkList {
+  if (!isObject(value) || !Array.isArray(value.items)) return false
+  return value.items.every(
+    (item: unknown) =>
+      isObject(item) && typeof item.threadId === 'string' && isForkPoint(item.at) && typeof item.createdAt === 'string',
   )
 }

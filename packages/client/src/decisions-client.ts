@@ -1,19 +1,24 @@
 import type {
   DecisionAccepted,
   DecisionRequest,
+  ForkCreated,
+  ForkRequest,
   PendingBatch,
   PendingBatchPage,
   PermissionRule,
   ResumeEntry,
   RunView,
+  ThreadFork,
   ThreadSnapshot,
 } from '@interlude/protocol'
 import { InterludeError } from '@interlude/protocol'
 import {
   isDecisionAccepted,
+  isForkCreated,
   isPendingBatchPage,
   isPermissionRuleList,
   isRunView,
+  isThreadForkList,
   isThreadSnapshot,
 } from './answer-guards.ts'
 import type { BackoffOptions } from './backoff.ts'
@@ -70,6 +75,11 @@ export interface PermissionRulesOptions {
   readonly signal?: AbortSignal
 }
 
+/** `fork(threadId, options)`: the body of the fork route (docs/time-travel.md) and an abort signal. */
+export interface ForkOptions extends ForkRequest {
+  readonly signal?: AbortSignal
+}
+
 export interface DecisionsClient {
   /** One page of the open batches the caller may decide, newest first (`GET {base}/interrupts?status=pending`). */
   pending(options?: PendingOptions): Promise<PendingBatchPage>
@@ -99,6 +109,14 @@ export interface DecisionsClient {
    * An unknown, already revoked or another principal's rule is `NOT_FOUND`.
    */
   revokePermissionRule(ruleId: string, options?: { readonly signal?: AbortSignal }): Promise<void>
+  /**
+   * Forks the caller's thread (`POST {base}/threads/:threadId/fork`, docs/time-travel.md): a new thread with the history
+   * up to `at` (a message, or paused at a batch by its `batchId`), optionally with that user message edited. Nothing
+   * copied runs again. Not retried: a retry without `threadId` could make a second fork.
+   */
+  fork(threadId: string, options: ForkOptions): Promise<ForkCreated>
+  /** The forks of the caller's thread, oldest first (`GET {base}/threads/:threadId/forks`). */
+  forks(threadId: string, options?: { readonly signal?: AbortSignal }): Promise<readonly ThreadFork[]>
   /** The thread's events across runs, reconnecting after a dropped connection (see `FollowOptions`). */
   follow(threadId: string, options?: FollowOptions): AsyncIterable<FollowedEvent>
 }
@@ -187,6 +205,16 @@ export function createDecisionsClient(options: DecisionsClientOptions): Decision
 
     revokePermissionRule(ruleId, { signal } = {}) {
       return http.empty({ method: 'DELETE', path: `/permission-rules/${encodeURIComponent(ruleId)}`, signal })
+    },
+
+    fork(threadId, { signal, ...request }) {
+      const body: ForkRequest = request
+      return http.json({ method: 'POST', path: `${thread(threadId)}/fork`, body, signal }, isForkCreated, 'fork answer')
+    },
+
+    async forks(threadId, { signal } = {}) {
+      const path = `${thread(threadId)}/forks`
+      return (await http.json({ method: 'GET', path, signal }, isThreadForkList, 'fork list')).items
     },
 
     follow(threadId, followOptions = {}) {

@@ -2,6 +2,7 @@ export { createDecisionsClient } from './decisions-client.ts'
 export type {
   DecideOptions,
   DecisionsClient,
+  ForkOptions,
   PendingOptions,
   PermissionRulesOptions,
   ThreadOwnerOption,

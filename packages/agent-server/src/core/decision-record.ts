@@ -19,6 +19,8 @@ export function decisionRecord(
   return {
     threadId: batch.threadId,
     runId,
+    // The batch's public id: the run that paused with it (docs/time-travel.md).
+    batchId: batch.runId,
     interruptIds: batch.interrupts.map((i) => i.interrupt.id),
     entries,
     decidedBy,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import type { ThreadForkList } from '@interlude/protocol'
+import type { RunView, ThreadForkList } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { readJson } from '../test-utils/decisions.ts'
 import { countingDemo, deployedThread, parentBytes, postFork, snapshotOf, stateOf } from '../test-utils/fork-kit.ts'
@@ -174,6 +174,28 @@ describe.each(backends)('thread forks on %s', (_name, start) => {
     ).toBe(200)
     expect(demo.deployments.slice(deploysBefore)).toEqual([{ environment: 'staging', version: 'v4' }])
     expect(stateOf((await snapshotOf(s, 'pending-fork')).body).deployments).toEqual([])
+  })
+  it('batchId, the id of the run that paused: on the open batch, the inbox row, the decision record, the run view', async () => {
+    const s = await serve(countingDemo().agent)
+    const open = await s.postRun(runInput('named', [{ id: 'u1', role: 'user', content: 'deploy v7 to staging' }]))
+    const batchId = (open.events[0] as { runId: string }).runId
+    expect((await snapshotOf(s, 'named')).body.batchId).toBe(batchId)
+    const inbox = (await (await s.request('/interrupts?status=pending')).json()) as { items: { batchId?: string }[] }
+    expect(inbox.items.map((i) => i.batchId)).toEqual([batchId])
+    const paused = (await (await s.request(`/threads/named/runs/${batchId}`)).json()) as RunView
+    expect(paused.batchId).toBe(batchId)
+    const resumed = await s.postRun(
+      resumeInput(
+        'named',
+        interruptsOf(open.events).map((i) => cancelled(i)),
+      ),
+    )
+    const resumeRunId = (resumed.events[0] as { runId: string }).runId
+    const { body: after } = await snapshotOf(s, 'named')
+    expect(after.batchId).toBeUndefined()
+    expect(after.decisions?.map((d) => d.batchId)).toEqual([batchId])
+    const carried = (await (await s.request(`/threads/named/runs/${resumeRunId}`)).json()) as RunView
+    expect(carried).toMatchObject({ batchId, decision: { batchId } })
   })
 })
 

@@ -111,6 +111,7 @@ describe('GET {base}/interrupts?status=pending', () => {
     expect(page?.items).toEqual([
       {
         threadId,
+        batchId: `r-${threadId}`,
         owner: 'eng',
         title: 'deploy 4',
         openedAt: new Date(NOW - 10_000 + opened.findIndex((b) => b.threadId === threadId)).toISOString(),

@@ -134,6 +134,8 @@ export interface DecisionRow {
   decided_at: number
   /** JSON array of the approvals that went stale (`0010-stale-decisions`); NULL: none. */
   stale_interrupt_ids?: string | null
+  /** The decided batch's public id: the run that paused with it (selected with the record, docs/time-travel.md). */
+  batch_run_id?: string | null
 }
 export interface OutboxRow {
   delivery_id: string
@@ -244,6 +246,7 @@ export function toDecision(row: DecisionRow): DecisionRecord {
   return {
     threadId: row.thread_id,
     runId: row.run_id,
+    ...(row.batch_run_id ? { batchId: row.batch_run_id } : {}),
     interruptIds: JSON.parse(row.interrupt_ids) as string[],
     entries: JSON.parse(row.entries) as ResumeEntry[],
     decidedBy: row.decided_by,

@@ -42,6 +42,8 @@ export function decodePendingCursor(cursor: string): Position {
 function pendingBatch(batch: PendingBatchRecord): PendingBatch {
   return {
     threadId: clientThreadId(batch.threadId),
+    // The batch's public id: the run that paused with it (a fork point, docs/time-travel.md).
+    batchId: batch.runId,
     owner: batch.ownerId,
     ...defined({ title: batch.title }),
     openedAt: new Date(batch.createdAt).toISOString(),

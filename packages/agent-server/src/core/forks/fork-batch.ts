@@ -43,9 +43,9 @@ export async function batchFork(
   }))
   const replaced = await responsesWithNewIds(forks, parent.threadId, renewed, rename)
   const checkpoints: Record<string, string> = {}
-  for (const [old, json] of Object.entries(pause.checkpoints)) checkpoints[rename(old)] = json
+  for (const [old, json] of Object.entries(pause.checkpoints)) checkpoints[rename(old)] = renamedIn(json, ids)
   const expiresAt = now + Math.max(0, batch.expiresAt - batch.createdAt)
-  const interrupts = batch.interrupts.map((item) => renewInterrupt(item, rename, expiresAt))
+  const interrupts = batch.interrupts.map((item) => renewInterrupt(item, ids, expiresAt))
   const appended = dropped.map((c) => toolResult(c.toolCallId, FORKED_RESULT).message)
   const state = await forks.getLastStateSnapshot(parent.threadId, { runId: batch.runId })
   return {
@@ -94,13 +94,23 @@ async function responsesWithNewIds(
   return replaced
 }
 
-/** The same question with a new id, its call's new id and the fork's deadline. */
-function renewInterrupt(item: StoredInterrupt, rename: (id: string) => string, expiresAt: number): StoredInterrupt {
+/**
+ * The same question with a new id, its call's new id and the fork's deadline. Every mention of a renewed call id in
+ * the interrupt (a subagent's `subagentRunId` and `metadata.subagent`) names the new call.
+ */
+function renewInterrupt(item: StoredInterrupt, ids: ReadonlyMap<string, string>, expiresAt: number): StoredInterrupt {
+  const renamed = JSON.parse(renamedIn(JSON.stringify(item.interrupt), ids)) as Interrupt
   const interrupt: Interrupt = {
-    ...item.interrupt,
+    ...renamed,
     id: `int_${randomUUID()}`,
-    ...(item.interrupt.toolCallId !== undefined ? { toolCallId: rename(item.interrupt.toolCallId) } : {}),
-    ...(item.interrupt.expiresAt !== undefined ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
+    ...(renamed.expiresAt !== undefined ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
   }
-  return { ...item, toolCallId: rename(item.toolCallId), interrupt }
+  return { ...item, toolCallId: ids.get(item.toolCallId) ?? item.toolCallId, interrupt }
+}
+
+/** `json` with every renewed call id replaced by its new one (ids are unique: a plain text replacement is exact). */
+function renamedIn(json: string, ids: ReadonlyMap<string, string>): string {
+  let renamed = json
+  for (const [old, renewed] of ids) renamed = renamed.split(old).join(renewed)
+  return renamed
 }

@@ -33,6 +33,8 @@ export function runView(run: RunRecord, decision: DecisionRecord | undefined): R
       errorCode: run.errorCode,
       decision: decision && withClientThreadId(decision),
       usage: run.usage,
+      // The batch it paused with (its own id), else the one it carried out (docs/time-travel.md).
+      batchId: run.outcome?.type === 'interrupt' ? run.runId : decision?.batchId,
     }),
   }
 }

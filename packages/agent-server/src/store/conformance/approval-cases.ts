@@ -46,6 +46,8 @@ export function approvalCases(kit: ConformanceKit): void {
       const record = {
         threadId,
         runId: 'r-win',
+        // The batch's public id: the run that paused with it (docs/time-travel.md).
+        batchId: runId,
         interruptIds: [`${batchId}-z`, `${batchId}-a`],
         entries,
         decidedBy: 'mgr',

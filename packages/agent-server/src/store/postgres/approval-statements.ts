@@ -45,10 +45,16 @@ export const outboxColumns = (outbox: readonly NewOutboxDelivery[] = []) => [
 // ---- decision records ------------------------------------------------------------------------
 
 export const listDecisions = (threadId: string) =>
-  statement<DecisionRow>('SELECT * FROM decisions WHERE thread_id = $1 ORDER BY decided_at, ordinal', [threadId])
+  statement<DecisionRow>(
+    'SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id FROM decisions WHERE thread_id = $1 ORDER BY decided_at, ordinal',
+    [threadId],
+  )
 
 export const getDecision = (threadId: string, runId: string) =>
-  statement<DecisionRow>('SELECT * FROM decisions WHERE thread_id = $1 AND run_id = $2', [threadId, runId])
+  statement<DecisionRow>(
+    'SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id FROM decisions WHERE thread_id = $1 AND run_id = $2',
+    [threadId, runId],
+  )
 
 // ---- batches across threads ------------------------------------------------------------------
 

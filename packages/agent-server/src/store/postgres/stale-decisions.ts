@@ -15,7 +15,10 @@ export async function markDecisionStaleTx(
 ): Promise<DecisionRecord | undefined> {
   await fenced(q, lockIfActive(threadId, runId), threadId, runId)
   const { rows } = await q.query<DecisionRow>(
-    statement('SELECT * FROM decisions WHERE thread_id = $1 AND run_id = $2', [threadId, runId]),
+    statement(
+      'SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id FROM decisions WHERE thread_id = $1 AND run_id = $2',
+      [threadId, runId],
+    ),
   )
   const row = rows[0]
   if (!row) return undefined

@@ -6,7 +6,11 @@ import { withStaleInterrupt } from '../stale-decisions.ts'
 
 /** The SQLite statements of stale approvals (`../stale-decisions.ts`). */
 export function prepareStaleDecisions(db: Database.Database) {
-  const get = db.prepare<[string, string], DecisionRow>('SELECT * FROM decisions WHERE thread_id = ? AND run_id = ?')
+  const get = db.prepare<
+    [string, string],
+    DecisionRow
+  >(`SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id
+     FROM decisions WHERE thread_id = ? AND run_id = ?`)
   const set = db.prepare<[string, string, string]>(
     'UPDATE decisions SET stale_interrupt_ids = ? WHERE thread_id = ? AND run_id = ?',
   )

@@ -319,9 +319,14 @@ export function prepareStatements(db: Database.Database) {
          @entries, @decidedBy, @via, @now)`,
     ),
     listDecisions: prepare<[string], DecisionRow>(
-      'SELECT * FROM decisions WHERE thread_id = ? ORDER BY decided_at, rowid',
+      `SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id
+       FROM decisions WHERE thread_id = ? ORDER BY decided_at, rowid`,
     ),
-    getDecision: prepare<[string, string], DecisionRow>('SELECT * FROM decisions WHERE thread_id = ? AND run_id = ?'),
+    getDecision: prepare<
+      [string, string],
+      DecisionRow
+    >(`SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id
+       FROM decisions WHERE thread_id = ? AND run_id = ?`),
 
     ...outboxStatements(prepare),
 
