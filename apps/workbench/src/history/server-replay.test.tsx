@@ -78,7 +78,7 @@ async function snapshot(id: string): Promise<ThreadSnapshot & { parent?: unknown
 type Deployments = { deployments: unknown[] }
 
 const controls = () => screen.getByRole('toolbar', { name: 'Replay controls' })
-const atFrame = () => screen.getByRole('region', { name: 'At this frame' })
+const atFrame = () => screen.getByRole('region', { name: 'Time travel at this frame' })
 
 // Rendering a replay of a real thread in jsdom takes seconds on a shared 2-core machine: more than the default 5 s.
 describe('<ServerReplay> (real server)', { timeout: 30_000 }, () => {

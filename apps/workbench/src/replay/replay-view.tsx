@@ -185,7 +185,7 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive, notice, fra
       </div>
 
       {frameActions && view && (
-        <section className="frame-actions" aria-label="At this frame">
+        <section className="frame-actions" aria-label="Time travel at this frame">
           {frameActions(view)}
         </section>
       )}
@@ -209,7 +209,8 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive, notice, fra
           </ol>
         </nav>
 
-        <section className="replay-chat" aria-label="Conversation at this frame">
+        {/* Focusable: its controls are all disabled, and a scrolling region must be reachable by keyboard. */}
+        <section className="replay-chat" aria-label="Conversation at this frame" tabIndex={0}>
           <div className="chat-status">
             {snapshot ? (
               <>
