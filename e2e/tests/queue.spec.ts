@@ -73,6 +73,22 @@ test.describe('queued messages', () => {
     await expect(page.getByTestId('local-error')).toHaveCount(0)
   })
 
+  test('Steer hands a message typed while the run streams to that turn', async ({ page }) => {
+    await openWorkbench(page, paced)
+    await type(page, 'first')
+    await page.locator('#composer').fill('and mention staging')
+    await page.getByRole('button', { name: 'Steer' }).click()
+    // In the conversation at once, never in the queue.
+    await expect(page.locator('ol.messages > li[data-role="user"] .message-text')).toHaveText([
+      'first',
+      'and mention staging',
+    ])
+    await expect(queued(page)).toHaveCount(0)
+    await allDone(page)
+    expect(await userTexts(page)).toEqual(['first', 'and mention staging'])
+    await expect(page.getByTestId('local-error')).toHaveCount(0)
+  })
+
   test('a reload while messages are queued shows the queue again and the rest is answered live', async ({ page }) => {
     await openWorkbench(page, paced)
     await type(page, 'first')
