@@ -98,7 +98,9 @@ for (const threadId of threads) {
   left.set(threadKey('alice', threadId), { runs: PER_THREAD + 1, done, drained })
 }
 // Each thread's first run holds: its stream is left open (the run executes in the background either way).
-threads.forEach((threadId, i) => void post(threadId, `hold ${i}`).then((response) => response.body?.cancel()))
+threads.forEach((threadId, i) => {
+  void (async () => (await post(threadId, `hold ${i}`)).body?.cancel())()
+})
 while (hold.holding() < THREADS) await new Promise((resolve) => setTimeout(resolve, 5))
 
 const admissions: number[] = []
