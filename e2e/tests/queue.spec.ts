@@ -1,4 +1,5 @@
 import type { Page } from '@playwright/test'
+import { audit, blocking } from '../support/axe.ts'
 import { expect, test } from '../support/fixtures.ts'
 import type { RunningServer } from '../support/server.ts'
 import { startServer } from '../support/server.ts'
@@ -55,6 +56,8 @@ test.describe('queued messages', () => {
     )
     // Not in the conversation before its run starts.
     expect(await userTexts(page)).not.toContain('fifth')
+    // The queue panel and the busy composer pass axe like every view (docs/quality.md#accessibility).
+    expect(blocking(await audit(page, test.info(), 'queued-messages'))).toEqual([])
 
     await queued(page)
       .filter({ hasText: 'fifth' })
@@ -70,6 +73,22 @@ test.describe('queued messages', () => {
     const roles = await turns(page).evaluateAll((items) => items.map((li) => li.getAttribute('data-role')))
     expect(roles).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant'])
     await expect(page.getByRole('button', { name: 'Steer' })).toHaveCount(0)
+    await expect(page.getByTestId('local-error')).toHaveCount(0)
+  })
+
+  test('Steer hands a message typed while the run streams to that turn', async ({ page }) => {
+    await openWorkbench(page, paced)
+    await type(page, 'first')
+    await page.locator('#composer').fill('and mention staging')
+    await page.getByRole('button', { name: 'Steer' }).click()
+    // In the conversation at once, never in the queue.
+    await expect(page.locator('ol.messages > li[data-role="user"] .message-text')).toHaveText([
+      'first',
+      'and mention staging',
+    ])
+    await expect(queued(page)).toHaveCount(0)
+    await allDone(page)
+    expect(await userTexts(page)).toEqual(['first', 'and mention staging'])
     await expect(page.getByTestId('local-error')).toHaveCount(0)
   })
 

@@ -1,8 +1,11 @@
 import { useCallback, useState, useSyncExternalStore } from 'react'
 import { ApprovalsView, workbenchDecisionsClient } from './approvals/approvals-view.tsx'
-import { adoptTokenFromUrl } from './auth/session-token.ts'
+import { adoptTokenFromUrl, authHeaders } from './auth/session-token.ts'
 import { SignIn } from './auth/sign-in.tsx'
+import { createHistoryClient } from './history/history-client.ts'
+import { ServerReplay } from './history/server-replay.tsx'
 import { LiveView } from './live/live-view.tsx'
+import { writeThreadToUrl } from './live/thread-url.ts'
 import { PermissionsView } from './permissions/permissions-view.tsx'
 import { createRecordingFetch } from './recording/recording-fetch.ts'
 import { Recorder } from './recording/recorder.ts'
@@ -15,6 +18,8 @@ import { ErrorBoundary } from './ui/error-boundary.tsx'
 type Mode =
   | { readonly kind: 'live' }
   | { readonly kind: 'replay'; readonly recording: Recording; readonly label: string; readonly key: number }
+  /** A stored thread replayed from the server's log (time travel: forks, branches). */
+  | { readonly kind: 'history'; readonly key: number }
 
 export const APP_NAME = '@interlude/workbench'
 
@@ -58,7 +63,8 @@ export function App() {
   const [session, setSession] = useState(0)
   const [loadProblems, setLoadProblems] = useState<readonly string[]>([])
   const status = useSyncExternalStore(recorder.subscribe, recorder.getStatus, recorder.getStatus)
-  const replaying = mode.kind === 'replay'
+  const replaying = mode.kind !== 'live'
+  const [history] = useState(() => createHistoryClient({ headers: authHeaders }))
 
   const openReplay = useCallback((recording: Recording, label: string) => {
     setLoadProblems([])
@@ -70,6 +76,17 @@ export function App() {
     setLiveMounted(true)
     setMode({ kind: 'live' })
   }, [liveMounted])
+
+  // A fork opens in the live chat: the thread goes into the address and the live session starts again on it.
+  const openLive = useCallback((threadId: string) => {
+    adoptTokenFromUrl()
+    writeThreadToUrl(threadId)
+    setTab('chat')
+    writeTabToUrl('chat')
+    setSession((n) => n + 1)
+    setLiveMounted(true)
+    setMode({ kind: 'live' })
+  }, [])
 
   const chooseTab = (next: LiveTab) => {
     setTab(next)
@@ -165,6 +182,19 @@ export function App() {
                 </li>
               ))}
               <li>
+                <button
+                  type="button"
+                  onClick={(e) => {
+                    closeMenu(e.currentTarget)
+                    setLoadProblems([])
+                    adoptTokenFromUrl()
+                    setMode({ kind: 'history', key: Date.now() })
+                  }}
+                >
+                  Stored threads (server)…
+                </button>
+              </li>
+              <li>
                 <label className="file-button">
                   Load from file…
                   <input
@@ -225,6 +255,11 @@ export function App() {
             sourceLabel={mode.label}
             onReturnToLive={returnToLive}
           />
+        </ErrorBoundary>
+      )}
+      {mode.kind === 'history' && (
+        <ErrorBoundary label="stored threads">
+          <ServerReplay key={mode.key} client={history} onReturnToLive={returnToLive} onOpenLive={openLive} />
         </ErrorBoundary>
       )}
     </div>

@@ -45,7 +45,7 @@ async function bench(name: string, store: Store): Promise<Figures> {
     logger: createLogger({ level: 'silent' }),
   })
   await app.ready()
-  const request = (path: string, init: RequestInit = {}) =>
+  const request = async (path: string, init: RequestInit = {}): Promise<Response> =>
     app.request(`http://localhost${app.basePath}${path}`, { ...init, headers: { ...AUTH, ...init.headers } })
   const timed = async (send: () => Promise<Response>, status: number): Promise<number> => {
     const started = performance.now()

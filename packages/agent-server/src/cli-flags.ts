@@ -116,7 +116,7 @@ export const FLAGS = {
     type: 'string',
     choices: MULTITASK_STRATEGIES,
     arg: '<strategy>',
-    help: 'reject | enqueue | interrupt: what input for a busy thread does when it names no strategy',
+    help: 'reject | enqueue | interrupt | steer: what input for a busy thread does when it names no strategy',
     shown: SERVER_DEFAULTS.multitask,
   },
   token: {

@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useRef } from 'react'
+import type { ReactNode } from 'react'
 import type { Recording } from '../recording/recording-types.ts'
 import { DecisionTrail } from '../ui/decision-trail.tsx'
 import { MessageList } from '../ui/message-list.tsx'
@@ -6,19 +7,27 @@ import { BatchReadonly } from './batch-readonly.tsx'
 import { InspectorPanel, formatT } from './inspector-panel.tsx'
 import { SPEEDS } from './player-state.ts'
 import { buildReplayIndex } from './replay-index.ts'
+import type { InspectorView } from './replay-index.ts'
 import { useReplayPlayer } from './use-replay-player.ts'
 
 export interface ReplayViewProps {
   readonly recording: Recording
   readonly sourceLabel: string
   readonly onReturnToLive: () => void
+  /** What the banner says about the source after its title (default: read-only, no requests, no writes). */
+  readonly notice?: ReactNode
+  /**
+   * Actions on the selected frame (a stored thread's "fork here" and "what if…"), shown outside the read-only
+   * conversation; absent for recordings, whose replay makes no request.
+   */
+  readonly frameActions?: (view: InspectorView) => ReactNode
 }
 
 /**
  * Replay renders from the recording only. It mounts no `useChat`, holds no fetch and writes
  * nothing (no storage, no requests): every control of the live session is shown disabled.
  */
-export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayViewProps) {
+export function ReplayView({ recording, sourceLabel, onReturnToLive, notice, frameActions }: ReplayViewProps) {
   const index = useMemo(() => buildReplayIndex(recording), [recording])
   const [player, dispatch] = useReplayPlayer(recording.frames)
   const view = index.inspect(player.index)
@@ -82,8 +91,9 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
       {/* The page's h1 is the app's; the inspector's and the batch's h3s sit under this one. */}
       <h2 className="visually-hidden">Replay of {recording.meta.title}</h2>
       <div className="replay-banner" role="status">
-        <strong>Replay</strong> of “{recording.meta.title}” ({sourceLabel}) · recorded{' '}
-        {new Date(recording.createdAt).toLocaleString()} · read-only: no requests, no writes.
+        <strong>Replay</strong> of “{recording.meta.title}” ({sourceLabel}) ·{' '}
+        {notice === undefined ? 'recorded' : 'read'} {new Date(recording.createdAt).toLocaleString()} ·{' '}
+        {notice ?? 'read-only: no requests, no writes.'}
         <button type="button" className="primary" onClick={onReturnToLive}>
           Return to Live
         </button>
@@ -174,6 +184,12 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
         )}
       </div>
 
+      {frameActions && view && (
+        <section className="frame-actions" aria-label="Time travel at this frame">
+          {frameActions(view)}
+        </section>
+      )}
+
       <div className="replay-body">
         <nav className="timeline" aria-label="Timeline">
           <ol ref={timelineRef}>
@@ -193,7 +209,8 @@ export function ReplayView({ recording, sourceLabel, onReturnToLive }: ReplayVie
           </ol>
         </nav>
 
-        <section className="replay-chat" aria-label="Conversation at this frame">
+        {/* Focusable: its controls are all disabled, and a scrolling region must be reachable by keyboard. */}
+        <section className="replay-chat" aria-label="Conversation at this frame" tabIndex={0}>
           <div className="chat-status">
             {snapshot ? (
               <>

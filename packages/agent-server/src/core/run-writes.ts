@@ -1,6 +1,14 @@
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
 import type { Clock } from '../clock.ts'
-import type { BeginEffectResult, NewBatch, NewToolCall, SettleToolCallRequest, Store } from '../store/store.ts'
+import type {
+  BeginEffectResult,
+  NewBatch,
+  NewEvent,
+  NewToolCall,
+  SettleToolCallRequest,
+  Store,
+  TakenSteers,
+} from '../store/store.ts'
 import type { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import type { OpenBatchCache } from './open-batch-cache.ts'
 
@@ -117,6 +125,17 @@ export class RunWrites {
    */
   markDecisionStale(interruptId: string): Promise<DecisionRecord | undefined> {
     return this.#afterEvents(() => this.#store.markDecisionStale(this.#threadId, this.#runId, interruptId))
+  }
+
+  /**
+   * Takes the thread's steers (docs/protocol.md#multitask): their messages and the events `render` makes of them, in
+   * one fenced write after everything the run emitted so far (the events are written by the store, in that write).
+   */
+  takeSteers(render: (message: Message) => readonly NewEvent[]): Promise<TakenSteers> {
+    const none: TakenSteers = { messages: [], events: [] }
+    const take = this.#store.takeSteers?.bind(this.#store)
+    if (!take) return Promise.resolve(none)
+    return this.#afterEvents(() => take({ threadId: this.#threadId, runId: this.#runId, now: this.#now(), render }))
   }
 
   /** Token usage as the model reports it (docs/protocol.md#token-usage); a store without usage keeps none. */

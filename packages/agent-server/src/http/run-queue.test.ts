@@ -1,16 +1,20 @@
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { EventType } from '@interlude/protocol'
-import type { RunAgentInput } from '@interlude/protocol'
-import { defineTool } from '../agent/tool.ts'
-import type { MultitaskStrategy } from '../config/multitask.ts'
-import type { Store } from '../store/store.ts'
-import { createPostgresStore } from '../store/postgres/postgres-store.ts'
 import { threadKey } from '../store/thread-key.ts'
 import { until } from '../test-utils/child-server.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, types, userMessage } from '../test-utils/harness.ts'
 import type { InProcessOptions, InProcessServer } from '../test-utils/in-process.ts'
 import { serversPerTest } from '../test-utils/in-process.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import {
+  deploy,
+  historyOf,
+  holdRun,
+  lifecycle,
+  multitask,
+  outcomeOf,
+  post,
+  queueStores,
+} from '../test-utils/queue-harness.ts'
 import { queueModel } from '../test-utils/queue-model.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
 
@@ -20,62 +24,7 @@ import { commandAgent } from '../test-utils/test-agents.ts'
  * PostgreSQL, through the real app (`app.request`).
  */
 const server = serversPerTest()
-const pg = await pgAvailable('run queue on PostgreSQL')
-const schemas: (() => Promise<void>)[] = []
-afterAll(async () => {
-  for (const drop of schemas) await drop()
-})
-
-async function pgStore(schema?: string): Promise<{ store: Store; schema: string }> {
-  let name = schema
-  if (name === undefined) {
-    const created = await createTestSchema()
-    schemas.push(created.drop)
-    name = created.schema
-  }
-  return { store: await createPostgresStore({ connectionString: PG_URL, schema: name }), schema: name }
-}
-
-const deploy = defineTool({
-  name: 'deploy',
-  description: 'Deploy',
-  parameters: { type: 'object' },
-  approval: 'always',
-  execute: () => 'deployed',
-})
-
-const STORES: { name: string; options: () => Promise<InProcessOptions> }[] = [
-  { name: 'SQLite', options: async () => ({}) },
-  ...(pg ? [{ name: 'PostgreSQL', options: async () => ({ store: (await pgStore()).store }) }] : []),
-]
-
-const multitask = (strategy: MultitaskStrategy | string) => ({ forwardedProps: { interlude: { multitask: strategy } } })
-
-/** The run ids of the thread's log in the order their RUN_STARTED and RUN_FINISHED/RUN_ERROR were written. */
-async function lifecycle(s: InProcessServer, threadId: string): Promise<string[]> {
-  const events = await s.store.readEvents(threadKey('alice', threadId), {})
-  return events
-    .filter((e) => e.type === EventType.RUN_STARTED || e.type === EventType.RUN_FINISHED)
-    .map((e) => `${e.type === EventType.RUN_STARTED ? 'start' : 'end'} ${e.runId}`)
-}
-
-async function outcomeOf(s: InProcessServer, threadId: string, runId: string): Promise<string | undefined> {
-  const run = await s.store.getRun(threadKey('alice', threadId), runId)
-  return run?.status === 'running' ? undefined : run?.outcome?.type
-}
-
-async function post(s: InProcessServer, input: RunAgentInput): Promise<{ status: number; body: unknown }> {
-  const response = await s.request('/runs', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(input),
-  })
-  const text = await response.text()
-  return {
-    status: response.status,
-    body: response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text,
-  }
-}
+const STORES = await queueStores('run queue on PostgreSQL')
 
 describe.each(STORES)('multitask on $name', ({ options }) => {
   async function start(extra: InProcessOptions = {}) {
@@ -86,9 +35,7 @@ describe.each(STORES)('multitask on $name', ({ options }) => {
 
   /** Starts run A (`hold A`) and waits until its model streams. */
   async function holdA(s: InProcessServer, q: ReturnType<typeof queueModel>, threadId: string) {
-    const a = runInput(threadId, [userMessage('hold A')])
-    const streaming = s.postRun(a)
-    await until(() => q.started.includes('hold A'), 'A streams')
+    const { input: a, streaming } = await holdRun(s, q, threadId)
     return { a, streaming }
   }
 
@@ -109,7 +56,7 @@ describe.each(STORES)('multitask on $name', ({ options }) => {
   it('an unknown strategy is INVALID_INPUT and nothing is stored', async () => {
     const { s } = await start()
     const threadId = newThreadId()
-    for (const strategy of ['later', 'steer']) {
+    for (const strategy of ['later', 'Steer']) {
       const refused = await s.postRun(runInput(threadId, [userMessage('x')], multitask(strategy)))
       expect(refused.status).toBe(400)
       expect(refused.error?.code).toBe('INVALID_INPUT')
@@ -139,8 +86,7 @@ describe.each(STORES)('multitask on $name', ({ options }) => {
       `start ${c.runId}`,
       `end ${c.runId}`,
     ])
-    const history = await s.store.listMessages(threadKey('alice', threadId))
-    expect(history.map((m) => `${m.role}: ${String(m.content)}`)).toEqual([
+    expect(await historyOf(s, threadId)).toEqual([
       'user: hold A',
       'assistant: waiting answer hold A',
       'user: B',

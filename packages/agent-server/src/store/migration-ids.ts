@@ -34,6 +34,8 @@ export const MIGRATION_IDS = [
   '0012-run-queue',
   /** Thread forks (docs/time-travel.md): each fork's origin, and what a batch's pause held, so a fork can pause there again. */
   '0013-thread-forks',
+  /** Steers (docs/protocol.md#multitask): queued input the running run takes before its next model request. */
+  '0014-queued-steers',
 ] as const
 
 export type MigrationId = (typeof MIGRATION_IDS)[number]

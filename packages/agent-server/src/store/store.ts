@@ -50,7 +50,14 @@ import type {
 
 // The contract's records and requests live beside it; importers keep naming them from here.
 export { RunNotActiveError } from './run-not-active-error.ts'
-export type { EnqueueRequest, EnqueueResult, QueuedInput, RunQueueStore } from './run-queue.ts'
+export type {
+  EnqueueRequest,
+  EnqueueResult,
+  QueuedInput,
+  RunQueueStore,
+  TakenSteers,
+  TakeSteersRequest,
+} from './run-queue.ts'
 export type * from './records.ts'
 export type * from './requests.ts'
 export type * from './tool-checkpoints.ts'

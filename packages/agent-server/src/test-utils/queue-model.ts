@@ -6,16 +6,19 @@ import { commandScript } from './test-agents.ts'
 /**
  * A model for queue tests: it answers the last user message with `answer <text>`; a message starting with `hold`
  * first streams one token and waits until `release(text)` (or the run's cancel); a JSON message is a command
- * (`commandScript`, e.g. a tool call). `started` and `finished` record the order of its calls.
+ * (`commandScript`, e.g. a tool call). `started` and `finished` record the order of its calls, `requests` what each read.
  */
 export function queueModel(): {
   model: ModelProvider
   started: string[]
   finished: string[]
+  /** The messages of each call, in order (what the model read). */
+  requests: (readonly Message[])[]
   release(text: string): void
 } {
   const gates = new Map<string, () => void>()
   const started: string[] = []
+  const requests: (readonly Message[])[] = []
   const finished: string[] = []
   const lastUser = (messages: readonly Message[]) =>
     String([...messages].reverse().find((m) => m.role === 'user')?.content ?? '')
@@ -32,6 +35,7 @@ export function queueModel(): {
           })
         : undefined
       started.push(text)
+      requests.push(request.messages)
       if (text.startsWith('{')) {
         yield* commands.stream(request)
         finished.push(text)
@@ -45,5 +49,5 @@ export function queueModel(): {
       finished.push(text)
     },
   }
-  return { model, started, finished, release: (text) => gates.get(text)?.() }
+  return { model, started, finished, requests, release: (text) => gates.get(text)?.() }
 }

@@ -14,6 +14,7 @@ import { usageCases } from '../store/conformance/usage-cases.ts'
 import { toolCheckpointCases } from '../store/conformance/tool-checkpoint-cases.ts'
 import { toolClaimCases } from '../store/conformance/tool-claim-cases.ts'
 import { staleDecisionCases } from '../store/conformance/stale-decision-cases.ts'
+import { steerCases } from '../store/conformance/steer-cases.ts'
 
 export type { ConformanceDatabase } from '../store/conformance/kit.ts'
 
@@ -40,5 +41,6 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     toolCheckpointCases(kit)
     toolClaimCases(kit)
     staleDecisionCases(kit)
+    steerCases(kit)
   })
 }

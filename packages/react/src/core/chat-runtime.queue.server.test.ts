@@ -126,6 +126,21 @@ describe('ChatRuntime: many messages, one thread (real server)', () => {
     expect(end.error).toBeUndefined()
   })
 
+  it('steer: the message joins the running turn once, where the server put it', async () => {
+    const { rt } = runtime()
+    void rt.sendMessage('one')
+    await until(rt, (s) => s.messages.some((m) => m.role === 'assistant' && String(m.content).length > 0))
+    await rt.sendMessage('also this', { whileBusy: 'steer' })
+    expect(rt.getSnapshot().queued).toEqual([])
+    expect(turns(rt.getSnapshot().messages)).toContain('user:also this') // shown at once
+    const end = await until(rt, done)
+    expect(turns(end.messages).filter((t) => t === 'user:also this')).toHaveLength(1)
+    expect(end.error).toBeUndefined()
+    // One run, and the server's history is the one on screen.
+    const { snapshot } = await rt.recover()
+    expect(turns(snapshot.messages)).toEqual(turns(end.messages))
+  })
+
   it('without whileBusy a busy runtime still refuses locally and sends nothing', async () => {
     const { rt } = runtime()
     void rt.sendMessage('one')

@@ -5,6 +5,7 @@
  */
 export { ChatRuntime } from './chat-runtime.ts'
 export { createHttpTransport } from './http-transport.ts'
+export { applyEvents } from './apply-events.ts'
 export { messageText } from '@interlude/protocol'
 export type { AwaitingExternalCall } from '@interlude/protocol'
 export type { HttpTransportOptions } from './http-transport.ts'

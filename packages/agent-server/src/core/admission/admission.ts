@@ -17,8 +17,8 @@ import type { RunPlan } from '../run-plan.ts'
 import { threadTitle } from './thread-title.ts'
 import { callsAnswered, checkResultPoster, settledAnswer } from './external-results.ts'
 import { checkBrowserClaims, claimIdOf, closingResult } from './browser-claims.ts'
-import type { AdmitOptions, QueuedAdmission } from './enqueue-input.ts'
-import { enqueueInput, queueAhead } from './enqueue-input.ts'
+import type { AdmitOptions, QueuedAdmission, SteeredAdmission } from './enqueue-input.ts'
+import { enqueueInput, queueAhead, takenSteer } from './enqueue-input.ts'
 
 export type { ResumeRequest } from './admit-resume.ts'
 
@@ -65,6 +65,7 @@ export type Admission =
   | { readonly kind: 'replay'; readonly threadId: string; readonly runId: string }
   | { readonly kind: 'settled'; readonly answer: ExternalResultsSettled }
   | QueuedAdmission
+  | SteeredAdmission
 
 const RETRY = Symbol('retry')
 const MAX_ATTEMPTS = 4
@@ -248,6 +249,9 @@ async function admitInput(
         details: { runId },
       })
     }
+    // A steer's retry after a run took it answers that run again (docs/protocol.md#multitask).
+    const taken = options.multitask === 'steer' ? await takenSteer(deps, input, view) : undefined
+    if (taken) return taken
     // Busy, or idle with input queued ahead: `enqueue` and `interrupt` queue it (docs/protocol.md#multitask).
     const busy = view.openBatch !== undefined || view.thread.activeRunId !== undefined
     const ahead = busy || options.fromQueue ? 0 : ((await store.listQueuedInputs?.(threadId))?.length ?? 0)

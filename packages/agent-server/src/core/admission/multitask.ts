@@ -7,8 +7,7 @@ const Strategy = z.enum(MULTITASK_STRATEGIES)
 
 /**
  * `forwardedProps.interlude.multitask` of a run input, or the server's default when the input names none
- * (docs/protocol.md#multitask). Any other value is `INVALID_INPUT` before anything is read or written; `steer` is
- * named apart because the contract lists it and this server does not build it yet.
+ * (docs/protocol.md#multitask). Any other value is `INVALID_INPUT` before anything is read or written.
  */
 export function multitaskOf(forwardedProps: unknown, fallback: MultitaskStrategy): MultitaskStrategy {
   if (typeof forwardedProps !== 'object' || forwardedProps === null) return fallback
@@ -18,12 +17,9 @@ export function multitaskOf(forwardedProps: unknown, fallback: MultitaskStrategy
   if (value === undefined) return fallback
   const parsed = Strategy.safeParse(value)
   if (parsed.success) return parsed.data
-  const steer = value === 'steer'
   throw new InterludeError(
     'INVALID_INPUT',
-    steer
-      ? 'forwardedProps.interlude.multitask "steer" is not supported by this server yet.'
-      : 'forwardedProps.interlude.multitask must be one of: reject, enqueue, interrupt.',
+    `forwardedProps.interlude.multitask must be one of: ${MULTITASK_STRATEGIES.join(', ')}.`,
     { details: { field: 'forwardedProps.interlude.multitask', supported: [...MULTITASK_STRATEGIES] } },
   )
 }

@@ -332,6 +332,7 @@ export class RunManager {
         signal,
         toolSignal: this.#shutdown.signal,
         persistEmitted: () => writer.flush(),
+        publish: (stored) => hub.publish(plan.threadId, stored),
       })
       for await (const event of events) {
         if (isTerminal(event.type)) {

@@ -5,7 +5,7 @@ import type { ResolvedAgent } from '../../agent/agent.ts'
 import type { Clock } from '../../clock.ts'
 import type { ValidatorCache } from '../../schema/validator-cache.ts'
 import { RunNotActiveError } from '../../store/store.ts'
-import type { Store } from '../../store/store.ts'
+import type { Store, StoredEvent } from '../../store/store.ts'
 import type { OpenBatchCache } from '../open-batch-cache.ts'
 import type { WebhookOutbox } from '../../webhooks/webhook-outbox.ts'
 import { ev } from '../ev.ts'
@@ -19,6 +19,7 @@ import { applyDecisions } from './resume-step.ts'
 import { runReleasedHeld } from './held-calls.ts'
 import { handleToolCalls, storeBatch } from './tool-step.ts'
 import { checkBudget } from './budget-step.ts'
+import { joinSteers } from './steer-step.ts'
 import { guardInput, guardOutput } from './guardrail-step.ts'
 import { applyTurnDecision } from './turn-decisions.ts'
 import { Turn } from './turn-state.ts'
@@ -61,6 +62,8 @@ export interface ExecutionDeps {
   readonly maxToolArgumentBytes: number
   /** Whether a remembered rule's maker may still decide the call it would approve (checked at use). */
   readonly ruleMakerMayDecide?: RuleMakerCheck
+  /** Announces events the store wrote for the run outside the log writer (steers taken, `steer-step.ts`). */
+  readonly publish?: (events: readonly StoredEvent[]) => void
 }
 
 /**
@@ -108,6 +111,9 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
     if (plan.kind === 'input' && !continuation && (yield* paused(yield* guardInput(turn)))) return
     for (;;) {
       if (deps.signal.aborted) throw new RunCancelled()
+      // Messages steered into the running turn join it before the model request (docs/protocol.md#multitask).
+      const steered = yield* joinSteers(turn)
+      if (typeof steered === 'object' && (yield* paused(steered))) return
       const budget = yield* checkBudget(turn)
       if (budget === 'ended' || (yield* paused(budget))) return
       const call = callModel(turn)
@@ -117,6 +123,10 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
         if (output === 'retry') continue
         if (yield* paused(output === 'pass' ? undefined : output)) return
         await recordAnswer(turn, response)
+        // A steer that arrived while the answer streamed is answered in this turn, by one more model request.
+        const late = yield* joinSteers(turn)
+        if (late === 'joined') continue
+        if (typeof late === 'object' && (yield* paused(late))) return
         yield ev.runFinished(threadId, runId, { type: 'success' })
         return
       }

@@ -166,6 +166,11 @@ export class Turn {
     this.#remember(message, bytes)
   }
 
+  /** User messages a steer wrote into the thread (`steer-step.ts`): the next model request reads them. */
+  join(messages: readonly Message[]): void {
+    for (const message of messages) this.#remember(message)
+  }
+
   #remember(message: Message, bytes = sized(message).bytes): void {
     this.#history.push({ message, bytes })
     this.#totals = { messages: this.#totals.messages + 1, bytes: this.#totals.bytes + bytes }

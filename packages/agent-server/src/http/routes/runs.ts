@@ -1,4 +1,5 @@
 import type { Hono, MiddlewareHandler } from 'hono'
+import type { RunQueued, RunSteered } from '@interlude/protocol'
 import { SSE_HEADERS } from '@interlude/protocol/sse'
 import type { AdmissionDeps } from '../../core/admission/admission.ts'
 import type { AdmissionTurns } from '../../core/runs/admission-turns.ts'
@@ -72,7 +73,14 @@ export function registerRunRoutes(
       }
       // The thread may have become free meanwhile (its run ended before this row committed).
       void deps.queue.kick(threadId)
-      return c.json({ threadId: input.threadId, runId: input.runId, queued: admitted.position }, 202)
+      const queued: RunQueued = { threadId: input.threadId, runId: input.runId, queued: admitted.position }
+      return c.json(queued, 202)
+    }
+    if (admitted.kind === 'steered') {
+      // The running run takes it before its next model request; had it ended meanwhile, the queue starts it.
+      void deps.queue.kick(threadId)
+      const steered: RunSteered = { threadId: input.threadId, runId: admitted.runId, steered: true }
+      return c.json(steered, 202)
     }
     if (admitted.kind === 'start') runs.start(admitted.plan)
     // Admission time (validation, ownership, resume checks, claim): from the turn, or once the body was read.

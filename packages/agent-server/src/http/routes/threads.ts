@@ -27,6 +27,7 @@ import { sseBody } from '../sse-body.ts'
 import { addressedThread } from '../thread-address.ts'
 import { threadKey } from '../../store/thread-key.ts'
 import { defined } from '../../defined.ts'
+import { registerRunEventRoutes } from './run-events.ts'
 
 export interface ThreadRoutesDeps {
   readonly store: Store
@@ -174,4 +175,7 @@ export function registerThreadRoutes(
     if (flagged && flagged.status !== 'running') return c.json({ runId, status: flagged.status })
     return c.json({ runId, status: 'cancelling' }, 202)
   })
+
+  // One run's own stream, also while it is queued (docs/protocol.md#multitask): owner and readers, like the events.
+  registerRunEventRoutes(app, basePath, auth, { ...deps, thread: (id, principal) => thread(id, principal, 'readers') })
 }

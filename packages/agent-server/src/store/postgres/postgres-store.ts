@@ -71,7 +71,7 @@ import * as tokens from './usage.ts'
 import * as queue from './run-queue.ts'
 import type { ForkStore } from '../forks.ts'
 import { postgresForks } from './forks.ts'
-import type { EnqueueRequest, EnqueueResult, QueuedInput } from '../run-queue.ts'
+import type { EnqueueRequest, EnqueueResult, QueuedInput, TakenSteers, TakeSteersRequest } from '../run-queue.ts'
 
 // The option types live beside the store; importers keep naming them from here.
 export { DEFAULT_SCHEMA } from './options.ts'
@@ -154,6 +154,21 @@ export class PostgresStore implements Store {
 
   async listStartableQueues(limit: number): Promise<string[]> {
     return queue.listStartableQueues(this.#pool, limit)
+  }
+
+  async hasSteers(threadId: string): Promise<boolean> {
+    return queue.hasSteers(this.#pool, threadId)
+  }
+
+  async takeSteers(request: TakeSteersRequest): Promise<TakenSteers> {
+    const taken = await queue.takeSteers(this.#pool, request)
+    const last = taken.events[taken.events.length - 1]
+    if (last) this.#db.notifier.announce(request.threadId, last.seq)
+    return taken
+  }
+
+  async messageRunId(threadId: string, messageId: string): Promise<string | undefined> {
+    return queue.messageRunId(this.#pool, threadId, messageId)
   }
 
   async countRunningRuns(ownerId: string): Promise<number> {

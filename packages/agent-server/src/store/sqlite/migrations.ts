@@ -279,6 +279,10 @@ export const SQLITE_MIGRATIONS: DialectMigrations = {
   CREATE INDEX interrupt_batches_by_run ON interrupt_batches (thread_id, run_id);
   CREATE INDEX events_state_snapshots ON events (thread_id, seq) WHERE type = 'STATE_SNAPSHOT';
   `,
+  // A steer (docs/protocol.md#multitask) waits in the queue until the running run takes it, or starts like queued input.
+  '0014-queued-steers': `
+  ALTER TABLE run_queue ADD COLUMN steer INTEGER NOT NULL DEFAULT 0;
+  `,
 }
 
 /** The SQL of each schema version, in order: a file at `user_version` k has run the first k. */

@@ -61,7 +61,7 @@ import * as outbox from './outbox.ts'
 import { preparePermissionRules } from './permission-rules.ts'
 import * as runs from './runs.ts'
 import { sqliteRunQueue } from './run-queue.ts'
-import type { EnqueueRequest, EnqueueResult, QueuedInput } from '../run-queue.ts'
+import type { EnqueueRequest, EnqueueResult, QueuedInput, TakenSteers, TakeSteersRequest } from '../run-queue.ts'
 import * as settings from './settings.ts'
 import type { SqliteDatabase } from './sqlite-database.ts'
 import { prepareStatements } from './statements.ts'
@@ -372,6 +372,18 @@ export class SqliteStore implements Store {
 
   async listStartableQueues(limit: number): Promise<string[]> {
     return this.#queue.startable(limit)
+  }
+
+  async hasSteers(threadId: string): Promise<boolean> {
+    return this.#queue.hasSteers(threadId)
+  }
+
+  async takeSteers(request: TakeSteersRequest): Promise<TakenSteers> {
+    return this.#write(() => this.#queue.takeTx(this.#s, request))
+  }
+
+  async messageRunId(threadId: string, messageId: string): Promise<string | undefined> {
+    return this.#queue.messageRunId(threadId, messageId)
   }
 
   #write<T>(fn: () => T): T {
