@@ -1,4 +1,5 @@
 import type { Page } from '@playwright/test'
+import { audit, blocking } from '../support/axe.ts'
 import { expect, test } from '../support/fixtures.ts'
 import type { RunningServer } from '../support/server.ts'
 import { startServer } from '../support/server.ts'
@@ -55,6 +56,8 @@ test.describe('queued messages', () => {
     )
     // Not in the conversation before its run starts.
     expect(await userTexts(page)).not.toContain('fifth')
+    // The queue panel and the busy composer pass axe like every view (docs/quality.md#accessibility).
+    expect(blocking(await audit(page, test.info(), 'queued-messages'))).toEqual([])
 
     await queued(page)
       .filter({ hasText: 'fifth' })
