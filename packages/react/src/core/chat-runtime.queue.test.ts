@@ -6,7 +6,7 @@
 import { InterludeError } from '@interlude/protocol'
 import { describe, expect, it } from 'vitest'
 import { ev, step, tick } from '../test-utils/controllable-transport.ts'
-import { codeOf, pause, setup } from '../test-utils/runtime-setup.ts'
+import { approveAll, codeOf, pause, setup } from '../test-utils/runtime-setup.ts'
 
 /** A first run that is acknowledged and streaming. */
 async function streaming(ctx: ReturnType<typeof setup>) {
@@ -109,13 +109,21 @@ describe('ChatRuntime: sending while busy', () => {
     expect(next.lastEventId).toBe(String(Number(follow.lastEventId) + 4))
   })
 
-  it('refusals: a cancel of a runId that is not queued; whileBusy while a batch is pending', async () => {
+  it('refusals: a cancel of a runId that is not queued; whileBusy while a batch is pending; interrupting a resume', async () => {
     const ctx = setup({ whileBusy: 'enqueue', queueStorage: false })
     await streaming(ctx)
     expect(codeOf(() => ctx.rt.cancelQueued('nope'))).toBe('RUN_NOT_FOUND')
     ctx.rt.stop()
-    await pause(ctx)
+    const { call, batch } = await pause(ctx)
     expect(codeOf(() => ctx.rt.sendMessage('two'))).toBe('INVALID_STATE')
-    expect(ctx.transport.submits).toHaveLength(0)
+    void ctx.rt.resume(approveAll(batch))
+    const resumed = await ctx.transport.waitForRun(3)
+    resumed.channel.push(ev.runStarted('t1', resumed.input.runId))
+    await step(resumed.channel)
+    // A resumed turn takes queued messages, but is not interrupted from here.
+    expect(codeOf(() => ctx.rt.sendMessage('two', { whileBusy: 'interrupt' }))).toBe('INVALID_STATE')
+    void ctx.rt.sendMessage('three')
+    expect(ctx.rt.getSnapshot().queued.map((q) => q.text)).toEqual(['three'])
+    expect(call.input.runId).not.toBe(resumed.input.runId)
   })
 })

@@ -159,7 +159,7 @@ export class ChatRuntime<TState = unknown> {
     const s = this.#state
     const whileBusy = options?.whileBusy ?? this.#resolved.whileBusy
     const busy = whileBusy !== undefined && (s.run !== undefined || s.queued.length > 0)
-    if (busy) checkSendableWhileBusy(s)
+    if (busy) checkSendableWhileBusy(s, whileBusy)
     else checkMessagesUnlocked(s, 'send a message')
     const message = userMessage(input, this.#resolved.generateId)
     if (busy) return this.#queue.send(message, whileBusy)

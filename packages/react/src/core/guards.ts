@@ -3,7 +3,7 @@ import { checkResume, isExpiredAt, resumeCheckError } from '@interlude/protocol'
 import { clientError } from './errors.ts'
 import type { CoreState } from './reducer.ts'
 import { snapshotProblem } from './snapshot-problems.ts'
-import type { ConversationSnapshot, PendingInterruptBatch, RestoreOptions, ResumeOptions } from './types.ts'
+import type { ConversationSnapshot, PendingInterruptBatch, RestoreOptions, ResumeOptions, WhileBusy } from './types.ts'
 
 /**
  * The refusals of the runtime's commands (docs/client-contract.md), as checks that depend only on
@@ -36,12 +36,15 @@ export function checkMessagesUnlocked(s: CoreState, what: string): void {
  * `sendMessage` with `whileBusy` while a run is active or messages are queued: the same locks as `sendMessage`, except
  * the run itself (docs/react-runtime.md#many-messages-one-thread).
  */
-export function checkSendableWhileBusy(s: CoreState): void {
+export function checkSendableWhileBusy(s: CoreState, strategy: WhileBusy): void {
   checkRecovery(s)
   if (s.pending)
     throw clientError('INVALID_STATE', 'Cannot send a message while an interrupt batch is pending or claimed.', {
       reason: 'interrupts_pending',
     })
+  // A resumed turn cancelled midway cannot be replayed (`recovery.required`): it is not interrupted from here.
+  if (strategy === 'interrupt' && s.run?.kind === 'resume')
+    throw clientError('INVALID_STATE', 'Cannot interrupt a resumed turn.', { reason: 'resuming' })
 }
 
 /** `setState`: allowed while idle and while awaiting answers, refused once claimed or running. */
