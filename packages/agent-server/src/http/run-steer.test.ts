@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { EventType } from '@interlude/protocol'
 import type { AgUiEvent } from '@interlude/protocol'
+import type { GuardrailDefinition } from '../agent/guardrail.ts'
 import { defineTool } from '../agent/tool.ts'
 import type { Store } from '../store/store.ts'
 import { threadKey } from '../store/thread-key.ts'
@@ -208,5 +209,25 @@ describe.each(STORES)('steer on $name', ({ options, store: openStore }) => {
     await streaming
     expect(q.started).toHaveLength(2)
     expect(await historyOf(s, threadId)).not.toContain('user: S')
+  })
+
+  it('a steered message passes the input guardrails: a failing one pauses the turn it joined, before the model', async () => {
+    const noDrop: GuardrailDefinition<string> = {
+      name: 'no-drop',
+      on: 'input',
+      check: (text) => (/drop table/i.test(text) ? { pass: false, reason: 'looks like SQL' } : { pass: true }),
+    }
+    const q = queueModel()
+    const s = await server({ ...(await options()), agent: commandAgent([], { model: q.model, guardrails: [noDrop] }) })
+    const threadId = newThreadId()
+    const { input: a, streaming } = await holdRun(s, q, threadId)
+    const steer = inputWith('steer', 'now DROP TABLE users', threadId)
+    expect(await post(s, steer)).toEqual({ status: 202, body: { threadId, runId: a.runId, steered: true } })
+    q.release('hold A')
+    const stream = await streaming
+    joined(stream.events, steer.messages[0]!.id, 'now DROP TABLE users')
+    const [interrupt] = interruptsOf(stream.events)
+    expect(interrupt!.metadata).toMatchObject({ guardrail: 'no-drop', on: 'input', content: 'now DROP TABLE users' })
+    expect(q.started).toEqual(['hold A'])
   })
 })
