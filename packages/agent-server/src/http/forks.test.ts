@@ -3,7 +3,7 @@ import type { RunView, ThreadForkList } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { readJson } from '../test-utils/decisions.ts'
 import { countingDemo, deployedThread, parentBytes, postFork, snapshotOf, stateOf } from '../test-utils/fork-kit.ts'
-import { interruptsOf, resumeInput, runInput } from '../test-utils/harness.ts'
+import { interruptsOf, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { cancelled, resolved } from '../test-utils/resume-entries.ts'
 import { storeBackends } from '../test-utils/store-backends.ts'
@@ -196,6 +196,35 @@ describe.each(backends)('thread forks on %s', (_name, start) => {
     expect(after.decisions?.map((d) => d.batchId)).toEqual([batchId])
     const carried = (await (await s.request(`/threads/named/runs/${resumeRunId}`)).json()) as RunView
     expect(carried).toMatchObject({ batchId, decision: { batchId } })
+  })
+  it("a fork of a fork finds the state of a copied message, and of a fork's own batch, in its origin's log", async () => {
+    const s = await serve(countingDemo().agent)
+    const parent = await deployedThread(s)
+    const firstTurnEnd = (await snapshotOf(s, parent.threadId)).body.messages.at(-1)!.id
+    const second = await s.postRun(runInput(parent.threadId, [userMessage('deploy v3 to staging')]))
+    const secondBatch = (second.events[0] as { runId: string }).runId
+    await s.postRun(
+      resumeInput(
+        parent.threadId,
+        interruptsOf(second.events).map((i) => resolved(i)),
+      ),
+    )
+    const last = (await snapshotOf(s, parent.threadId)).body.messages.at(-1)!.id
+    const a = await postFork(s, parent.threadId, { at: { messageId: last } })
+    expect(stateOf((await snapshotOf(s, a.body.threadId)).body).deployments).toHaveLength(2)
+
+    const b = await postFork(s, a.body.threadId, { at: { messageId: firstTurnEnd } })
+    expect(b.status).toBe(201)
+    expect(stateOf((await snapshotOf(s, b.body.threadId)).body).deployments).toMatchObject([{ version: 'v2.1' }])
+    // A batch belongs to the thread where it paused: a fork at it is made there, not in a fork of that thread.
+    const copied = await postFork(s, a.body.threadId, { at: { batchId: secondBatch } })
+    expect([copied.status, copied.error?.code]).toEqual([400, 'INVALID_INPUT'])
+    const c = await postFork(s, parent.threadId, { at: { batchId: secondBatch } })
+    const d = await postFork(s, c.body.threadId, { at: { batchId: secondBatch } })
+    expect(d.status).toBe(201)
+    const { body: paused } = await snapshotOf(s, d.body.threadId)
+    expect(paused.status).toBe('interrupted')
+    expect(stateOf(paused).deployments).toMatchObject([{ version: 'v2.1' }])
   })
 })
 

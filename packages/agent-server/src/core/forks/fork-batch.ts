@@ -5,6 +5,7 @@ import type { ForkStore, NewToolCall, StoredInterrupt, ThreadRecord, ToolCallRec
 import { toolResult } from '../ev.ts'
 import type { ForkDeps, ForkPlan } from './fork-thread.ts'
 import { FORKED_RESULT, forkedResultText } from './fork-thread.ts'
+import { stateOfPause } from './fork-state.ts'
 
 const invalid = (message: string) => new InterludeError('INVALID_INPUT', message, { details: { field: 'at.batchId' } })
 
@@ -47,7 +48,7 @@ export async function batchFork(
   const expiresAt = now + Math.max(0, batch.expiresAt - batch.createdAt)
   const interrupts = batch.interrupts.map((item) => renewInterrupt(item, ids, expiresAt))
   const appended = dropped.map((c) => toolResult(c.toolCallId, FORKED_RESULT).message)
-  const state = await forks.getLastStateSnapshot(parent.threadId, { runId: batch.runId })
+  const state = await stateOfPause(deps, forks, parent, batch.runId)
   return {
     lastPosition,
     replaced,
@@ -56,10 +57,7 @@ export async function batchFork(
     calls,
     cancelled: { toolCallIds: dropped.map((c) => c.toolCallId), result: forkedResultText() },
     checkpoints,
-    stateJson:
-      state === undefined
-        ? JSON.stringify(deps.initialState() ?? null)
-        : JSON.stringify((JSON.parse(state) as { snapshot?: unknown }).snapshot ?? null),
+    stateJson: JSON.stringify(state ?? null),
     batch: {
       batchId: `batch_${randomUUID()}`,
       runId: batch.runId,
