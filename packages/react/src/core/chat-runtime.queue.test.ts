@@ -7,6 +7,7 @@ import { InterludeError } from '@interlude/protocol'
 import { describe, expect, it } from 'vitest'
 import { ev, step, tick } from '../test-utils/controllable-transport.ts'
 import { approveAll, codeOf, pause, setup } from '../test-utils/runtime-setup.ts'
+import { flushDeltas } from './chat-runtime.ts'
 
 /** A first run that is acknowledged and streaming. */
 async function streaming(ctx: ReturnType<typeof setup>) {
@@ -77,6 +78,35 @@ describe('ChatRuntime: sending while busy', () => {
     ])
     await step(first.channel)
     expect(ctx.rt.getSnapshot().messages.map((m) => m.content)).toEqual(['one', 'Hi', 'use staging', 'Staging it is.'])
+  })
+
+  it('a steer the run ended without taking waits as queued input; the run that writes it takes it out', async () => {
+    const ctx = setup({ queueStorage: false })
+    const { rt, transport } = ctx
+    const first = await streaming(ctx)
+    const steered = rt.sendMessage('late words', { whileBusy: 'steer' })
+    ;(await transport.waitForSubmit(1)).answer({ steered: true })
+    await steered
+    const { id } = transport.submits[0]!.input.messages[0]!
+    first.channel.pushAll([ev.textEnd('m-a'), ev.finished('t1', first.input.runId)])
+    await step(first.channel)
+    // No turn wrote it: it is queued input now, and the runtime waits for the run that takes it.
+    expect(rt.getSnapshot().queued.map((q) => [q.position, q.text])).toEqual([[1, 'late words']])
+    const follow = await transport.waitForConnect(1)
+    follow.channel.pushAll([
+      ev.runStarted('t1', 'run-next'),
+      { type: 'TEXT_MESSAGE_START', messageId: id, role: 'user' } as never,
+      { type: 'TEXT_MESSAGE_CONTENT', messageId: id, delta: 'late words' } as never,
+      { type: 'TEXT_MESSAGE_END', messageId: id } as never,
+    ])
+    await step(follow.channel)
+    flushDeltas(rt) // content commits with the next coalesced commit
+    const s = rt.getSnapshot()
+    expect(s.queued).toEqual([])
+    expect(s.messages.filter((m) => m.id === id)).toHaveLength(1)
+    follow.channel.push(ev.finished('t1', 'run-next'))
+    await step(follow.channel)
+    expect(rt.getSnapshot()).toMatchObject({ isLoading: false, queued: [] })
   })
 
   it('when the run ends, follows the thread (?follow=1) from its last event for the next run; earlier entries leave', async () => {

@@ -1,4 +1,4 @@
-import type { Message } from '@interlude/protocol'
+import type { AgUiEvent, Message } from '@interlude/protocol'
 import { messageText } from '@interlude/protocol'
 import { NONE } from './immutable.ts'
 import type { QueuedMessage } from './types.ts'
@@ -56,4 +56,21 @@ export function startQueued(
 export function stillQueued(list: readonly QueuedMessage[], messages: readonly Message[]): readonly QueuedMessage[] {
   const known = new Set(messages.map((m) => m.id))
   return numbered(list.filter((q) => !known.has(q.messageId)))
+}
+
+/** Appends entries in their order (steers no turn took become queued input, docs/protocol.md#steer). */
+export function appended(list: readonly QueuedMessage[], more: readonly QueuedMessage[]): readonly QueuedMessage[] {
+  return more.length === 0 ? list : numbered([...list, ...more])
+}
+
+/** Without the entries whose message these events wrote (`TEXT_MESSAGE_START { role: 'user' }` under its id: a steer). */
+export function withoutWritten(list: readonly QueuedMessage[], events: readonly AgUiEvent[]): readonly QueuedMessage[] {
+  if (list.length === 0) return list
+  const written = new Set<unknown>()
+  for (const e of events) {
+    const start = e as { type: string; role?: unknown; messageId?: unknown }
+    if (start.type === 'TEXT_MESSAGE_START' && start.role === 'user') written.add(start.messageId)
+  }
+  const rest = list.filter((q) => !written.has(q.messageId))
+  return rest.length === list.length ? list : numbered(rest)
 }

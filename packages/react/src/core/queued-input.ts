@@ -89,7 +89,9 @@ export class QueuedInput {
 
   /** After an interaction: a run that ended by itself (or was cancelled) lets the queue go on. */
   #finished(info: FinishInfo): void {
-    if (info.outcome === 'success' || info.outcome === 'cancelled') this.drain()
+    if (info.outcome !== 'success' && info.outcome !== 'cancelled') return
+    if (this.#host.store.state.steered.length > 0) this.#host.store.commit({ type: 'queue/unclaimed' })
+    this.drain()
   }
 
   /** While idle with entries left: follow the thread for the next run that starts. */

@@ -1,6 +1,6 @@
 import type { AgUiEvent, AwaitingExternalCall, DecisionRecord, InterludeError, Message } from '@interlude/protocol'
 import { NO_AWAITING_EXTERNAL } from './external-calls.ts'
-import { startQueued, withoutQueued, withQueued } from './queue-state.ts'
+import { appended, startQueued, withoutQueued, withoutWritten, withQueued } from './queue-state.ts'
 import { applyEvents } from './apply-events.ts'
 import { shownMessages, withheldOf } from './withheld.ts'
 import { NONE } from './immutable.ts'
@@ -65,6 +65,8 @@ export interface CoreState {
   readonly awaitingExternal: readonly AwaitingExternalCall[]
   /** Messages sent while busy whose runs have not started (queue-state.ts). */
   readonly queued: readonly QueuedMessage[]
+  /** Steers the server took (`steered`) whose message no turn has written yet: queued input if the run ends first. */
+  readonly steered: readonly QueuedMessage[]
 }
 
 /** How an interaction ended, as committed: a published batch, a failure with its error, or neither. */
@@ -124,6 +126,8 @@ export type Action =
   /** Cancelled or refused; with `message`: steered into the running turn, where it joins the history now. */
   | { readonly type: 'queue/removed'; readonly runId: string; readonly message?: Message }
   | { readonly type: 'queue/restored'; readonly queued: readonly QueuedMessage[] }
+  /** The run ended before taking the steers: they wait as queued input now (docs/protocol.md#steer). */
+  | { readonly type: 'queue/unclaimed' }
 
 export function initialState(threadId: string, messages: readonly Message[], state: unknown): CoreState {
   return {
@@ -141,6 +145,7 @@ export function initialState(threadId: string, messages: readonly Message[], sta
     subagents: NO_SUBAGENTS,
     awaitingExternal: NO_AWAITING_EXTERNAL,
     queued: NONE,
+    steered: NONE,
   }
 }
 
@@ -188,6 +193,7 @@ export function reduce(state: CoreState, action: Action): CoreState {
         subagents: NO_SUBAGENTS,
         awaitingExternal: NO_AWAITING_EXTERNAL,
         queued: NONE,
+        steered: NONE,
       }
     case 'messages/replaced':
       return { ...state, messages: action.messages, recovery: bump(state.recovery) }
@@ -237,7 +243,12 @@ export function reduce(state: CoreState, action: Action): CoreState {
       const lastEventId = action.lastEventId ?? state.lastEventId
       const decisions = withDecisions(state.decisions, action.events)
       const subagents = withSubagentEvents(state.subagents, action.events)
+      // A steer the turn wrote (or queued input a run took) is where the server put it now.
+      const queued = withoutWritten(state.queued, action.events)
+      const steered = withoutWritten(state.steered, action.events)
       if (
+        queued === state.queued &&
+        steered === state.steered &&
         result.messages === state.messages &&
         result.state === state.state &&
         lastEventId === state.lastEventId &&
@@ -250,6 +261,8 @@ export function reduce(state: CoreState, action: Action): CoreState {
         ...state,
         decisions,
         subagents,
+        queued,
+        steered,
         messages: result.messages,
         state: result.state,
         lastEventId,
@@ -313,9 +326,14 @@ export function reduce(state: CoreState, action: Action): CoreState {
     case 'queue/removed': {
       const queued = withoutQueued(state.queued, action.runId)
       const { message } = action
-      if (!message || state.messages.some((m) => m.id === message.id)) return { ...state, queued }
-      return { ...state, queued, messages: Object.freeze([...state.messages, message]) }
+      if (!message) return { ...state, queued }
+      const steer = state.queued.filter((q) => q.runId === action.runId)
+      const steered = appended(state.steered, steer)
+      if (state.messages.some((m) => m.id === message.id)) return { ...state, queued, steered }
+      return { ...state, queued, steered, messages: Object.freeze([...state.messages, message]) }
     }
+    case 'queue/unclaimed':
+      return { ...state, queued: appended(state.queued, state.steered), steered: NONE }
     case 'queue/restored':
       return { ...state, queued: action.queued }
     case 'effect/reconciled': {

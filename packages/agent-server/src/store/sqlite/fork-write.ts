@@ -7,7 +7,7 @@ import { writeTransaction } from './write-transaction.ts'
 const TERMINAL = sqlList(TERMINAL_CALL_STATUSES)
 
 /** Messages copied per transaction: SQLite has one writer, so no transaction of a fork may hold it for long. */
-export const FORK_PAGE_MESSAGES = 500
+export const FORK_PAGE_MESSAGES = 1000
 
 /** A reservation older than this whose fork never finished (its process died) may be taken over by a retry. */
 const STALE_RESERVATION_MS = 60_000
