@@ -129,7 +129,7 @@ export { eventProblems, interruptProblems, isKnownEventType, KNOWN_EVENT_TYPES }
 export type { EventShapeProblem } from './event-shape.ts'
 export { messageText } from './message-text.ts'
 export { isRunAccepted, MULTITASK_STRATEGIES } from './multitask.ts'
-export type { MultitaskStrategy, RunAccepted, RunQueued, RunSteered } from './multitask.ts'
+export type { MultitaskStrategy, QueuedInputView, RunAccepted, RunQueued, RunSteered } from './multitask.ts'
 export { SUBAGENT_EVENT_NAME } from './subagents.ts'
 export type { SubagentEventValue, SubagentInterruptMetadata } from './subagents.ts'
 

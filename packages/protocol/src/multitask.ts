@@ -1,3 +1,5 @@
+import type { Message } from '@ag-ui/core'
+
 /**
  * What new input does while its thread is busy (docs/protocol.md#multitask): `forwardedProps.interlude.multitask`
  * of a `RunAgentInput`, or the server's default when it names none.
@@ -39,4 +41,15 @@ export function isRunAccepted(value: unknown): value is RunAccepted {
   const queued = body['queued']
   if (typeof queued === 'number') return Number.isInteger(queued) && queued >= 1
   return body['steered'] === true
+}
+
+/**
+ * One input waiting in the thread's queue, as `ThreadSnapshot.queued` lists it (docs/protocol.md#threadsnapshot):
+ * its runId, its place (1 = next), whether it is a steer no run took yet, and its last user message.
+ */
+export interface QueuedInputView {
+  readonly runId: string
+  readonly position: number
+  readonly steer: boolean
+  readonly message: Message
 }

@@ -62,6 +62,16 @@ export const ThreadSnapshotSchema = z.object({
   hasMoreMessages: z.boolean().optional(),
   messagesCursor: z.string().min(1).optional(),
   messageCount: z.number().int().nonnegative().optional(),
+  queued: z
+    .array(
+      z.object({
+        runId: z.string().min(1),
+        position: z.number().int().positive(),
+        steer: z.boolean(),
+        message: MessageSchema,
+      }),
+    )
+    .optional(),
 })
 
 export const DecisionRecordSchema = z.object({

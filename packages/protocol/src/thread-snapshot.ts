@@ -2,7 +2,7 @@ import type { Interrupt, Message } from '@ag-ui/core'
 import type { DecisionRecord } from './decisions.ts'
 import type { ThreadParent } from './forks.ts'
 import type { WithheldMessage } from './guardrails.ts'
-import type { MultitaskStrategy } from './multitask.ts'
+import type { MultitaskStrategy, QueuedInputView } from './multitask.ts'
 
 export type ThreadStatus = 'idle' | 'running' | 'interrupted'
 
@@ -88,6 +88,8 @@ export interface ThreadSnapshot {
   readonly messagesCursor?: string
   /** Messages the thread holds in all (the thread cap counts them). */
   readonly messageCount?: number
+  /** Input waiting in the thread's queue, next first (docs/protocol.md#multitask; absent when none). */
+  readonly queued?: readonly QueuedInputView[]
 }
 
 /** One row of `GET {base}/threads?status=interrupted` (the approval inbox). */

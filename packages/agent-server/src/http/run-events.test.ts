@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { EventType } from '@interlude/protocol'
+import { ThreadSnapshotSchema } from '@interlude/protocol/schemas'
 import type { AgUiEvent } from '@interlude/protocol'
+import { until } from '../test-utils/child-server.ts'
 import { newThreadId } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { serversPerTest } from '../test-utils/in-process.ts'
-import { holdRun, inputWith, post, queueStores } from '../test-utils/queue-harness.ts'
+import { holdRun, inputWith, outcomeOf, post, queueStores } from '../test-utils/queue-harness.ts'
 import { queueModel } from '../test-utils/queue-model.ts'
 import { tailSse } from '../test-utils/sse-tail.ts'
 import type { SseTail } from '../test-utils/sse-tail.ts'
@@ -111,5 +113,23 @@ describe.each(STORES)('queued runs on $name', ({ options }) => {
     expect(tail.frames).toEqual([])
     q.release('hold A')
     await streaming
+  })
+
+  it('the snapshot lists the queue, next first: queued input and steers no run took yet', async () => {
+    const { s, q } = await start()
+    const threadId = newThreadId()
+    const { streaming } = await holdRun(s, q, threadId)
+    const b = inputWith('enqueue', 'B', threadId)
+    const steer = inputWith('steer', 'S', threadId)
+    for (const input of [b, steer]) expect((await post(s, input)).status).toBe(202)
+    const snapshot = async () => ThreadSnapshotSchema.parse(await (await open(s, `/threads/${threadId}`)).json())
+    expect((await snapshot()).queued).toEqual([
+      { runId: b.runId, position: 1, steer: false, message: b.messages[0] },
+      { runId: steer.runId, position: 2, steer: true, message: steer.messages[0] },
+    ])
+    q.release('hold A')
+    await streaming
+    await until(async () => (await outcomeOf(s, threadId, b.runId)) === 'success', 'B ends')
+    expect((await snapshot()).queued).toBeUndefined()
   })
 })

@@ -2,12 +2,14 @@ import { GUARDRAIL_INTERRUPT_REASON, InterludeError } from '@interlude/protocol'
 import type {
   AwaitingExternalCall,
   GuardrailMetadata,
+  Message,
+  QueuedInputView,
   ThreadSnapshot,
   ThreadSummary,
   UnsettledEffect,
   WithheldMessage,
 } from '@interlude/protocol'
-import type { BatchRecord, Store, ThreadRecord } from '../../store/store.ts'
+import type { BatchRecord, QueuedInput, Store, ThreadRecord } from '../../store/store.ts'
 import { isShown } from '../expiry-policy.ts'
 import { clientThreadId, withClientThreadId } from '../../store/thread-key.ts'
 import { defined } from '../../defined.ts'
@@ -62,13 +64,15 @@ export async function threadSnapshot(
   page: SnapshotPage = { limit: DEFAULT_SNAPSHOT_MESSAGES, maxBytes: 1024 * 1024 },
   resultFrom: ResultFromOf = () => undefined,
 ): Promise<ThreadSnapshot> {
-  const [stored, open, calls, decisions, origin] = await Promise.all([
+  const [stored, open, calls, decisions, origin, queue] = await Promise.all([
     store.listMessagePage(thread.threadId, page),
     store.getOpenBatch(thread.threadId),
     store.listToolCalls(thread.threadId, { status: ['unknown', 'started', 'awaiting_result'] }),
     store.listDecisions(thread.threadId),
     store.forks?.getForkOrigin(thread.threadId),
+    store.listQueuedInputs?.(thread.threadId),
   ])
+  const queued = (queue ?? []).flatMap(queuedView)
   const started = calls.filter((c) => c.status !== 'awaiting_result')
   const awaiting: AwaitingExternalCall[] = calls
     .filter((c) => c.status === 'awaiting_result' && c.kind === 'external')
@@ -101,7 +105,15 @@ export async function threadSnapshot(
     hasMoreMessages: more,
     ...(more ? { messagesCursor: encodeMessagesCursor(oldest) } : {}),
     messageCount: thread.messageCount,
+    ...(queued.length > 0 ? { queued } : {}),
   }
+}
+
+/** A queued input as the snapshot lists it: its last user message (an input may carry history before it). */
+function queuedView(entry: QueuedInput): QueuedInputView[] {
+  const { messages } = JSON.parse(entry.input) as { messages: Message[] }
+  const message = messages.filter((m) => m.role === 'user').at(-1)
+  return message ? [{ runId: entry.runId, position: entry.position, steer: entry.steer, message }] : []
 }
 
 /**
