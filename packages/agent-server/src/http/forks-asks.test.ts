@@ -1,8 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Interrupt } from '@interlude/protocol'
-import type { AgentDefinition } from '../agent/agent.ts'
 import type { ReleaseState } from '../demo/release-assistant.ts'
-import { countingDemo, parentBytes, postFork, snapshotOf, stateOf } from '../test-utils/fork-kit.ts'
+import { countingDemo, parentBytes, postFork, serverPerTest, snapshotOf, stateOf } from '../test-utils/fork-kit.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
@@ -23,15 +22,7 @@ interface Asked {
 }
 
 describe.each(backends)('forks through asks on %s', (_name, start) => {
-  const started: InProcessServer[] = []
-  afterEach(async () => {
-    for (const s of started.splice(0)) await s.dispose()
-  })
-  const serve = async (agent: AgentDefinition) => {
-    const s = await start({ agent })
-    started.push(s)
-    return s
-  }
+  const serve = serverPerTest(start)
   const step = async (s: InProcessServer, run: Promise<{ status: number; events: unknown[] }>): Promise<Asked> => {
     const answer = await run
     expect(answer.status).toBe(200)

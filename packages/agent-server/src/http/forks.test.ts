@@ -1,8 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { RunView, ThreadForkList } from '@interlude/protocol'
-import type { AgentDefinition } from '../agent/agent.ts'
 import { readJson } from '../test-utils/decisions.ts'
-import { countingDemo, deployedThread, parentBytes, postFork, snapshotOf, stateOf } from '../test-utils/fork-kit.ts'
+import {
+  countingDemo,
+  deployedThread,
+  parentBytes,
+  postFork,
+  serverPerTest,
+  snapshotOf,
+  stateOf,
+} from '../test-utils/fork-kit.ts'
 import { interruptsOf, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { cancelled, resolved } from '../test-utils/resume-entries.ts'
@@ -18,15 +25,7 @@ import { threadKey } from '../store/thread-key.ts'
 const backends = await storeBackends('thread forks on PostgreSQL')
 
 describe.each(backends)('thread forks on %s', (_name, start) => {
-  const started: InProcessServer[] = []
-  afterEach(async () => {
-    for (const s of started.splice(0)) await s.dispose()
-  })
-  const serve = async (agent: AgentDefinition) => {
-    const s = await start({ agent })
-    started.push(s)
-    return s
-  }
+  const serve = serverPerTest(start)
 
   it('a fork after an approved deploy: the parent is byte-identical, the fork runs nothing, its state has it once', async () => {
     const demo = countingDemo()
@@ -229,15 +228,7 @@ describe.each(backends)('thread forks on %s', (_name, start) => {
 })
 
 describe.each(backends)('fork refusals on %s', (_name, start) => {
-  const started: InProcessServer[] = []
-  afterEach(async () => {
-    for (const s of started.splice(0)) await s.dispose()
-  })
-  const serve = async () => {
-    const s = await start({ agent: countingDemo().agent })
-    started.push(s)
-    return s
-  }
+  const serve = serverPerTest(start)
   const threadsOf = async (s: InProcessServer, principal: 'alice' | 'bob') =>
     ((await (await s.request('/threads?limit=100', { principal })).json()) as { threads: unknown[] }).threads.length
 

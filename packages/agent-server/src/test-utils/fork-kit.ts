@@ -1,4 +1,4 @@
-import { expect } from 'vitest'
+import { afterEach, expect } from 'vitest'
 import type { ForkCreated, ForkRequest, Interrupt, ThreadSnapshot } from '@interlude/protocol'
 import type { AgentDefinition } from '../agent/agent.ts'
 import { createFleet } from '../demo/fleet.ts'
@@ -11,6 +11,7 @@ import type { JsonAnswer } from './decisions.ts'
 import { readJson } from './decisions.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from './harness.ts'
 import type { InProcessServer, RequestOptions } from './in-process.ts'
+import type { StartOn } from './store-backends.ts'
 import { recordingModel } from './recording-model.ts'
 import { resolved } from './resume-entries.ts'
 
@@ -90,4 +91,17 @@ export async function deployedThread(
   )
   expect(resumed.status).toBe(200)
   return { threadId, batchId, interrupts, userMessageId: user.id }
+}
+
+/** Inside a `describe`: starts servers on one store with `agent` (default: a counting demo); each is disposed after its test. */
+export function serverPerTest(start: StartOn): (agent?: AgentDefinition) => Promise<InProcessServer> {
+  const started: InProcessServer[] = []
+  afterEach(async () => {
+    for (const s of started.splice(0)) await s.dispose()
+  })
+  return async (agent = countingDemo().agent) => {
+    const s = await start({ agent })
+    started.push(s)
+    return s
+  }
 }
