@@ -6,6 +6,7 @@ import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '.
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 import { storeBackends } from '../test-utils/store-backends.ts'
+import { threadKey } from '../store/thread-key.ts'
 
 /**
  * Forks through questions asked from inside a tool (`ctx.interrupt`, the demo's rollback) and through a subagent's
@@ -107,5 +108,40 @@ describe.each(backends)('forks through asks on %s', (_name, start) => {
 
     expect(await parentBytes(s, threadId)).toEqual(before)
     expect((await rollbacksOf(s, threadId)).audits).toHaveLength(1)
+  })
+
+  it('an external call awaiting its result is settled cancelled in the fork; its result goes to the parent only', async () => {
+    const s = await serve()
+    const threadId = newThreadId()
+    const paged = await s.postRun(runInput(threadId, [userMessage('page the on-call about v2.1')]))
+    expect(paged.status).toBe(200)
+    const { body: parent } = await snapshotOf(s, threadId)
+    const [awaiting] = parent.awaitingExternal ?? []
+    expect(awaiting).toMatchObject({ toolName: 'notify_oncall' })
+    const assistant = parent.messages.find((m) => m.role === 'assistant')!
+    const before = await parentBytes(s, threadId)
+
+    const fork = await postFork(s, threadId, { at: { messageId: assistant.id } })
+    expect(fork.status).toBe(201)
+    const { body: forked } = await snapshotOf(s, fork.body.threadId)
+    expect(forked.awaitingExternal).toBeUndefined()
+    expect(forked.messages.at(-1)).toMatchObject({ role: 'tool', toolCallId: awaiting!.toolCallId })
+    expect(JSON.parse((forked.messages.at(-1) as { content: string }).content)).toMatchObject({ status: 'cancelled' })
+    const call = await s.store.getToolCall(threadKey('alice', fork.body.threadId), awaiting!.toolCallId)
+    expect(call?.status).toBe('cancelled')
+    expect(await parentBytes(s, threadId)).toEqual(before)
+
+    // A result posted to the fork runs nothing there (the call is settled: `settled`, no run); the parent's call still
+    // waits for it and takes it.
+    const late = { id: 'result-1', role: 'tool' as const, toolCallId: awaiting!.toolCallId, content: '"ana"' }
+    const toFork = await s.postRun(runInput(fork.body.threadId, [late]))
+    expect(toFork.events).toEqual([])
+    expect(JSON.parse(toFork.raw)).toMatchObject({
+      settled: [{ toolCallId: awaiting!.toolCallId, status: 'cancelled' }],
+    })
+    expect((await snapshotOf(s, fork.body.threadId)).body.messages).toEqual(forked.messages)
+    expect((await snapshotOf(s, threadId)).body.awaitingExternal).toEqual(parent.awaitingExternal)
+    const toParent = await s.postRun(runInput(threadId, [late]))
+    expect(toParent.status).toBe(200)
   })
 })
