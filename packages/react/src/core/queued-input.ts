@@ -20,7 +20,7 @@ const KEY = 'interlude:queued:'
  * (so the server sees them in the order they were typed). Whenever the runtime is idle with entries left, it follows
  * the thread log for the next run to start (`attach` with `next`), whose `RUN_STARTED` moves its message into the
  * history (queue-state.ts). The entries are kept in `queueStorage` per thread, so `recover()` after a reload shows them
- * again: the server has no read of a thread's queue.
+ * again (the server's `ThreadSnapshot.queued` is not read yet: docs/quality.md#what-is-not-built).
  */
 export class QueuedInput {
   readonly #host: InteractionsEnv<unknown>
