@@ -92,6 +92,7 @@ describe('ChatRuntime: sending while busy', () => {
     await step(first.channel)
     // No turn wrote it: it is queued input now, and the runtime waits for the run that takes it.
     expect(rt.getSnapshot().queued.map((q) => [q.position, q.text])).toEqual([[1, 'late words']])
+    expect(rt.getSnapshot().messages.some((m) => m.id === id)).toBe(false)
     const follow = await transport.waitForConnect(1)
     follow.channel.pushAll([
       ev.runStarted('t1', 'run-next'),

@@ -332,8 +332,12 @@ export function reduce(state: CoreState, action: Action): CoreState {
       if (state.messages.some((m) => m.id === message.id)) return { ...state, queued, steered }
       return { ...state, queued, steered, messages: Object.freeze([...state.messages, message]) }
     }
-    case 'queue/unclaimed':
-      return { ...state, queued: appended(state.queued, state.steered), steered: NONE }
+    case 'queue/unclaimed': {
+      // Queued input again: it leaves the history until the run that takes it starts (as queued messages do).
+      const ids = new Set(state.steered.map((q) => q.messageId))
+      const messages = Object.freeze(state.messages.filter((m) => !ids.has(m.id)))
+      return { ...state, queued: appended(state.queued, state.steered), steered: NONE, messages }
+    }
     case 'queue/restored':
       return { ...state, queued: action.queued }
     case 'effect/reconciled': {
