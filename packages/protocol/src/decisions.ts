@@ -7,10 +7,22 @@ import type { OutcomeReason } from './guardrails.ts'
  */
 
 /**
- * How a decision reached the server: a resume run (`POST /runs`), the decisions API, a deadline, or a
- * remembered permission rule (docs/approvals.md#remembered-permissions).
+ * How a decision reached the server: a resume run (`POST /runs`), the decisions API, a deadline, a remembered
+ * permission rule (docs/approvals.md#remembered-permissions), a bounded grant, a signed decision link, or Slack
+ * (docs/approvals.md#organisations).
  */
-export type DecisionVia = 'run' | 'api' | 'expiry' | 'rule'
+export type DecisionVia = 'run' | 'api' | 'expiry' | 'rule' | 'grant' | 'link' | 'slack'
+
+/** Every `DecisionVia`, for the wire schema. */
+export const DECISION_VIAS = [
+  'run',
+  'api',
+  'expiry',
+  'rule',
+  'grant',
+  'link',
+  'slack',
+] as const satisfies readonly DecisionVia[]
 
 /** Where a remembered approval applies: later calls in the same thread, or in every thread of the owner. */
 export type RememberScope = 'thread' | 'principal'
@@ -18,6 +30,9 @@ export const REMEMBER_SCOPES: readonly RememberScope[] = ['thread', 'principal']
 
 /** `decidedBy` of decisions made by the expiry sweeper. */
 export const SYSTEM_EXPIRY_PRINCIPAL = 'system:expiry'
+
+/** `decidedBy` of the record that moves an interrupt's right to decide to the next group (`escalate`). */
+export const SYSTEM_ESCALATION_PRINCIPAL = 'system:escalation'
 
 /** What happens to a batch when its `expiresAt` passes. */
 export type ExpiryPolicy = 'deny' | 'cancel' | 'keep'

@@ -84,8 +84,10 @@ export { canonicalDecision, decisionHash, decisionOf } from './decision-hash.ts'
 export { canonicalJson, isJsonValue, NonJsonValueError } from './canonical-json.ts'
 export {
   DECISION_EVENT_NAME,
+  DECISION_VIAS,
   REMEMBER_SCOPES,
   STALE_INTERRUPT_REASON,
+  SYSTEM_ESCALATION_PRINCIPAL,
   SYSTEM_EXPIRY_PRINCIPAL,
   WEBHOOK_EVENT_TYPES,
 } from './decisions.ts'

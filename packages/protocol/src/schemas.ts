@@ -11,6 +11,7 @@ import {
   RunAgentInputSchema,
 } from '@ag-ui/core/schemas'
 import { z } from 'zod'
+import { DECISION_VIAS } from './decisions.ts'
 import { ADMISSION_ERROR_CODES, CLIENT_ERROR_CODES, STREAM_ERROR_CODES } from './errors.ts'
 import { isRfc3339 } from './expires-at.ts'
 
@@ -81,7 +82,7 @@ export const DecisionRecordSchema = z.object({
   interruptIds: z.array(z.string()),
   entries: z.array(ResumeEntrySchema),
   decidedBy: z.string().min(1),
-  via: z.enum(['run', 'api', 'expiry', 'rule']),
+  via: z.enum(DECISION_VIAS),
   at: z.string().refine(isRfc3339, 'at must be RFC 3339'),
   ruleId: z.string().min(1).optional(),
   toolCallId: z.string().min(1).optional(),
