@@ -70,6 +70,7 @@ import * as threads from './thread-reads.ts'
 import * as threadWrites from './thread-writes.ts'
 import { prepareToolCheckpoints } from './tool-checkpoints.ts'
 import { prepareStaleDecisions } from './stale-decisions.ts'
+import { prepareDecisionLinks } from './decision-links.ts'
 import * as toolCalls from './tool-calls.ts'
 import { sqliteUsage } from './usage.ts'
 import { writeTransaction } from './write-transaction.ts'
@@ -101,6 +102,7 @@ export class SqliteStore implements Store {
   readonly #stale: ReturnType<typeof prepareStaleDecisions>
   readonly #now: Clock
   readonly forks: ForkStore
+  readonly decisionLinks: ReturnType<typeof prepareDecisionLinks>
   #closed = false
 
   constructor(file: string, options: SqliteStoreOptions = {}) {
@@ -114,6 +116,7 @@ export class SqliteStore implements Store {
     this.#checkpoints = prepareToolCheckpoints(this.#db)
     this.#stale = prepareStaleDecisions(this.#db)
     this.forks = sqliteForks(this.#db)
+    this.decisionLinks = prepareDecisionLinks(this.#db)
   }
 
   /** Direct access for tests and tooling (e.g. a before/after dump). */
@@ -215,7 +218,7 @@ export class SqliteStore implements Store {
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
-    return this.#write(() => admission.claimBatchTx(this.#s, request))
+    return this.#write(() => this.decisionLinks.claimTx(this.#s, request))
   }
 
   async claimBatches(requests: readonly ClaimBatchRequest[]): Promise<ClaimBatchResult[]> {
