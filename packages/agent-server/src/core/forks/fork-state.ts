@@ -23,9 +23,7 @@ export async function stateAfter(
   const next = await forks.getForkMessage(parent.threadId, { position: position + 1 })
   // The last message: the parent's state now (a run in progress has not committed its own state yet).
   if (!next && parent.status !== 'running') return parent.state
-  const beforeSeq = next
-    ? await firstSeqOf(deps, parent.threadId, next.message.role === 'user' ? undefined : next.message.id, next.runId)
-    : undefined
+  const beforeSeq = next ? await firstSeqOf(deps, parent.threadId, next.message.id, next.runId) : undefined
   if (next && beforeSeq === undefined) {
     const origin = await originOf(deps, forks, parent, depth)
     const at = await forks.getForkMessage(parent.threadId, { position })
@@ -69,11 +67,15 @@ async function originOf(
   return origin && deps.store.getThread(origin.parentThreadId)
 }
 
-/** The seq of the first event of message `messageId` written by `runId` (a user message: its run's first event). */
+/**
+ * The seq of the first event of message `messageId` written by `runId`. A user message is the input of its run (the
+ * run's first event follows it) unless a steer joined it to a running run: then its own `TEXT_MESSAGE_START` is where
+ * it begins (docs/protocol.md#multitask).
+ */
 async function firstSeqOf(
   deps: ForkDeps,
   threadId: string,
-  messageId: string | undefined,
+  messageId: string,
   runId: string | undefined,
 ): Promise<number | undefined> {
   if (runId === undefined) return undefined
@@ -82,8 +84,6 @@ async function firstSeqOf(
     const page = await deps.store.readEvents(threadId, { runId, afterSeq, limit: PAGE })
     for (const event of page) {
       first ??= event.seq
-      // A user message is the input of its run: the run's first event follows it.
-      if (messageId === undefined) return first
       if (namesMessage(event.json, messageId)) return event.seq
     }
     if (page.length < PAGE) return first
