@@ -1,14 +1,11 @@
 import type Database from 'better-sqlite3'
-import type { ClaimBatchRequest, ClaimBatchResult, UsedDecisionLink } from '../store.ts'
+import type { UsedDecisionLink } from '../store.ts'
 import type { UsedDecisionLinkRow } from '../decision-links.ts'
 import { toUsedDecisionLink } from '../decision-links.ts'
-import { RollbackWith } from '../rollback-with.ts'
-import { claimBatchTx } from './admission.ts'
-import type { SqliteStatements } from './statements.ts'
 
 /**
- * The SQLite side of decision links (docs/approvals.md#deciding-outside-the-app): a claim that spends a link records
- * it as used in the claim's transaction, so a second use of the link is refused whatever process admits it.
+ * The SQLite statements of decision links (docs/approvals.md#deciding-outside-the-app): a claim that spends a link
+ * records it as used in the claim's transaction (`admission.ts`), so a second use is refused whatever process admits it.
  */
 export function prepareDecisionLinks(db: Database.Database) {
   const insert = db.prepare<[string, string, string, string, number]>(
@@ -21,14 +18,9 @@ export function prepareDecisionLinks(db: Database.Database) {
       const row = get.get(linkId)
       return row ? toUsedDecisionLink(row) : undefined
     },
-    /** A claim, inside the store's write transaction; one that spends a link writes both, or neither. */
-    claimTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
-      const { linkId, threadId, runId, decidedBy, now } = request
-      if (linkId === undefined) return claimBatchTx(s, request)
-      if (insert.run(linkId, threadId, runId, decidedBy, now).changes === 0) return { ok: false, reason: 'link_used' }
-      const claimed = claimBatchTx(s, request)
-      if (!claimed.ok) throw new RollbackWith(claimed)
-      return claimed
+    /** Inside the claim's transaction: `false` if the link was already used (nothing written). */
+    spendTx(link: Omit<UsedDecisionLink, 'usedAt'> & { readonly now: number }): boolean {
+      return insert.run(link.linkId, link.threadId, link.runId, link.decidedBy, link.now).changes === 1
     },
   }
 }

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { ForkStore } from '../forks.ts'
+import { prepareForkKeyGuard } from './fork-write.ts'
 import { sqliteForks } from './forks.ts'
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
 import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-rules.ts'
@@ -70,7 +71,6 @@ import * as threads from './thread-reads.ts'
 import * as threadWrites from './thread-writes.ts'
 import { prepareToolCheckpoints } from './tool-checkpoints.ts'
 import { prepareStaleDecisions } from './stale-decisions.ts'
-import { prepareDecisionLinks } from './decision-links.ts'
 import * as toolCalls from './tool-calls.ts'
 import { sqliteUsage } from './usage.ts'
 import { writeTransaction } from './write-transaction.ts'
@@ -95,6 +95,7 @@ export class SqliteStore implements Store {
   readonly path: string
   readonly #db: Database.Database
   readonly #s: SqliteStatements
+  readonly #forkKeyHeld: (threadId: string, now: number) => boolean
   readonly #queue: ReturnType<typeof sqliteRunQueue>
   readonly #rules: ReturnType<typeof preparePermissionRules>
   readonly #usage: ReturnType<typeof sqliteUsage>
@@ -102,7 +103,7 @@ export class SqliteStore implements Store {
   readonly #stale: ReturnType<typeof prepareStaleDecisions>
   readonly #now: Clock
   readonly forks: ForkStore
-  readonly decisionLinks: ReturnType<typeof prepareDecisionLinks>
+  readonly decisionLinks = { used: (linkId: string) => this.#s.decisionLinks.used(linkId) }
   #closed = false
 
   constructor(file: string, options: SqliteStoreOptions = {}) {
@@ -116,7 +117,7 @@ export class SqliteStore implements Store {
     this.#checkpoints = prepareToolCheckpoints(this.#db)
     this.#stale = prepareStaleDecisions(this.#db)
     this.forks = sqliteForks(this.#db)
-    this.decisionLinks = prepareDecisionLinks(this.#db)
+    this.#forkKeyHeld = prepareForkKeyGuard(this.#db)
   }
 
   /** Direct access for tests and tooling (e.g. a before/after dump). */
@@ -214,11 +215,11 @@ export class SqliteStore implements Store {
   }
 
   async startInputRun(request: StartInputRunRequest): Promise<StartRunResult> {
-    return this.#write(() => admission.startInputRunTx(this.#s, request))
+    return this.#write(() => admission.startInputRunTx(this.#s, request, this.#forkKeyHeld))
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
-    return this.#write(() => this.decisionLinks.claimTx(this.#s, request))
+    return this.#write(() => admission.claimBatchTx(this.#s, request))
   }
 
   async claimBatches(requests: readonly ClaimBatchRequest[]): Promise<ClaimBatchResult[]> {
@@ -360,7 +361,6 @@ export class SqliteStore implements Store {
     })
   }
 
-  /** Runs `fn` in a `BEGIN IMMEDIATE` transaction (`write-transaction.ts`). */
   async enqueueInput(request: EnqueueRequest): Promise<EnqueueResult> {
     return this.#write(() => this.#queue.enqueueTx(request))
   }
