@@ -13,10 +13,15 @@ import type { SqliteStatements } from './statements.ts'
  * after something was written throws `RollbackWith`, so nothing stays behind.
  */
 
-export function startInputRunTx(s: SqliteStatements, request: StartInputRunRequest): StartRunResult {
+/** `forkKeyHeld`: whether a fork still copying holds a new thread's key (`fork-write.ts`, docs/time-travel.md#cost). */
+export function startInputRunTx(
+  s: SqliteStatements,
+  request: StartInputRunRequest,
+  forkKeyHeld: (threadId: string, now: number) => boolean,
+): StartRunResult {
   const { threadId, runId, now, expectedRevision } = request
   if (expectedRevision === null) {
-    if (s.getThread.get(threadId)) return { ok: false, reason: 'thread_exists' }
+    if (s.getThread.get(threadId) || forkKeyHeld(threadId, now)) return { ok: false, reason: 'thread_exists' }
     const title = request.title ?? null
     s.insertThread.run({ ...request, stateJson: JSON.stringify(request.initialState ?? null), title })
   } else if (s.claimThreadForInput.run({ threadId, runId, now, expectedRevision }).changes === 0) {

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { ForkStore } from '../forks.ts'
+import { prepareForkKeyGuard } from './fork-write.ts'
 import { sqliteForks } from './forks.ts'
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
 import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-rules.ts'
@@ -94,6 +95,7 @@ export class SqliteStore implements Store {
   readonly path: string
   readonly #db: Database.Database
   readonly #s: SqliteStatements
+  readonly #forkKeyHeld: (threadId: string, now: number) => boolean
   readonly #queue: ReturnType<typeof sqliteRunQueue>
   readonly #rules: ReturnType<typeof preparePermissionRules>
   readonly #usage: ReturnType<typeof sqliteUsage>
@@ -114,6 +116,7 @@ export class SqliteStore implements Store {
     this.#checkpoints = prepareToolCheckpoints(this.#db)
     this.#stale = prepareStaleDecisions(this.#db)
     this.forks = sqliteForks(this.#db)
+    this.#forkKeyHeld = prepareForkKeyGuard(this.#db)
   }
 
   /** Direct access for tests and tooling (e.g. a before/after dump). */
@@ -211,7 +214,7 @@ export class SqliteStore implements Store {
   }
 
   async startInputRun(request: StartInputRunRequest): Promise<StartRunResult> {
-    return this.#write(() => admission.startInputRunTx(this.#s, request))
+    return this.#write(() => admission.startInputRunTx(this.#s, request, this.#forkKeyHeld))
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {

@@ -52,10 +52,11 @@ export function prepareStatements(db: Database.Database) {
 
     // ---- threads
     getThread: prepare<[string], ThreadRow>('SELECT * FROM threads WHERE thread_id = ?'),
-    // Queued input counts as running for the quota; a steer joins a run that counts already (docs/protocol.md#multitask).
+    // Queued input counts as running for the quota, a steer once no run takes it (docs/protocol.md#multitask).
     countRunning: prepare<[string, string], { n: number }>(
       `SELECT (SELECT COUNT(*) FROM threads WHERE owner_id = ? AND status = 'running')
-            + (SELECT COUNT(*) FROM run_queue WHERE owner_id = ? AND steer = 0) AS n`,
+            + (SELECT COUNT(*) FROM run_queue q WHERE owner_id = ? AND (steer = 0 OR NOT EXISTS
+                (SELECT 1 FROM threads t WHERE t.thread_id = q.thread_id AND t.status = 'running'))) AS n`,
     ),
     listThreads: prepare<
       {
