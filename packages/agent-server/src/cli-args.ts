@@ -4,6 +4,7 @@ import { SESSION_SECRET_ENV } from './auth/session-secret.ts'
 import { addToken, parseTokenEntries, TOKENS_ENV } from './auth/token-sources.ts'
 import { givenFlags, groupValues, readFlags, usageText } from './cli-flag-kit.ts'
 import { FLAGS } from './cli-flags.ts'
+import { slackFlags } from './cli-slack.ts'
 import { checkCorsOptions } from './config/cors-options.ts'
 import { SERVER_DEFAULTS } from './config/defaults.ts'
 import type { Limits } from './config/limits.ts'
@@ -45,6 +46,7 @@ type Forwarded =
   | 'openai'
   | 'usage'
   | 'publicUrl'
+  | 'slack'
 
 /** The parsed command line: `startServer` options (`Forwarded`), plus what only the CLI reads. */
 export type CliOptions = { readonly [K in Forwarded]-?: StartServerOptions[K] } & {
@@ -187,6 +189,7 @@ export function parseCliArgs(
     ),
     webhooks: webhookUrls(v.webhook, env),
     publicUrl: v['public-url'],
+    slack: slackFlags(v['slack-user-map'], v['slack-webhook'], env),
     corsOrigins,
     agentModule: v.agent,
     logLevel: v['log-level'],

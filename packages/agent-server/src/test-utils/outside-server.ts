@@ -34,6 +34,17 @@ export interface OutsideServer {
   close(): Promise<void>
 }
 
+/** The `interrupt.opened` delivery of `threadId` (the client's id), once the receiver has it. */
+export function openedWebhook(receiver: WebhookReceiver, threadId: string): Promise<WebhookPayload> {
+  return until(
+    () =>
+      receiver.received
+        .map((r) => r.payload as WebhookPayload)
+        .find((p) => p?.type === 'interrupt.opened' && p.data.threadId === threadId),
+    'interrupt.opened',
+  )
+}
+
 export async function startOutsideServer(options: Partial<StartServerOptions> = {}): Promise<OutsideServer> {
   const webhookSecret = `whsec_${randomBytes(32).toString('base64')}`
   const sessionSecret = randomBytes(32).toString('base64url')
@@ -66,13 +77,7 @@ export async function startOutsideServer(options: Partial<StartServerOptions> = 
         principal: 'eng',
       })
       const interruptId = interruptsOf(answer.events)[0]!.id
-      const opened = await until(
-        () =>
-          receiver.received
-            .map((r) => r.payload as WebhookPayload)
-            .find((p) => p?.type === 'interrupt.opened' && p.data.threadId === threadId),
-        'interrupt.opened',
-      )
+      const opened = await openedWebhook(receiver, threadId)
       return { threadId, key: threadKey('eng', threadId), interruptId, links: [...(opened.data.links ?? [])] }
     },
     forge: (claims) => signLink(key, claims),
