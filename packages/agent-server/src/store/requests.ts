@@ -104,6 +104,21 @@ export interface ClaimBatchRequest {
   readonly via: DecisionVia
   /** Written with the claim, only if it is admitted. */
   readonly outbox?: readonly NewOutboxDelivery[]
+  /**
+   * The decision link this decision spends (docs/approvals.md#deciding-outside-the-app): recorded as used with the
+   * claim; a link already used refuses the claim (`link_used`) and nothing is written.
+   */
+  readonly linkId?: string
+}
+
+/** A used decision link (`getUsedDecisionLink`). */
+export interface UsedDecisionLink {
+  readonly linkId: string
+  readonly threadId: string
+  /** The run that carries out the decision the link made. */
+  readonly runId: string
+  readonly decidedBy: string
+  readonly usedAt: number
 }
 
 export type ClaimBatchResult =
@@ -114,7 +129,7 @@ export type ClaimBatchResult =
       readonly claimedByRunId: string
       readonly decisionHash: string
     }
-  | { readonly ok: false; readonly reason: 'busy' | 'run_exists' | 'not_pending' }
+  | { readonly ok: false; readonly reason: 'busy' | 'run_exists' | 'not_pending' | 'link_used' }
 
 export interface NewBatch {
   readonly batchId: string

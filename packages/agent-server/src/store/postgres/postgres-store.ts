@@ -71,6 +71,8 @@ import * as tokens from './usage.ts'
 import * as queue from './run-queue.ts'
 import type { ForkStore } from '../forks.ts'
 import { postgresForks } from './forks.ts'
+import { claimWithLinkTx, postgresDecisionLinks } from './decision-links.ts'
+import type { DecisionLinkStore } from '../decision-links.ts'
 import type { EnqueueRequest, EnqueueResult, QueuedInput, TakenSteers, TakeSteersRequest } from '../run-queue.ts'
 
 // The option types live beside the store; importers keep naming them from here.
@@ -98,6 +100,7 @@ export class PostgresStore implements Store {
   readonly #admission: pg.Pool
   readonly #now: Clock
   readonly forks: ForkStore
+  readonly decisionLinks: DecisionLinkStore
 
   private constructor(db: PgDatabase, now: Clock) {
     this.#db = db
@@ -107,6 +110,7 @@ export class PostgresStore implements Store {
     this.#admission = db.admission
     this.#now = now
     this.forks = postgresForks(db.pool)
+    this.decisionLinks = postgresDecisionLinks(db.pool)
   }
 
   /** Connects, creates the schema on first start and applies migrations. */
@@ -247,6 +251,8 @@ export class PostgresStore implements Store {
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
+    // A claim that spends a decision link is a transaction of its own, not one of a group (decision-links.ts).
+    if (request.linkId !== undefined) return this.#db.tx((q) => claimWithLinkTx(q, request))
     return this.#db.claims.claim(request)
   }
 

@@ -45,6 +45,17 @@ export function startInputRunTx(
 }
 
 export function claimBatchTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
+  const { linkId } = request
+  if (linkId === undefined) return claimOpenBatchTx(s, request)
+  // A decision link (docs/approvals.md#deciding-outside-the-app): its row first, so a second use is refused; a refused
+  // claim rolls the row back.
+  if (!s.decisionLinks.spendTx({ ...request, linkId })) return { ok: false, reason: 'link_used' }
+  const claimed = claimOpenBatchTx(s, request)
+  if (!claimed.ok) throw new RollbackWith(claimed)
+  return claimed
+}
+
+function claimOpenBatchTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
   const { threadId, runId, batchId } = request
   const decisionJson = JSON.stringify(request.decision)
   // First admitted wins: the first claim of the open batch.

@@ -103,6 +103,7 @@ export class SqliteStore implements Store {
   readonly #stale: ReturnType<typeof prepareStaleDecisions>
   readonly #now: Clock
   readonly forks: ForkStore
+  readonly decisionLinks = { used: (linkId: string) => this.#s.decisionLinks.used(linkId) }
   #closed = false
 
   constructor(file: string, options: SqliteStoreOptions = {}) {
@@ -360,7 +361,6 @@ export class SqliteStore implements Store {
     })
   }
 
-  /** Runs `fn` in a `BEGIN IMMEDIATE` transaction (`write-transaction.ts`). */
   async enqueueInput(request: EnqueueRequest): Promise<EnqueueResult> {
     return this.#write(() => this.#queue.enqueueTx(request))
   }
