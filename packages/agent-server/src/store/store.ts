@@ -1,5 +1,6 @@
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
 import type { PermissionRuleFilter, PermissionRuleMatch } from './permission-rules.ts'
+import type { GrantStore } from './grants.ts'
 import type { SaveToolCheckpoint } from './tool-checkpoints.ts'
 import type { RunQueueStore } from './run-queue.ts'
 import type { ForkStore } from './forks.ts'
@@ -304,6 +305,12 @@ export interface Store extends Partial<RunQueueStore> {
 
   /** Thread forks (docs/time-travel.md); optional for host stores: without it the fork routes answer 404. */
   readonly forks?: ForkStore
+
+  /**
+   * Bounded grants (docs/approvals.md#bounded-grants); optional for host stores: without it an approval with a grant is
+   * refused and the grant routes list nothing. A store with it writes `ClaimBatchRequest.grants` with the claim.
+   */
+  readonly grants?: GrantStore
 
   /**
    * Optional change feed from other processes (PostgreSQL LISTEN/NOTIFY): appended events and

@@ -70,7 +70,9 @@ import * as toolCalls from './tool-calls.ts'
 import * as tokens from './usage.ts'
 import * as queue from './run-queue.ts'
 import type { ForkStore } from '../forks.ts'
+import type { GrantStore } from '../grants.ts'
 import { postgresForks } from './forks.ts'
+import { claimWithGrantsTx, listGrantDecisions, postgresGrants } from './grants.ts'
 import type { EnqueueRequest, EnqueueResult, QueuedInput, TakenSteers, TakeSteersRequest } from '../run-queue.ts'
 
 // The option types live beside the store; importers keep naming them from here.
@@ -98,6 +100,7 @@ export class PostgresStore implements Store {
   readonly #admission: pg.Pool
   readonly #now: Clock
   readonly forks: ForkStore
+  readonly grants: GrantStore
 
   private constructor(db: PgDatabase, now: Clock) {
     this.#db = db
@@ -107,6 +110,7 @@ export class PostgresStore implements Store {
     this.#admission = db.admission
     this.#now = now
     this.forks = postgresForks(db.pool)
+    this.grants = postgresGrants(db.pool)
   }
 
   /** Connects, creates the schema on first start and applies migrations. */
@@ -247,6 +251,8 @@ export class PostgresStore implements Store {
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
+    // A decision that makes grants commits them with the claim, in its own transaction (never in a claim group).
+    if (request.grants?.length) return this.#db.tx((q) => claimWithGrantsTx(q, request), this.#admission)
     return this.#db.claims.claim(request)
   }
 
@@ -323,11 +329,12 @@ export class PostgresStore implements Store {
   }
 
   async listDecisions(threadId: string): Promise<DecisionRecord[]> {
-    const [byBatches, byRules] = await Promise.all([
+    const [byBatches, byRules, byGrants] = await Promise.all([
       approvals.listDecisions(this.#pool, threadId),
       rules.listRuleDecisions(this.#pool, threadId),
+      listGrantDecisions(this.#pool, threadId),
     ])
-    return mergeDecisions(byBatches, byRules)
+    return mergeDecisions(byBatches, [...byRules, ...byGrants])
   }
 
   async getDecision(threadId: string, runId: string): Promise<DecisionRecord | undefined> {

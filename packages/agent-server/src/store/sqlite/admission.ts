@@ -39,7 +39,14 @@ export function startInputRunTx(s: SqliteStatements, request: StartInputRunReque
   return { ok: true, thread: toThread(s.getThread.get(threadId)!) }
 }
 
-export function claimBatchTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
+/** Writes the grants a decision makes (`grants.ts`), inside the claim's transaction. */
+export type GrantsWrite = (grants: ClaimBatchRequest['grants']) => void
+
+export function claimBatchTx(
+  s: SqliteStatements,
+  request: ClaimBatchRequest,
+  writeGrants: GrantsWrite = () => undefined,
+): ClaimBatchResult {
   const { threadId, runId, batchId } = request
   const decisionJson = JSON.stringify(request.decision)
   // First admitted wins: the first claim of the open batch.
@@ -54,6 +61,7 @@ export function claimBatchTx(s: SqliteStatements, request: ClaimBatchRequest): C
   // Who decided commits with the claim or not at all, and is never rewritten (docs/approvals.md#decision-records).
   s.insertDecision.run({ ...request, entries: decisionJson })
   insertOutboxTx(s, request.outbox, request.now)
+  writeGrants(request.grants)
   return { ok: true, thread: toThread(s.getThread.get(threadId)!) }
 }
 
@@ -65,9 +73,10 @@ export function claimBatchesTx(
   db: Database.Database,
   s: SqliteStatements,
   requests: readonly ClaimBatchRequest[],
+  writeGrants?: GrantsWrite,
 ): ClaimBatchResult[] {
   // Called inside a transaction, a better-sqlite3 transaction function runs as a savepoint.
-  const claim = db.transaction((request: ClaimBatchRequest) => claimBatchTx(s, request))
+  const claim = db.transaction((request: ClaimBatchRequest) => claimBatchTx(s, request, writeGrants))
   return requests.map((request) => {
     try {
       return claim(request)

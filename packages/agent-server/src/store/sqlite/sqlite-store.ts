@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
-import type { ForkStore } from '../forks.ts'
 import { sqliteForks } from './forks.ts'
+import { sqliteGrants } from './grants.ts'
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
 import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-rules.ts'
 import { mergeDecisions } from '../permission-rules.ts'
@@ -100,7 +100,8 @@ export class SqliteStore implements Store {
   readonly #checkpoints: ReturnType<typeof prepareToolCheckpoints>
   readonly #stale: ReturnType<typeof prepareStaleDecisions>
   readonly #now: Clock
-  readonly forks: ForkStore
+  readonly forks: ReturnType<typeof sqliteForks>
+  readonly grants: ReturnType<typeof sqliteGrants>
   #closed = false
 
   constructor(file: string, options: SqliteStoreOptions = {}) {
@@ -114,6 +115,7 @@ export class SqliteStore implements Store {
     this.#checkpoints = prepareToolCheckpoints(this.#db)
     this.#stale = prepareStaleDecisions(this.#db)
     this.forks = sqliteForks(this.#db)
+    this.grants = sqliteGrants(this.#db)
   }
 
   /** Direct access for tests and tooling (e.g. a before/after dump). */
@@ -215,11 +217,11 @@ export class SqliteStore implements Store {
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
-    return this.#write(() => admission.claimBatchTx(this.#s, request))
+    return this.#write(() => admission.claimBatchTx(this.#s, request, this.grants.insertTx))
   }
 
   async claimBatches(requests: readonly ClaimBatchRequest[]): Promise<ClaimBatchResult[]> {
-    return requests.length === 0 ? [] : this.#write(() => admission.claimBatchesTx(this.#db, this.#s, requests))
+    return this.#write(() => admission.claimBatchesTx(this.#db, this.#s, requests, this.grants.insertTx))
   }
 
   async appendEvents(threadId: string, runId: string, events: readonly NewEvent[]): Promise<StoredEvent[]> {
@@ -290,7 +292,8 @@ export class SqliteStore implements Store {
   }
 
   async listDecisions(threadId: string): Promise<DecisionRecord[]> {
-    return mergeDecisions(approvals.listDecisions(this.#s, threadId), this.#rules.decisions(threadId))
+    const byRules = [...this.#rules.decisions(threadId), ...this.grants.decisions(threadId)]
+    return mergeDecisions(approvals.listDecisions(this.#s, threadId), byRules)
   }
 
   async getDecision(threadId: string, runId: string): Promise<DecisionRecord | undefined> {
@@ -357,7 +360,6 @@ export class SqliteStore implements Store {
     })
   }
 
-  /** Runs `fn` in a `BEGIN IMMEDIATE` transaction (`write-transaction.ts`). */
   async enqueueInput(request: EnqueueRequest): Promise<EnqueueResult> {
     return this.#write(() => this.#queue.enqueueTx(request))
   }
@@ -386,6 +388,7 @@ export class SqliteStore implements Store {
     return this.#queue.messageRunId(threadId, messageId)
   }
 
+  /** Runs `fn` in a `BEGIN IMMEDIATE` transaction (`write-transaction.ts`). */
   #write<T>(fn: () => T): T {
     return writeTransaction(this.#db, fn)
   }
