@@ -44,6 +44,7 @@ type Forwarded =
   | 'trustProxy'
   | 'openai'
   | 'usage'
+  | 'publicUrl'
 
 /** The parsed command line: `startServer` options (`Forwarded`), plus what only the CLI reads. */
 export type CliOptions = { readonly [K in Forwarded]-?: StartServerOptions[K] } & {
@@ -185,6 +186,7 @@ export function parseCliArgs(
       '--oncall',
     ),
     webhooks: webhookUrls(v.webhook, env),
+    publicUrl: v['public-url'],
     corsOrigins,
     agentModule: v.agent,
     logLevel: v['log-level'],

@@ -107,6 +107,21 @@ export interface ClaimBatchRequest {
   readonly outbox?: readonly NewOutboxDelivery[]
   /** Bounded grants the decision makes (docs/approvals.md#bounded-grants): written with the claim, only if admitted. */
   readonly grants?: readonly Grant[]
+  /**
+   * The decision link this decision spends (docs/approvals.md#deciding-outside-the-app): recorded as used with the
+   * claim; a link already used refuses the claim (`link_used`) and nothing is written.
+   */
+  readonly linkId?: string
+}
+
+/** A used decision link (`getUsedDecisionLink`). */
+export interface UsedDecisionLink {
+  readonly linkId: string
+  readonly threadId: string
+  /** The run that carries out the decision the link made. */
+  readonly runId: string
+  readonly decidedBy: string
+  readonly usedAt: number
 }
 
 export type ClaimBatchResult =
@@ -117,7 +132,7 @@ export type ClaimBatchResult =
       readonly claimedByRunId: string
       readonly decisionHash: string
     }
-  | { readonly ok: false; readonly reason: 'busy' | 'run_exists' | 'not_pending' }
+  | { readonly ok: false; readonly reason: 'busy' | 'run_exists' | 'not_pending' | 'link_used' }
 
 export interface NewBatch {
   readonly batchId: string

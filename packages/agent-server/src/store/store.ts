@@ -4,6 +4,7 @@ import type { GrantStore } from './grants.ts'
 import type { SaveToolCheckpoint } from './tool-checkpoints.ts'
 import type { RunQueueStore } from './run-queue.ts'
 import type { ForkStore } from './forks.ts'
+import type { DecisionLinkStore } from './decision-links.ts'
 import type {
   AdmissionView,
   BatchRecord,
@@ -63,6 +64,7 @@ export type * from './records.ts'
 export type * from './requests.ts'
 export type * from './tool-checkpoints.ts'
 export type * from './forks.ts'
+export type { DecisionLinkStore } from './decision-links.ts'
 
 /**
  * The persistence contract of the agent server (docs/architecture.md), implemented by SQLite and PostgreSQL
@@ -305,6 +307,8 @@ export interface Store extends Partial<RunQueueStore> {
 
   /** Thread forks (docs/time-travel.md); optional for host stores: without it the fork routes answer 404. */
   readonly forks?: ForkStore
+  /** Decision links already used (docs/approvals.md#deciding-outside-the-app), written by claims with a `linkId`. */
+  readonly decisionLinks: DecisionLinkStore
 
   /**
    * Bounded grants (docs/approvals.md#bounded-grants); optional for host stores: without it an approval with a grant is

@@ -3,7 +3,7 @@ import type { DecisionRecord, Grant } from '@interlude/protocol'
 import type { ClaimBatchRequest, ClaimBatchResult } from '../store.ts'
 import type { GrantDecisionRow, GrantListQuery, GrantMatch, GrantRow, GrantStore, GrantTake } from '../grants.ts'
 import { grantParams, toGrant, toGrantDecision } from '../grants.ts'
-import { claimBatch } from './admission.ts'
+import { claimWithLinkTx } from './decision-links.ts'
 import type { Queryable } from './query.ts'
 import { rows, statement } from './query.ts'
 
@@ -77,9 +77,13 @@ export function postgresGrants(pool: pg.Pool): GrantStore {
   }
 }
 
-/** A claim whose decision makes grants: the claim and the grants in one transaction (`q` is inside it). */
+/**
+ * A claim that makes grants or spends a decision link, as a transaction of its own (`q` is inside it), never one of a
+ * claim group: the claim, then the grants it makes.
+ */
 export async function claimWithGrantsTx(q: Queryable, request: ClaimBatchRequest): Promise<ClaimBatchResult> {
-  const result = await claimBatch(q, request)
+  // A claim that spends a decision link records the link first (`decision-links.ts`).
+  const result = await claimWithLinkTx(q, request)
   if (!result.ok) return result
   for (const grant of request.grants ?? []) {
     const p = grantParams(grant)
@@ -108,7 +112,7 @@ export async function claimWithGrantsTx(q: Queryable, request: ClaimBatchRequest
   return result
 }
 
-/** The thread's `via: "grant"` records, oldest first (`listDecisions` merges them). */
+/** The thread's `via: "grant"` records, oldest first (`listRuleDecisions` adds them to the rules'). */
 export async function listGrantDecisions(q: Queryable, threadId: string): Promise<DecisionRecord[]> {
   const { rows: found } = await q.query<GrantDecisionRow>(
     `SELECT ${DECISION_COLUMNS} FROM grant_decisions WHERE thread_id = $1 ORDER BY decided_at, tool_call_id`,

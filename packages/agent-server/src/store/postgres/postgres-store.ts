@@ -2,8 +2,7 @@ import type pg from 'pg'
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
 import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-rules.ts'
 import { mergeDecisions } from '../permission-rules.ts'
-import type { Clock } from '../../clock.ts'
-import { systemClock } from '../../clock.ts'
+import { systemClock, type Clock } from '../../clock.ts'
 import type {
   AbandonedRunsQuery,
   AdmissionView,
@@ -69,10 +68,10 @@ import * as checkpoints from './tool-checkpoints.ts'
 import * as toolCalls from './tool-calls.ts'
 import * as tokens from './usage.ts'
 import * as queue from './run-queue.ts'
-import type { ForkStore } from '../forks.ts'
-import type { GrantStore } from '../grants.ts'
 import { postgresForks } from './forks.ts'
-import { claimWithGrantsTx, listGrantDecisions, postgresGrants } from './grants.ts'
+import { claimWithGrantsTx, postgresGrants } from './grants.ts'
+import { postgresDecisionLinks } from './decision-links.ts'
+import type { DecisionLinkStore } from '../decision-links.ts'
 import type { EnqueueRequest, EnqueueResult, QueuedInput, TakenSteers, TakeSteersRequest } from '../run-queue.ts'
 
 // The option types live beside the store; importers keep naming them from here.
@@ -99,8 +98,9 @@ export class PostgresStore implements Store {
   /** Admission only: latency-critical, never behind run traffic. */
   readonly #admission: pg.Pool
   readonly #now: Clock
-  readonly forks: ForkStore
-  readonly grants: GrantStore
+  readonly forks: ReturnType<typeof postgresForks>
+  readonly grants: ReturnType<typeof postgresGrants>
+  readonly decisionLinks: DecisionLinkStore
 
   private constructor(db: PgDatabase, now: Clock) {
     this.#db = db
@@ -111,6 +111,7 @@ export class PostgresStore implements Store {
     this.#now = now
     this.forks = postgresForks(db.pool)
     this.grants = postgresGrants(db.pool)
+    this.decisionLinks = postgresDecisionLinks(db.pool)
   }
 
   /** Connects, creates the schema on first start and applies migrations. */
@@ -251,8 +252,8 @@ export class PostgresStore implements Store {
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
-    // A decision that makes grants commits them with the claim, in its own transaction (never in a claim group).
-    if (request.grants?.length) return this.#db.tx((q) => claimWithGrantsTx(q, request), this.#admission)
+    // A claim that spends a decision link or makes grants is a transaction of its own, never one of a group (grants.ts).
+    if (request.linkId !== undefined || request.grants?.length) return this.#db.tx((q) => claimWithGrantsTx(q, request))
     return this.#db.claims.claim(request)
   }
 
@@ -329,12 +330,11 @@ export class PostgresStore implements Store {
   }
 
   async listDecisions(threadId: string): Promise<DecisionRecord[]> {
-    const [byBatches, byRules, byGrants] = await Promise.all([
+    const [byBatches, byRules] = await Promise.all([
       approvals.listDecisions(this.#pool, threadId),
       rules.listRuleDecisions(this.#pool, threadId),
-      listGrantDecisions(this.#pool, threadId),
     ])
-    return mergeDecisions(byBatches, [...byRules, ...byGrants])
+    return mergeDecisions(byBatches, byRules)
   }
 
   async getDecision(threadId: string, runId: string): Promise<DecisionRecord | undefined> {

@@ -13,10 +13,15 @@ import type { SqliteStatements } from './statements.ts'
  * after something was written throws `RollbackWith`, so nothing stays behind.
  */
 
-export function startInputRunTx(s: SqliteStatements, request: StartInputRunRequest): StartRunResult {
+/** `forkKeyHeld`: whether a fork still copying holds a new thread's key (`fork-write.ts`, docs/time-travel.md#cost). */
+export function startInputRunTx(
+  s: SqliteStatements,
+  request: StartInputRunRequest,
+  forkKeyHeld: (threadId: string, now: number) => boolean,
+): StartRunResult {
   const { threadId, runId, now, expectedRevision } = request
   if (expectedRevision === null) {
-    if (s.getThread.get(threadId)) return { ok: false, reason: 'thread_exists' }
+    if (s.getThread.get(threadId) || forkKeyHeld(threadId, now)) return { ok: false, reason: 'thread_exists' }
     const title = request.title ?? null
     s.insertThread.run({ ...request, stateJson: JSON.stringify(request.initialState ?? null), title })
   } else if (s.claimThreadForInput.run({ threadId, runId, now, expectedRevision }).changes === 0) {
@@ -47,6 +52,17 @@ export function claimBatchTx(
   request: ClaimBatchRequest,
   writeGrants: GrantsWrite = () => undefined,
 ): ClaimBatchResult {
+  const { linkId } = request
+  if (linkId === undefined) return claimOpenBatchTx(s, request, writeGrants)
+  // A decision link (docs/approvals.md#deciding-outside-the-app): its row first, so a second use is refused; a refused
+  // claim rolls the row back.
+  if (!s.decisionLinks.spendTx({ ...request, linkId })) return { ok: false, reason: 'link_used' }
+  const claimed = claimOpenBatchTx(s, request, writeGrants)
+  if (!claimed.ok) throw new RollbackWith(claimed)
+  return claimed
+}
+
+function claimOpenBatchTx(s: SqliteStatements, request: ClaimBatchRequest, writeGrants: GrantsWrite): ClaimBatchResult {
   const { threadId, runId, batchId } = request
   const decisionJson = JSON.stringify(request.decision)
   // First admitted wins: the first claim of the open batch.

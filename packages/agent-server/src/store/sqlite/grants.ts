@@ -45,9 +45,6 @@ export function sqliteGrants(db: Database.Database) {
   const revoke = db.prepare<{ owner: string; grantId: string; at: number }>(
     'UPDATE grants SET revoked_at = @at WHERE grant_id = @grantId AND owner_id = @owner AND revoked_at IS NULL',
   )
-  const decisions = db.prepare<[string], GrantDecisionRow>(
-    'SELECT * FROM grant_decisions WHERE thread_id = ? ORDER BY decided_at, rowid',
-  )
   const takeTx = (request: GrantTake): DecisionRecord | undefined => {
     const taken = prior.get(request)
     if (taken) return toGrantDecision(taken)
@@ -77,10 +74,6 @@ export function sqliteGrants(db: Database.Database) {
     /** Inside the claim's transaction (`admission.ts`): the grants the decision makes. */
     insertTx(grants: readonly Grant[] | undefined): void {
       for (const grant of grants ?? []) insert.run(grantParams(grant))
-    },
-    /** The thread's `via: "grant"` records, oldest first (`listDecisions` merges them). */
-    decisions(threadId: string): DecisionRecord[] {
-      return decisions.all(threadId).map(toGrantDecision)
     },
   }
 }

@@ -1,11 +1,10 @@
 import type Database from 'better-sqlite3'
+import { prepareForkKeyGuard } from './fork-write.ts'
 import { sqliteForks } from './forks.ts'
 import { sqliteGrants } from './grants.ts'
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
-import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-rules.ts'
-import { mergeDecisions } from '../permission-rules.ts'
-import type { Clock } from '../../clock.ts'
-import { systemClock } from '../../clock.ts'
+import { mergeDecisions, type PermissionRuleFilter, type PermissionRuleMatch } from '../permission-rules.ts'
+import { systemClock, type Clock } from '../../clock.ts'
 import type {
   AbandonedRunsQuery,
   AdmissionView,
@@ -64,8 +63,7 @@ import { sqliteRunQueue } from './run-queue.ts'
 import type { EnqueueRequest, EnqueueResult, QueuedInput, TakenSteers, TakeSteersRequest } from '../run-queue.ts'
 import * as settings from './settings.ts'
 import type { SqliteDatabase } from './sqlite-database.ts'
-import { prepareStatements } from './statements.ts'
-import type { SqliteStatements } from './statements.ts'
+import { prepareStatements, type SqliteStatements } from './statements.ts'
 import * as threads from './thread-reads.ts'
 import * as threadWrites from './thread-writes.ts'
 import { prepareToolCheckpoints } from './tool-checkpoints.ts'
@@ -94,6 +92,7 @@ export class SqliteStore implements Store {
   readonly path: string
   readonly #db: Database.Database
   readonly #s: SqliteStatements
+  readonly #forkKeyHeld: (threadId: string, now: number) => boolean
   readonly #queue: ReturnType<typeof sqliteRunQueue>
   readonly #rules: ReturnType<typeof preparePermissionRules>
   readonly #usage: ReturnType<typeof sqliteUsage>
@@ -102,6 +101,7 @@ export class SqliteStore implements Store {
   readonly #now: Clock
   readonly forks: ReturnType<typeof sqliteForks>
   readonly grants: ReturnType<typeof sqliteGrants>
+  readonly decisionLinks = { used: (linkId: string) => this.#s.decisionLinks.used(linkId) }
   #closed = false
 
   constructor(file: string, options: SqliteStoreOptions = {}) {
@@ -116,6 +116,7 @@ export class SqliteStore implements Store {
     this.#stale = prepareStaleDecisions(this.#db)
     this.forks = sqliteForks(this.#db)
     this.grants = sqliteGrants(this.#db)
+    this.#forkKeyHeld = prepareForkKeyGuard(this.#db)
   }
 
   /** Direct access for tests and tooling (e.g. a before/after dump). */
@@ -213,7 +214,7 @@ export class SqliteStore implements Store {
   }
 
   async startInputRun(request: StartInputRunRequest): Promise<StartRunResult> {
-    return this.#write(() => admission.startInputRunTx(this.#s, request))
+    return this.#write(() => admission.startInputRunTx(this.#s, request, this.#forkKeyHeld))
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
@@ -292,8 +293,7 @@ export class SqliteStore implements Store {
   }
 
   async listDecisions(threadId: string): Promise<DecisionRecord[]> {
-    const byRules = [...this.#rules.decisions(threadId), ...this.grants.decisions(threadId)]
-    return mergeDecisions(approvals.listDecisions(this.#s, threadId), byRules)
+    return mergeDecisions(approvals.listDecisions(this.#s, threadId), this.#rules.decisions(threadId))
   }
 
   async getDecision(threadId: string, runId: string): Promise<DecisionRecord | undefined> {
