@@ -1,6 +1,7 @@
 import type {
   DecisionVia,
   ExpiryPolicy,
+  Grant,
   Message,
   ResumeEntry,
   RunFinishedOutcome,
@@ -104,6 +105,8 @@ export interface ClaimBatchRequest {
   readonly via: DecisionVia
   /** Written with the claim, only if it is admitted. */
   readonly outbox?: readonly NewOutboxDelivery[]
+  /** Bounded grants the decision makes (docs/approvals.md#bounded-grants): written with the claim, only if admitted. */
+  readonly grants?: readonly Grant[]
   /**
    * The decision link this decision spends (docs/approvals.md#deciding-outside-the-app): recorded as used with the
    * claim; a link already used refuses the claim (`link_used`) and nothing is written.

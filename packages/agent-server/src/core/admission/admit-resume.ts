@@ -8,6 +8,8 @@ import { isStoreUnavailable } from '../../store/store-errors.ts'
 import { decisionHashSync } from '../decision-hash.ts'
 import { decisionRecord } from '../decision-record.ts'
 import { resumePlan } from '../run-plan.ts'
+import { clientThreadId } from '../../store/thread-key.ts'
+import { grantsOfDecision } from '../tools/grants.ts'
 
 /** A decision for the open batch, from a resume run (`POST /runs`) or the decisions API. */
 export interface ResumeRequest {
@@ -177,6 +179,17 @@ async function prepareClaim(
   }
 
   const now = deps.now()
+  // docs/approvals.md#bounded-grants: checked before anything is written; they commit with the claim or not at all.
+  const grants = grantsOfDecision({
+    tools: deps.agent.tools,
+    batch,
+    entries: check.entries,
+    owner,
+    threadId: clientThreadId(threadId),
+    decidedBy: principal,
+    now,
+    stored: store.grants !== undefined,
+  })
   // The record the claim stores, as the webhook reports it (docs/approvals.md#decision-records).
   const record = decisionRecord(batch, { runId, entries: check.entries, decidedBy: principal, via, now })
   const interrupts = batch.interrupts.map((i) => i.interrupt)
@@ -192,6 +205,7 @@ async function prepareClaim(
     decidedBy: principal,
     via,
     ...(outbox.length > 0 ? { outbox } : {}),
+    ...(grants.length > 0 ? { grants } : {}),
     ...(request.linkId !== undefined ? { linkId: request.linkId } : {}),
   }
   return { kind: 'claim', owner, batch, request: claim, outbox, check }

@@ -2,8 +2,7 @@ import type pg from 'pg'
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
 import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-rules.ts'
 import { mergeDecisions } from '../permission-rules.ts'
-import type { Clock } from '../../clock.ts'
-import { systemClock } from '../../clock.ts'
+import { systemClock, type Clock } from '../../clock.ts'
 import type {
   AbandonedRunsQuery,
   AdmissionView,
@@ -69,9 +68,9 @@ import * as checkpoints from './tool-checkpoints.ts'
 import * as toolCalls from './tool-calls.ts'
 import * as tokens from './usage.ts'
 import * as queue from './run-queue.ts'
-import type { ForkStore } from '../forks.ts'
 import { postgresForks } from './forks.ts'
-import { claimWithLinkTx, postgresDecisionLinks } from './decision-links.ts'
+import { claimWithGrantsTx, postgresGrants } from './grants.ts'
+import { postgresDecisionLinks } from './decision-links.ts'
 import type { DecisionLinkStore } from '../decision-links.ts'
 import type { EnqueueRequest, EnqueueResult, QueuedInput, TakenSteers, TakeSteersRequest } from '../run-queue.ts'
 
@@ -99,7 +98,8 @@ export class PostgresStore implements Store {
   /** Admission only: latency-critical, never behind run traffic. */
   readonly #admission: pg.Pool
   readonly #now: Clock
-  readonly forks: ForkStore
+  readonly forks: ReturnType<typeof postgresForks>
+  readonly grants: ReturnType<typeof postgresGrants>
   readonly decisionLinks: DecisionLinkStore
 
   private constructor(db: PgDatabase, now: Clock) {
@@ -110,6 +110,7 @@ export class PostgresStore implements Store {
     this.#admission = db.admission
     this.#now = now
     this.forks = postgresForks(db.pool)
+    this.grants = postgresGrants(db.pool)
     this.decisionLinks = postgresDecisionLinks(db.pool)
   }
 
@@ -251,8 +252,8 @@ export class PostgresStore implements Store {
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
-    // A claim that spends a decision link is a transaction of its own, not one of a group (decision-links.ts).
-    if (request.linkId !== undefined) return this.#db.tx((q) => claimWithLinkTx(q, request))
+    // A claim that spends a decision link or makes grants is a transaction of its own, never one of a group (grants.ts).
+    if (request.linkId !== undefined || request.grants?.length) return this.#db.tx((q) => claimWithGrantsTx(q, request))
     return this.#db.claims.claim(request)
   }
 

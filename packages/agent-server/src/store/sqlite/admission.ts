@@ -44,18 +44,25 @@ export function startInputRunTx(
   return { ok: true, thread: toThread(s.getThread.get(threadId)!) }
 }
 
-export function claimBatchTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
+/** Writes the grants a decision makes (`grants.ts`), inside the claim's transaction. */
+export type GrantsWrite = (grants: ClaimBatchRequest['grants']) => void
+
+export function claimBatchTx(
+  s: SqliteStatements,
+  request: ClaimBatchRequest,
+  writeGrants: GrantsWrite = () => undefined,
+): ClaimBatchResult {
   const { linkId } = request
-  if (linkId === undefined) return claimOpenBatchTx(s, request)
+  if (linkId === undefined) return claimOpenBatchTx(s, request, writeGrants)
   // A decision link (docs/approvals.md#deciding-outside-the-app): its row first, so a second use is refused; a refused
   // claim rolls the row back.
   if (!s.decisionLinks.spendTx({ ...request, linkId })) return { ok: false, reason: 'link_used' }
-  const claimed = claimOpenBatchTx(s, request)
+  const claimed = claimOpenBatchTx(s, request, writeGrants)
   if (!claimed.ok) throw new RollbackWith(claimed)
   return claimed
 }
 
-function claimOpenBatchTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
+function claimOpenBatchTx(s: SqliteStatements, request: ClaimBatchRequest, writeGrants: GrantsWrite): ClaimBatchResult {
   const { threadId, runId, batchId } = request
   const decisionJson = JSON.stringify(request.decision)
   // First admitted wins: the first claim of the open batch.
@@ -70,6 +77,7 @@ function claimOpenBatchTx(s: SqliteStatements, request: ClaimBatchRequest): Clai
   // Who decided commits with the claim or not at all, and is never rewritten (docs/approvals.md#decision-records).
   s.insertDecision.run({ ...request, entries: decisionJson })
   insertOutboxTx(s, request.outbox, request.now)
+  writeGrants(request.grants)
   return { ok: true, thread: toThread(s.getThread.get(threadId)!) }
 }
 
@@ -81,9 +89,10 @@ export function claimBatchesTx(
   db: Database.Database,
   s: SqliteStatements,
   requests: readonly ClaimBatchRequest[],
+  writeGrants?: GrantsWrite,
 ): ClaimBatchResult[] {
   // Called inside a transaction, a better-sqlite3 transaction function runs as a savepoint.
-  const claim = db.transaction((request: ClaimBatchRequest) => claimBatchTx(s, request))
+  const claim = db.transaction((request: ClaimBatchRequest) => claimBatchTx(s, request, writeGrants))
   return requests.map((request) => {
     try {
       return claim(request)
