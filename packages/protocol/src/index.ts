@@ -99,6 +99,8 @@ export type {
   DecisionRequest,
   DecisionVia,
   ExpiryPolicy,
+  InterruptExpiryPolicy,
+  VoteTally,
   PendingBatch,
   PendingBatchPage,
   PermissionRule,

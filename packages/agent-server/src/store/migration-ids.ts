@@ -36,6 +36,8 @@ export const MIGRATION_IDS = [
   '0013-thread-forks',
   /** Steers (docs/protocol.md#multitask): queued input the running run takes before its next model request. */
   '0014-queued-steers',
+  /** Votes under organisation policies (docs/approvals.md#organisation-policies): a batch's vote count, a record's kind. */
+  '0015-approval-votes',
 ] as const
 
 export type MigrationId = (typeof MIGRATION_IDS)[number]

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { ExpiryPolicy } from '@interlude/protocol'
+import type { InterruptExpiryPolicy } from '@interlude/protocol'
 import type { JsonSchema, ResolvedTool } from '../../agent/tool.ts'
 import type { NewBatch, StoredInterrupt } from '../../store/store.ts'
 import type { ExpiryDefaults } from '../expiry-policy.ts'
@@ -9,7 +9,7 @@ import { batchPolicy, EXPIRY_METADATA_KEY, interruptPolicy } from '../expiry-pol
 export interface PendingInterrupt {
   readonly stored: StoredInterrupt
   readonly timeoutMs: number
-  readonly onExpiry: ExpiryPolicy
+  readonly onExpiry: InterruptExpiryPolicy
 }
 
 /**

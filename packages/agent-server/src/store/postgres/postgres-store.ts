@@ -49,6 +49,7 @@ import type {
 } from '../store.ts'
 import type { SaveToolCheckpoint } from '../tool-checkpoints.ts'
 import * as admission from './admission.ts'
+import { voteTx } from './votes.ts'
 import { getAdmissionView } from './admission-view.ts'
 import { appendEventsTx } from './appends.ts'
 import * as approvals from './approval-reads.ts'
@@ -247,6 +248,8 @@ export class PostgresStore implements Store {
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
+    const { vote } = request
+    if (vote !== undefined) return this.#db.tx((q) => voteTx(q, { ...request, vote }), this.#admission)
     return this.#db.claims.claim(request)
   }
 

@@ -6,6 +6,7 @@ import { rolledBack, RollbackWith } from '../rollback-with.ts'
 import { appendMessagesTx } from './appends.ts'
 import { insertOutboxTx } from './outbox.ts'
 import type { SqliteStatements } from './statements.ts'
+import { voteTx } from './votes.ts'
 
 /**
  * The two admission writes of the SQLite store, each the body of one `BEGIN IMMEDIATE` transaction
@@ -40,6 +41,12 @@ export function startInputRunTx(s: SqliteStatements, request: StartInputRunReque
 }
 
 export function claimBatchTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
+  const { vote } = request
+  if (vote !== undefined) return voteTx(s, { ...request, vote }, () => claimTx(s, request))
+  return claimTx(s, request)
+}
+
+function claimTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
   const { threadId, runId, batchId } = request
   const decisionJson = JSON.stringify(request.decision)
   // First admitted wins: the first claim of the open batch.
