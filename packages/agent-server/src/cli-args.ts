@@ -47,6 +47,7 @@ type Forwarded =
   | 'trustProxy'
   | 'openai'
   | 'usage'
+  | 'publicUrl'
 
 /** The parsed command line: `startServer` options (`Forwarded`), plus what only the CLI reads. */
 export type CliOptions = { readonly [K in Forwarded]-?: StartServerOptions[K] } & {
@@ -190,6 +191,7 @@ export function parseCliArgs(
       '--oncall',
     ),
     webhooks: webhookUrls(v.webhook, env),
+    publicUrl: v['public-url'],
     corsOrigins,
     agentModule: v.agent,
     logLevel: v['log-level'],

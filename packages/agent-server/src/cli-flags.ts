@@ -181,6 +181,13 @@ export const FLAGS = {
       'POST interrupt.opened / .decided / .expired and run.failed here, signed with INTERLUDE_WEBHOOK_SECRET ' +
       '(whsec_<base64>); repeatable',
   },
+  'public-url': {
+    type: 'string',
+    arg: '<url>',
+    help:
+      'where the server is reached from outside: interrupt.opened webhooks then carry signed, single-use decision ' +
+      'links {url}{base-path}/decide/<token> (signed with the session secret)',
+  },
   'cors-origin': {
     type: 'string',
     multiple: true,

@@ -147,6 +147,16 @@ function authenticatorFor(options: StartServerOptions, store: Store, warn: (mess
   })
 }
 
+/**
+ * Decision links are signed with the session secret, resolved the same way (docs/approvals.md#deciding-outside-the-app):
+ * no second secret to keep, and replicas on PostgreSQL share it through `INTERLUDE_SESSION_SECRET`.
+ */
+function linkSecretFor(options: StartServerOptions, store: Store, warn: (message: string) => void): string | undefined {
+  if (options.publicUrl === undefined || options.linkSecret !== undefined) return options.linkSecret
+  const sqlitePath = store.kind === 'sqlite' ? (options.dbPath ?? ':memory:') : undefined
+  return resolveSessionSecret({ explicit: options.sessionSecret, env: process.env, sqlitePath, warn })
+}
+
 /** The demo agent on `model` (`--model`): scripted, or OpenAI with `openai`'s bounds. */
 function releaseAssistantFor(options: StartServerOptions): AgentDefinition {
   const oncall = options.oncall ?? []
@@ -214,6 +224,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       agent: options.agent ?? releaseAssistantFor(options),
       store,
       authenticate: authenticatorFor(options, store, options.warn ?? defaultWarn),
+      linkSecret: linkSecretFor(options, store, options.warn ?? defaultWarn),
       logger: options.logger ?? createLogger({ level: options.logLevel }),
       // Process metrics wherever metrics are read.
       processMetrics:

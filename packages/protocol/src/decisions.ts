@@ -246,5 +246,26 @@ export interface WebhookPayload {
     readonly interrupts?: readonly Interrupt[]
     readonly decision?: DecisionRecord
     readonly errorCode?: string
+    /** `interrupt.opened` with a public URL: one signed, single-use link per decider and action. */
+    readonly links?: readonly DecisionLink[]
   }
 }
+
+/**
+ * A signed decision link (docs/approvals.md#deciding-outside-the-app): `GET url` shows a confirmation page, its form
+ * `POST`s the decision. Bound to one decider, one action and the batch of `interruptId`; used once; valid until
+ * `expiresAt` (never after the batch's own deadline).
+ */
+export interface DecisionLink {
+  /** The principal the link decides as. */
+  readonly decider: string
+  readonly action: DecisionLinkAction
+  /** The batch's interrupt the link names (it decides the whole batch the same way). */
+  readonly interruptId: string
+  readonly url: string
+  /** RFC 3339. */
+  readonly expiresAt: string
+}
+
+/** What a decision link or a Slack button answers: every interrupt of the batch approved, or every one denied. */
+export type DecisionLinkAction = 'approve' | 'deny'

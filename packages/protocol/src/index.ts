@@ -93,6 +93,8 @@ export {
 } from './decisions.ts'
 export type {
   DecisionAccepted,
+  DecisionLink,
+  DecisionLinkAction,
   DecisionOutcome,
   StaleMetadata,
   DecisionRecord,

@@ -23,6 +23,10 @@ const COMMANDS = [
   'newThread',
   'settleToolCalls',
   'reconcileEffect',
+  'editMessage',
+  'regenerate',
+  'switchBranch',
+  'loadBranches',
 ] as const satisfies readonly (keyof ChatRuntime)[]
 
 /** The command methods of a runtime, as `useChat` returns them. */

@@ -30,7 +30,14 @@ describe('resolveServerConfig', () => {
     })
     // Only the settings whose absence means something are left undefined.
     const absent = Object.entries(config).filter(([, value]) => value === undefined)
-    expect(absent.map(([key]) => key).sort()).toEqual(['canDecide', 'cors', 'onExpiry', 'onQuotaRefused'])
+    expect(absent.map(([key]) => key).sort()).toEqual([
+      'canDecide',
+      'cors',
+      'links',
+      'onExpiry',
+      'onQuotaRefused',
+      'slack',
+    ])
     expect(resolveServerConfig({ logger }, postgres)).toMatchObject({
       exclusive: false,
       pollMs: SERVER_DEFAULTS.changeFeedPollMs,

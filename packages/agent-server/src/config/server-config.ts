@@ -9,6 +9,8 @@ import type { ResolvedWebhookEndpoint } from '../webhooks/webhook-config.ts'
 import { resolveWebhookEndpoints } from '../webhooks/webhook-config.ts'
 import type { CorsOptions } from './cors-options.ts'
 import { checkCorsOptions } from './cors-options.ts'
+import type { DecisionLinkConfig, SlackConfig } from './outside-options.ts'
+import { resolveDecisionLinks, resolveSlack } from './outside-options.ts'
 import { SERVER_DEFAULTS } from './defaults.ts'
 import type { AdmissionTurnsOptions, ServerOptions, UsageOptions } from './server-options.ts'
 
@@ -20,8 +22,21 @@ type Resolved<T> = { readonly [K in keyof T]-?: Exclude<T[K], undefined> }
  */
 export interface ServerConfig extends Omit<
   Resolved<ServerOptions>,
-  'onExpiry' | 'limits' | 'canDecide' | 'webhooks' | 'cors' | 'admissionTurns' | 'onQuotaRefused'
+  | 'onExpiry'
+  | 'limits'
+  | 'canDecide'
+  | 'webhooks'
+  | 'cors'
+  | 'admissionTurns'
+  | 'onQuotaRefused'
+  | 'publicUrl'
+  | 'linkSecret'
+  | 'slack'
 > {
+  /** `undefined`: no public URL, no decision links (docs/approvals.md#deciding-outside-the-app). */
+  readonly links: DecisionLinkConfig | undefined
+  /** `undefined`: no Slack route, no Slack messages. */
+  readonly slack: SlackConfig | undefined
   /** `undefined`: by kind (docs/approvals.md#deadlines). */
   readonly onExpiry: ExpiryPolicy | undefined
   readonly limits: Limits
@@ -63,6 +78,8 @@ export function resolveServerConfig(options: ServerOptions, store: Store): Serve
     groups: options.groups ?? {},
     webhooks: resolveWebhookEndpoints(options.webhooks ?? []),
     webhookDelivery: options.webhookDelivery ?? {},
+    links: resolveDecisionLinks(options.publicUrl, options.linkSecret),
+    slack: resolveSlack(options.slack),
     cors: options.cors,
     shutdownGraceMs: options.shutdownGraceMs ?? d.shutdownGraceMs,
     admissionTurns: options.admissionTurns === false ? false : { ...d.admissionTurns, ...options.admissionTurns },

@@ -5,6 +5,7 @@ import type { Limits, QuotaRefusal } from './limits.ts'
 import type { ModelUsage } from '../models/model.ts'
 import type { Logger } from '../observability/logger.ts'
 import type { WebhookEndpoint } from '../webhooks/webhook-config.ts'
+import type { SlackOptions } from './outside-options.ts'
 import type { WebhookDeliveryOptions } from '../webhooks/webhook-sender.ts'
 import type { CorsOptions } from './cors-options.ts'
 import type { MultitaskStrategy } from './multitask.ts'
@@ -95,6 +96,15 @@ export interface ServerOptions {
   readonly webhooks?: readonly WebhookEndpoint[] | undefined
   /** Tuning of the webhook sender (poll, lock, concurrency, timeout, retries); the defaults suit most hosts. */
   readonly webhookDelivery?: WebhookDeliveryOptions | undefined
+  /**
+   * Where the server is reached from outside (docs/approvals.md#deciding-outside-the-app): with it, `interrupt.opened`
+   * webhooks carry signed single-use decision links `{publicUrl}{basePath}/decide/<token>`.
+   */
+  readonly publicUrl?: string | undefined
+  /** The secret decision links are signed with. @default `INTERLUDE_SESSION_SECRET` (`startServer`: the session secret) */
+  readonly linkSecret?: string | undefined
+  /** Deciding in Slack: the signed actions route, the user map, the incoming webhook (docs/approvals.md). */
+  readonly slack?: SlackOptions | undefined
   /** Cross-origin access for browser apps on other origins (preflights, allowed headers). @default same origin only */
   readonly cors?: CorsOptions | undefined
   /**

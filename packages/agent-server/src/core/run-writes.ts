@@ -102,7 +102,8 @@ export class RunWrites {
   async createBatch(batch: NewBatch): Promise<void> {
     const subject = { threadId: this.#threadId, owner: this.#owner, runId: this.#runId }
     const interrupts = batch.interrupts.map((i) => i.interrupt)
-    const outbox = this.#webhooks?.opened({ ...subject, interrupts }, this.#now()) ?? []
+    const opened = { ...subject, interrupts, stored: batch.interrupts, expiresAt: batch.expiresAt }
+    const outbox = (await this.#webhooks?.opened(opened, this.#now())) ?? []
     await this.#afterEvents(() => this.#store.createBatch(outbox.length > 0 ? { ...batch, outbox } : batch))
     this.#webhooks?.committed(outbox)
     // Its resume is then admitted with the claim alone (`open-batch-cache.ts`).

@@ -28,6 +28,7 @@ import { awaitReady } from './middleware/ready.ts'
 import { apiSecurityHeaders } from './middleware/static-files.ts'
 import { closeOverUnreadBodies } from './middleware/unread-body.ts'
 import { registerDecisionRoutes } from './routes/decisions.ts'
+import { registerOutsideRoutes } from './routes/outside.ts'
 import { registerEffectRoutes } from './routes/effects.ts'
 import { registerToolClaimRoutes } from './routes/tool-claims.ts'
 import { registerHealthRoute, storeWritable } from './routes/health.ts'
@@ -215,6 +216,11 @@ function registerRoutes(
     resultFrom: (toolName) => admission.agent.tools.get(toolName)?.definition.resultFrom,
   })
   registerDecisionRoutes(app, basePath, authenticate, { admission, access, runs, limits, turns })
+  registerOutsideRoutes(app, basePath, config, {
+    admission,
+    start: (plan) => runs.start(plan),
+    admit: turns ? (admit) => turns.admit(admit) : undefined,
+  })
   registerInterruptRoutes(app, basePath, authenticate, {
     store,
     rights,

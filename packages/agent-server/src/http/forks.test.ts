@@ -256,6 +256,7 @@ describe.each(backends)('fork refusals on %s', (_name, start) => {
     const { body: snapshot } = await snapshotOf(s, parent.threadId)
     const assistant = snapshot.messages.find((m) => m.role === 'assistant')!
     const before = await threadsOf(s, 'alice')
+    const userAt = { messageId: parent.userMessageId }
     const bodies: [unknown, number, string][] = [
       [{}, 400, 'INVALID_INPUT'],
       [{ at: {} }, 400, 'INVALID_INPUT'],
@@ -272,10 +273,12 @@ describe.each(backends)('fork refusals on %s', (_name, start) => {
       ],
       [{ at: { messageId: parent.userMessageId }, threadId: parent.threadId }, 409, 'THREAD_EXISTS'],
       [[1, 2], 400, 'INVALID_INPUT'],
+      [{ at: userAt, edit: { ...userAt, content: 'x'.repeat(1024 * 1024) } }, 413, 'PAYLOAD_TOO_LARGE'],
     ]
     for (const [body, status, code] of bodies) {
       const refused = await postFork(s, parent.threadId, body as Record<string, unknown>)
-      expect({ body, status: refused.status, code: refused.error?.code }).toEqual({ body, status, code })
+      const shown = JSON.stringify(body).slice(0, 200)
+      expect({ shown, status: refused.status, code: refused.error?.code }).toEqual({ shown, status, code })
     }
     const raw = await s.request(`/threads/${parent.threadId}/fork`, {
       method: 'POST',
@@ -287,6 +290,22 @@ describe.each(backends)('fork refusals on %s', (_name, start) => {
     expect((await (await s.request(`/threads/${parent.threadId}/forks`)).json()) as ThreadForkList).toEqual({
       items: [],
     })
+  })
+
+  it('an edit that would take the fork past the thread cap is 413 THREAD_TOO_LARGE and writes nothing', async () => {
+    const s = await start({ agent: countingDemo().agent, limits: { threadMaxBytes: 64 * 1024 } })
+    try {
+      const parent = await deployedThread(s)
+      const before = await threadsOf(s, 'alice')
+      const at = { messageId: parent.userMessageId }
+      const refused = await postFork(s, parent.threadId, { at, edit: { ...at, content: 'x'.repeat(64 * 1024) } })
+      expect({ status: refused.status, code: refused.error?.code }).toEqual({ status: 413, code: 'THREAD_TOO_LARGE' })
+      expect(await threadsOf(s, 'alice')).toBe(before)
+      const fits = await postFork(s, parent.threadId, { at, edit: { ...at, content: 'deploy v9 to staging' } })
+      expect(fits.status).toBe(201)
+    } finally {
+      await s.dispose()
+    }
   })
 
   it('20 concurrent forks: 20 threads, the parent unchanged', async () => {

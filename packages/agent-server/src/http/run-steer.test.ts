@@ -16,6 +16,7 @@ import {
   holdRun,
   inputWith,
   lifecycle,
+  multitask,
   outcomeOf,
   post,
   queueStores,
@@ -110,6 +111,19 @@ describe.each(STORES)('steer on $name', ({ options, store: openStore }) => {
     expect(await post(s, steer)).toEqual({ status: 202, body: { threadId, runId: a.runId, steered: true } })
     expect(await historyOf(s, threadId)).toHaveLength(4)
     expect(await lifecycle(s, threadId)).toHaveLength(2)
+  })
+
+  it('a steer that adds no message is refused like any busy input (409), not answered as a retry', async () => {
+    const { s, q } = await start()
+    const threadId = newThreadId()
+    const { input: a, streaming } = await holdRun(s, q, threadId)
+    const repeat = { ...a, runId: 'run-repeat', ...multitask('steer') }
+    const refused = await s.postRun(repeat)
+    expect({ status: refused.status, code: refused.error?.code }).toEqual({ status: 409, code: 'THREAD_BUSY' })
+    expect(await s.store.listQueuedInputs!(threadKey('alice', threadId))).toEqual([])
+    q.release('hold A')
+    expect((await streaming).status).toBe(200)
+    expect(await lifecycle(s, threadId)).toEqual([`start ${a.runId}`, `end ${a.runId}`])
   })
 
   it('S while a tool runs: the next model request reads the tool result, then S', async () => {

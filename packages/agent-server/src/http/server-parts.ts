@@ -1,6 +1,7 @@
 import type { ResolvedAgent } from '../agent/agent.ts'
 import type { ServerConfig } from '../config/server-config.ts'
 import { DecisionRights } from '../core/access/decision-rights.ts'
+import { decisionLinkIssuer } from '../core/admission/decision-link-issuer.ts'
 import { ExpirySweeper } from '../core/expiry/expiry-sweeper.ts'
 import { PolicySweeper } from '../core/expiry/policy-sweeper.ts'
 import { EventHub } from '../core/log/event-hub.ts'
@@ -64,8 +65,12 @@ export function createServerParts(
   // Built even without endpoints, so bad `webhookDelivery` settings are refused here; it runs only with endpoints.
   const built = new WebhookSender({ ...config.webhookDelivery, store, endpoints, logError, now, log: logger })
   const sender = endpoints.length > 0 ? built : undefined
-  const webhooks = new WebhookOutbox(endpoints, () => sender?.wake())
   const rights = new DecisionRights({ ...config, store, tools: agent.tools, guardrails: agent.guardrailsByName })
+  const webhooks = new WebhookOutbox(endpoints, () => sender?.wake(), {
+    links: config.links
+      ? decisionLinkIssuer({ ...config.links, ...config, rights, validators, ...agentTools(agent) })
+      : undefined,
+  })
   const hub = new EventHub()
   const openBatches = new OpenBatchCache()
   const turns = config.admissionTurns === false ? undefined : new AdmissionTurns(config.admissionTurns)
@@ -118,6 +123,11 @@ export function createServerParts(
     draining: new ShutdownState(),
     closing: new AbortController(),
   }
+}
+
+/** The tools and guardrails whose `approvers` name deciders. */
+function agentTools(agent: ResolvedAgent) {
+  return { tools: agent.tools, guardrails: agent.guardrailsByName }
 }
 
 /** The store's change feed, where it has one (PostgreSQL): wake-ups from other processes. */

@@ -106,6 +106,11 @@ export interface ClaimBatchRequest {
   readonly outbox?: readonly NewOutboxDelivery[]
   /** A vote under an organisation policy (docs/approvals.md#organisation-policies): see `VoteWrite`. */
   readonly vote?: VoteWrite
+  /**
+   * The decision link this decision spends (docs/approvals.md#deciding-outside-the-app): recorded as used with the
+   * claim; a link already used refuses the claim (`link_used`) and nothing is written.
+   */
+  readonly linkId?: string
 }
 
 /**
@@ -122,6 +127,16 @@ export interface VoteWrite {
   readonly settles: boolean
 }
 
+/** A used decision link (`getUsedDecisionLink`). */
+export interface UsedDecisionLink {
+  readonly linkId: string
+  readonly threadId: string
+  /** The run that carries out the decision the link made. */
+  readonly runId: string
+  readonly decidedBy: string
+  readonly usedAt: number
+}
+
 export type ClaimBatchResult =
   | { readonly ok: true; readonly thread: ThreadRecord }
   | {
@@ -130,7 +145,7 @@ export type ClaimBatchResult =
       readonly claimedByRunId: string
       readonly decisionHash: string
     }
-  | { readonly ok: false; readonly reason: 'busy' | 'run_exists' | 'not_pending' | 'votes_changed' }
+  | { readonly ok: false; readonly reason: 'busy' | 'run_exists' | 'not_pending' | 'link_used' | 'votes_changed' }
 
 export interface NewBatch {
   readonly batchId: string

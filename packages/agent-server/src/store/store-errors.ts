@@ -118,8 +118,8 @@ export function withTypedErrors<S extends Store>(store: S): S {
       if (property === TYPED) return true
       if (property === HEALTH) return health
       const value: unknown = Reflect.get(target, property, target)
-      // A group of methods (`forks`) is typed the same way, method by method.
-      if (property === 'forks' && typeof value === 'object' && value !== null) {
+      // A group of methods (`forks`, `decisionLinks`) is typed the same way, method by method.
+      if ((property === 'forks' || property === 'decisionLinks') && typeof value === 'object' && value !== null) {
         const cachedGroup = wrapped.get(property)
         if (cachedGroup !== undefined) return cachedGroup
         const group = typedMethods(value as object, health)

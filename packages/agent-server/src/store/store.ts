@@ -3,6 +3,7 @@ import type { PermissionRuleFilter, PermissionRuleMatch } from './permission-rul
 import type { SaveToolCheckpoint } from './tool-checkpoints.ts'
 import type { RunQueueStore } from './run-queue.ts'
 import type { ForkStore } from './forks.ts'
+import type { DecisionLinkStore } from './decision-links.ts'
 import type {
   AdmissionView,
   BatchRecord,
@@ -62,6 +63,7 @@ export type * from './records.ts'
 export type * from './requests.ts'
 export type * from './tool-checkpoints.ts'
 export type * from './forks.ts'
+export type { DecisionLinkStore } from './decision-links.ts'
 
 /**
  * The persistence contract of the agent server (docs/architecture.md), implemented by SQLite and PostgreSQL
@@ -304,6 +306,8 @@ export interface Store extends Partial<RunQueueStore> {
 
   /** Thread forks (docs/time-travel.md); optional for host stores: without it the fork routes answer 404. */
   readonly forks?: ForkStore
+  /** Decision links already used (docs/approvals.md#deciding-outside-the-app), written by claims with a `linkId`. */
+  readonly decisionLinks: DecisionLinkStore
 
   /**
    * Optional change feed from other processes (PostgreSQL LISTEN/NOTIFY): appended events and

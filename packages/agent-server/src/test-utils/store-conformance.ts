@@ -15,6 +15,7 @@ import { toolCheckpointCases } from '../store/conformance/tool-checkpoint-cases.
 import { toolClaimCases } from '../store/conformance/tool-claim-cases.ts'
 import { staleDecisionCases } from '../store/conformance/stale-decision-cases.ts'
 import { steerCases } from '../store/conformance/steer-cases.ts'
+import { decisionLinkCases } from '../store/conformance/decision-link-cases.ts'
 
 export type { ConformanceDatabase } from '../store/conformance/kit.ts'
 
@@ -42,5 +43,6 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     toolClaimCases(kit)
     staleDecisionCases(kit)
     steerCases(kit)
+    decisionLinkCases(kit)
   })
 }

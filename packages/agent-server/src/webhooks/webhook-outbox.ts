@@ -1,5 +1,5 @@
-import type { DecisionRecord, Interrupt, WebhookEventType, WebhookPayload } from '@interlude/protocol'
-import type { NewOutboxDelivery } from '../store/store.ts'
+import type { DecisionLink, DecisionRecord, Interrupt, WebhookEventType, WebhookPayload } from '@interlude/protocol'
+import type { NewOutboxDelivery, StoredInterrupt } from '../store/store.ts'
 import { outboxEntries } from './outbox-entries.ts'
 import type { ResolvedWebhookEndpoint } from './webhook-config.ts'
 
@@ -16,6 +16,21 @@ export interface WebhookSubject {
 /** What an `interrupt.*` event carries: the batch's interrupts as emitted. */
 export interface BatchSubject extends WebhookSubject {
   readonly interrupts: readonly Interrupt[]
+}
+
+/** A batch as it opens: what `interrupt.opened` reports, and what links and other formats are made from. */
+export interface OpenedBatch extends BatchSubject {
+  readonly stored: readonly StoredInterrupt[]
+  /** Epoch milliseconds. */
+  readonly expiresAt: number
+}
+
+/** What `interrupt.opened` carries besides the batch (docs/approvals.md#deciding-outside-the-app). */
+export interface OpenedExtras {
+  /** Signed decision links for the batch's deciders (with `publicUrl`). */
+  readonly links?: ((batch: OpenedBatch) => Promise<readonly DecisionLink[]>) | undefined
+  /** Deliveries in other formats (the Slack message), written with the batch like every other row. */
+  readonly rows?: ((batch: OpenedBatch, now: number) => readonly NewOutboxDelivery[]) | undefined
 }
 
 /**
@@ -41,14 +56,21 @@ export function expiredOutboxEntries(
 export class WebhookOutbox {
   readonly #endpoints: Endpoints
   readonly #wake: () => void
+  readonly #extras: OpenedExtras
 
-  constructor(endpoints: Endpoints, wake: () => void) {
+  constructor(endpoints: Endpoints, wake: () => void, extras: OpenedExtras = {}) {
     this.#endpoints = endpoints
     this.#wake = wake
+    this.#extras = extras
   }
 
-  opened(batch: BatchSubject, now: number): NewOutboxDelivery[] {
-    return this.#rows('interrupt.opened', batch, now)
+  /** `interrupt.opened` rows, with decision links when the server has a public URL, and the Slack message. */
+  async opened(batch: OpenedBatch, now: number): Promise<NewOutboxDelivery[]> {
+    const { stored: _stored, expiresAt: _expiresAt, ...subject } = batch
+    const subscribed = this.#endpoints.some((endpoint) => endpoint.events.has('interrupt.opened'))
+    const links = subscribed ? ((await this.#extras.links?.(batch)) ?? []) : []
+    const rows = this.#rows('interrupt.opened', links.length > 0 ? { ...subject, links } : subject, now)
+    return [...rows, ...(this.#extras.rows?.(batch, now) ?? [])]
   }
 
   decided(batch: BatchSubject, decision: DecisionRecord, now: number): NewOutboxDelivery[] {

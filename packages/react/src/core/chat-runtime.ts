@@ -1,5 +1,6 @@
 import type { AgUiEvent, Message, ThreadSnapshot } from '@interlude/protocol'
 import { eventProblems } from '@interlude/protocol'
+import { BranchCommands } from './branch-commands.ts'
 import { clientError } from './errors.ts'
 import { deepFreeze, frozenJsonCopy, NONE } from './immutable.ts'
 import { QueuedInput } from './queued-input.ts'
@@ -24,17 +25,17 @@ import type { RecoveryKey } from './shared-recovery.ts'
 import { SharedRecovery } from './shared-recovery.ts'
 import { refCount } from './ref-count.ts'
 import { applyEvents } from './apply-events.ts'
-import { offeredCalls } from './browser-tools.ts'
-import { restoredAwaiting } from './external-calls.ts'
+import type { InstallHost } from './thread-install.ts'
+import { installThread, restoredAction } from './thread-install.ts'
 import { optionsTransport } from './http-transport.ts'
 import { noServerSnapshots, ServerFeatures } from './server-features.ts'
 import type { Transport } from './transport.ts'
 import type {
+  ChatBranches,
   ChatRuntimeOptions,
   ChatSnapshot,
   ConversationSnapshot,
   FinishInfo,
-  PendingInterruptBatch,
   ReconcileEffectOptions,
   RecoverResult,
   RecoveryConfiguration,
@@ -69,6 +70,8 @@ export class ChatRuntime<TState = unknown> {
   readonly #serverSnapshot: ChatSnapshot<TState>
   readonly #interactions: Interactions<TState>
   readonly #queue: QueuedInput
+  readonly #install: InstallHost
+  readonly #branches: BranchCommands
   readonly #recovery = new SharedRecovery()
   readonly #features = new ServerFeatures(() => this.#resolved.mode)
   #options: ChatRuntimeOptions<TState>
@@ -87,6 +90,10 @@ export class ChatRuntime<TState = unknown> {
     const env = { store: this.#store, options: () => this.#resolved, transport: () => this.#transport }
     this.#interactions = new Interactions({ ...env, features: this.#features })
     this.#queue = new QueuedInput({ ...env, features: this.#features }, this.#interactions)
+    const [interactions, restore] = [this.#interactions as Interactions<unknown>, this.restoreConversation]
+    this.#install = { store: this.#store as ChatStore<unknown>, interactions, queue: this.#queue, restore }
+    const assertAlive = () => this.#assertAlive()
+    this.#branches = new BranchCommands({ ...env, ...this.#install, features: this.#features, assertAlive })
   }
 
   // ---------------------------------------------------------------- store
@@ -229,6 +236,25 @@ export class ChatRuntime<TState = unknown> {
    */
   readonly stop = (): void => this.#interactions.stop()
 
+  // ---------------------------------------------------------------- branches (docs/react-runtime.md#branches)
+
+  /**
+   * Forks this thread at the user message with `text` as its new content, makes the fork the active thread and runs
+   * the turn there; the parent is never written. Throws like `sendMessage` (`INVALID_STATE` with `reason: 'branching'`
+   * while another branch command is in flight), `INVALID_INPUT` for a message that is not a user message of this
+   * thread; rejects with the server's refusal (then nothing changed); else resolves when the run settles.
+   */
+  readonly editMessage = (messageId: string, text: string): Promise<void> => this.#branches.edit(messageId, text)
+
+  /** Forks at the user message an assistant answer (default: the last) replies to and runs the turn again there. */
+  readonly regenerate = (messageId?: string): Promise<void> => this.#branches.regenerate(messageId)
+
+  /** Makes another thread of `branches` active (its snapshot through the restore path). Refused while a run is active. */
+  readonly switchBranch = (threadId: string): Promise<void> => this.#branches.switchTo(threadId)
+
+  /** Reads the thread tree around the active thread into `branches` (after a reload, before `switchBranch`). */
+  readonly loadBranches = (): Promise<ChatBranches> => this.#branches.load()
+
   // ---------------------------------------------------------------- recovery
 
   /** What this client would send (tools, context, forwarded props), without scheduling a run. */
@@ -247,29 +273,8 @@ export class ChatRuntime<TState = unknown> {
    */
   readonly restoreConversation = (snapshot: ConversationSnapshot, options: RestoreOptions): void => {
     this.#assertAlive()
-    const s = this.#state
-    checkRestorable(s, snapshot, options)
-    const installed = applyEvents(s.messages, s.state, [
-      { type: 'MESSAGES_SNAPSHOT', messages: snapshot.messages } as AgUiEvent,
-      { type: 'STATE_SNAPSHOT', snapshot: snapshot.state === undefined ? s.state : snapshot.state } as AgUiEvent,
-    ])
-    const interrupts =
-      snapshot.interrupts && snapshot.interrupts.length > 0 ? frozenJsonCopy(snapshot.interrupts) : undefined
-    const batch: PendingInterruptBatch | undefined = interrupts
-      ? Object.freeze({ id: this.#resolved.generateId(), interrupts: Object.freeze(interrupts) })
-      : undefined
-    this.#store.commit({
-      type: 'conversation/restored',
-      messages: installed.messages,
-      state: installed.state,
-      batch,
-      lastEventId: snapshot.lastEventId === undefined ? s.lastEventId : String(snapshot.lastEventId),
-      unsettledEffects: snapshot.unsettledEffects === undefined ? undefined : frozenJsonCopy(snapshot.unsettledEffects),
-      decisions: snapshot.decisions && Object.freeze(frozenJsonCopy(snapshot.decisions)),
-      // An idle server thread may still wait for results of browser calls (a cold reload): offered, never run unasked.
-      toolCalls: snapshot.status === 'idle' ? offeredCalls(this.#resolved.tools, installed.messages) : [],
-      awaitingExternal: restoredAwaiting(snapshot.awaitingExternal),
-    })
+    checkRestorable(this.#state, snapshot, options)
+    this.#store.commit(restoredAction(this.#state, snapshot, this.#resolved as ResolvedOptions<unknown>))
   }
 
   /**
@@ -321,18 +326,7 @@ export class ChatRuntime<TState = unknown> {
     })
     if (this.#state.threadId !== threadId)
       throw clientError('STALE_BATCH', 'The thread changed during recovery.', { reason: 'thread_changed' })
-    this.#store.transaction(() => {
-      this.restoreConversation(snapshot, { expectedRevision: revision })
-      this.#queue.restore(snapshot)
-    })
-    if (snapshot.status === 'running' && typeof snapshot.activeRunId === 'string') {
-      // Join the live run from the start of the thread log; earlier runs are skipped and the
-      // run's own events are applied idempotently over the restored messages.
-      void this.#interactions.start({ kind: 'attach', runId: snapshot.activeRunId })
-      return { snapshot, attached: true }
-    }
-    this.#queue.drain() // an interrupted thread waits for its batch instead
-    return { snapshot, attached: false }
+    return installThread(this.#install, snapshot, revision)
   }
 
   /**

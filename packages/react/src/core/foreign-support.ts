@@ -1,5 +1,6 @@
 import type { Interrupt } from '@interlude/protocol'
 import type * as Foreign from './foreign.ts'
+import { lazyModule } from './lazy-module.ts'
 
 /**
  * Foreign-server support (docs/decisions.md#foreign-servers) is loaded on first need, not bundled into every app:
@@ -8,16 +9,7 @@ import type * as Foreign from './foreign.ts'
  */
 type ForeignModule = typeof Foreign
 
-let loaded: Promise<ForeignModule> | undefined
-
-export function loadForeign(): Promise<ForeignModule> {
-  // A failed load (a chunk the network lost) is tried again next time.
-  loaded ??= import('./foreign.ts').catch((error: unknown) => {
-    loaded = undefined
-    throw error
-  })
-  return loaded
-}
+export const loadForeign: () => Promise<ForeignModule> = lazyModule(() => import('./foreign.ts'))
 
 /** The legacy pause event's name: only such events need the foreign module. */
 export const LEGACY_INTERRUPT_EVENT = 'on_interrupt'

@@ -30,6 +30,13 @@ export function checkMessagesUnlocked(s: CoreState, what: string): void {
       reason: 'interrupts_pending',
     })
   if (s.run) throw clientError('INVALID_STATE', `Cannot ${what} while a run is in progress.`, { reason: 'busy' })
+  checkNotBranching(s, what)
+}
+
+/** A branch command in flight locks the history until it switched threads or failed (docs/react-runtime.md#branches). */
+export function checkNotBranching(s: CoreState, what: string): void {
+  if (s.branching !== undefined)
+    throw clientError('INVALID_STATE', `Cannot ${what} while a branch is being opened.`, { reason: 'branching' })
 }
 
 /**
@@ -58,8 +65,8 @@ export function checkStateUnlocked(s: CoreState): void {
     )
 }
 
-/** `restoreConversation` and `recover`: only while no run is active. */
-export function checkNoActiveRun(s: CoreState, what: 'restore' | 'recover'): void {
+/** `restoreConversation`, `recover` and `switchBranch`: only while no run is active. */
+export function checkNoActiveRun(s: CoreState, what: 'restore' | 'recover' | 'switch branches'): void {
   if (s.run) throw clientError('INVALID_STATE', `Cannot ${what} while a run is active.`, { reason: 'busy' })
 }
 

@@ -1,4 +1,4 @@
-import type { RunAgentInput, ThreadSnapshot } from '@interlude/protocol'
+import type { ForkCreated, ForkRequest, RunAgentInput, ThreadFork, ThreadSnapshot } from '@interlude/protocol'
 import { errorFromFetch, errorFromResponse, InterludeError, isRunAccepted } from '@interlude/protocol'
 import { decodeEventBatches } from '@interlude/protocol/sse'
 import type { Endpoint, EndpointName, Endpoints } from './endpoints.ts'
@@ -88,12 +88,18 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
   const sse = { Accept: 'text/event-stream' }
 
   async function post(target: string, body: unknown): Promise<void> {
-    const res = await request(
+    await (await send(target, body)).body?.cancel().catch(() => undefined)
+  }
+
+  /** A JSON request: `POST` of `body`, or a `GET` without one. */
+  function send(target: string, body?: unknown): Promise<Response> {
+    const json = { Accept: 'application/json' }
+    if (body === undefined) return request(target, { method: 'GET' }, json)
+    return request(
       target,
       { method: 'POST', body: JSON.stringify(body) },
-      { Accept: 'application/json', 'Content-Type': 'application/json' },
+      { ...json, 'Content-Type': 'application/json' },
     )
-    await res.body?.cancel().catch(() => undefined)
   }
 
   return {
@@ -174,6 +180,14 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Transpo
 
     async claim(threadId: string, toolCallId: string, claimId: string): Promise<void> {
       await post(`${url('snapshot', threadId)}/tool-calls/${encodeURIComponent(toolCallId)}/claim`, { claimId })
+    },
+
+    async fork(threadId: string, body: ForkRequest): Promise<ForkCreated> {
+      return (await send(`${url('snapshot', threadId)}/fork`, body)).json() as Promise<ForkCreated>
+    },
+
+    async forks(threadId: string): Promise<readonly ThreadFork[]> {
+      return ((await (await send(`${url('snapshot', threadId)}/forks`)).json()) as { items: ThreadFork[] }).items
     },
   }
 }

@@ -21,8 +21,10 @@ export { EarlierMessages } from './earlier-messages.ts'
 export type { EarlierFrom, EarlierMessagesSnapshot, EarlierSource } from './earlier-messages.ts'
 export type { ConnectOptions, RunRequestOptions, SubmitAnswer, Transport, TransportEvent } from './transport.ts'
 export type {
+  BranchPoint,
   BrowserTool,
   BrowserToolContext,
+  ChatBranches,
   ChatRuntimeOptions,
   ChatSnapshot,
   ChatStatus,
@@ -49,4 +51,13 @@ export type {
   WhileBusy,
 } from './types.ts'
 export { InterludeError } from '@interlude/protocol'
-export type { DecisionRecord, ErrorCode, Interrupt, Message, ResumeEntry, ThreadSnapshot } from '@interlude/protocol'
+export type {
+  DecisionRecord,
+  ErrorCode,
+  ForkPoint,
+  Interrupt,
+  Message,
+  ResumeEntry,
+  ThreadParent,
+  ThreadSnapshot,
+} from '@interlude/protocol'

@@ -4,9 +4,12 @@ import { appended, startQueued, withoutQueued, withoutWritten, withQueued } from
 import { applyEvents } from './apply-events.ts'
 import { shownMessages, withheldOf } from './withheld.ts'
 import { NONE } from './immutable.ts'
+import type { BranchAction } from './branch-state.ts'
+import { reduceBranch } from './branch-state.ts'
 import type { SubagentActivities } from './subagent-activity.ts'
 import { NO_SUBAGENTS, withSubagentEvents } from './subagent-activity.ts'
 import type {
+  ChatBranches,
   ChatSnapshot,
   ChatStatus,
   ConnectionStatus,
@@ -67,6 +70,10 @@ export interface CoreState {
   readonly queued: readonly QueuedMessage[]
   /** Steers the server took (`steered`) whose message no turn has written yet: queued input if the run ends first. */
   readonly steered: readonly QueuedMessage[]
+  /** The branch command in flight (branch-state.ts), which locks the history. */
+  readonly branching: number | undefined
+  /** The thread tree read for this thread. */
+  readonly branches: ChatBranches | undefined
 }
 
 /** How an interaction ended, as committed: a published batch, a failure with its error, or neither. */
@@ -128,6 +135,7 @@ export type Action =
   | { readonly type: 'queue/restored'; readonly queued: readonly QueuedMessage[] }
   /** The run ended before taking the steers: they wait as queued input now (docs/protocol.md#steer). */
   | { readonly type: 'queue/unclaimed' }
+  | BranchAction
 
 export function initialState(threadId: string, messages: readonly Message[], state: unknown): CoreState {
   return {
@@ -146,6 +154,8 @@ export function initialState(threadId: string, messages: readonly Message[], sta
     awaitingExternal: NO_AWAITING_EXTERNAL,
     queued: NONE,
     steered: NONE,
+    branching: undefined,
+    branches: undefined,
   }
 }
 
@@ -194,6 +204,9 @@ export function reduce(state: CoreState, action: Action): CoreState {
         awaitingExternal: NO_AWAITING_EXTERNAL,
         queued: NONE,
         steered: NONE,
+        // Another thread: a branch command in flight stops, the tree read for the old thread is gone.
+        branching: undefined,
+        branches: undefined,
       }
     case 'messages/replaced':
       return { ...state, messages: action.messages, recovery: bump(state.recovery) }
@@ -340,6 +353,10 @@ export function reduce(state: CoreState, action: Action): CoreState {
     }
     case 'queue/restored':
       return { ...state, queued: action.queued }
+    case 'branch/started':
+    case 'branch/ended':
+    case 'branches/loaded':
+      return reduceBranch(state, action)
     case 'effect/reconciled': {
       const rest = state.unsettledEffects?.filter((e) => e.toolCallId !== action.toolCallId)
       return { ...state, unsettledEffects: rest && rest.length > 0 ? rest : undefined }
@@ -371,5 +388,6 @@ export function toSnapshot<TState>(s: CoreState): ChatSnapshot<TState> {
     awaitingExternal: s.awaitingExternal,
     subagents: s.subagents,
     queued: s.queued,
+    branches: s.branches,
   })
 }

@@ -1,4 +1,11 @@
-import type { AgUiEvent, RunAgentInput, ThreadSnapshot } from '@interlude/protocol'
+import type {
+  AgUiEvent,
+  ForkCreated,
+  ForkRequest,
+  RunAgentInput,
+  ThreadFork,
+  ThreadSnapshot,
+} from '@interlude/protocol'
 import type { ReconcileEffectOptions } from './types.ts'
 
 /** One received event with its SSE `id:` (the server's per-thread sequence), if any. */
@@ -61,4 +68,8 @@ export interface Transport {
   reconcile?(threadId: string, body: ReconcileEffectOptions): Promise<void>
   /** `POST {base}/threads/:threadId/tool-calls/:toolCallId/claim`: claims a browser call before it runs here. */
   claim?(threadId: string, toolCallId: string, claimId: string): Promise<void>
+  /** `POST {base}/threads/:threadId/fork`: a new thread with a prefix of this one's history (docs/time-travel.md). */
+  fork?(threadId: string, request: ForkRequest): Promise<ForkCreated>
+  /** `GET {base}/threads/:threadId/forks`: the thread's forks, oldest first. */
+  forks?(threadId: string): Promise<readonly ThreadFork[]>
 }

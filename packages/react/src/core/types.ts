@@ -1,6 +1,8 @@
 import type {
   AwaitingExternalCall,
   AgUiEvent,
+  ForkPoint,
+  ThreadParent,
   Context,
   DecisionRecord,
   InterludeError,
@@ -125,6 +127,34 @@ export interface ChatSnapshot<TState = unknown> {
    * order they start; each joins `messages` when its run starts (docs/react-runtime.md#many-messages-one-thread).
    */
   readonly queued: readonly QueuedMessage[]
+  /**
+   * The thread tree around this thread (its parent, its siblings, its forks) once known: after `editMessage`,
+   * `regenerate`, `switchBranch` or `loadBranches` (docs/react-runtime.md#branches); `undefined` on another thread.
+   */
+  readonly branches: ChatBranches | undefined
+}
+
+/** The thread tree around the active thread (`ChatSnapshot.branches`): what a "< 2/3 >" switcher shows. */
+export interface ChatBranches {
+  /** The thread this tree was read for: the active one. */
+  readonly threadId: string
+  /** The thread it was forked from, and where; `undefined` for a thread that is no fork. */
+  readonly parent: ThreadParent | undefined
+  /** One switcher per fork point on the active thread's history, in the order the servers listed the forks. */
+  readonly points: readonly BranchPoint[]
+}
+
+/** One fork point: the threads that share the history up to it, and which of them the active thread follows. */
+export interface BranchPoint {
+  /**
+   * Where the alternatives part: `messageId` is the last message they share by id (an edit changed that message's
+   * content, a regeneration answered it again); `batchId` a batch they were forked at.
+   */
+  readonly at: ForkPoint
+  /** The origin first, then its forks at this point, oldest first. */
+  readonly threadIds: readonly string[]
+  /** The position of the active thread in `threadIds` (0 when it follows the origin past this point). */
+  readonly index: number
 }
 
 /** What `sendMessage` does while a run is active: queue the message, steer the run with it, or replace the run. */

@@ -19,6 +19,8 @@ export interface ResumeRequest {
   /** Browser tools and context of a resume run; the decisions API has none. */
   readonly tools?: readonly Tool[]
   readonly context?: readonly Context[]
+  /** A signed decision link this decision spends (docs/approvals.md#deciding-outside-the-app): used once, ever. */
+  readonly linkId?: string
 }
 
 const notFound = () => new InterludeError('THREAD_NOT_FOUND', 'Thread not found.')
@@ -130,6 +132,8 @@ async function admitFresh(
       })
     case 'busy':
       throw new InterludeError('THREAD_BUSY', 'Another run is active on this thread.')
+    case 'link_used':
+      throw new InterludeError('DECISION_CONFLICT', 'This decision link was already used.')
     default:
       return undefined
   }
@@ -237,6 +241,7 @@ async function prepareClaim(
     via,
     ...(outbox.length > 0 ? { outbox } : {}),
     ...(vote ? { vote: vote.write } : {}),
+    ...(request.linkId !== undefined ? { linkId: request.linkId } : {}),
   }
   return { kind: 'claim', owner, batch, request: claim, outbox, check, ...(vote ? { vote } : {}) }
 }

@@ -2,6 +2,7 @@ import { InterludeError } from '@interlude/protocol'
 import type { Message, RunAgentInput } from '@interlude/protocol'
 import type { MultitaskStrategy } from '../../config/multitask.ts'
 import type { AdmissionView } from '../../store/store.ts'
+import { messageStart } from '../log/message-start.ts'
 import type { AdmissionDeps } from './admission.ts'
 
 /** How an input admission was asked for: the strategy for a busy thread, and whether it is a queued input starting. */
@@ -80,7 +81,8 @@ export async function enqueueInput(
 
 /**
  * A steer whose user messages the thread has already (a retry after a run took it): answered again with the run that
- * took it, and nothing is written. `undefined`: not such a retry.
+ * took it, and nothing is written. `undefined`: not such a retry — also when its last user message was not joined as a
+ * steer (an input that repeats the history and adds nothing is refused like any busy input).
  */
 export async function takenSteer(
   deps: AdmissionDeps,
@@ -91,7 +93,10 @@ export async function takenSteer(
   const last = users[users.length - 1]
   if (last === undefined || !users.every((m) => view.knownMessageIds.has(m.id))) return undefined
   const runId = await deps.store.messageRunId?.(input.threadId, last.id)
-  return runId === undefined ? undefined : { kind: 'steered', threadId: input.threadId, runId }
+  if (runId === undefined) return undefined
+  // Joined as a steer: the message has events of its own in the run that took it (its run's input has none).
+  const joined = await messageStart(deps.store, input.threadId, runId, last.id)
+  return joined.seq === undefined ? undefined : { kind: 'steered', threadId: input.threadId, runId }
 }
 
 /** `reject` on an idle thread whose queue still holds input: that input goes first (docs/protocol.md#multitask). */

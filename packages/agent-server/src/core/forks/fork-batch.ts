@@ -6,6 +6,7 @@ import { toolResult } from '../ev.ts'
 import type { ForkDeps, ForkPlan } from './fork-thread.ts'
 import { FORKED_RESULT, forkedResultText } from './fork-thread.ts'
 import { stateOfPause } from './fork-state.ts'
+import { renamedIn } from './renamed-ids.ts'
 
 const invalid = (message: string) => new InterludeError('INVALID_INPUT', message, { details: { field: 'at.batchId' } })
 
@@ -104,11 +105,4 @@ function renewInterrupt(item: StoredInterrupt, ids: ReadonlyMap<string, string>,
     ...(renamed.expiresAt !== undefined ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
   }
   return { ...item, toolCallId: ids.get(item.toolCallId) ?? item.toolCallId, interrupt }
-}
-
-/** `json` with every renewed call id replaced by its new one (ids are unique: a plain text replacement is exact). */
-function renamedIn(json: string, ids: ReadonlyMap<string, string>): string {
-  let renamed = json
-  for (const [old, renewed] of ids) renamed = renamed.split(old).join(renewed)
-  return renamed
 }

@@ -1,8 +1,6 @@
 import type { ForkStore, ThreadRecord } from '../../store/store.ts'
+import { messageStart } from '../log/message-start.ts'
 import type { ForkDeps } from './fork-thread.ts'
-
-/** Events of one run read per page while looking for where a message begins. */
-const PAGE = 500
 
 /** How many forks of forks a state is looked for through (a chain longer than this starts from the fork's state). */
 const MAX_DEPTH = 32
@@ -23,9 +21,10 @@ export async function stateAfter(
   const next = await forks.getForkMessage(parent.threadId, { position: position + 1 })
   // The last message: the parent's state now (a run in progress has not committed its own state yet).
   if (!next && parent.status !== 'running') return parent.state
-  const beforeSeq = next
-    ? await firstSeqOf(deps, parent.threadId, next.message.role === 'user' ? undefined : next.message.id, next.runId)
-    : undefined
+  // A user message begins where its run begins, unless a steer joined it to a running run (docs/protocol.md#multitask).
+  const found =
+    next?.runId !== undefined ? await messageStart(deps.store, parent.threadId, next.runId, next.message.id) : {}
+  const beforeSeq = found.seq ?? found.runFirstSeq
   if (next && beforeSeq === undefined) {
     const origin = await originOf(deps, forks, parent, depth)
     const at = await forks.getForkMessage(parent.threadId, { position })
@@ -67,33 +66,4 @@ async function originOf(
   if (depth >= MAX_DEPTH) return undefined
   const origin = await forks.getForkOrigin(thread.threadId)
   return origin && deps.store.getThread(origin.parentThreadId)
-}
-
-/** The seq of the first event of message `messageId` written by `runId` (a user message: its run's first event). */
-async function firstSeqOf(
-  deps: ForkDeps,
-  threadId: string,
-  messageId: string | undefined,
-  runId: string | undefined,
-): Promise<number | undefined> {
-  if (runId === undefined) return undefined
-  let first: number | undefined
-  for (let afterSeq = 0; ;) {
-    const page = await deps.store.readEvents(threadId, { runId, afterSeq, limit: PAGE })
-    for (const event of page) {
-      first ??= event.seq
-      // A user message is the input of its run: the run's first event follows it.
-      if (messageId === undefined) return first
-      if (namesMessage(event.json, messageId)) return event.seq
-    }
-    if (page.length < PAGE) return first
-    afterSeq = page[page.length - 1]!.seq
-  }
-}
-
-/** Whether an event starts or carries the message (text, a tool call's parent message, a tool result). */
-function namesMessage(json: string, messageId: string): boolean {
-  if (!json.includes(messageId)) return false
-  const event = JSON.parse(json) as { messageId?: unknown; parentMessageId?: unknown }
-  return event.messageId === messageId || event.parentMessageId === messageId
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { InterludeError } from '@interlude/protocol'
 import type { ForkCreated, ForkRequest, Message } from '@interlude/protocol'
+import type { Limits } from '../../config/limits.ts'
 import type { ForkStore, NewFork, Store, ThreadRecord } from '../../store/store.ts'
 import { clientThreadId, threadKey } from '../../store/thread-key.ts'
 import { toolResult } from '../ev.ts'
@@ -12,6 +13,8 @@ export interface ForkDeps {
   readonly now: () => number
   /** The agent's state of a new thread (a fork before any state change starts with it). */
   readonly initialState: () => unknown
+  /** An edited message is a new message: bounded like one, and the fork by the thread cap (docs/protocol.md#limits). */
+  readonly limits: Pick<Limits, 'maxMessageBytes' | 'threadMaxBytes'>
 }
 
 /** What a fork writes besides its identity (`NewFork` without thread ids, `at` and time). */
@@ -79,7 +82,9 @@ async function messageFork(
   const replaced: Message[] = []
   if (edit !== undefined) {
     if (at.message.role !== 'user') throw invalid('edit.messageId', 'Only a user message can be edited.')
-    replaced.push({ ...at.message, content: edit.content } as Message)
+    const edited = { ...at.message, content: edit.content } as Message
+    checkEditSize(deps.limits, parent, at.message, edited)
+    replaced.push(edited)
   }
   const state = await stateAfter(deps, forks, parent, at.position)
   const open = await forks.listUnansweredCalls(parent.threadId, at.position)
@@ -93,5 +98,24 @@ async function messageFork(
     cancelled: { toolCallIds: open.map((c) => c.toolCallId), result: forkedResultText() },
     checkpoints: {},
     stateJson: JSON.stringify(state ?? null),
+  }
+}
+
+/**
+ * The edited message within `maxMessageBytes`, and the fork within the thread cap: what the edit adds is counted on
+ * top of the parent's totals (the fork's prefix is never larger), so the check costs no read.
+ */
+function checkEditSize(limits: ForkDeps['limits'], parent: ThreadRecord, original: Message, edited: Message): void {
+  const bytes = Buffer.byteLength(JSON.stringify(edited), 'utf8')
+  if (bytes > limits.maxMessageBytes) {
+    throw new InterludeError('PAYLOAD_TOO_LARGE', `A new message is larger than ${limits.maxMessageBytes} bytes.`, {
+      details: { limit: 'maxMessageBytes', max: limits.maxMessageBytes, actual: bytes, messageId: edited.id },
+    })
+  }
+  const growth = bytes - Buffer.byteLength(JSON.stringify(original), 'utf8')
+  if (growth > 0 && parent.messageBytes + growth > limits.threadMaxBytes) {
+    throw new InterludeError('THREAD_TOO_LARGE', 'The edited fork would be larger than the thread cap.', {
+      details: { maxBytes: limits.threadMaxBytes, bytes: parent.messageBytes + growth },
+    })
   }
 }

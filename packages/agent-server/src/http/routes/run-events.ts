@@ -17,11 +17,16 @@ const RECHECK_MS = 1000
 
 type Wait = 'started' | 'gone'
 
-/** `started`: the run exists; `gone`: it is neither a run nor queued any more (cancelled, dropped, taken as a steer). */
-async function whereIs(store: Store, threadId: string, runId: string): Promise<Wait | 'queued'> {
+/**
+ * `started`: the run exists; `gone`: it is neither a run nor queued any more (cancelled, dropped, taken as a steer).
+ * A queued input becomes its run in one write (the row removed, the run inserted), so when the row is gone the run is
+ * read once more: a start between the two first reads is `started`, not `gone`.
+ */
+export async function whereIs(store: Store, threadId: string, runId: string): Promise<Wait | 'queued'> {
   if (await store.getRun(threadId, runId)) return 'started'
   const queued = await store.listQueuedInputs?.(threadId)
-  return queued?.some((q) => q.runId === runId) ? 'queued' : 'gone'
+  if (queued?.some((q) => q.runId === runId)) return 'queued'
+  return (await store.getRun(threadId, runId)) ? 'started' : 'gone'
 }
 
 /** Waits while the run is queued: woken by the thread's log (its RUN_STARTED, from any process) or a recheck. */

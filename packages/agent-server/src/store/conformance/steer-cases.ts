@@ -115,13 +115,16 @@ export function steerCases(kit: ConformanceKit): void {
       ])
     }))
 
-  it('steers do not count for the concurrent-runs quota; queued input does', () =>
+  it('a steer counts for the concurrent-runs quota only once no run is there to take it; queued input always', () =>
     withDb(async (store) => {
       const { threadId, runId } = ids()
       await start(store, threadId, runId, null)
       await steer(store, threadId, 's1', [user('m1')])
       expect(await store.countRunningRuns!('alice')).toBe(1)
       await steer(store, threadId, 'q1', [user('mq')], false)
+      expect(await store.countRunningRuns!('alice')).toBe(2)
+      // The run ends without taking the steer: it waits as queued input now and counts like it.
+      await finish(store, threadId, runId)
       expect(await store.countRunningRuns!('alice')).toBe(2)
     }))
 }

@@ -288,6 +288,19 @@ export const POSTGRES_MIGRATIONS: DialectMigrations = {
   ALTER TABLE decisions ADD COLUMN vote_kind TEXT CHECK (vote_kind IN ('vote', 'escalation', 'reminder'));
   ALTER TABLE decisions ADD COLUMN vote_stage INTEGER;
   `,
+  // A used decision link (docs/approvals.md#deciding-outside-the-app), written in the claim's transaction: a second
+  // use of the same link finds its row, on any replica. Decision records may say every channel of `DecisionVia`.
+  '0017-decision-links': `
+  ALTER TABLE decisions DROP CONSTRAINT IF EXISTS decisions_via_check;
+  ALTER TABLE decisions ADD CONSTRAINT decisions_via_check CHECK (via IN ('run', 'api', 'expiry', 'rule', 'grant', 'link', 'slack'));
+  CREATE TABLE decision_links_used (
+    link_id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    decided_by TEXT NOT NULL,
+    used_at BIGINT NOT NULL
+  );
+  `,
 }
 
 /** The SQL of each schema version, in order: a database whose `schema_migrations` has 1..k has run the first k. */

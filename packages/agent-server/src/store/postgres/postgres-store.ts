@@ -49,7 +49,7 @@ import type {
 } from '../store.ts'
 import type { SaveToolCheckpoint } from '../tool-checkpoints.ts'
 import * as admission from './admission.ts'
-import { voteTx } from './votes.ts'
+import { soloClaimTx } from './votes.ts'
 import { getAdmissionView } from './admission-view.ts'
 import { appendEventsTx } from './appends.ts'
 import * as approvals from './approval-reads.ts'
@@ -72,6 +72,8 @@ import * as tokens from './usage.ts'
 import * as queue from './run-queue.ts'
 import type { ForkStore } from '../forks.ts'
 import { postgresForks } from './forks.ts'
+import { postgresDecisionLinks } from './decision-links.ts'
+import type { DecisionLinkStore } from '../decision-links.ts'
 import type { EnqueueRequest, EnqueueResult, QueuedInput, TakenSteers, TakeSteersRequest } from '../run-queue.ts'
 
 // The option types live beside the store; importers keep naming them from here.
@@ -99,6 +101,7 @@ export class PostgresStore implements Store {
   readonly #admission: pg.Pool
   readonly #now: Clock
   readonly forks: ForkStore
+  readonly decisionLinks: DecisionLinkStore
 
   private constructor(db: PgDatabase, now: Clock) {
     this.#db = db
@@ -108,6 +111,7 @@ export class PostgresStore implements Store {
     this.#admission = db.admission
     this.#now = now
     this.forks = postgresForks(db.pool)
+    this.decisionLinks = postgresDecisionLinks(db.pool)
   }
 
   /** Connects, creates the schema on first start and applies migrations. */
@@ -248,9 +252,9 @@ export class PostgresStore implements Store {
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
-    const { vote } = request
-    if (vote !== undefined) return this.#db.tx((q) => voteTx(q, { ...request, vote }), this.#admission)
-    return this.#db.claims.claim(request)
+    // A vote or a claim that spends a decision link is a transaction of its own, not one of a group (votes.ts).
+    const solo = request.vote !== undefined || request.linkId !== undefined
+    return solo ? this.#db.tx((q) => soloClaimTx(q, request), this.#admission) : this.#db.claims.claim(request)
   }
 
   async appendEvents(threadId: string, runId: string, events: readonly NewEvent[]): Promise<StoredEvent[]> {

@@ -62,10 +62,11 @@ export const upsertSetting = (key: string, value: string) =>
 // ---- reads -----------------------------------------------------------------------------------
 
 export const countRunning = (ownerId: string) =>
-  // Queued input counts as running for the quota; a steer joins a run that counts already (docs/protocol.md#multitask).
+  // Queued input counts as running for the quota, a steer once no run takes it (docs/protocol.md#multitask).
   statement<{ n: number }>(
     `SELECT (SELECT COUNT(*) FROM threads WHERE owner_id = $1 AND status = 'running')::int
-          + (SELECT COUNT(*) FROM run_queue WHERE owner_id = $1 AND steer = 0)::int AS n`,
+          + (SELECT COUNT(*) FROM run_queue q WHERE owner_id = $1 AND (steer = 0 OR NOT EXISTS
+              (SELECT 1 FROM threads t WHERE t.thread_id = q.thread_id AND t.status = 'running')))::int AS n`,
     [ownerId],
   )
 export const getThread = (threadId: string) =>

@@ -1,4 +1,3 @@
-import type { PoolClient } from 'pg'
 import type { ClaimBatchRequest, ClaimBatchResult, VoteWrite } from '../store.ts'
 import type { BatchRow } from '../rows.ts'
 import { toThread } from '../rows.ts'
@@ -8,8 +7,10 @@ import { OPEN_BATCH_STATUS } from '../statuses.ts'
 import { sqlString } from '../sql-literals.ts'
 import * as sql from './admission-statements.ts'
 import { claimBatch } from './admission.ts'
+import { claimWithLinkTx } from './decision-links.ts'
 import { insertOutbox } from './approval-statements.ts'
 import { interruptIdsOf } from './approval-statements.ts'
+import type { Queryable } from './query.ts'
 import { rows, statement } from './query.ts'
 import { getThread } from './statements.ts'
 
@@ -57,7 +58,7 @@ const markVoteDecision = (request: ClaimBatchRequest, vote: VoteWrite) =>
  * count one is written, the other judged again (on any replica). A settling vote is then the ordinary claim.
  */
 export async function voteTx(
-  q: PoolClient,
+  q: Queryable,
   request: ClaimBatchRequest & { readonly vote: VoteWrite },
 ): Promise<ClaimBatchResult> {
   const { vote } = request
@@ -82,4 +83,11 @@ export async function voteTx(
   if (request.outbox !== undefined && request.outbox.length > 0)
     await q.query(insertOutbox(request.outbox, request.now))
   return { ok: true, thread: toThread((await rows(q, getThread(request.threadId)))[0]!) }
+}
+
+/** A claim that is a transaction of its own: a vote, or one that spends a decision link (both, for a vote by link). */
+export function soloClaimTx(q: Queryable, request: ClaimBatchRequest): Promise<ClaimBatchResult> {
+  const { vote } = request
+  if (vote === undefined) return claimWithLinkTx(q, request)
+  return claimWithLinkTx(q, request, (tx) => voteTx(tx, { ...request, vote }))
 }

@@ -14,10 +14,15 @@ import { voteTx } from './votes.ts'
  * after something was written throws `RollbackWith`, so nothing stays behind.
  */
 
-export function startInputRunTx(s: SqliteStatements, request: StartInputRunRequest): StartRunResult {
+/** `forkKeyHeld`: whether a fork still copying holds a new thread's key (`fork-write.ts`, docs/time-travel.md#cost). */
+export function startInputRunTx(
+  s: SqliteStatements,
+  request: StartInputRunRequest,
+  forkKeyHeld: (threadId: string, now: number) => boolean,
+): StartRunResult {
   const { threadId, runId, now, expectedRevision } = request
   if (expectedRevision === null) {
-    if (s.getThread.get(threadId)) return { ok: false, reason: 'thread_exists' }
+    if (s.getThread.get(threadId) || forkKeyHeld(threadId, now)) return { ok: false, reason: 'thread_exists' }
     const title = request.title ?? null
     s.insertThread.run({ ...request, stateJson: JSON.stringify(request.initialState ?? null), title })
   } else if (s.claimThreadForInput.run({ threadId, runId, now, expectedRevision }).changes === 0) {
@@ -41,12 +46,21 @@ export function startInputRunTx(s: SqliteStatements, request: StartInputRunReque
 }
 
 export function claimBatchTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
-  const { vote } = request
-  if (vote !== undefined) return voteTx(s, { ...request, vote }, () => claimTx(s, request))
-  return claimTx(s, request)
+  const { linkId, vote } = request
+  // A decision link (docs/approvals.md#deciding-outside-the-app): its row first, so a second use is refused; a refused
+  // claim rolls the row back.
+  if (linkId !== undefined && !s.decisionLinks.spendTx({ ...request, linkId }))
+    return { ok: false, reason: 'link_used' }
+  // A vote (docs/approvals.md#organisation-policies) is written under the batch's vote count, or settles it by a claim.
+  const claimed =
+    vote !== undefined
+      ? voteTx(s, { ...request, vote }, () => claimOpenBatchTx(s, request))
+      : claimOpenBatchTx(s, request)
+  if (linkId !== undefined && !claimed.ok) throw new RollbackWith(claimed)
+  return claimed
 }
 
-function claimTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
+function claimOpenBatchTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
   const { threadId, runId, batchId } = request
   const decisionJson = JSON.stringify(request.decision)
   // First admitted wins: the first claim of the open batch.

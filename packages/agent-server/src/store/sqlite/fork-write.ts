@@ -20,9 +20,7 @@ const STALE_RESERVATION_MS = 60_000
  */
 export function prepareForkWrite(db: Database.Database): (fork: NewFork) => Promise<boolean> {
   const thread = db.prepare<[string], { one: number }>('SELECT 1 AS one FROM threads WHERE thread_id = ?')
-  const reservation = db.prepare<[string], { created_at: number }>(
-    'SELECT created_at FROM thread_forks WHERE thread_id = ?',
-  )
+  const held = prepareForkKeyGuard(db)
   const reserve = db.prepare(
     'INSERT INTO thread_forks (thread_id, parent_thread_id, at_json, created_at) VALUES (?, ?, ?, ?)',
   )
@@ -44,13 +42,7 @@ export function prepareForkWrite(db: Database.Database): (fork: NewFork) => Prom
   return async (fork) => {
     const { threadId, now } = fork
     const reserved = writeTransaction(db, () => {
-      if (thread.get(threadId)) return false
-      const held = reservation.get(threadId)
-      if (held && Number(held.created_at) > now - STALE_RESERVATION_MS) return false
-      if (held) {
-        dropMessages.run(threadId)
-        dropReservation.run(threadId)
-      }
+      if (thread.get(threadId) || held(threadId, now)) return false
       reserve.run(threadId, fork.parentThreadId, JSON.stringify(fork.at), now)
       return true
     })
@@ -71,6 +63,28 @@ export function prepareForkWrite(db: Database.Database): (fork: NewFork) => Prom
       abandon(threadId)
       throw error
     }
+  }
+}
+
+/**
+ * Whether a fork still copying holds the key `threadId` (its reservation, no thread row yet), inside a write
+ * transaction: a new thread with that key — a fork or a first run (`startInputRun`) — must wait for it. A reservation
+ * older than `STALE_RESERVATION_MS` is a fork whose process died: what it copied is removed and the key is free.
+ */
+export function prepareForkKeyGuard(db: Database.Database): (threadId: string, now: number) => boolean {
+  const reservation = db.prepare<[string], { created_at: number }>(
+    `SELECT created_at FROM thread_forks f WHERE thread_id = ?
+       AND NOT EXISTS (SELECT 1 FROM threads t WHERE t.thread_id = f.thread_id)`,
+  )
+  const dropMessages = db.prepare('DELETE FROM messages WHERE thread_id = ?')
+  const dropReservation = db.prepare('DELETE FROM thread_forks WHERE thread_id = ?')
+  return (threadId, now) => {
+    const row = reservation.get(threadId)
+    if (!row) return false
+    if (Number(row.created_at) > now - STALE_RESERVATION_MS) return true
+    dropMessages.run(threadId)
+    dropReservation.run(threadId)
+    return false
   }
 }
 

@@ -291,6 +291,36 @@ export const SQLITE_MIGRATIONS: DialectMigrations = {
   ALTER TABLE decisions ADD COLUMN vote_kind TEXT CHECK (vote_kind IN ('vote', 'escalation', 'reminder'));
   ALTER TABLE decisions ADD COLUMN vote_stage INTEGER;
   `,
+  // A used decision link (docs/approvals.md#deciding-outside-the-app), written in the claim's transaction: a second
+  // use of the same link finds its row, on any replica. Decision records may say every channel of `DecisionVia` (a
+  // CHECK changes only by rebuilding the table in SQLite: same columns — `0015-approval-votes`'s included — same rows).
+  '0017-decision-links': `
+  CREATE TABLE decisions_next (
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    batch_id TEXT NOT NULL,
+    interrupt_ids TEXT NOT NULL,
+    entries TEXT NOT NULL,
+    decided_by TEXT NOT NULL,
+    via TEXT NOT NULL CHECK (via IN ('run', 'api', 'expiry', 'rule', 'grant', 'link', 'slack')),
+    decided_at INTEGER NOT NULL,
+    stale_interrupt_ids TEXT,
+    vote_kind TEXT CHECK (vote_kind IN ('vote', 'escalation', 'reminder')),
+    vote_stage INTEGER,
+    PRIMARY KEY (thread_id, run_id)
+  );
+  INSERT INTO decisions_next (thread_id, run_id, batch_id, interrupt_ids, entries, decided_by, via, decided_at, stale_interrupt_ids, vote_kind, vote_stage)
+    SELECT thread_id, run_id, batch_id, interrupt_ids, entries, decided_by, via, decided_at, stale_interrupt_ids, vote_kind, vote_stage FROM decisions;
+  DROP TABLE decisions;
+  ALTER TABLE decisions_next RENAME TO decisions;
+  CREATE TABLE decision_links_used (
+    link_id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    decided_by TEXT NOT NULL,
+    used_at INTEGER NOT NULL
+  );
+  `,
 }
 
 /** The SQL of each schema version, in order: a file at `user_version` k has run the first k. */

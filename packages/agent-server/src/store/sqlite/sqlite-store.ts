@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { ForkStore } from '../forks.ts'
+import { prepareForkKeyGuard } from './fork-write.ts'
 import { sqliteForks } from './forks.ts'
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
 import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-rules.ts'
@@ -94,6 +95,7 @@ export class SqliteStore implements Store {
   readonly path: string
   readonly #db: Database.Database
   readonly #s: SqliteStatements
+  readonly #forkKeyHeld: (threadId: string, now: number) => boolean
   readonly #queue: ReturnType<typeof sqliteRunQueue>
   readonly #rules: ReturnType<typeof preparePermissionRules>
   readonly #usage: ReturnType<typeof sqliteUsage>
@@ -101,6 +103,7 @@ export class SqliteStore implements Store {
   readonly #stale: ReturnType<typeof prepareStaleDecisions>
   readonly #now: Clock
   readonly forks: ForkStore
+  readonly decisionLinks = { used: (linkId: string) => this.#s.decisionLinks.used(linkId) }
   #closed = false
 
   constructor(file: string, options: SqliteStoreOptions = {}) {
@@ -114,6 +117,7 @@ export class SqliteStore implements Store {
     this.#checkpoints = prepareToolCheckpoints(this.#db)
     this.#stale = prepareStaleDecisions(this.#db)
     this.forks = sqliteForks(this.#db)
+    this.#forkKeyHeld = prepareForkKeyGuard(this.#db)
   }
 
   /** Direct access for tests and tooling (e.g. a before/after dump). */
@@ -211,7 +215,7 @@ export class SqliteStore implements Store {
   }
 
   async startInputRun(request: StartInputRunRequest): Promise<StartRunResult> {
-    return this.#write(() => admission.startInputRunTx(this.#s, request))
+    return this.#write(() => admission.startInputRunTx(this.#s, request, this.#forkKeyHeld))
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
@@ -357,7 +361,6 @@ export class SqliteStore implements Store {
     })
   }
 
-  /** Runs `fn` in a `BEGIN IMMEDIATE` transaction (`write-transaction.ts`). */
   async enqueueInput(request: EnqueueRequest): Promise<EnqueueResult> {
     return this.#write(() => this.#queue.enqueueTx(request))
   }

@@ -18,6 +18,7 @@ import { NOT_STARTED_CALL_STATUSES, OPEN_BATCH_STATUS, UNDECIDED_EXPIRY_POLICY }
 import { sqlList, sqlString } from '../sql-literals.ts'
 import { outboxStatements } from './outbox-statements.ts'
 import { voteStatements } from './vote-statements.ts'
+import { prepareDecisionLinks } from './decision-links.ts'
 import type { Prepare, Prepared } from './prepared.ts'
 
 /** Every SQL statement of the SQLite store, prepared once per connection; the store is control flow over these. */
@@ -44,6 +45,7 @@ export function prepareStatements(db: Database.Database) {
   const prepare: Prepare = <Params extends unknown[] | object = [], Row = unknown>(source: string) =>
     db.prepare(source) as unknown as Prepared<Params extends unknown[] ? Params : [Params], Row>
   return {
+    decisionLinks: prepareDecisionLinks(db),
     ping: prepare<[], { ok: number }>('SELECT 1 AS ok'),
     getSetting: prepare<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
     insertSetting: prepare<[string, string]>('INSERT INTO settings (key, value) VALUES (?, ?)'),
@@ -53,10 +55,11 @@ export function prepareStatements(db: Database.Database) {
 
     // ---- threads
     getThread: prepare<[string], ThreadRow>('SELECT * FROM threads WHERE thread_id = ?'),
-    // Queued input counts as running for the quota; a steer joins a run that counts already (docs/protocol.md#multitask).
+    // Queued input counts as running for the quota, a steer once no run takes it (docs/protocol.md#multitask).
     countRunning: prepare<[string, string], { n: number }>(
       `SELECT (SELECT COUNT(*) FROM threads WHERE owner_id = ? AND status = 'running')
-            + (SELECT COUNT(*) FROM run_queue WHERE owner_id = ? AND steer = 0) AS n`,
+            + (SELECT COUNT(*) FROM run_queue q WHERE owner_id = ? AND (steer = 0 OR NOT EXISTS
+                (SELECT 1 FROM threads t WHERE t.thread_id = q.thread_id AND t.status = 'running'))) AS n`,
     ),
     listThreads: prepare<
       {
