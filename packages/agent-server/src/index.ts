@@ -33,6 +33,7 @@ export type { SubagentToolOptions } from './agent/subagent-tool.ts'
 export type { InterruptCancelledCode, ToolInterruptReason, ToolInterruptRequest } from './agent/tool-interrupt.ts'
 export type { CanDecide, DecideContext } from './agent/decider.ts'
 export { askUser } from './agent/ask-user.ts'
+export type { GrantOption } from './agent/tool-grant.ts'
 export type { AskUserOptions } from './agent/ask-user.ts'
 
 export { anonymousSessionCookie, bearerTokens, generateSessionSecret } from './auth/authenticate.ts'
@@ -105,3 +106,4 @@ export type {
   ToolCallRecord,
   ToolCallStatus,
 } from './store/store.ts'
+export type { GrantListQuery, GrantMatch, GrantStore, GrantTake } from './store/grants.ts'

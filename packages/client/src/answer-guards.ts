@@ -3,6 +3,7 @@ import type {
   ForkCreated,
   ThreadForkList,
   PendingBatchPage,
+  GrantList,
   PermissionRuleList,
   RunView,
   ThreadSnapshot,
@@ -50,19 +51,38 @@ export function isThreadSnapshot(value: unknown): value is ThreadSnapshot {
 
 const SCOPES: readonly string[] = ['thread', 'principal']
 
-export function isPermissionRuleList(value: unknown): value is PermissionRuleList {
+/** A list of rules or grants: each names its id (`idKey`), tool, scope, maker and match (`matchKey`). */
+function isStandingList(value: unknown, idKey: string, matchKey: string, more = (_: Record<string, unknown>) => true) {
   if (!isObject(value) || !Array.isArray(value.items)) return false
   return value.items.every(
     (item: unknown) =>
       isObject(item) &&
-      typeof item.ruleId === 'string' &&
+      typeof item[idKey] === 'string' &&
       typeof item.toolName === 'string' &&
       typeof item.scope === 'string' &&
       SCOPES.includes(item.scope) &&
       typeof item.createdBy === 'string' &&
       typeof item.createdAt === 'string' &&
       (item.threadId === undefined || typeof item.threadId === 'string') &&
-      (item.argsMatch === undefined || isObject(item.argsMatch)),
+      (item[matchKey] === undefined || isObject(item[matchKey])) &&
+      more(item),
+  )
+}
+
+export function isPermissionRuleList(value: unknown): value is PermissionRuleList {
+  return isStandingList(value, 'ruleId', 'argsMatch')
+}
+
+/** A grant list (docs/approvals.md#bounded-grants): calls left and the deadline besides what a rule has. */
+export function isGrantList(value: unknown): value is GrantList {
+  return isStandingList(
+    value,
+    'grantId',
+    'match',
+    (item) =>
+      typeof item.calls === 'number' &&
+      typeof item.callsLeft === 'number' &&
+      (item.until === undefined || typeof item.until === 'string'),
   )
 }
 

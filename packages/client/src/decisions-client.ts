@@ -5,6 +5,7 @@ import type {
   ForkRequest,
   PendingBatch,
   PendingBatchPage,
+  Grant,
   PermissionRule,
   ResumeEntry,
   RunView,
@@ -16,6 +17,7 @@ import {
   isDecisionAccepted,
   isForkCreated,
   isPendingBatchPage,
+  isGrantList,
   isPermissionRuleList,
   isRunView,
   isThreadForkList,
@@ -110,6 +112,16 @@ export interface DecisionsClient {
    */
   revokePermissionRule(ruleId: string, options?: { readonly signal?: AbortSignal }): Promise<void>
   /**
+   * The caller's bounded grants that may still apply (calls left, not expired, not revoked), oldest first, with
+   * `callsLeft` and `until` (`GET {base}/grants`, docs/approvals.md#bounded-grants).
+   */
+  listGrants(options?: PermissionRulesOptions): Promise<readonly Grant[]>
+  /**
+   * Revokes one of the caller's grants (`DELETE {base}/grants/:grantId`); the next matching call asks again. An unknown,
+   * used-up, expired, already revoked or another principal's grant is `NOT_FOUND`.
+   */
+  revokeGrant(grantId: string, options?: { readonly signal?: AbortSignal }): Promise<void>
+  /**
    * Forks the caller's thread (`POST {base}/threads/:threadId/fork`, docs/time-travel.md): a new thread with the history
    * up to `at` (a message, or paused at a batch by its `batchId`), optionally with that user message edited. Nothing
    * copied runs again. Not retried: a retry without `threadId` could make a second fork.
@@ -125,6 +137,8 @@ const aborted = () => new InterludeError('ABORTED', 'The request was aborted.')
 const thread = (threadId: string) => `/threads/${encodeURIComponent(threadId)}`
 /** The `?owner=` of a call on another principal's thread (nothing for the caller's own). */
 const ownerQuery = (owner: string | undefined) => (owner === undefined ? '' : `?owner=${encodeURIComponent(owner)}`)
+const threadQuery = (threadId: string | undefined) =>
+  threadId === undefined ? '' : `?${new URLSearchParams({ threadId })}`
 
 /**
  * A typed client of the decisions API for bots and scripts (docs/approvals.md). Fetch only: it runs in
@@ -197,14 +211,22 @@ export function createDecisionsClient(options: DecisionsClientOptions): Decision
     },
 
     async listPermissionRules({ threadId, signal } = {}) {
-      const query = threadId === undefined ? '' : `?${new URLSearchParams({ threadId })}`
-      const path = `/permission-rules${query}`
+      const path = `/permission-rules${threadQuery(threadId)}`
       const list = await http.json({ method: 'GET', path, signal }, isPermissionRuleList, 'permission rule list')
       return list.items
     },
 
     revokePermissionRule(ruleId, { signal } = {}) {
       return http.empty({ method: 'DELETE', path: `/permission-rules/${encodeURIComponent(ruleId)}`, signal })
+    },
+
+    async listGrants({ threadId, signal } = {}) {
+      const path = `/grants${threadQuery(threadId)}`
+      return (await http.json({ method: 'GET', path, signal }, isGrantList, 'grant list')).items
+    },
+
+    revokeGrant(grantId, { signal } = {}) {
+      return http.empty({ method: 'DELETE', path: `/grants/${encodeURIComponent(grantId)}`, signal })
     },
 
     fork(threadId, { signal, ...request }) {

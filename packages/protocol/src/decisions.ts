@@ -82,7 +82,9 @@ export interface DecisionRecord {
   readonly at: string
   /** `via: "rule"`: the rule that approved the call (no interrupt was opened, so `interruptIds` is empty). */
   readonly ruleId?: string
-  /** `via: "rule"`: the call the rule approved. */
+  /** `via: "grant"`: the bounded grant that approved the call (docs/approvals.md#bounded-grants). */
+  readonly grantId?: string
+  /** `via: "rule"` or `via: "grant"`: the call the rule or grant approved. */
   readonly toolCallId?: string
   /** Set when an approval of this decision went stale (docs/approvals.md#stale-approvals). */
   readonly outcome?: DecisionOutcome

@@ -115,6 +115,7 @@ export type {
   WebhookEventType,
   WebhookPayload,
 } from './decisions.ts'
+export type { Grant, GrantList, GrantRequest } from './grants.ts'
 
 // Threads, time, light event checks, message text, multitask answers, subagents.
 export type {

@@ -85,6 +85,7 @@ export const DecisionRecordSchema = z.object({
   via: z.enum(DECISION_VIAS),
   at: z.string().refine(isRfc3339, 'at must be RFC 3339'),
   ruleId: z.string().min(1).optional(),
+  grantId: z.string().min(1).optional(),
   toolCallId: z.string().min(1).optional(),
   outcome: z.enum(['stale']).optional(),
   staleInterruptIds: z.array(z.string()).optional(),

@@ -4,6 +4,7 @@ import type { InterludeError } from '@interlude/protocol'
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { UnknownEffects } from '../approvals/unknown-effects.tsx'
 import { AwaitingExternal } from './awaiting-external.tsx'
+import { BranchActions } from './branch-actions.tsx'
 import { DeployCard } from './deploy-card.tsx'
 import { DecisionTrail } from '../ui/decision-trail.tsx'
 import type { Recorder } from '../recording/recorder.ts'
@@ -74,6 +75,8 @@ export function LiveView({ recorder, active }: LiveViewProps) {
           })
           setLocalError(undefined)
           addDecisions(result.snapshot.decisions)
+          // The versions of its messages (docs/react-runtime.md#branches); a thread without forks shows none.
+          runtime.loadBranches().catch(() => undefined)
           const expiring = result.snapshot.status === 'interrupted' && (result.snapshot.interrupts?.length ?? 0) === 0
           setExpiringThread(expiring ? result.snapshot.threadId : undefined)
         })
@@ -133,6 +136,9 @@ export function LiveView({ recorder, active }: LiveViewProps) {
       setTaken(undefined)
     }
   }
+
+  /** Edit, regenerate and switch versions: a fork (or another thread of the tree) becomes the live thread. */
+  const branch = (name: string, detail: Json, fn: () => Promise<void>) => act(name, detail, () => fn().catch(refused))
 
   const cancelQueued = (runId: string) =>
     act('cancel-queued', { runId }, () => runtime.cancelQueued(runId).catch(refused))
@@ -282,6 +288,17 @@ export function LiveView({ recorder, active }: LiveViewProps) {
             busy={chat.isLoading}
             subagents={chat.subagents}
             withheld={chat.withheld}
+            actions={(message) => (
+              <BranchActions
+                message={message}
+                branches={chat.branches}
+                disabled={busy || batch !== undefined || blocked || !active}
+                switchDisabled={busy || !active}
+                onEdit={(id, text) => branch('edit-message', { id, text }, () => runtime.editMessage(id, text))}
+                onRegenerate={(id) => branch('regenerate', { id }, () => runtime.regenerate(id))}
+                onSwitch={(threadId) => branch('switch-branch', { threadId }, () => runtime.switchBranch(threadId))}
+              />
+            )}
           />
           <DecisionTrail decisions={decisions} label="Decisions on this conversation" />
           <UnknownEffects

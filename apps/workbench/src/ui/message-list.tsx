@@ -2,6 +2,7 @@ import type { WithheldMessage } from '@interlude/protocol'
 import type { SubagentActivities, SubagentActivity } from '@interlude/react'
 import { InlineApproval, subagentsByToolCall } from '@interlude/react'
 import { Fragment } from 'react'
+import type { ReactNode } from 'react'
 import { SubagentActivityView } from './subagent-activity.tsx'
 
 /**
@@ -42,6 +43,8 @@ export interface MessageListProps {
    * (docs/guardrails.md#withheld-answers), shown marked as withheld with the guardrail's reason.
    */
   readonly withheld?: readonly WithheldMessage[]
+  /** Controls under a user or assistant message (the live chat's edit, regenerate and version switcher). */
+  readonly actions?: (message: { readonly id: string; readonly role: string; readonly text: string }) => ReactNode
 }
 
 function isMessageLike(value: unknown): value is MessageLike {
@@ -112,6 +115,7 @@ export function MessageList({
   busy = false,
   subagents = NO_SUBAGENTS,
   withheld = NO_WITHHELD,
+  actions,
 }: MessageListProps) {
   const list = messages.filter(isMessageLike)
   const held = new Map(withheld.map((w) => [w.messageId, w]))
@@ -152,6 +156,9 @@ export function MessageList({
                   </p>
                 )}
                 <p className="message-text">{text}</p>
+                {actions !== undefined &&
+                  message.id !== undefined &&
+                  actions({ id: message.id, role: message.role ?? '', text })}
               </li>
             )}
             {(message.toolCalls ?? []).map((call) => {

@@ -12,6 +12,8 @@ import { expiryOptionProblem, secondsToMs, timeoutProblem } from './expiry-optio
 import type { DecisionPolicy } from './decision-policy.ts'
 export type { DecisionPolicy, DecisionStage } from './decision-policy.ts'
 import { decisionPolicyProblem } from './decision-policy.ts'
+import type { GrantOption, ResolvedGrant } from './tool-grant.ts'
+import { resolveGrant } from './tool-grant.ts'
 
 export type { JsonSchema }
 
@@ -113,6 +115,8 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
    * rule to apply), from the approved arguments. @default any arguments of this tool
    */
   rememberMatch?(args: TArgs): Record<string, unknown>
+  /** Let the person approve with a bounded grant for later calls (docs/approvals.md#bounded-grants). */
+  readonly grant?: GrantOption<TArgs>
   /** Human-readable text of the approval interrupt. */
   approvalMessage?(args: TArgs): string
   /**
@@ -219,6 +223,8 @@ export interface ResolvedTool {
   readonly timeoutMs: number | undefined
   /** Scopes a person may remember an approval for (empty: no `remember`). */
   readonly rememberScopes: readonly RememberScope[]
+  /** What a grant may allow; absent: the tool offers none (docs/approvals.md#bounded-grants). */
+  readonly grant?: ResolvedGrant
   /** A subagent tool's agent, resolved with the parent (`resolveAgent`). */
   readonly subagent?: ResolvedAgent
 }
@@ -378,13 +384,16 @@ export function resolveTool(definition: ToolDefinition): ResolvedTool {
     decisionPolicyProblem(definition)
   if (expiryProblem !== undefined) throw new RangeError(`Tool "${definition.name}": ${expiryProblem}`)
   const rememberScopes = rememberScopesOf(definition)
+  const approvalSchema = approvalSchemaOf(definition.name, parameters, definition.allowEdits === true, rememberScopes)
+  const grant = resolveGrant(definition.name, definition.grant, parameters, approvalSchema, kind === 'human')
   return {
     definition,
     name: definition.name,
     kind,
     parameters,
-    approvalSchema: approvalSchemaOf(definition.name, parameters, definition.allowEdits === true, rememberScopes),
+    approvalSchema,
     timeoutMs: definition.timeout === undefined ? undefined : secondsToMs(definition.timeout),
     rememberScopes,
+    ...(grant ? { grant } : {}),
   }
 }

@@ -83,6 +83,9 @@ const deploy = defineTool<{ version: string; environment: 'staging' | 'productio
   allowEdits: true,
   guardrails: [semverGuardrail],
   approvalMessage: (args) => `Deploy ${args.version} to ${args.environment}?`,
+  // A bounded grant (docs/demo-agent.md#bounded-grants): approving a deploy to staging may also allow up to 10 later
+  // staging deploys, in this thread or in all of the owner's threads; production always asks.
+  grant: { scopes: ['thread', 'principal'], maxCalls: 10, offers: (args) => args.environment === 'staging' },
   execute: (args, ctx) => {
     const operation = { operationId: ctx.idempotencyKey, version: args.version, environment: args.environment }
     // The ledger already guarantees one execution per toolCallId; the operation id makes the
@@ -205,6 +208,13 @@ function describe(outcome: ToolOutcome): string {
   return `${outcome.name} finished`
 }
 
+/** "deploy vX to staging" of a version this thread published already: only the deploy (docs/demo-agent.md). */
+function redeploysToStaging(text: string, environment: string, version: string, state: unknown): boolean {
+  if (environment !== 'staging' || !/\bdeploy\b/i.test(text) || /release|publish/i.test(text)) return false
+  const releases = (state as Partial<ReleaseState> | undefined)?.releases
+  return Array.isArray(releases) && releases.some((r) => r.version === version)
+}
+
 /** The release assistant's script (docs/demo-agent.md): deterministic on the last user message. */
 export function releaseAssistantScript(request: ModelRequest): ScriptedResponse {
   const messages = request.messages
@@ -283,6 +293,12 @@ export function releaseAssistantScript(request: ModelRequest): ScriptedResponse 
   if (/deploy|release/i.test(userText)) {
     const version = versionOf(userText)
     const environment = environmentOf(userText)
+    if (redeploysToStaging(userText, environment, version, request.state)) {
+      return {
+        text: `${version} is published already: deploy ${version} to staging (it asks unless a grant allows it).`,
+        toolCalls: [{ name: 'deploy', args: { version, environment } }],
+      }
+    }
     return {
       text: `Plan: publish release ${version}, then deploy ${version} to ${environment}. Both steps need your approval.`,
       toolCalls: [

@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DECISION_EVENT_NAME, EventType } from '@interlude/protocol'
-import type { AgUiEvent, DecisionRecord, Interrupt, PermissionRule, ResumeEntry } from '@interlude/protocol'
-import type { AgentDefinition } from '../agent/agent.ts'
-import { defineTool } from '../agent/tool.ts'
-import { scriptedModel } from '../models/scripted.ts'
+import type { DecisionRecord, Interrupt, PermissionRule, ResumeEntry } from '@interlude/protocol'
+import { opsAgent } from '../test-utils/ops-agent.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
 import { threadKey } from '../store/thread-key.ts'
+import { decisionEvents } from '../test-utils/resume-entries.ts'
 
 const toolOf = (i: Interrupt) => (i.metadata as { toolName: string }).toolName
 const approve = (i: Interrupt, extra: Record<string, unknown> = {}): ResumeEntry => ({
@@ -15,10 +13,6 @@ const approve = (i: Interrupt, extra: Record<string, unknown> = {}): ResumeEntry
   status: 'resolved',
   payload: { approved: true, ...extra },
 })
-const decisionEvents = (events: readonly AgUiEvent[]) =>
-  events
-    .filter((e) => e.type === EventType.CUSTOM && (e as { name: string }).name === DECISION_EVENT_NAME)
-    .map((e) => (e as unknown as { value: DecisionRecord }).value)
 
 describe('remembered permissions with the demo agent (publish_release allows remember: "thread")', () => {
   let server: InProcessServer
@@ -133,45 +127,12 @@ describe('remembered permissions with the demo agent (publish_release allows rem
   })
 })
 
-interface OpsState {
-  restarts: string[]
-}
-
-/** A tool that allows both scopes and binds a rule to the service it was approved for. */
-const restart = defineTool<{ service: string }, OpsState>({
-  name: 'restart',
-  description: 'Restart a service.',
-  parameters: {
-    type: 'object',
-    properties: { service: { type: 'string', minLength: 1 } },
-    required: ['service'],
-    additionalProperties: false,
-  },
-  approval: 'always',
-  remember: ['thread', 'principal'],
-  rememberMatch: (args) => ({ service: args.service }),
-  execute: (args, ctx) => {
-    ctx.updateState((s) => ({ restarts: [...s.restarts, args.service] }))
-    return { restarted: args.service }
-  },
-})
-
-const opsAgent: AgentDefinition<OpsState> = {
-  name: 'ops',
-  model: scriptedModel((request) => {
-    const last = request.messages[request.messages.length - 1]!
-    if (last.role === 'tool') return { text: 'Done.' }
-    const service = /restart (\S+)/.exec(String((last as { content?: unknown }).content))?.[1] ?? 'web'
-    return { toolCalls: [{ name: 'restart', args: { service } }] }
-  }),
-  tools: [restart as never],
-  initialState: () => ({ restarts: [] }),
-}
-
 describe('remembered permissions by principal, bound to arguments', () => {
   let server: InProcessServer
   beforeAll(async () => {
-    server = await startInProcess({ agent: opsAgent as AgentDefinition })
+    server = await startInProcess({
+      agent: opsAgent({ remember: ['thread', 'principal'], rememberMatch: (args) => ({ service: args.service }) }),
+    })
   })
   afterAll(async () => {
     await server.dispose()

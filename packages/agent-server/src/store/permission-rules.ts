@@ -52,14 +52,19 @@ export interface RuleDecisionRow {
   readonly decided_at: number | string
 }
 
-export function toPermissionRule(row: PermissionRuleRow): PermissionRule {
+/** The columns a rule and a grant share (`grants.ts`). */
+export type StandingRow = Pick<
+  PermissionRuleRow,
+  'owner_id' | 'scope' | 'thread_id' | 'tool_name' | 'created_by' | 'created_at' | 'source_interrupt_id' | 'made_under'
+>
+
+/** Who a standing permission (a rule or a grant) is for and who made it, from its row. */
+export function standingFields(row: StandingRow) {
   return {
-    ruleId: row.rule_id,
     owner: row.owner_id,
     scope: row.scope,
     ...(row.thread_id !== null ? { threadId: row.thread_id } : {}),
     toolName: row.tool_name,
-    ...(row.args_match !== null ? { argsMatch: JSON.parse(row.args_match) as Record<string, unknown> } : {}),
     createdBy: row.created_by,
     createdAt: new Date(Number(row.created_at)).toISOString(),
     sourceInterruptId: row.source_interrupt_id,
@@ -67,35 +72,61 @@ export function toPermissionRule(row: PermissionRuleRow): PermissionRule {
   }
 }
 
+/** The same fields as insert parameters (both stores' named order). */
+export function standingParams(item: Omit<PermissionRule, 'ruleId' | 'argsMatch'>) {
+  return {
+    owner: item.owner,
+    scope: item.scope,
+    threadId: item.scope === 'thread' ? (item.threadId ?? null) : null,
+    toolName: item.toolName,
+    createdBy: item.createdBy,
+    createdAt: Date.parse(item.createdAt),
+    sourceInterruptId: item.sourceInterruptId,
+    madeUnder: item.madeUnder === undefined ? null : JSON.stringify(item.madeUnder),
+  }
+}
+
+export function toPermissionRule(row: PermissionRuleRow): PermissionRule {
+  return {
+    ruleId: row.rule_id,
+    ...standingFields(row),
+    ...(row.args_match !== null ? { argsMatch: JSON.parse(row.args_match) as Record<string, unknown> } : {}),
+  }
+}
+
 /** The parameters of an insert, in both stores' named order. */
 export function ruleParams(rule: PermissionRule) {
   return {
     ruleId: rule.ruleId,
-    owner: rule.owner,
-    scope: rule.scope,
-    threadId: rule.scope === 'thread' ? (rule.threadId ?? null) : null,
-    toolName: rule.toolName,
+    ...standingParams(rule),
     argsMatch: rule.argsMatch === undefined ? null : JSON.stringify(rule.argsMatch),
     matchKey: argsKey(rule.argsMatch),
-    createdBy: rule.createdBy,
-    createdAt: Date.parse(rule.createdAt),
-    sourceInterruptId: rule.sourceInterruptId,
-    madeUnder: rule.madeUnder === undefined ? null : JSON.stringify(rule.madeUnder),
   }
 }
 
-export function toRuleDecision(row: RuleDecisionRow): DecisionRecord {
+/** The columns of a call's record that a rule or a grant approved (`rule_decisions`, `grant_decisions`). */
+export type CallDecisionRow = Omit<RuleDecisionRow, 'rule_id'>
+
+/** The record of one call a rule (`{ ruleId }`) or a grant (`{ grantId }`) approved. */
+export function toCallDecision(
+  row: CallDecisionRow,
+  by: { readonly ruleId: string } | { readonly grantId: string },
+): DecisionRecord {
   return {
     threadId: row.thread_id,
     runId: row.run_id,
     interruptIds: [],
     entries: [],
     decidedBy: row.decided_by,
-    via: 'rule',
+    via: 'ruleId' in by ? 'rule' : 'grant',
     at: new Date(Number(row.decided_at)).toISOString(),
-    ruleId: row.rule_id,
+    ...by,
     toolCallId: row.tool_call_id,
   }
+}
+
+export function toRuleDecision(row: RuleDecisionRow): DecisionRecord {
+  return toCallDecision(row, { ruleId: row.rule_id })
 }
 
 /** Decision records of both kinds in one list, oldest first (a stable merge: ties keep batch records first). */

@@ -1,6 +1,7 @@
 import type {
   DecisionVia,
   ExpiryPolicy,
+  Grant,
   Message,
   ResumeEntry,
   RunFinishedOutcome,
@@ -106,6 +107,8 @@ export interface ClaimBatchRequest {
   readonly outbox?: readonly NewOutboxDelivery[]
   /** A vote under an organisation policy (docs/approvals.md#organisation-policies): see `VoteWrite`. */
   readonly vote?: VoteWrite
+  /** Bounded grants the decision makes (docs/approvals.md#bounded-grants): written with the claim, only if admitted. */
+  readonly grants?: readonly Grant[]
   /**
    * The decision link this decision spends (docs/approvals.md#deciding-outside-the-app): recorded as used with the
    * claim; a link already used refuses the claim (`link_used`) and nothing is written.

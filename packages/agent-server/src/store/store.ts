@@ -1,5 +1,6 @@
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
 import type { PermissionRuleFilter, PermissionRuleMatch } from './permission-rules.ts'
+import type { GrantStore } from './grants.ts'
 import type { SaveToolCheckpoint } from './tool-checkpoints.ts'
 import type { RunQueueStore } from './run-queue.ts'
 import type { ForkStore } from './forks.ts'
@@ -308,6 +309,12 @@ export interface Store extends Partial<RunQueueStore> {
   readonly forks?: ForkStore
   /** Decision links already used (docs/approvals.md#deciding-outside-the-app), written by claims with a `linkId`. */
   readonly decisionLinks: DecisionLinkStore
+
+  /**
+   * Bounded grants (docs/approvals.md#bounded-grants); optional for host stores: without it an approval with a grant is
+   * refused and the grant routes list nothing. A store with it writes `ClaimBatchRequest.grants` with the claim.
+   */
+  readonly grants?: GrantStore
 
   /**
    * Optional change feed from other processes (PostgreSQL LISTEN/NOTIFY): appended events and

@@ -1,5 +1,6 @@
 import { expect } from 'vitest'
-import type { Interrupt, ResumeEntry } from '@interlude/protocol'
+import { DECISION_EVENT_NAME, EventType } from '@interlude/protocol'
+import type { AgUiEvent, DecisionRecord, Interrupt, ResumeEntry } from '@interlude/protocol'
 import type { RunResponse } from './harness.ts'
 import { dumpStore } from './harness.ts'
 
@@ -21,3 +22,9 @@ export async function refusedUnchanged(dbPath: string, send: () => Promise<RunRe
   expect(dumpStore(dbPath)).toEqual(before)
   return response
 }
+
+/** The decision records among a run's events (`CUSTOM interlude.decision`), in order. */
+export const decisionEvents = (events: readonly AgUiEvent[]): DecisionRecord[] =>
+  events
+    .filter((e) => e.type === EventType.CUSTOM && (e as { name: string }).name === DECISION_EVENT_NAME)
+    .map((e) => (e as unknown as { value: DecisionRecord }).value)

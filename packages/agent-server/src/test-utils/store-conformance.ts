@@ -3,6 +3,7 @@ import { admissionCases } from '../store/conformance/admission-cases.ts'
 import { approvalCases } from '../store/conformance/approval-cases.ts'
 import { historyCases } from '../store/conformance/history-cases.ts'
 import { conformanceKit } from '../store/conformance/kit.ts'
+import { grantCases } from '../store/conformance/grant-cases.ts'
 import type { ConformanceDatabase } from '../store/conformance/kit.ts'
 import { ownerCases } from '../store/conformance/owner-cases.ts'
 import { outboxCases } from '../store/conformance/outbox-cases.ts'
@@ -36,6 +37,7 @@ export function storeConformance(name: string, open: () => Promise<ConformanceDa
     approvalCases(kit)
     outboxCases(kit)
     permissionRuleCases(kit)
+    grantCases(kit)
     historyCases(kit)
     usageCases(kit)
     ownerCases(kit)

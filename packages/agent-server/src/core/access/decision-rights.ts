@@ -5,7 +5,7 @@ import type { ServerConfig } from '../../config/server-config.ts'
 import type { BatchRecord, Store, StoredInterrupt, ThreadRecord } from '../../store/store.ts'
 import { clientThreadId } from '../../store/thread-key.ts'
 import { interruptRequest } from '../tools/interrupts.ts'
-import type { RuleUse } from '../tools/permission-rules.ts'
+import type { RuleMaker, RuleUse } from '../tools/permission-rules.ts'
 import { allTools, deciderPolicies } from './decider-chain.ts'
 import { OPEN_BATCH_STATUS } from '../../store/statuses.ts'
 import type { PolicyOf, PrincipalGroups, VotePolicy } from './vote-policy.ts'
@@ -24,6 +24,9 @@ export interface DecisionRightsOptions extends Partial<Pick<ServerConfig, 'canDe
   readonly guardrails?: ReadonlyMap<string, ResolvedGuardrail>
   readonly logError: (message: string, error: unknown) => void
 }
+
+/** A rule, or a grant named by its id (`ruleId`) and its `match` (`argsMatch`), as the right to manage it is judged. */
+export type ManagedRule = Pick<PermissionRule, 'owner' | 'createdBy' | 'toolName' | 'ruleId' | 'argsMatch' | 'threadId'>
 
 /** The batch fields a decision right depends on (`runId` and `status` find the votes on an open batch). */
 export type DecidableBatch = Pick<BatchRecord, 'threadId' | 'interrupts'> &
@@ -136,7 +139,7 @@ export class DecisionRights {
    * Whether the maker of a remembered rule could decide the call it would approve now: the interrupt the call would
    * raise, judged like any other (docs/approvals.md#remembered-permissions).
    */
-  ruleMakerMayDecide(rule: PermissionRule, use: RuleUse): Promise<boolean> {
+  ruleMakerMayDecide(rule: RuleMaker, use: RuleUse): Promise<boolean> {
     const request = interruptRequest(use.tool, use.toolCallId, use.args)
     const interrupt: Interrupt = { ...request, id: `rule-check:${rule.ruleId}` }
     return this.mayDecideInterrupt(rule.createdBy, use.owner, use.threadId, { toolName: use.tool.name, interrupt })
@@ -163,7 +166,7 @@ export class DecisionRights {
    * Whether `principal` could make (or manage) `rule` now: the rule's owner, its maker, or a principal who may decide
    * the call it approves on the owner's thread (docs/approvals.md#remembered-permissions).
    */
-  async mayManageRule(principal: string, rule: PermissionRule): Promise<boolean> {
+  async mayManageRule(principal: string, rule: ManagedRule): Promise<boolean> {
     if (principal === rule.owner || principal === rule.createdBy) return true
     const tool = this.#o.tools.get(rule.toolName)
     if (tool === undefined) return false

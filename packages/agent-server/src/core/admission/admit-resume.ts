@@ -10,6 +10,8 @@ import { decisionRecord } from '../decision-record.ts'
 import { resumePlan } from '../run-plan.ts'
 import type { JudgedVote, VotedAdmission } from './admit-vote.ts'
 import { judgeVote, replayedVote } from './admit-vote.ts'
+import { clientThreadId } from '../../store/thread-key.ts'
+import { grantsOfDecision } from '../tools/grants.ts'
 
 /** A decision for the open batch, from a resume run (`POST /runs`) or the decisions API. */
 export interface ResumeRequest {
@@ -218,6 +220,18 @@ async function prepareClaim(
   }
 
   const now = deps.now()
+  // docs/approvals.md#bounded-grants: checked before anything is written; they commit with the claim or not at all.
+  // A vote carries no grant (admit-vote.ts): a vote's batch has none.
+  const grants = grantsOfDecision({
+    tools: deps.agent.tools,
+    batch,
+    entries: decision,
+    owner,
+    threadId: clientThreadId(threadId),
+    decidedBy: principal,
+    now,
+    stored: store.grants !== undefined,
+  })
   // The record the claim stores, as the webhook reports it (docs/approvals.md#decision-records).
   const record = {
     ...decisionRecord(batch, { runId, entries: decision, decidedBy: principal, via, now }),
@@ -241,6 +255,7 @@ async function prepareClaim(
     via,
     ...(outbox.length > 0 ? { outbox } : {}),
     ...(vote ? { vote: vote.write } : {}),
+    ...(grants.length > 0 ? { grants } : {}),
     ...(request.linkId !== undefined ? { linkId: request.linkId } : {}),
   }
   return { kind: 'claim', owner, batch, request: claim, outbox, check, ...(vote ? { vote } : {}) }

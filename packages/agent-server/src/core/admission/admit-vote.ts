@@ -73,17 +73,14 @@ export function judgeVote(
   const own = entries.filter((e) => !settled.has(e.interruptId))
   const check = checkResume(pending, own, { now: deps.now(), expiry: 'refuse-resolved' })
   if (!check.ok) throw resumeCheckError(check)
-  // One voter cannot change what the others approve: no edited arguments, no remembered rule in a vote.
+  // One voter cannot change what the others approve: no edited arguments, no remembered rule, no grant in a vote (a
+  // grant would outlive the vote on any interrupt of the batch, so none at all).
   for (const entry of check.entries) {
     const counts = tally.interrupts.find((i) => i.interruptId === entry.interruptId)?.policy.counts === true
     const payload = entry.status === 'resolved' ? (entry.payload as Record<string, unknown> | null) : null
-    if (
-      counts &&
-      payload !== null &&
-      typeof payload === 'object' &&
-      ('editedArgs' in payload || 'remember' in payload)
-    ) {
-      throw new InterludeError('RESUME_PAYLOAD_INVALID', 'A vote cannot edit the arguments or remember the approval.', {
+    if (payload === null || typeof payload !== 'object') continue
+    if ('grant' in payload || (counts && ('editedArgs' in payload || 'remember' in payload))) {
+      throw new InterludeError('RESUME_PAYLOAD_INVALID', 'A vote cannot edit the arguments, remember or grant.', {
         details: { interruptId: entry.interruptId },
       })
     }

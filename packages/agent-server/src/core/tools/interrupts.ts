@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { InterruptExpiryPolicy } from '@interlude/protocol'
 import type { JsonSchema, ResolvedTool } from '../../agent/tool.ts'
+import { grantOffered } from '../../agent/tool-grant.ts'
 import type { NewBatch, StoredInterrupt } from '../../store/store.ts'
 import type { ExpiryDefaults } from '../expiry-policy.ts'
 import { batchPolicy, EXPIRY_METADATA_KEY, interruptPolicy } from '../expiry-policy.ts'
@@ -54,7 +55,12 @@ export interface InterruptRequest {
  * What a person is asked about a call, before its deadline is stamped: the tool's `human` question, or an approval
  * with the arguments (subagents ask the same, with their own ids added).
  */
-export function interruptRequest(tool: ResolvedTool, toolCallId: string, args: unknown): InterruptRequest {
+export function interruptRequest(
+  tool: ResolvedTool,
+  toolCallId: string,
+  args: unknown,
+  options: { readonly grants?: boolean } = {},
+): InterruptRequest {
   const id = `int_${randomUUID()}`
   const human = tool.definition.human
   if (human) {
@@ -72,9 +78,14 @@ export function interruptRequest(tool: ResolvedTool, toolCallId: string, args: u
     reason: 'tool_call',
     message: tool.definition.approvalMessage?.(args) ?? `Allow ${tool.name} with ${JSON.stringify(args)}?`,
     toolCallId,
-    responseSchema: tool.approvalSchema,
+    // docs/approvals.md#bounded-grants: `grant` is offered only for the calls the tool says a grant may approve.
+    responseSchema: offersGrant(tool, args, options) ? tool.grant!.approvalSchema : tool.approvalSchema,
     metadata: { toolName: tool.name, arguments: args, allowEdits: tool.definition.allowEdits === true },
   }
+}
+
+function offersGrant(tool: ResolvedTool, args: unknown, options: { readonly grants?: boolean }): boolean {
+  return options.grants !== false && tool.grant !== undefined && grantOffered(tool.definition.grant, args)
 }
 
 /**

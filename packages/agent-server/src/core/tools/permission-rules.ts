@@ -35,10 +35,14 @@ export interface RuleUse {
 }
 
 /**
- * Whether the principal who made `rule` could decide this call now (docs/approvals.md#remembered-permissions): a
- * rule is checked at use, so a policy that changed since (new `approvers`, a maker no longer listed) stops it.
+ * Whether the principal who made `rule` (or a grant, by its id) could decide this call now
+ * (docs/approvals.md#remembered-permissions): a rule or grant is checked at use, so a policy that changed since (new
+ * `approvers`, a maker no longer listed) stops it.
  */
-export type RuleMakerCheck = (rule: PermissionRule, use: RuleUse) => Promise<boolean>
+export type RuleMakerCheck = (rule: RuleMaker, use: RuleUse) => Promise<boolean>
+
+/** Who made a rule or grant (`ruleId`: the rule's or the grant's id). */
+export type RuleMaker = Pick<PermissionRule, 'ruleId' | 'createdBy'>
 
 /** The first of `rules` (oldest first) that approves this call of `tool` and whose maker may still decide it. */
 export async function ruleFor(
@@ -83,8 +87,8 @@ export function ruleFromApproval(input: {
   }
 }
 
-/** What a rule is made under: the maker's role and the tool's deciders policy at this moment. */
-function provenance(tool: ResolvedTool, role: RuleProvenance['role']): RuleProvenance {
+/** What a rule or grant is made under: the maker's role and the tool's deciders policy at this moment. */
+export function provenance(tool: ResolvedTool, role: RuleProvenance['role']): RuleProvenance {
   const { approvers, allowSelfApproval } = tool.definition as {
     readonly approvers?: readonly string[] | ((...args: never[]) => unknown)
     readonly allowSelfApproval?: boolean

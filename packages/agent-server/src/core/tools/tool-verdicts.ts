@@ -1,4 +1,4 @@
-import type { PermissionRule, Tool } from '@interlude/protocol'
+import type { DecisionRecord, PermissionRule, Tool } from '@interlude/protocol'
 import type { PolicyContext, ResolvedTool } from '../../agent/tool.ts'
 import type { ValidatorCache } from '../../schema/validator-cache.ts'
 import type { ToolCallKind, ToolCallStatus } from '../../store/store.ts'
@@ -24,6 +24,8 @@ export type Verdict =
       readonly args: unknown
       /** The remembered permission that approved a call which needed approval. */
       readonly rule?: PermissionRule
+      /** The `via: "grant"` record of a call a bounded grant approved (docs/approvals.md#bounded-grants). */
+      readonly grant?: DecisionRecord
     }
 
 export interface VerdictContext {

@@ -256,7 +256,8 @@ class SubagentRun {
 
   /** The interrupt request of a subagent call that needs a person: routed back here by the parent call. */
   #request(tool: ResolvedTool, callId: string, args: unknown): AskRequest {
-    const request = interruptRequest(tool, callId, args)
+    // A grant applies to the agent's own calls only (docs/approvals.md#bounded-grants): a subagent's approvals offer none.
+    const request = interruptRequest(tool, callId, args, { grants: false })
     const subagent = { name: this.#name, toolCallId: this.#ctx.toolCallId }
     return { ...request, subagentRunId: this.#runId, metadata: { ...request.metadata, subagent } }
   }

@@ -8,6 +8,7 @@ import { oversizedPlaceholder, oversizedVerdict } from '../tools/oversized-args.
 import { classifyCalls } from '../tools/tool-verdicts.ts'
 import { guardrailCallInterrupt } from '../guardrails/guardrail-interrupts.ts'
 import { guardCalls } from './guardrail-step.ts'
+import { grantVerdicts } from './grant-step.ts'
 import { observeCall } from '../tools/observation.ts'
 import type { Verdict } from '../tools/tool-verdicts.ts'
 import type { ModelResponse } from './model-events.ts'
@@ -47,11 +48,12 @@ export async function* handleToolCalls(
   const kept = response.calls.filter((_, i) => sizes[i]! <= maxArgs)
   const classified = await classifyCalls(kept, turn.verdicts, turn.deps.maxInterruptsPerBatch)
   let next = 0
-  const verdicts: Verdict[] = yield* guardCalls(
+  const guarded: Verdict[] = yield* guardCalls(
     turn,
     calls,
     response.calls.map((_, i) => (sizes[i]! > maxArgs ? oversizedVerdict(sizes[i]!, maxArgs) : classified[next++]!)),
   )
+  const verdicts = await grantVerdicts(turn, calls, guarded)
   await turn.appendMessage(assistant, bytes)
   const records = await turn.recordCalls(response.messageId, calls, verdicts)
   return yield* processCalls(turn, records, verdicts)
@@ -93,6 +95,8 @@ export async function* processCalls(
       case 'execute':
       case 'external':
         if (verdict.rule) yield* ruleDecision(turn, verdict.rule, record.toolCallId)
+        // The grant's record was written by its take (`grant-step.ts`).
+        if (verdict.grant) yield ev.decision(verdict.grant)
         // Held: stays `pending`; the rule's record (a decision already made) is written now.
         if (hold && ((verdict.kind === 'external' ? decides : awaits) || turn.asked.length > 0)) break
         yield* runEffect(turn, verdict.tool, record, verdict.args)

@@ -1,12 +1,9 @@
 import type { Hono, MiddlewareHandler } from 'hono'
-import { InterludeError } from '@interlude/protocol'
-import type { PermissionRuleList } from '@interlude/protocol'
 import type { Clock } from '../../clock.ts'
-import { checkIdentifier } from '../../core/admission/parse-input.ts'
 import type { DecisionRights } from '../../core/access/decision-rights.ts'
 import type { Store } from '../../store/store.ts'
 import type { ServerEnv } from '../env.ts'
-import { threadOwner } from '../thread-address.ts'
+import { registerRevocableRoutes } from './revocable-routes.ts'
 
 export interface PermissionRuleRoutesDeps {
   readonly store: Store
@@ -15,10 +12,9 @@ export interface PermissionRuleRoutesDeps {
 }
 
 /**
- * Remembered permissions (docs/approvals.md#remembered-permissions): the caller lists the active rules
- * that approve calls in their threads (`?threadId=` narrows to the rules that apply in that thread:
- * principal-wide ones and that thread's) and revokes one. With `?owner=`, another owner's rules the caller made or
- * could make (may decide the calls they approve). Any other rule answers 404 exactly like an unknown one.
+ * Remembered permissions (docs/approvals.md#remembered-permissions) and bounded grants (docs/approvals.md#bounded-grants):
+ * `GET`/`DELETE {base}/permission-rules[/:ruleId]` and `GET`/`DELETE {base}/grants[/:grantId]`, the same rights for
+ * both (`revocable-routes.ts`). Grants are listed while they may still apply: calls left, not expired, not revoked.
  */
 export function registerPermissionRuleRoutes(
   app: Hono<ServerEnv>,
@@ -26,31 +22,23 @@ export function registerPermissionRuleRoutes(
   auth: MiddlewareHandler<ServerEnv>,
   deps: PermissionRuleRoutesDeps,
 ): void {
-  const { store, rights, now } = deps
-
-  /** The owner's active rules the caller may see (its own: all of them). */
-  async function visible(principal: string, owner: string, threadId?: string) {
-    const rules = await store.listPermissionRules(owner, threadId === undefined ? {} : { threadId })
-    if (owner === principal) return rules
-    const allowed = await Promise.all(rules.map((rule) => rights.mayManageRule(principal, rule)))
-    return rules.filter((_, i) => allowed[i])
-  }
-
-  app.get(`${basePath}/permission-rules`, auth, async (c) => {
-    const threadParam = c.req.query('threadId')
-    const threadId = threadParam === undefined ? undefined : checkIdentifier('threadId', threadParam)
-    const items = await visible(c.get('principal'), threadOwner(c), threadId)
-    return c.json({ items } satisfies PermissionRuleList)
+  const { store, now } = deps
+  registerRevocableRoutes(app, basePath, auth, deps, {
+    path: 'permission-rules',
+    idName: 'ruleId',
+    notFound: 'Permission rule not found.',
+    list: (owner, threadId) => store.listPermissionRules(owner, threadId === undefined ? {} : { threadId }),
+    managed: (rule) => rule,
+    revoke: (owner, id, at) => store.revokePermissionRule(owner, id, at),
   })
-
-  app.delete(`${basePath}/permission-rules/:ruleId`, auth, async (c) => {
-    const ruleId = checkIdentifier('ruleId', c.req.param('ruleId'))
-    const owner = threadOwner(c)
-    const known = (await visible(c.get('principal'), owner)).some((rule) => rule.ruleId === ruleId)
-    // Revoking twice is not an error a person can act on, but it is not a success either: 404 both times after the first.
-    if (!known || !(await store.revokePermissionRule(owner, ruleId, now()))) {
-      throw new InterludeError('NOT_FOUND', 'Permission rule not found.')
-    }
-    return c.body(null, 204)
+  const grants = store.grants
+  registerRevocableRoutes(app, basePath, auth, deps, {
+    path: 'grants',
+    idName: 'grantId',
+    notFound: 'Grant not found.',
+    list: async (owner, threadId) =>
+      grants ? grants.list(owner, { now: now(), ...(threadId === undefined ? {} : { threadId }) }) : [],
+    managed: (grant) => ({ ...grant, ruleId: grant.grantId, ...(grant.match ? { argsMatch: grant.match } : {}) }),
+    revoke: async (owner, id, at) => (grants ? grants.revoke(owner, id, at) : false),
   })
 }

@@ -6,6 +6,7 @@ import type {
   RuleDecisionRow,
 } from '../permission-rules.ts'
 import { ruleParams, toPermissionRule, toRuleDecision } from '../permission-rules.ts'
+import { listGrantDecisions } from './grants.ts'
 import type { Queryable } from './query.ts'
 
 /** The PostgreSQL side of remembered permissions (docs/approvals.md#remembered-permissions). */
@@ -84,10 +85,13 @@ export async function addRuleDecision(q: Queryable, record: DecisionRecord): Pro
   )
 }
 
+/** The records of the thread's calls a remembered rule or a bounded grant approved (rules first, each oldest first). */
 export async function listRuleDecisions(q: Queryable, threadId: string): Promise<DecisionRecord[]> {
-  const { rows } = await q.query<RuleDecisionRow>(
-    'SELECT * FROM rule_decisions WHERE thread_id = $1 ORDER BY decided_at, tool_call_id',
-    [threadId],
-  )
-  return rows.map(toRuleDecision)
+  const [{ rows }, byGrants] = await Promise.all([
+    q.query<RuleDecisionRow>('SELECT * FROM rule_decisions WHERE thread_id = $1 ORDER BY decided_at, tool_call_id', [
+      threadId,
+    ]),
+    listGrantDecisions(q, threadId),
+  ])
+  return [...rows.map(toRuleDecision), ...byGrants]
 }

@@ -2,8 +2,7 @@ import type pg from 'pg'
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
 import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-rules.ts'
 import { mergeDecisions } from '../permission-rules.ts'
-import type { Clock } from '../../clock.ts'
-import { systemClock } from '../../clock.ts'
+import { systemClock, type Clock } from '../../clock.ts'
 import type {
   AbandonedRunsQuery,
   AdmissionView,
@@ -49,7 +48,7 @@ import type {
 } from '../store.ts'
 import type { SaveToolCheckpoint } from '../tool-checkpoints.ts'
 import * as admission from './admission.ts'
-import { soloClaimTx } from './votes.ts'
+import { soloClaim } from './votes.ts'
 import { getAdmissionView } from './admission-view.ts'
 import { appendEventsTx } from './appends.ts'
 import * as approvals from './approval-reads.ts'
@@ -70,8 +69,8 @@ import * as checkpoints from './tool-checkpoints.ts'
 import * as toolCalls from './tool-calls.ts'
 import * as tokens from './usage.ts'
 import * as queue from './run-queue.ts'
-import type { ForkStore } from '../forks.ts'
 import { postgresForks } from './forks.ts'
+import { postgresGrants } from './grants.ts'
 import { postgresDecisionLinks } from './decision-links.ts'
 import type { DecisionLinkStore } from '../decision-links.ts'
 import type { EnqueueRequest, EnqueueResult, QueuedInput, TakenSteers, TakeSteersRequest } from '../run-queue.ts'
@@ -100,7 +99,8 @@ export class PostgresStore implements Store {
   /** Admission only: latency-critical, never behind run traffic. */
   readonly #admission: pg.Pool
   readonly #now: Clock
-  readonly forks: ForkStore
+  readonly forks: ReturnType<typeof postgresForks>
+  readonly grants: ReturnType<typeof postgresGrants>
   readonly decisionLinks: DecisionLinkStore
 
   private constructor(db: PgDatabase, now: Clock) {
@@ -111,6 +111,7 @@ export class PostgresStore implements Store {
     this.#admission = db.admission
     this.#now = now
     this.forks = postgresForks(db.pool)
+    this.grants = postgresGrants(db.pool)
     this.decisionLinks = postgresDecisionLinks(db.pool)
   }
 
@@ -252,9 +253,8 @@ export class PostgresStore implements Store {
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
-    // A vote or a claim that spends a decision link is a transaction of its own, not one of a group (votes.ts).
-    const solo = request.vote !== undefined || request.linkId !== undefined
-    return solo ? this.#db.tx((q) => soloClaimTx(q, request), this.#admission) : this.#db.claims.claim(request)
+    // A vote, a link's claim or one that makes grants is a transaction of its own, never one of a group (votes.ts).
+    return soloClaim(this.#db, this.#admission, request) ?? this.#db.claims.claim(request)
   }
 
   async appendEvents(threadId: string, runId: string, events: readonly NewEvent[]): Promise<StoredEvent[]> {

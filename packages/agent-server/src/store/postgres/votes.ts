@@ -1,3 +1,5 @@
+import type pg from 'pg'
+import type { PgDatabase } from './database.ts'
 import type { ClaimBatchRequest, ClaimBatchResult, VoteWrite } from '../store.ts'
 import type { BatchRow } from '../rows.ts'
 import { toThread } from '../rows.ts'
@@ -8,6 +10,7 @@ import { sqlString } from '../sql-literals.ts'
 import * as sql from './admission-statements.ts'
 import { claimBatch } from './admission.ts'
 import { claimWithLinkTx } from './decision-links.ts'
+import { claimWithGrantsTx } from './grants.ts'
 import { insertOutbox } from './approval-statements.ts'
 import { interruptIdsOf } from './approval-statements.ts'
 import type { Queryable } from './query.ts'
@@ -85,9 +88,22 @@ export async function voteTx(
   return { ok: true, thread: toThread((await rows(q, getThread(request.threadId)))[0]!) }
 }
 
-/** A claim that is a transaction of its own: a vote, or one that spends a decision link (both, for a vote by link). */
+/**
+ * A claim that is a transaction of its own: a vote (by decision link too), or one that spends a decision link or makes
+ * grants (`grants.ts`; a vote makes none).
+ */
 export function soloClaimTx(q: Queryable, request: ClaimBatchRequest): Promise<ClaimBatchResult> {
   const { vote } = request
-  if (vote === undefined) return claimWithLinkTx(q, request)
+  if (vote === undefined) return claimWithGrantsTx(q, request)
   return claimWithLinkTx(q, request, (tx) => voteTx(tx, { ...request, vote }))
+}
+
+/** `soloClaimTx` in a transaction of its own on `pool`, for the claims that need one; `undefined` for any other. */
+export function soloClaim(
+  db: Pick<PgDatabase, 'tx'>,
+  pool: pg.Pool,
+  request: ClaimBatchRequest,
+): Promise<ClaimBatchResult> | undefined {
+  const solo = request.vote !== undefined || request.linkId !== undefined || (request.grants?.length ?? 0) > 0
+  return solo ? db.tx((q) => soloClaimTx(q, request), pool) : undefined
 }

@@ -45,22 +45,27 @@ export function startInputRunTx(
   return { ok: true, thread: toThread(s.getThread.get(threadId)!) }
 }
 
-export function claimBatchTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
+/** Writes the grants a decision makes (`grants.ts`), inside the claim's transaction. */
+export type GrantsWrite = (grants: ClaimBatchRequest['grants']) => void
+
+export function claimBatchTx(
+  s: SqliteStatements,
+  request: ClaimBatchRequest,
+  writeGrants: GrantsWrite = () => undefined,
+): ClaimBatchResult {
   const { linkId, vote } = request
   // A decision link (docs/approvals.md#deciding-outside-the-app): its row first, so a second use is refused; a refused
   // claim rolls the row back.
   if (linkId !== undefined && !s.decisionLinks.spendTx({ ...request, linkId }))
     return { ok: false, reason: 'link_used' }
   // A vote (docs/approvals.md#organisation-policies) is written under the batch's vote count, or settles it by a claim.
-  const claimed =
-    vote !== undefined
-      ? voteTx(s, { ...request, vote }, () => claimOpenBatchTx(s, request))
-      : claimOpenBatchTx(s, request)
+  const claim = () => claimOpenBatchTx(s, request, writeGrants)
+  const claimed = vote !== undefined ? voteTx(s, { ...request, vote }, claim) : claim()
   if (linkId !== undefined && !claimed.ok) throw new RollbackWith(claimed)
   return claimed
 }
 
-function claimOpenBatchTx(s: SqliteStatements, request: ClaimBatchRequest): ClaimBatchResult {
+function claimOpenBatchTx(s: SqliteStatements, request: ClaimBatchRequest, writeGrants: GrantsWrite): ClaimBatchResult {
   const { threadId, runId, batchId } = request
   const decisionJson = JSON.stringify(request.decision)
   // First admitted wins: the first claim of the open batch.
@@ -75,6 +80,7 @@ function claimOpenBatchTx(s: SqliteStatements, request: ClaimBatchRequest): Clai
   // Who decided commits with the claim or not at all, and is never rewritten (docs/approvals.md#decision-records).
   s.insertDecision.run({ ...request, entries: decisionJson })
   insertOutboxTx(s, request.outbox, request.now)
+  writeGrants(request.grants)
   return { ok: true, thread: toThread(s.getThread.get(threadId)!) }
 }
 
@@ -86,9 +92,10 @@ export function claimBatchesTx(
   db: Database.Database,
   s: SqliteStatements,
   requests: readonly ClaimBatchRequest[],
+  writeGrants?: GrantsWrite,
 ): ClaimBatchResult[] {
   // Called inside a transaction, a better-sqlite3 transaction function runs as a savepoint.
-  const claim = db.transaction((request: ClaimBatchRequest) => claimBatchTx(s, request))
+  const claim = db.transaction((request: ClaimBatchRequest) => claimBatchTx(s, request, writeGrants))
   return requests.map((request) => {
     try {
       return claim(request)

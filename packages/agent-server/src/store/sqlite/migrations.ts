@@ -291,6 +291,36 @@ export const SQLITE_MIGRATIONS: DialectMigrations = {
   ALTER TABLE decisions ADD COLUMN vote_kind TEXT CHECK (vote_kind IN ('vote', 'escalation', 'reminder'));
   ALTER TABLE decisions ADD COLUMN vote_stage INTEGER;
   `,
+  // Bounded grants (docs/approvals.md#bounded-grants): `calls_left` is taken by one conditional update per call; the
+  // lookup index holds only grants that may still apply.
+  '0016-bounded-grants': `
+  CREATE TABLE grants (
+    grant_id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL,
+    scope TEXT NOT NULL CHECK (scope IN ('thread', 'principal')),
+    thread_id TEXT,
+    tool_name TEXT NOT NULL,
+    match_json TEXT,
+    calls INTEGER NOT NULL CHECK (calls > 0),
+    calls_left INTEGER NOT NULL CHECK (calls_left >= 0),
+    until_at INTEGER,
+    created_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    source_interrupt_id TEXT NOT NULL,
+    made_under TEXT,
+    revoked_at INTEGER
+  );
+  CREATE INDEX grants_lookup ON grants (owner_id, tool_name, created_at) WHERE revoked_at IS NULL AND calls_left > 0;
+  CREATE TABLE grant_decisions (
+    thread_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    grant_id TEXT NOT NULL,
+    decided_by TEXT NOT NULL,
+    decided_at INTEGER NOT NULL,
+    PRIMARY KEY (thread_id, tool_call_id)
+  );
+  `,
   // A used decision link (docs/approvals.md#deciding-outside-the-app), written in the claim's transaction: a second
   // use of the same link finds its row, on any replica. Decision records may say every channel of `DecisionVia` (a
   // CHECK changes only by rebuilding the table in SQLite: same columns — `0015-approval-votes`'s included — same rows).

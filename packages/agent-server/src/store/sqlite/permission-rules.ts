@@ -7,6 +7,8 @@ import type {
   RuleDecisionRow,
 } from '../permission-rules.ts'
 import { ruleParams, toPermissionRule, toRuleDecision } from '../permission-rules.ts'
+import type { GrantDecisionRow } from '../grants.ts'
+import { toGrantDecision } from '../grants.ts'
 
 /** The SQLite statements of remembered permissions (docs/approvals.md#remembered-permissions). */
 export function preparePermissionRules(db: Database.Database) {
@@ -42,6 +44,9 @@ export function preparePermissionRules(db: Database.Database) {
   const listDecisions = db.prepare<[string], RuleDecisionRow>(
     'SELECT * FROM rule_decisions WHERE thread_id = ? ORDER BY decided_at, rowid',
   )
+  const listGrantDecisions = db.prepare<[string], GrantDecisionRow>(
+    'SELECT * FROM grant_decisions WHERE thread_id = ? ORDER BY decided_at, rowid',
+  )
   return {
     add(rule: PermissionRule): void {
       insert.run(ruleParams(rule))
@@ -66,8 +71,12 @@ export function preparePermissionRules(db: Database.Database) {
         decided_at: Date.parse(record.at),
       })
     },
+    /** The records of the thread's calls a rule or a bounded grant approved (rules first, each oldest first). */
     decisions(threadId: string): DecisionRecord[] {
-      return listDecisions.all(threadId).map(toRuleDecision)
+      return [
+        ...listDecisions.all(threadId).map(toRuleDecision),
+        ...listGrantDecisions.all(threadId).map(toGrantDecision),
+      ]
     },
   }
 }

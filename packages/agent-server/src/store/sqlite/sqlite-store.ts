@@ -1,12 +1,10 @@
 import type Database from 'better-sqlite3'
-import type { ForkStore } from '../forks.ts'
 import { prepareForkKeyGuard } from './fork-write.ts'
 import { sqliteForks } from './forks.ts'
+import { sqliteGrants } from './grants.ts'
 import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
-import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-rules.ts'
-import { mergeDecisions } from '../permission-rules.ts'
-import type { Clock } from '../../clock.ts'
-import { systemClock } from '../../clock.ts'
+import { mergeDecisions, type PermissionRuleFilter, type PermissionRuleMatch } from '../permission-rules.ts'
+import { systemClock, type Clock } from '../../clock.ts'
 import type {
   AbandonedRunsQuery,
   AdmissionView,
@@ -65,8 +63,7 @@ import { sqliteRunQueue } from './run-queue.ts'
 import type { EnqueueRequest, EnqueueResult, QueuedInput, TakenSteers, TakeSteersRequest } from '../run-queue.ts'
 import * as settings from './settings.ts'
 import type { SqliteDatabase } from './sqlite-database.ts'
-import { prepareStatements } from './statements.ts'
-import type { SqliteStatements } from './statements.ts'
+import { prepareStatements, type SqliteStatements } from './statements.ts'
 import * as threads from './thread-reads.ts'
 import * as threadWrites from './thread-writes.ts'
 import { prepareToolCheckpoints } from './tool-checkpoints.ts'
@@ -102,7 +99,8 @@ export class SqliteStore implements Store {
   readonly #checkpoints: ReturnType<typeof prepareToolCheckpoints>
   readonly #stale: ReturnType<typeof prepareStaleDecisions>
   readonly #now: Clock
-  readonly forks: ForkStore
+  readonly forks: ReturnType<typeof sqliteForks>
+  readonly grants: ReturnType<typeof sqliteGrants>
   readonly decisionLinks = { used: (linkId: string) => this.#s.decisionLinks.used(linkId) }
   #closed = false
 
@@ -117,6 +115,7 @@ export class SqliteStore implements Store {
     this.#checkpoints = prepareToolCheckpoints(this.#db)
     this.#stale = prepareStaleDecisions(this.#db)
     this.forks = sqliteForks(this.#db)
+    this.grants = sqliteGrants(this.#db)
     this.#forkKeyHeld = prepareForkKeyGuard(this.#db)
   }
 
@@ -219,11 +218,11 @@ export class SqliteStore implements Store {
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
-    return this.#write(() => admission.claimBatchTx(this.#s, request))
+    return this.#write(() => admission.claimBatchTx(this.#s, request, this.grants.insertTx))
   }
 
   async claimBatches(requests: readonly ClaimBatchRequest[]): Promise<ClaimBatchResult[]> {
-    return requests.length === 0 ? [] : this.#write(() => admission.claimBatchesTx(this.#db, this.#s, requests))
+    return this.#write(() => admission.claimBatchesTx(this.#db, this.#s, requests, this.grants.insertTx))
   }
 
   async appendEvents(threadId: string, runId: string, events: readonly NewEvent[]): Promise<StoredEvent[]> {
@@ -389,6 +388,7 @@ export class SqliteStore implements Store {
     return this.#queue.messageRunId(threadId, messageId)
   }
 
+  /** Runs `fn` in a `BEGIN IMMEDIATE` transaction (`write-transaction.ts`). */
   #write<T>(fn: () => T): T {
     return writeTransaction(this.#db, fn)
   }

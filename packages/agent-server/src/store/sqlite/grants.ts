@@ -1,0 +1,79 @@
+import type Database from 'better-sqlite3'
+import type { DecisionRecord, Grant } from '@interlude/protocol'
+import type { GrantDecisionRow, GrantListQuery, GrantMatch, GrantRow, GrantStore, GrantTake } from '../grants.ts'
+import { grantParams, toGrant, toGrantDecision } from '../grants.ts'
+import { writeTransaction } from './write-transaction.ts'
+
+/** Grants that may still apply at `@now`. */
+const ACTIVE = 'revoked_at IS NULL AND calls_left > 0 AND (until_at IS NULL OR until_at > @now)'
+
+/**
+ * The SQLite side of bounded grants (`../grants.ts`). Writers are serialised by `BEGIN IMMEDIATE`, so the take's one
+ * conditional update decides across processes sharing the file too.
+ */
+export function sqliteGrants(db: Database.Database) {
+  const insert = db.prepare<ReturnType<typeof grantParams>>(
+    `INSERT INTO grants (grant_id, owner_id, scope, thread_id, tool_name, match_json, calls, calls_left, until_at,
+       created_by, created_at, source_interrupt_id, made_under)
+     VALUES (@grantId, @owner, @scope, @threadId, @toolName, @matchJson, @calls, @callsLeft, @untilAt, @createdBy,
+       @createdAt, @sourceInterruptId, @madeUnder)
+     ON CONFLICT (grant_id) DO NOTHING`,
+  )
+  const list = db.prepare<{ owner: string; threadId: string | null; now: number }, GrantRow>(
+    `SELECT * FROM grants WHERE owner_id = @owner AND ${ACTIVE}
+       AND (@threadId IS NULL OR scope = 'principal' OR thread_id = @threadId)
+     ORDER BY created_at, grant_id`,
+  )
+  const match = db.prepare<GrantMatch, GrantRow>(
+    `SELECT * FROM grants WHERE owner_id = @owner AND tool_name = @toolName AND ${ACTIVE}
+       AND (scope = 'principal' OR thread_id = @threadId)
+     ORDER BY created_at, grant_id`,
+  )
+  const prior = db.prepare<{ threadId: string; toolCallId: string }, GrantDecisionRow>(
+    'SELECT * FROM grant_decisions WHERE thread_id = @threadId AND tool_call_id = @toolCallId',
+  )
+  // The take: one conditional update, so a grant of n approves at most n calls whoever asks.
+  const take = db.prepare<GrantTake, { created_by: string }>(
+    `UPDATE grants SET calls_left = calls_left - 1
+     WHERE grant_id = @grantId AND owner_id = @owner AND ${ACTIVE}
+     RETURNING created_by`,
+  )
+  const insertDecision = db.prepare<GrantDecisionRow>(
+    `INSERT INTO grant_decisions (thread_id, tool_call_id, run_id, grant_id, decided_by, decided_at)
+     VALUES (@thread_id, @tool_call_id, @run_id, @grant_id, @decided_by, @decided_at)`,
+  )
+  const revoke = db.prepare<{ owner: string; grantId: string; at: number }>(
+    'UPDATE grants SET revoked_at = @at WHERE grant_id = @grantId AND owner_id = @owner AND revoked_at IS NULL',
+  )
+  const takeTx = (request: GrantTake): DecisionRecord | undefined => {
+    const taken = prior.get(request)
+    if (taken) return toGrantDecision(taken)
+    const grant = take.get(request)
+    if (!grant) return undefined
+    const row: GrantDecisionRow = {
+      thread_id: request.threadId,
+      tool_call_id: request.toolCallId,
+      run_id: request.runId,
+      grant_id: request.grantId,
+      decided_by: grant.created_by,
+      decided_at: request.now,
+    }
+    insertDecision.run(row)
+    return toGrantDecision(row)
+  }
+  const store: GrantStore = {
+    list: async (owner: string, query: GrantListQuery) =>
+      list.all({ owner, threadId: query.threadId ?? null, now: query.now }).map(toGrant),
+    match: async (query: GrantMatch) => match.all(query).map(toGrant),
+    take: async (request: GrantTake) => writeTransaction(db, () => takeTx(request)),
+    revoke: async (owner: string, grantId: string, at: number) =>
+      writeTransaction(db, () => revoke.run({ owner, grantId, at }).changes === 1),
+  }
+  return {
+    ...store,
+    /** Inside the claim's transaction (`admission.ts`): the grants the decision makes. */
+    insertTx(grants: readonly Grant[] | undefined): void {
+      for (const grant of grants ?? []) insert.run(grantParams(grant))
+    },
+  }
+}
