@@ -77,6 +77,7 @@ export async function loadBranches(env: BranchEnv, threadId: string): Promise<Ch
  */
 function activate(env: BranchEnv, op: number, read: Read): boolean {
   const { store } = env
+  env.assertAlive()
   if (store.state.branching !== op || store.state.run)
     throw env.fail('INVALID_STATE', 'The conversation changed while the branch was read.', { reason: 'busy' })
   let attached = false

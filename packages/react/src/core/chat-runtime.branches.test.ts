@@ -117,6 +117,16 @@ describe('ChatRuntime branch commands', () => {
     expect(ctx.transport.runs).toEqual([])
   })
 
+  it('a runtime disposed while the fork is made switches to nothing and runs nothing', async () => {
+    const ctx = setup({ initialMessages: history })
+    forking(ctx)
+    const edited = ctx.rt.regenerate()
+    ctx.rt.dispose()
+    await expect(edited).rejects.toMatchObject({ code: 'INVALID_STATE' })
+    expect(ctx.rt.getSnapshot().threadId).toBe('t1')
+    expect(ctx.transport.runs).toEqual([])
+  })
+
   it('needs an Interlude server: a transport without forks refuses with NOT_FOUND', () => {
     const ctx = setup({ initialMessages: history })
     expect(() => ctx.rt.regenerate()).toThrow(

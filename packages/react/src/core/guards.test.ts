@@ -76,6 +76,14 @@ describe('guards', () => {
       code: 'INVALID_STATE',
       message: 'Cannot replace messages while a run is in progress.',
       details: { reason: 'busy' },
+    }) // A branch command in flight (docs/react-runtime.md#branches) locks it last.
+    expect(refusal(() => checkMessagesUnlocked(state({ branching: 1 }), 'send a message'))).toEqual({
+      code: 'INVALID_STATE',
+      message: 'Cannot send a message while a branch is being opened.',
+      details: { reason: 'branching' },
+    })
+    expect(refusal(() => checkMessagesUnlocked(state({ branching: 1, run: run() }), 'reload'))?.details).toEqual({
+      reason: 'busy',
     })
   })
 

@@ -146,6 +146,22 @@ describe('createHttpTransport', () => {
     ])
   })
 
+  it('posts a fork and reads the forks of a thread under the snapshot route', async () => {
+    const created = { threadId: 'f', parent: { threadId: 't 1', at: { messageId: 'm' } } }
+    const forks = [{ threadId: 'f', at: { messageId: 'm' }, createdAt: '2026-12-02T10:00:00Z' }]
+    const r = recorder((url) => new Response(JSON.stringify(url.endsWith('/fork') ? created : { items: forks })))
+    const transport = createHttpTransport({ fetch: r.fetch, headers: { Authorization: 'Bearer x' } })
+    const request = { at: { messageId: 'm' }, threadId: 'f', edit: { messageId: 'm', content: 'new' } }
+    expect(await transport.fork!('t 1', request)).toEqual(created)
+    expect(await transport.forks!('t 1')).toEqual(forks)
+    expect(r.calls.map((c) => [c.init.method, c.url, c.init.body])).toEqual([
+      ['POST', '/api/agent/threads/t%201/fork', JSON.stringify(request)],
+      ['GET', '/api/agent/threads/t%201/forks', undefined],
+    ])
+    expect(r.calls.map((c) => c.headers.get('authorization'))).toEqual(['Bearer x', 'Bearer x'])
+    expect(r.calls.map((c) => c.headers.get('content-type'))).toEqual(['application/json', null])
+  })
+
   it('reports SSE comments (the server ping) as activity on run and connect streams', async () => {
     const r = recorder(() =>
       sse(': ping\n\nid: 1\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n: ping\n\n'),
