@@ -73,7 +73,7 @@ export function createServerParts(
   const rights = new DecisionRights({ ...config, store, tools: agent.tools, guardrails: agent.guardrailsByName })
   const webhooks = new WebhookOutbox(endpoints, () => sender?.wake(), {
     links: config.links
-      ? decisionLinkIssuer({ ...config.links, ...config, rights, validators, ...agentTools(agent) })
+      ? decisionLinkIssuer({ ...config.links, ...config, store, rights, validators, ...agentTools(agent) })
       : undefined,
     rows: slackWebhook
       ? (batch) => (decidableOutside(validators, batch.stored) ? [slackOutboxRow(slackWebhook, batch)] : [])

@@ -8,6 +8,7 @@ import { interruptsOf, newThreadId, postRun, runInput, startTestServer, userMess
 import { call, rightsAgent } from '../test-utils/rights-agents.ts'
 import { threadKey } from '../store/thread-key.ts'
 import { parseButtonValue } from '../webhooks/slack-message.ts'
+import type { ToolDefinition } from '../agent/tool.ts'
 
 /**
  * Deciding in Slack (docs/approvals.md#slack) against a local fake Slack: the formatter posts Block Kit to the incoming
@@ -26,13 +27,13 @@ interface Setup {
   readonly ran: { principal: string; env: unknown }[]
 }
 
-async function setup(): Promise<Setup> {
+async function setup(deploy: Readonly<Record<string, unknown>> = {}): Promise<Setup> {
   const slack = await startFakeSlack()
   cleanups.push(() => slack.close())
-  const { agent, ran } = rightsAgent()
+  const { agent, ran } = rightsAgent({ deploy: deploy as Partial<ToolDefinition> })
   const server = await startTestServer({
     agent,
-    approvers: ['mgr'],
+    approvers: deploy.policy === undefined ? ['mgr'] : ['mgr', 'bob'],
     slack: { signingSecret, users: { U_MGR: 'mgr', U_BOB: 'bob' }, webhookUrl: slack.webhookUrl },
     webhookDelivery: { pollMs: 20, retryBaseMs: 20, retryMaxMs: 200 },
   })
@@ -173,5 +174,31 @@ describe('Slack', () => {
     const update = await until(() => s.slack.postsTo('/actions/')[0], 'the ephemeral answer')
     expect(update.body).toMatchObject({ response_type: 'ephemeral', replace_original: false })
     expect(await snapshot(s, key)).toEqual({ ...before, responses: 1 })
+  })
+
+  it('under a quorum a click is a vote: the buttons stay until the quorum; a second vote is refused', async () => {
+    const s = await setup({ approvers: undefined, policy: { quorum: 2, of: ['mgr', 'bob'] } })
+    const { key, blocks, buttons } = await pause(s)
+    const first = clickOf(s, 'U_MGR', buttons[0]!, blocks)
+    expect((await click(s, first.body, first.headers)).status).toBe(200)
+    const voted = await until(() => s.slack.postsTo('/actions/')[0], 'the vote message')
+    expect(voted.body).toMatchObject({ replace_original: false, text: 'mgr approved; waiting (1 of 2 approvals).' })
+    expect((await s.server.store.getOpenBatch(key))?.batchId).toBeDefined()
+
+    const again = clickOf(s, 'U_MGR', buttons[1]!, blocks)
+    expect((await click(s, again.body, again.headers)).status).toBe(200)
+    const refused = await until(() => s.slack.postsTo('/actions/')[1], 'the refusal')
+    expect(refused.body).toMatchObject({ response_type: 'ephemeral', text: 'You already voted on this request.' })
+
+    const second = clickOf(s, 'U_BOB', buttons[0]!, blocks)
+    expect((await click(s, second.body, second.headers)).status).toBe(200)
+    const decided = await until(() => s.slack.postsTo('/actions/')[2], 'the outcome')
+    expect(decided.body).toMatchObject({ replace_original: true, text: 'Approved by bob.' })
+    await until(() => s.ran.length === 1, 'the deploy')
+    const records = await s.server.store.listDecisions(key)
+    expect(records.map((r) => [r.decidedBy, r.via]).sort()).toEqual([
+      ['bob', 'slack'],
+      ['mgr', 'slack'],
+    ])
   })
 })

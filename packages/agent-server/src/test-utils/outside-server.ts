@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { DecisionLink, WebhookPayload } from '@interlude/protocol'
 import { linkKey, signLink } from '../auth/decision-link-token.ts'
 import type { LinkClaims } from '../auth/decision-link-token.ts'
+import type { ToolDefinition } from '../agent/tool.ts'
 import type { StartServerOptions } from '../server.ts'
 import { threadKey } from '../store/thread-key.ts'
 import { until } from './child-server.ts'
@@ -45,11 +46,15 @@ export function openedWebhook(receiver: WebhookReceiver, threadId: string): Prom
   )
 }
 
-export async function startOutsideServer(options: Partial<StartServerOptions> = {}): Promise<OutsideServer> {
+export async function startOutsideServer(
+  options: Partial<StartServerOptions> = {},
+  /** Changes to the `deploy` tool (`approvers: undefined` removes its approvers). */
+  deploy: Readonly<Record<string, unknown>> = {},
+): Promise<OutsideServer> {
   const webhookSecret = `whsec_${randomBytes(32).toString('base64')}`
   const sessionSecret = randomBytes(32).toString('base64url')
   const receiver = await startWebhookReceiver(webhookSecret)
-  const { agent, ran } = rightsAgent()
+  const { agent, ran } = rightsAgent({ deploy: deploy as Partial<ToolDefinition> })
   const port = await freePort()
   const tmp = tempDir()
   const settings: Partial<StartServerOptions> = {

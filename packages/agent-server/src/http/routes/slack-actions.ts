@@ -60,6 +60,24 @@ function answer(outcome: OutsideOutcome, principal: string, blocks: readonly unk
   switch (outcome.kind) {
     case 'decided':
       return slackOutcomeMessage(blocks, `${outcome.action === 'approve' ? 'Approved' : 'Denied'} by ${principal}.`)
+    case 'voted': {
+      const missing = outcome.pending.map((p) => `${p.approvals} of ${p.quorum} approvals`).join(', ')
+      const verb = outcome.action === 'approve' ? 'approved' : 'denied'
+      // The buttons stay: the others still vote on this message.
+      return {
+        replace_original: false,
+        response_type: 'in_channel',
+        text: `${principal} ${verb}; waiting (${missing}).`,
+        blocks: [],
+      }
+    }
+    case 'already_voted':
+      return {
+        response_type: 'ephemeral',
+        replace_original: false,
+        text: 'You already voted on this request.',
+        blocks: [],
+      }
     case 'gone': {
       if (outcome.why === 'expired') return slackOutcomeMessage(blocks, 'This request expired.')
       const by = outcome.record ? ` by ${outcome.record.decidedBy} (${outcome.record.via})` : ''
