@@ -96,6 +96,38 @@ describe('<PermissionsView> (real server)', () => {
     expect(interruptsOf(again.events).map(toolOf)).toContain('publish_release')
   })
 
+  it('lists my bounded grants with calls left and deadline, and revokes one after a confirmation', async () => {
+    const threadId = newThreadId()
+    const first = await postRun(server, runInput(threadId, [userMessage('deploy v2 to staging')]), { principal: 'bob' })
+    const until = new Date(Date.now() + 3_600_000).toISOString()
+    const resume = interruptsOf(first.events).map((i) => ({
+      interruptId: i.id,
+      status: 'resolved' as const,
+      payload:
+        toolOf(i) === 'deploy' ? { approved: true, grant: { calls: 3, scope: 'thread', until } } : { approved: true },
+    }))
+    await postRun(server, resumeInput(threadId, resume), { principal: 'bob' })
+    const deploy = () =>
+      postRun(server, runInput(threadId, [userMessage('deploy v2 to staging')]), { principal: 'bob' })
+    expect(interruptsOf((await deploy()).events)).toEqual([]) // the grant approved it: 2 left
+
+    render(<PermissionsView client={as('bob')} active />)
+    const table = await screen.findByRole('table', { name: 'Your bounded grants' })
+    const row = within(table)
+      .getAllByRole('row')
+      .find((r) => r.textContent?.includes(threadId)) as HTMLElement
+    expect(within(row).getByText('deploy')).toBeTruthy()
+    expect(within(row).getByTestId('grant-calls-left').textContent).toBe('2 of 3')
+    expect(within(row).getByRole('time').getAttribute('dateTime')).toBe(until)
+
+    fireEvent.click(within(row).getByRole('button', { name: 'Revoke the grant for deploy' }))
+    fireEvent.click(within(row).getByRole('button', { name: 'Revoke' }))
+    await waitFor(() => expect(screen.getByTestId('permissions-outcome').textContent).toContain('will ask again'))
+    await waitFor(() => expect(screen.queryByText(threadId)).toBeNull())
+    expect(await as('bob').listGrants({ threadId })).toEqual([])
+    expect(interruptsOf((await deploy()).events).map(toolOf)).toEqual(['deploy'])
+  })
+
   it('shows a refused revoke with its code and keeps the rule listed', async () => {
     const threadId = await rememberRelease('bob')
     // The rule is revoked elsewhere (another tab) between listing and confirming: the server answers 404.

@@ -1,8 +1,9 @@
 import type { DecisionsClient } from '@interlude/client'
-import type { PermissionRule } from '@interlude/protocol'
-import { useEffect, useRef, useState } from 'react'
+import { useState } from 'react'
 import type { Recorder } from '../recording/recorder.ts'
 import { toRecordedError } from '../recording/to-json.ts'
+import { GrantsTable, StandingCells, StandingHeads } from './grants-table.tsx'
+import { RevokeCell } from './revoke-cell.tsx'
 import { describeRuleError, usePermissionRules } from './use-permission-rules.ts'
 
 export interface PermissionsViewProps {
@@ -15,19 +16,18 @@ export interface PermissionsViewProps {
   readonly active: boolean
 }
 
-const SCOPE_TEXT = { thread: 'this conversation', principal: 'all my conversations' } as const
-
-function argumentsText(rule: PermissionRule): string {
-  if (rule.argsMatch === undefined) return 'any arguments'
-  return Object.entries(rule.argsMatch)
-    .map(([name, value]) => `${name} = ${JSON.stringify(value)}`)
-    .join(', ')
+/** What a revoke is about: a rule or a grant, by its id. */
+interface Revocable {
+  readonly kind: 'rule' | 'grant'
+  readonly id: string
+  readonly toolName: string
 }
 
 /**
  * "Remembered permissions" (docs/approvals.md#remembered-permissions): the approvals the signed-in principal said
- * "always" to — tool, argument match, scope, thread, who approved, when — each revocable after a confirmation. The
- * next matching call asks again. Errors are shown with their code; a failed revoke leaves the rule listed.
+ * "always" to — tool, argument match, scope, thread, who approved, when — and the bounded grants with their calls left
+ * and deadline (docs/approvals.md#bounded-grants), each revocable after a confirmation. The next matching call asks
+ * again. Errors are shown with their code; a failed revoke leaves the rule or grant listed.
  */
 export function PermissionsView({ client, actor = client, recorder, active }: PermissionsViewProps) {
   const list = usePermissionRules(client, active)
@@ -35,17 +35,18 @@ export function PermissionsView({ client, actor = client, recorder, active }: Pe
   const [busy, setBusy] = useState(false)
   const [outcome, setOutcome] = useState<{ text: string; error: boolean } | undefined>()
 
-  const revoke = (rule: PermissionRule) => {
+  const revoke = ({ kind, id, toolName }: Revocable) => {
     setBusy(true)
-    recorder?.addAction('revoke-permission-rule', { ruleId: rule.ruleId })
-    actor
-      .revokePermissionRule(rule.ruleId)
+    const action = kind === 'rule' ? 'revoke-permission-rule' : 'revoke-grant'
+    const key = kind === 'rule' ? { ruleId: id } : { grantId: id }
+    recorder?.addAction(action, key)
+    ;(kind === 'rule' ? actor.revokePermissionRule(id) : actor.revokeGrant(id))
       .then(() => {
-        recorder?.addAction('revoke-permission-rule-done', { ruleId: rule.ruleId })
-        setOutcome({ text: `Revoked: ${rule.toolName} will ask again.`, error: false })
+        recorder?.addAction(`${action}-done`, key)
+        setOutcome({ text: `Revoked: ${toolName} will ask again.`, error: false })
       })
       .catch((reason: unknown) => {
-        recorder?.addAction('revoke-permission-rule-refused', { ruleId: rule.ruleId }, toRecordedError(reason))
+        recorder?.addAction(`${action}-refused`, key, toRecordedError(reason))
         setOutcome({ text: describeRuleError(reason), error: true })
       })
       .finally(() => {
@@ -54,6 +55,21 @@ export function PermissionsView({ client, actor = client, recorder, active }: Pe
         list.refresh()
       })
   }
+  /** The revoke cell of one rule or grant. */
+  const revokeCell = (target: Revocable) => (
+    <RevokeCell
+      what={`the ${target.kind} for ${target.toolName}`}
+      confirming={confirming === `${target.kind}:${target.id}`}
+      disabled={busy || !active}
+      busy={busy}
+      onAsk={() => {
+        setOutcome(undefined)
+        setConfirming(`${target.kind}:${target.id}`)
+      }}
+      onConfirm={() => revoke(target)}
+      onCancel={() => setConfirming(undefined)}
+    />
+  )
 
   return (
     <main className="permissions" aria-labelledby="permissions-title" data-testid="permissions-view">
@@ -88,10 +104,7 @@ export function PermissionsView({ client, actor = client, recorder, active }: Pe
         <table className="rules" aria-label="Your remembered permissions">
           <thead>
             <tr>
-              <th scope="col">Tool</th>
-              <th scope="col">Arguments</th>
-              <th scope="col">Applies to</th>
-              <th scope="col">Thread</th>
+              <StandingHeads />
               <th scope="col">Approved by</th>
               <th scope="col">Since</th>
               <th scope="col">
@@ -102,74 +115,34 @@ export function PermissionsView({ client, actor = client, recorder, active }: Pe
           <tbody>
             {list.rules.map((rule) => (
               <tr key={rule.ruleId} data-rule-id={rule.ruleId} data-tool={rule.toolName}>
-                <td>
-                  <code>{rule.toolName}</code>
-                </td>
-                <td>{argumentsText(rule)}</td>
-                <td data-testid="rule-scope">{SCOPE_TEXT[rule.scope] ?? rule.scope}</td>
-                <td>{rule.threadId === undefined ? '—' : <code>{rule.threadId}</code>}</td>
+                <StandingCells
+                  toolName={rule.toolName}
+                  match={rule.argsMatch}
+                  scope={rule.scope}
+                  threadId={rule.threadId}
+                />
                 <td>{rule.createdBy}</td>
                 <td>
                   <time dateTime={rule.createdAt}>{new Date(rule.createdAt).toLocaleString()}</time>
                 </td>
-                <td>
-                  {confirming === rule.ruleId ? (
-                    <ConfirmRevoke
-                      rule={rule}
-                      busy={busy}
-                      onConfirm={() => revoke(rule)}
-                      onCancel={() => setConfirming(undefined)}
-                    />
-                  ) : (
-                    <button
-                      type="button"
-                      disabled={busy || !active}
-                      aria-label={`Revoke the rule for ${rule.toolName}`}
-                      onClick={() => {
-                        setOutcome(undefined)
-                        setConfirming(rule.ruleId)
-                      }}
-                    >
-                      Revoke…
-                    </button>
-                  )}
-                </td>
+                <td>{revokeCell({ kind: 'rule', id: rule.ruleId, toolName: rule.toolName })}</td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      <h3 id="grants-title">Bounded grants</h3>
+      <p className="muted">Approvals that also let a number of later matching calls run, until used up or expired.</p>
+      {list.grants.length === 0 ? (
+        <p className="muted" data-testid="grants-empty">
+          {list.loaded ? 'No bounded grants.' : 'Loading…'}
+        </p>
+      ) : (
+        <GrantsTable
+          grants={list.grants}
+          revoke={(grant) => revokeCell({ kind: 'grant', id: grant.grantId, toolName: grant.toolName })}
+        />
+      )}
     </main>
-  )
-}
-
-interface ConfirmRevokeProps {
-  readonly rule: PermissionRule
-  readonly busy: boolean
-  readonly onConfirm: () => void
-  readonly onCancel: () => void
-}
-
-/** The confirmation step: focus moves to it, Escape keeps the rule. */
-function ConfirmRevoke({ rule, busy, onConfirm, onCancel }: ConfirmRevokeProps) {
-  const confirm = useRef<HTMLButtonElement>(null)
-  useEffect(() => confirm.current?.focus(), [])
-  return (
-    <div
-      role="group"
-      aria-label={`Confirm revoking the rule for ${rule.toolName}`}
-      className="confirm-revoke"
-      onKeyDown={(e) => {
-        if (e.key === 'Escape') onCancel()
-      }}
-    >
-      <span>Ask again next time?</span>{' '}
-      <button ref={confirm} type="button" className="primary" disabled={busy} onClick={onConfirm}>
-        Revoke
-      </button>{' '}
-      <button type="button" disabled={busy} onClick={onCancel}>
-        Keep
-      </button>
-    </div>
   )
 }

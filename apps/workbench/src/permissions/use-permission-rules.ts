@@ -1,9 +1,11 @@
 import type { DecisionsClient } from '@interlude/client'
-import type { PermissionRule } from '@interlude/protocol'
+import type { Grant, PermissionRule } from '@interlude/protocol'
 import { useCallback, useEffect, useState } from 'react'
 
 export interface PermissionRulesState {
   readonly rules: readonly PermissionRule[]
+  /** The bounded grants that may still apply, with their calls left (docs/approvals.md#bounded-grants). */
+  readonly grants: readonly Grant[]
   /** The last read failed (typed: `CODE: message`); the list shown is the last one read. */
   readonly error: string | undefined
   readonly loaded: boolean
@@ -12,11 +14,13 @@ export interface PermissionRulesState {
 
 /**
  * The signed-in principal's remembered permissions (`GET {base}/permission-rules`, docs/approvals.md#remembered-
- * permissions), read each time the view becomes active and on `refresh()` (after a revoke, or by hand). Rules only
- * change by this principal's approvals and revokes, so there is no polling. Never read while inactive (replay).
+ * permissions) and bounded grants (`GET {base}/grants`, docs/approvals.md#bounded-grants), read together each time the
+ * view becomes active and on `refresh()` (after a revoke, or by hand). Rules only change by this principal's approvals
+ * and revokes, so there is no polling; a grant's calls left are as of the last read. Never read while inactive (replay).
  */
 export function usePermissionRules(client: DecisionsClient, active: boolean): PermissionRulesState {
   const [rules, setRules] = useState<readonly PermissionRule[]>([])
+  const [grants, setGrants] = useState<readonly Grant[]>([])
   const [error, setError] = useState<string | undefined>()
   const [loaded, setLoaded] = useState(false)
   const [tick, setTick] = useState(0)
@@ -24,10 +28,11 @@ export function usePermissionRules(client: DecisionsClient, active: boolean): Pe
   useEffect(() => {
     if (!active) return
     const controller = new AbortController()
-    client
-      .listPermissionRules({ signal: controller.signal })
-      .then((items) => {
+    const { signal } = controller
+    Promise.all([client.listPermissionRules({ signal }), client.listGrants({ signal })])
+      .then(([items, granted]) => {
         setRules(items)
+        setGrants(granted)
         setError(undefined)
         setLoaded(true)
       })
@@ -40,7 +45,7 @@ export function usePermissionRules(client: DecisionsClient, active: boolean): Pe
   }, [client, active, tick])
 
   const refresh = useCallback(() => setTick((n) => n + 1), [])
-  return { rules, error, loaded, refresh }
+  return { rules, grants, error, loaded, refresh }
 }
 
 /** `CODE: message` of a typed error, as text (never a raw exception of something else). */
