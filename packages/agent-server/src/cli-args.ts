@@ -4,6 +4,7 @@ import { SESSION_SECRET_ENV } from './auth/session-secret.ts'
 import { addToken, parseTokenEntries, TOKENS_ENV } from './auth/token-sources.ts'
 import { givenFlags, groupValues, readFlags, usageText } from './cli-flag-kit.ts'
 import { FLAGS } from './cli-flags.ts'
+import { principalGroups } from './cli-groups.ts'
 import { checkCorsOptions } from './config/cors-options.ts'
 import { SERVER_DEFAULTS } from './config/defaults.ts'
 import type { Limits } from './config/limits.ts'
@@ -33,6 +34,8 @@ type Forwarded =
   | 'basePath'
   | 'approvers'
   | 'oncall'
+  | 'groups'
+  | 'productionQuorum'
   | 'shutdownGraceMs'
   | 'logLevel'
   | 'metricsPort'
@@ -181,6 +184,8 @@ export function parseCliArgs(
     pacingMs: v['pacing-ms'],
     basePath: v['base-path'],
     approvers: principals(v.approver, '--approver'),
+    groups: principalGroups(v.group),
+    productionQuorum: v['production-quorum'],
     oncall: principals(
       v.oncall.flatMap((list) => list.split(',')),
       '--oncall',

@@ -153,6 +153,20 @@ export const FLAGS = {
     arg: '<name>',
     help: "principal who may decide every interrupt batch (besides each thread's owner); repeatable",
   },
+  group: {
+    type: 'string',
+    multiple: true,
+    arg: '<name=a,b>',
+    help: 'a named group of principals for tool policies (of: ["group:<name>"], docs/approvals.md); repeatable',
+  },
+  'production-quorum': {
+    type: 'integer',
+    positive: true,
+    max: 100,
+    arg: '<n>',
+    help: 'demo agent: approvals of --approver principals a deploy to production needs (n > 1: not the requester)',
+    default: 1,
+  },
   oncall: {
     type: 'string',
     multiple: true,

@@ -71,6 +71,11 @@ export interface StartServerOptions extends Omit<AgentServerOptions, 'agent' | '
   readonly pacingMs?: number | undefined
   /** Demo agent: principals who may post `notify_oncall`'s result besides the owner (docs/demo-agent.md). */
   readonly oncall?: readonly string[] | undefined
+  /**
+   * Demo agent: approvals a `deploy` to production needs, from the `approvers`; above 1 never the requester's own
+   * (docs/demo-agent.md). @default 1
+   */
+  readonly productionQuorum?: number | undefined
   /** Serve this directory (the built workbench) at `/`. */
   readonly staticDir?: string | undefined
   /**
@@ -155,9 +160,10 @@ function linkSecretFor(options: StartServerOptions, store: Store, warn: (message
 /** The demo agent on `model` (`--model`): scripted, or OpenAI with `openai`'s bounds. */
 function releaseAssistantFor(options: StartServerOptions): AgentDefinition {
   const oncall = options.oncall ?? []
+  const production = { productionQuorum: options.productionQuorum ?? 1, approvers: options.approvers ?? [] }
   return (options.model ?? SERVER_DEFAULTS.model) === 'openai'
-    ? releaseAssistant({ model: openaiModel(options.openai), oncall })
-    : releaseAssistant({ pacingMs: options.pacingMs ?? SERVER_DEFAULTS.pacingMs, oncall })
+    ? releaseAssistant({ model: openaiModel(options.openai), oncall, ...production })
+    : releaseAssistant({ pacingMs: options.pacingMs ?? SERVER_DEFAULTS.pacingMs, oncall, ...production })
 }
 
 /** `postgres://` / `postgresql://` URLs select the PostgreSQL store. */

@@ -21,7 +21,14 @@ describe('decision shapes', () => {
   it('names the custom event and the expiry principal once', () => {
     expect(DECISION_EVENT_NAME).toBe('interlude.decision')
     expect(SYSTEM_EXPIRY_PRINCIPAL).toBe('system:expiry')
-    expect(WEBHOOK_EVENT_TYPES).toEqual(['interrupt.opened', 'interrupt.decided', 'interrupt.expired', 'run.failed'])
+    expect(WEBHOOK_EVENT_TYPES).toEqual([
+      'interrupt.opened',
+      'interrupt.decided',
+      'interrupt.expired',
+      'interrupt.escalated',
+      'interrupt.reminder',
+      'run.failed',
+    ])
   })
 
   it('validates a decision record, refusing unknown channels and loose timestamps', () => {

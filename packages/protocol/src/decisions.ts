@@ -38,6 +38,12 @@ export const SYSTEM_ESCALATION_PRINCIPAL = 'system:escalation'
 export type ExpiryPolicy = 'deny' | 'cancel' | 'keep'
 
 /**
+ * What a tool's deadline may do to its approval (docs/approvals.md#organisation-policies): a batch's policy, or
+ * `approve` — only for a tool that sets `allowAutoApprove`; it is carried in `interrupt.metadata.onExpiry`.
+ */
+export type InterruptExpiryPolicy = ExpiryPolicy | 'approve'
+
+/**
  * What became of an admitted decision besides being carried out (docs/approvals.md#stale-approvals): `stale` — an
  * approved call's observation changed while the person decided; the call did not run and was asked again.
  */
@@ -84,6 +90,27 @@ export interface DecisionRecord {
   readonly outcome?: DecisionOutcome
   /** The approvals that went stale (their calls did not run and were asked again). */
   readonly staleInterruptIds?: readonly string[]
+  /**
+   * A vote under an organisation policy (docs/approvals.md#organisation-policies): one decider's answer, counted
+   * towards a `quorum`. The vote that settles the batch carries the batch's resulting entries and its run.
+   */
+  readonly vote?: true
+  /**
+   * The policy stage the record belongs to (0-based, a `chain`'s order): the stage a vote was cast in, or — for a
+   * `system:escalation` record — the stage the right to decide moved to.
+   */
+  readonly stage?: number
+}
+
+/** What one interrupt still needs under an organisation policy (docs/approvals.md#organisation-policies). */
+export interface VoteTally {
+  readonly interruptId: string
+  /** The stage that decides it now (0-based). */
+  readonly stage: number
+  /** Approvals of that stage so far. */
+  readonly approvals: number
+  /** Approvals that stage needs. */
+  readonly quorum: number
 }
 
 /**
@@ -144,6 +171,12 @@ export interface DecisionRequest {
 export interface DecisionAccepted {
   readonly threadId: string
   readonly runId: string
+  /**
+   * Set when the answer was a vote that did not settle the batch (docs/approvals.md#organisation-policies): what every
+   * still open interrupt needs. Nothing runs yet; `runId` names the vote, not a run. Also the `202` answer of such a
+   * vote sent as a resume run (`POST {base}/runs`).
+   */
+  readonly pending?: readonly VoteTally[]
 }
 
 export type RunViewStatus = 'running' | 'finished' | 'failed' | 'cancelled' | 'interrupted'
@@ -193,7 +226,14 @@ export interface PendingBatchPage {
   readonly nextCursor?: string
 }
 
-export const WEBHOOK_EVENT_TYPES = ['interrupt.opened', 'interrupt.decided', 'interrupt.expired', 'run.failed'] as const
+export const WEBHOOK_EVENT_TYPES = [
+  'interrupt.opened',
+  'interrupt.decided',
+  'interrupt.expired',
+  'interrupt.escalated',
+  'interrupt.reminder',
+  'run.failed',
+] as const
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]
 
 /** The body of every webhook delivery (signed per the Standard Webhooks spec). */

@@ -27,6 +27,7 @@ describe('error codes', () => {
       INTERRUPT_EXPIRED: 410,
       DECISION_CONFLICT: 409,
       ALREADY_RESUMED: 409,
+      ALREADY_VOTED: 409,
       THREAD_TOO_LARGE: 413,
     }
     for (const [code, status] of Object.entries(design)) {

@@ -39,6 +39,8 @@ export const ADMISSION_ERROR_CODES = [
   'TOOL_CALL_NOT_CLAIMED',
   // A fork named a thread id the caller already has (docs/time-travel.md).
   'THREAD_EXISTS',
+  // A decider who already voted on an interrupt answered it again (docs/approvals.md#organisation-policies).
+  'ALREADY_VOTED',
 ] as const
 
 /** Codes carried by `RUN_ERROR { message, code }` once `RUN_STARTED` has been sent. */
@@ -127,6 +129,7 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeInfo } = {
   TOOL_CALL_CLAIMED: { status: 409, kind: 'admission', retryable: false },
   TOOL_CALL_NOT_CLAIMED: { status: 409, kind: 'admission', retryable: false },
   THREAD_EXISTS: { status: 409, kind: 'admission', retryable: false },
+  ALREADY_VOTED: { status: 409, kind: 'admission', retryable: false },
   RUN_FAILED: { status: 500, kind: 'stream', retryable: false },
   MODEL_ERROR: { status: 502, kind: 'stream', retryable: false },
   TOOL_ERROR: { status: 500, kind: 'stream', retryable: false },

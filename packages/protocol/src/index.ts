@@ -101,6 +101,8 @@ export type {
   DecisionRequest,
   DecisionVia,
   ExpiryPolicy,
+  InterruptExpiryPolicy,
+  VoteTally,
   PendingBatch,
   PendingBatchPage,
   PermissionRule,

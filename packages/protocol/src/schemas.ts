@@ -89,6 +89,8 @@ export const DecisionRecordSchema = z.object({
   toolCallId: z.string().min(1).optional(),
   outcome: z.enum(['stale']).optional(),
   staleInterruptIds: z.array(z.string()).optional(),
+  vote: z.literal(true).optional(),
+  stage: z.number().int().nonnegative().optional(),
 })
 
 /** Body of `POST {base}/threads/:threadId/decisions`; ids are checked like `RunAgentInput`'s. */

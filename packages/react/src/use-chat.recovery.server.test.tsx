@@ -14,6 +14,8 @@ import { StrictMode, useState, type ReactNode } from 'react'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { useChat, type UseChatOptions, type UseChatResult } from './use-chat.ts'
 import { useEarlierMessages } from './use-earlier-messages.ts'
+import { droppingFetch } from './test-utils/dropping-fetch.ts'
+import { approveAll as approveEntries } from './test-utils/runtime-setup.ts'
 
 const TOKEN = 'bob-token'
 const headers = { Authorization: `Bearer ${TOKEN}` }
@@ -54,61 +56,7 @@ async function pause(result: { current: UseChatResult }) {
 }
 
 function approveAll(result: { current: UseChatResult }) {
-  const batch = result.current.pendingInterrupts!
-  act(
-    () =>
-      void result.current.resume({
-        batchId: batch.id,
-        entries: batch.interrupts.map((i) => ({
-          interruptId: i.id,
-          status: 'resolved' as const,
-          payload: { approved: true },
-        })),
-      }),
-  )
-}
-
-/**
- * Cuts the first POST /runs response (only a resume's with `resumeOnly`) after `keepFrames`
- * complete SSE frames plus half a frame.
- */
-function droppingFetch(keepFrames: number, { resumeOnly = false } = {}) {
-  let cut = false
-  const requests: string[] = []
-  const fetchImpl: typeof fetch = async (input, init) => {
-    const url = String(input)
-    const isResume = typeof init?.body === 'string' && init.body.includes('"resume"')
-    requests.push(`${init?.method ?? 'GET'} ${url.replace(server.baseUrl, '')}${isResume ? ' (resume)' : ''}`)
-    const res = await globalThis.fetch(input, init)
-    if (cut || !url.endsWith('/runs') || !res.body || (resumeOnly && !isResume)) return res
-    cut = true
-    const upstream = res.body.getReader()
-    let text = ''
-    const decoder = new TextDecoder()
-    const encoder = new TextEncoder()
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        for (;;) {
-          const { done, value } = await upstream.read()
-          if (done) break
-          text += decoder.decode(value, { stream: true })
-          let boundary = -1
-          for (let i = 0; i < keepFrames; i++) boundary = text.indexOf('\n\n', boundary + 1)
-          if (boundary < 0) continue
-          const next = text.indexOf('\n\n', boundary + 2)
-          if (next < 0) continue
-          // Everything up to the frame boundary, then half of the next frame, then the wire dies.
-          controller.enqueue(encoder.encode(text.slice(0, boundary + 2 + Math.floor((next - boundary) / 2))))
-          void upstream.cancel()
-          controller.error(new TypeError('terminated'))
-          return
-        }
-        controller.error(new TypeError('terminated early'))
-      },
-    })
-    return new Response(body, { status: res.status, headers: res.headers })
-  }
-  return { requests, fetch: fetchImpl }
+  act(() => void result.current.resume(approveEntries(result.current.pendingInterrupts!)))
 }
 
 describe('useChat: a long thread restores its newest page and goes on from it', () => {
@@ -232,7 +180,7 @@ describe('useChat recovery against the agent server', () => {
     const expected = assistantText(clean.result.current.messages)
     expect(expected.length).toBeGreaterThan(20)
 
-    const dropping = droppingFetch(4) // RUN_STARTED, TEXT_MESSAGE_START and two deltas, then half a frame
+    const dropping = droppingFetch(server.baseUrl, 4) // RUN_STARTED, TEXT_MESSAGE_START and two deltas, then half a frame
     const { result } = mount({
       threadId: thread(),
       fetch: dropping.fetch,
@@ -256,7 +204,7 @@ describe('useChat recovery against the agent server', () => {
     const expected = assistantText(clean.result.current.messages)
     expect(expected).toContain('All steps ran.')
 
-    const dropping = droppingFetch(3, { resumeOnly: true }) // RUN_STARTED and two more frames, then half a frame
+    const dropping = droppingFetch(server.baseUrl, 3, { resumeOnly: true }) // RUN_STARTED and two more frames, then half a frame
     const { result } = mount({
       threadId: thread(),
       fetch: dropping.fetch,

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { ExpiryPolicy, RememberScope } from '@interlude/protocol'
+import type { InterruptExpiryPolicy, RememberScope } from '@interlude/protocol'
 import { REMEMBER_SCOPES } from '@interlude/protocol'
 import type { JsonSchema } from '../schema/json-schema.ts'
 import { remoteRefs, SchemaDefinitionError } from '../schema/validator-cache.ts'
@@ -9,6 +9,9 @@ import type { SubagentSpec } from './subagent-tool.ts'
 import type { ResolvedAgent } from './agent.ts'
 import type { GuardrailDefinition } from './guardrail.ts'
 import { expiryOptionProblem, secondsToMs, timeoutProblem } from './expiry-options.ts'
+import type { DecisionPolicy } from './decision-policy.ts'
+export type { DecisionPolicy, DecisionStage } from './decision-policy.ts'
+import { decisionPolicyProblem } from './decision-policy.ts'
 import type { GrantOption, ResolvedGrant } from './tool-grant.ts'
 import { resolveGrant } from './tool-grant.ts'
 
@@ -142,6 +145,10 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
    * `true`. Wherever the tool runs, a subagent included. @default false
    */
   readonly allowSelfApproval?: boolean
+  /** How an organisation decides it: `quorum`, `of`, `notRequester`, `chain`, `escalate`, `remind` (docs/approvals.md#organisation-policies). */
+  readonly policy?: DecisionPolicy | Bivariant<[args: TArgs], DecisionPolicy | undefined>
+  /** Allows `onExpiry: 'approve'`: the deadline approves the call (only for calls safe to run unattended). */
+  readonly allowAutoApprove?: boolean
   /** Checks of this tool's arguments before it is approved or runs (`on: 'args'` only, docs/guardrails.md). */
   readonly guardrails?: readonly GuardrailDefinition<TArgs>[]
   /**
@@ -181,9 +188,9 @@ export interface ToolDefinition<TArgs = unknown, TState = unknown> {
    * What happens when the deadline passes: `deny` (an approval is denied with reason `expired`, the model is told),
    * `cancel` (cancelled; a batch all cancelled ends the turn without a model call) or `keep` (the batch stays open
    * until an all-cancelled resume closes it). @default the server's `onExpiry`, else `deny` for approvals and
-   * `cancel` for `askUser`
+   * `cancel` for `askUser`; `approve` (the approval is granted) only with `allowAutoApprove`
    */
-  readonly onExpiry?: ExpiryPolicy
+  readonly onExpiry?: InterruptExpiryPolicy
 }
 
 export interface HumanToolSpec<TArgs> {
@@ -371,7 +378,10 @@ export function resolveTool(definition: ToolDefinition): ResolvedTool {
   const kind: ToolKind = definition.human ? 'human' : definition.external ? 'external' : 'server'
   const resultFromProblem = resultFromProblemOf(definition)
   if (resultFromProblem !== undefined) throw new RangeError(`Tool "${definition.name}": ${resultFromProblem}`)
-  const expiryProblem = timeoutProblem(definition.timeout) ?? expiryOptionProblem(definition.onExpiry)
+  const expiryProblem =
+    timeoutProblem(definition.timeout) ??
+    (definition.onExpiry === 'approve' ? undefined : expiryOptionProblem(definition.onExpiry)) ??
+    decisionPolicyProblem(definition)
   if (expiryProblem !== undefined) throw new RangeError(`Tool "${definition.name}": ${expiryProblem}`)
   const rememberScopes = rememberScopesOf(definition)
   const approvalSchema = approvalSchemaOf(definition.name, parameters, definition.allowEdits === true, rememberScopes)

@@ -75,6 +75,7 @@ export function resolveServerConfig(options: ServerOptions, store: Store): Serve
     processMetrics: options.processMetrics ?? false,
     canDecide: options.canDecide,
     approvers: options.approvers ?? [],
+    groups: options.groups ?? {},
     webhooks: resolveWebhookEndpoints(options.webhooks ?? []),
     webhookDelivery: options.webhookDelivery ?? {},
     links: resolveDecisionLinks(options.publicUrl, options.linkSecret),

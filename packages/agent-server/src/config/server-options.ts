@@ -84,6 +84,12 @@ export interface ServerOptions {
   /** Principals who may decide every batch on the server (read by the default `canDecide` only). @default [] */
   readonly approvers?: readonly string[] | undefined
   /**
+   * Named groups of principals, for a tool's `policy` (`of: ['group:sre']`, `escalate.to`;
+   * docs/approvals.md#organisation-policies). A group grants nothing by itself: it only names who a policy means.
+   * @default {}
+   */
+  readonly groups?: Readonly<Record<string, readonly string[]>> | undefined
+  /**
    * Endpoints that receive `interrupt.opened`, `interrupt.decided`, `interrupt.expired` and `run.failed`, signed per
    * the Standard Webhooks spec, at least once, from a durable outbox (docs/approvals.md, "Webhooks"). @default []
    */

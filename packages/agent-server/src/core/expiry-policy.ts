@@ -1,4 +1,4 @@
-import type { ExpiryPolicy, ResumeEntry } from '@interlude/protocol'
+import type { ExpiryPolicy, InterruptExpiryPolicy, ResumeEntry } from '@interlude/protocol'
 import type { ResolvedTool } from '../agent/tool.ts'
 import type { ValidatorCache } from '../schema/validator-cache.ts'
 import { UNDECIDED_EXPIRY_POLICY } from '../store/statuses.ts'
@@ -21,6 +21,9 @@ export interface ExpiryDefaults {
 /** The payload of an approval denied by its deadline; it matches every approval schema (docs/protocol.md). */
 export const EXPIRED_DENIAL = { approved: false, reason: 'expired' } as const
 
+/** The payload of an approval granted by its deadline (`onExpiry: 'approve'`, docs/approvals.md#organisation-policies). */
+export const EXPIRED_APPROVAL = { approved: true, reason: 'expired' } as const
+
 /**
  * Where each interrupt carries its own policy: `metadata.onExpiry` (what happens to it at the deadline, so a client
  * can say so). A batch whose interrupts disagree stores one column; this is what keeps each one's answer.
@@ -28,8 +31,15 @@ export const EXPIRED_DENIAL = { approved: false, reason: 'expired' } as const
 export const EXPIRY_METADATA_KEY = 'onExpiry'
 
 /** A tool's own setting wins over the server's, which wins over the default by kind. */
-export function interruptPolicy(tool: ResolvedTool, kind: InterruptKind, defaults: ExpiryDefaults): ExpiryPolicy {
-  return tool.definition.onExpiry ?? defaults.onExpiry ?? (kind === 'approval' ? 'deny' : 'cancel')
+export function interruptPolicy(
+  tool: ResolvedTool,
+  kind: InterruptKind,
+  defaults: ExpiryDefaults,
+): InterruptExpiryPolicy {
+  const own = tool.definition.onExpiry
+  // `approve` answers an approval only; a question of the same tool is cancelled instead.
+  if (own === 'approve' && kind !== 'approval') return 'cancel'
+  return own ?? defaults.onExpiry ?? (kind === 'approval' ? 'deny' : 'cancel')
 }
 
 /**
@@ -37,16 +47,20 @@ export function interruptPolicy(tool: ResolvedTool, kind: InterruptKind, default
  * when the deadline denies at least one approval (the model is told and the turn goes on), else `cancel` (every
  * entry cancelled: the turn ends without a model call).
  */
-export function batchPolicy(interrupts: readonly { kind: InterruptKind; onExpiry: ExpiryPolicy }[]): ExpiryPolicy {
+export function batchPolicy(
+  interrupts: readonly { kind: InterruptKind; onExpiry: InterruptExpiryPolicy }[],
+): ExpiryPolicy {
   if (interrupts.some((i) => i.onExpiry === UNDECIDED_EXPIRY_POLICY)) return UNDECIDED_EXPIRY_POLICY
-  return interrupts.some((i) => i.onExpiry === 'deny' && i.kind === 'approval') ? 'deny' : 'cancel'
+  // An approval the deadline grants is answered too (the batch stores `deny`; its own policy is in its metadata).
+  const answered = (p: InterruptExpiryPolicy) => p === 'deny' || p === 'approve'
+  return interrupts.some((i) => answered(i.onExpiry) && i.kind === 'approval') ? 'deny' : 'cancel'
 }
 
 /** An interrupt's own policy; batches stored without one in their metadata answer by the batch's. */
-export function policyOf(item: StoredInterrupt, batch: ExpiryPolicy): ExpiryPolicy {
+export function policyOf(item: StoredInterrupt, batch: ExpiryPolicy): InterruptExpiryPolicy {
   if (batch === UNDECIDED_EXPIRY_POLICY) return batch
   const own = item.interrupt.metadata?.[EXPIRY_METADATA_KEY]
-  return own === 'deny' || own === 'cancel' ? own : batch
+  return own === 'deny' || own === 'cancel' || own === 'approve' ? own : batch
 }
 
 /** Whether the sweep decides this batch now: open, past its deadline, and not kept. */
@@ -77,8 +91,9 @@ export function expiryDecision(batch: BatchRecord, validators: ValidatorCache): 
   if (batch.onExpiry === UNDECIDED_EXPIRY_POLICY) return undefined
   const entries = batch.interrupts.map((item): ResumeEntry => {
     const interruptId = item.interrupt.id
-    if (policyOf(item, batch.onExpiry) === 'deny' && item.kind === 'approval') {
-      const payload = { ...EXPIRED_DENIAL }
+    const policy = policyOf(item, batch.onExpiry)
+    if ((policy === 'deny' || policy === 'approve') && item.kind === 'approval') {
+      const payload = policy === 'approve' ? { ...EXPIRED_APPROVAL } : { ...EXPIRED_DENIAL }
       const schema = item.interrupt.responseSchema
       if (schema === undefined || validators.validate(schema, payload).ok)
         return { interruptId, status: 'resolved', payload }

@@ -9,6 +9,7 @@ import { scriptedModel } from '../models/scripted.ts'
 import { maintenanceSummary, scheduleMaintenance } from './maintenance-window.ts'
 import { rollback } from './rollback.ts'
 import { notifyOncall } from './notify-oncall.ts'
+import { withProductionQuorum } from './production-quorum.ts'
 import { auditorTool } from './auditor.ts'
 import type { AuditRecord } from './auditor.ts'
 import type { RollbackRecord, SnapshotRecord } from './rollback.ts'
@@ -331,6 +332,13 @@ export interface ReleaseAssistantOptions {
   /** Principals who may post `notify_oncall`'s result besides the thread's owner (`--oncall`). @default none */
   readonly oncall?: readonly string[]
   /**
+   * Approvals a `deploy` to production needs (`--production-quorum`), from `approvers`; above 1 never the
+   * requester's own (docs/demo-agent.md). @default 1: one answer of the owner or an approver, as before
+   */
+  readonly productionQuorum?: number
+  /** The server's `approvers` (`--approver`): who votes on a production deploy under a quorum. @default none */
+  readonly approvers?: readonly string[]
+  /**
    * The simulated fleet `deploy` observes and changes. @default the process's one (`PROCESS_FLEET`), shared by every
    * thread and every `releaseAssistant()` of the process, so that servers in one process (replicas in a test, a
    * restart in place) see one fleet
@@ -349,7 +357,10 @@ export const RELEASE_ASSISTANT_PROMPT =
 export function releaseAssistant(options: ReleaseAssistantOptions = {}): AgentDefinition<ReleaseState> {
   const tools: ToolDefinition<unknown, ReleaseState>[] = [
     publishRelease,
-    deployOnFleet(deploy, options.fleet ?? PROCESS_FLEET) as ToolDefinition<unknown, ReleaseState>,
+    deployOnFleet(withProductionQuorum(deploy, options), options.fleet ?? PROCESS_FLEET) as ToolDefinition<
+      unknown,
+      ReleaseState
+    >,
     askEnvironment,
     scheduleMaintenance,
     rollback as ToolDefinition<unknown, ReleaseState>,

@@ -7,6 +7,7 @@ describe('the stop order', () => {
       'refuse new requests',
       'recovery sweep',
       'expiry sweep',
+      'policy sweep',
       'admission turns',
       'runs',
       'run streams',

@@ -22,6 +22,7 @@ export const STOP_STEPS: readonly StopStep[] = [
   // No takeovers of other replicas' runs and no new decisions while this process stops.
   { name: 'recovery sweep', stop: (p) => p.recovery.stop() },
   { name: 'expiry sweep', stop: (p) => p.expirySweeper.stop() },
+  { name: 'policy sweep', stop: (p) => p.policySweeper.stop() },
   // Runs held for a burst's admissions start now: a grace period counts from here, not from maxRunDelayMs.
   { name: 'admission turns', stop: (p) => p.turns?.release() },
   {
@@ -50,7 +51,7 @@ export async function stopInOrder(parts: ServerParts, mode: StopMode): Promise<n
 
 /** Starts the parts, in order (`ready()`: every request awaits it). */
 export async function startInOrder(parts: ServerParts): Promise<void> {
-  const { feed, watcher, recovery, sender, expirySweeper, runs, config } = parts
+  const { feed, watcher, recovery, sender, expirySweeper, policySweeper, runs, config } = parts
   feed.start()
   watcher.start()
   await recovery.startup()
@@ -59,4 +60,5 @@ export async function startInOrder(parts: ServerParts): Promise<void> {
   // Often enough that a run whose lease ended (or was released by a graceful shutdown) is continued soon.
   recovery.startSweeping(Math.max(50, Math.min(config.pollMs * 4, Math.floor(runs.leaseMs / 2))))
   expirySweeper.start()
+  policySweeper.start()
 }

@@ -3,6 +3,7 @@ import type { ServerConfig } from '../config/server-config.ts'
 import { DecisionRights } from '../core/access/decision-rights.ts'
 import { decisionLinkIssuer } from '../core/admission/decision-link-issuer.ts'
 import { ExpirySweeper } from '../core/expiry/expiry-sweeper.ts'
+import { PolicySweeper } from '../core/expiry/policy-sweeper.ts'
 import { EventHub } from '../core/log/event-hub.ts'
 import { LogWatcher } from '../core/log/log-watcher.ts'
 import { OpenBatchCache } from '../core/open-batch-cache.ts'
@@ -43,6 +44,8 @@ export interface ServerParts {
   readonly runs: RunManager
   readonly recovery: RunRecovery
   readonly expirySweeper: ExpirySweeper
+  /** Escalations and reminders of organisation policies (docs/approvals.md#organisation-policies). */
+  readonly policySweeper: PolicySweeper
   readonly watcher: LogWatcher
   readonly feed: ChangeFeed
   /** A graceful shutdown's flag (`503 SERVER_SHUTTING_DOWN`, readiness) and the end of the streams it hands over. */
@@ -114,6 +117,7 @@ export function createServerParts(
       log: logger,
       sweepMs: config.expirySweepMs,
     }),
+    policySweeper: new PolicySweeper({ store, rights, now, logError, webhooks, sweepMs: config.expirySweepMs }),
     watcher: new LogWatcher({ ...config, store, hub }),
     feed: changeFeed(store, hub, runs),
     draining: new ShutdownState(),

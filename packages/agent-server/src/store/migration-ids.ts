@@ -36,6 +36,8 @@ export const MIGRATION_IDS = [
   '0013-thread-forks',
   /** Steers (docs/protocol.md#multitask): queued input the running run takes before its next model request. */
   '0014-queued-steers',
+  /** Votes under organisation policies (docs/approvals.md#organisation-policies): a batch's vote count, a record's kind. */
+  '0015-approval-votes',
   /** Bounded grants (docs/approvals.md#bounded-grants): the grants, their calls left, the calls they approved. */
   '0016-bounded-grants',
   /** Decision links (docs/approvals.md#deciding-outside-the-app): the links already used, so each decides once. */

@@ -105,6 +105,8 @@ export interface ClaimBatchRequest {
   readonly via: DecisionVia
   /** Written with the claim, only if it is admitted. */
   readonly outbox?: readonly NewOutboxDelivery[]
+  /** A vote under an organisation policy (docs/approvals.md#organisation-policies): see `VoteWrite`. */
+  readonly vote?: VoteWrite
   /** Bounded grants the decision makes (docs/approvals.md#bounded-grants): written with the claim, only if admitted. */
   readonly grants?: readonly Grant[]
   /**
@@ -112,6 +114,20 @@ export interface ClaimBatchRequest {
    * claim; a link already used refuses the claim (`link_used`) and nothing is written.
    */
   readonly linkId?: string
+}
+
+/**
+ * How a vote is written: only while the open batch holds exactly `expectedVotes` vote records (else `votes_changed`,
+ * and the vote is judged again), adding one. `settles: false` stores the record alone — no claim, no run, the batch
+ * stays open; `settles: true` is the claim as without votes, its record marked. `kind: 'escalation'` is the
+ * `system:escalation` record, written the same way. `kind: 'reminder'` marks a reminder as sent, once per `runId`,
+ * without counting as a vote; it is never listed as a decision record.
+ */
+export interface VoteWrite {
+  readonly kind: 'vote' | 'escalation' | 'reminder'
+  readonly stage: number
+  readonly expectedVotes: number
+  readonly settles: boolean
 }
 
 /** A used decision link (`getUsedDecisionLink`). */
@@ -132,7 +148,7 @@ export type ClaimBatchResult =
       readonly claimedByRunId: string
       readonly decisionHash: string
     }
-  | { readonly ok: false; readonly reason: 'busy' | 'run_exists' | 'not_pending' | 'link_used' }
+  | { readonly ok: false; readonly reason: 'busy' | 'run_exists' | 'not_pending' | 'link_used' | 'votes_changed' }
 
 export interface NewBatch {
   readonly batchId: string

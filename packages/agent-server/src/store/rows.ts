@@ -136,6 +136,9 @@ export interface DecisionRow {
   stale_interrupt_ids?: string | null
   /** The decided batch's public id: the run that paused with it (selected with the record, docs/time-travel.md). */
   batch_run_id?: string | null
+  /** `0015-approval-votes`: `vote` or `escalation`; NULL: a decision of its own. */
+  vote_kind?: 'vote' | 'escalation' | 'reminder' | null
+  vote_stage?: number | null
 }
 export interface OutboxRow {
   delivery_id: string
@@ -255,6 +258,8 @@ export function toDecision(row: DecisionRow): DecisionRecord {
     ...(row.stale_interrupt_ids
       ? { outcome: 'stale' as const, staleInterruptIds: JSON.parse(row.stale_interrupt_ids) as string[] }
       : {}),
+    ...(row.vote_kind === 'vote' ? { vote: true as const } : {}),
+    ...(row.vote_kind ? { stage: Number(row.vote_stage ?? 0) } : {}),
   }
 }
 

@@ -10,7 +10,10 @@ import { commandAgent } from './test-agents.ts'
  * directly and inside a subagent tool `ops` that names no approvers. `ran` records who each deploy ran as.
  */
 export function rightsAgent(
-  overrides: { readonly deploy?: Partial<ToolDefinition>; readonly extra?: readonly ToolDefinition[] } = {},
+  overrides: {
+    readonly deploy?: { readonly [K in keyof ToolDefinition]?: ToolDefinition[K] | undefined }
+    readonly extra?: readonly ToolDefinition[]
+  } = {},
 ) {
   const ran: { principal: string; env: unknown }[] = []
   const deploy = defineTool<{ env: string }>({

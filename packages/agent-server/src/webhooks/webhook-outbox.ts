@@ -81,6 +81,16 @@ export class WebhookOutbox {
     return expiredOutboxEntries(this.#endpoints, batch, decision, now)
   }
 
+  /** The right to decide moved on (docs/approvals.md#organisation-policies): with the `system:escalation` record. */
+  escalated(batch: BatchSubject, decision: DecisionRecord, now: number): NewOutboxDelivery[] {
+    return this.#rows('interrupt.escalated', { ...batch, decision }, now)
+  }
+
+  /** A batch's deadline is near and it is still open (`remind.before`). */
+  reminder(batch: BatchSubject, now: number): NewOutboxDelivery[] {
+    return this.#rows('interrupt.reminder', batch, now)
+  }
+
   failed(run: WebhookSubject, errorCode: string, now: number): NewOutboxDelivery[] {
     return this.#rows('run.failed', { ...run, errorCode }, now)
   }

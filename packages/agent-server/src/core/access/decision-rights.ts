@@ -7,11 +7,17 @@ import { clientThreadId } from '../../store/thread-key.ts'
 import { interruptRequest } from '../tools/interrupts.ts'
 import type { RuleMaker, RuleUse } from '../tools/permission-rules.ts'
 import { allTools, deciderPolicies } from './decider-chain.ts'
+import { OPEN_BATCH_STATUS } from '../../store/statuses.ts'
+import type { PolicyOf, PrincipalGroups, VotePolicy } from './vote-policy.ts'
+import { policyResolver, stageAt } from './vote-policy.ts'
+import type { BatchTally } from './vote-tally.ts'
+import { tallyBatch } from './vote-tally.ts'
+import { voteRecords } from '../decision-record.ts'
 import type { ResolvedGuardrail } from '../../agent/guardrail.ts'
 
 const NO_GUARDRAILS: ReadonlyMap<string, ResolvedGuardrail> = new Map()
 
-export interface DecisionRightsOptions extends Partial<Pick<ServerConfig, 'canDecide' | 'approvers'>> {
+export interface DecisionRightsOptions extends Partial<Pick<ServerConfig, 'canDecide' | 'approvers' | 'groups'>> {
   readonly store: Pick<Store, 'getOpenBatch' | 'listDecisions' | 'getBatchOfInterrupt'>
   readonly tools: ReadonlyMap<string, ResolvedTool>
   /** The agent's guardrails by name: a guardrail's `approvers` decide its interrupts (docs/guardrails.md). */
@@ -22,8 +28,9 @@ export interface DecisionRightsOptions extends Partial<Pick<ServerConfig, 'canDe
 /** A rule, or a grant named by its id (`ruleId`) and its `match` (`argsMatch`), as the right to manage it is judged. */
 export type ManagedRule = Pick<PermissionRule, 'owner' | 'createdBy' | 'toolName' | 'ruleId' | 'argsMatch' | 'threadId'>
 
-/** The batch fields a decision right depends on. */
-export type DecidableBatch = Pick<BatchRecord, 'threadId' | 'interrupts'>
+/** The batch fields a decision right depends on (`runId` and `status` find the votes on an open batch). */
+export type DecidableBatch = Pick<BatchRecord, 'threadId' | 'interrupts'> &
+  Partial<Pick<BatchRecord, 'runId' | 'status'>>
 
 /**
  * Who may decide a batch and who may read a thread (docs/approvals.md, "Who may decide"). A principal decides a
@@ -36,9 +43,12 @@ export class DecisionRights {
   readonly #canDecide: CanDecide
   /** Who the default `canDecide` lets decide others' batches; `undefined` with a custom one (it may say anything). */
   readonly #deciders: ReadonlySet<string> | undefined
+  /** Each interrupt's organisation policy (docs/approvals.md#organisation-policies), groups expanded. */
+  readonly #policyOf: PolicyOf
 
   constructor(options: DecisionRightsOptions) {
     this.#o = options
+    this.#policyOf = policyResolver(options.tools, groupsOf(options.groups), options.logError)
     const approvers = options.approvers ?? []
     for (const name of approvers) {
       if (typeof name !== 'string' || name.length === 0) throw new RangeError('approvers must be non-empty strings.')
@@ -54,13 +64,57 @@ export class DecisionRights {
     this.#canDecide = options.canDecide ?? ((principal, ctx) => principal === ctx.owner || allowed.has(principal))
   }
 
-  /** Whether `principal` may decide every interrupt of `batch` on a thread owned by `owner`. */
-  async mayDecide(principal: string, owner: string, batch: DecidableBatch): Promise<boolean> {
+  /** Whether a tool may escalate or remind (a policy from arguments may): the policy sweep has work. */
+  hasTimedPolicies(): boolean {
+    for (const tool of allTools(this.#o.tools)) {
+      const policy = tool.definition.policy
+      if (typeof policy === 'function' || policy?.escalate !== undefined || policy?.remind !== undefined) return true
+    }
+    return false
+  }
+
+  /** The organisation policy of one stored interrupt (docs/approvals.md#organisation-policies). */
+  policyOf(item: Pick<StoredInterrupt, 'toolName' | 'interrupt' | 'kind'>): VotePolicy {
+    return this.#policyOf(item)
+  }
+
+  /**
+   * Where the votes on an open batch stand, when one of its interrupts counts votes (a quorum, a chain, an
+   * escalation); `undefined` otherwise — one answer decides it, as always.
+   */
+  async tally(batch: DecidableBatch): Promise<BatchTally | undefined> {
+    if (batch.runId === undefined || (batch.status !== undefined && batch.status !== OPEN_BATCH_STATUS))
+      return undefined
+    if (!batch.interrupts.some((item) => this.policyOf(item).counts)) return undefined
+    const records = voteRecords(await this.#o.store.listDecisions(batch.threadId), batch.runId)
+    return tallyBatch(batch.interrupts, (item) => this.policyOf(item), records)
+  }
+
+  /**
+   * Whether `principal` may decide every interrupt of `batch` on a thread owned by `owner`: of an open batch, every
+   * interrupt still open, in the stage that decides it now (`tally`, read when not given); of a decided one, in any
+   * stage.
+   */
+  async mayDecide(principal: string, owner: string, batch: DecidableBatch, tally?: BatchTally): Promise<boolean> {
     if (batch.interrupts.length === 0) return false
+    const votes = tally ?? (await this.tally(batch))
+    const open = batch.status === undefined || batch.status === OPEN_BATCH_STATUS
     const verdicts = await Promise.all(
-      batch.interrupts.map((item) => this.mayDecideInterrupt(principal, owner, clientThreadId(batch.threadId), item)),
+      batch.interrupts.map((item, index) => {
+        const state = votes?.interrupts[index]
+        if (state?.settled !== undefined) return true
+        const stage = state?.stage ?? (open ? 0 : undefined)
+        return this.mayDecideInterrupt(principal, owner, clientThreadId(batch.threadId), item, stage)
+      }),
     )
     return verdicts.every(Boolean)
+  }
+
+  /** Whether the inbox shows `batch` to `principal`: it may decide it and has not voted on it yet. */
+  async awaitsVote(principal: string, owner: string, batch: DecidableBatch): Promise<boolean> {
+    const tally = await this.tally(batch)
+    if (!(await this.mayDecide(principal, owner, batch, tally))) return false
+    return !(tally?.interrupts.some((i) => i.settled === undefined && i.voters.has(principal)) ?? false)
   }
 
   /** Whether `principal` may decide nothing but its own threads' batches (the default `canDecide`, not an approver). */
@@ -133,10 +187,13 @@ export class DecisionRights {
     principal: string,
     owner: string,
     threadId: string,
-    item: Pick<StoredInterrupt, 'toolName' | 'interrupt'>,
+    item: Pick<StoredInterrupt, 'toolName' | 'interrupt'> & Partial<Pick<StoredInterrupt, 'kind'>>,
+    stage?: number,
   ): Promise<boolean> {
     const ctx: DecideContext = { owner, threadId, interrupt: item.interrupt }
     try {
+      const policy = this.policyOf({ kind: 'approval', ...item })
+      if (!mayVoteIn(policy, principal, owner, stage)) return false
       if ((await this.#canDecide(principal, ctx)) !== true) return false
       for (const policy of deciderPolicies(this.#o.tools, this.#o.guardrails ?? NO_GUARDRAILS, item)) {
         const listed = policy.approvers
@@ -151,4 +208,26 @@ export class DecisionRights {
       return false
     }
   }
+}
+
+function groupsOf(groups: PrincipalGroups | undefined): PrincipalGroups {
+  for (const [name, members] of Object.entries(groups ?? {})) {
+    if (name.length === 0 || !Array.isArray(members) || members.some((m) => typeof m !== 'string' || m.length === 0))
+      throw new RangeError(`groups: "${name}" must name non-empty principals.`)
+  }
+  return groups ?? {}
+}
+
+/**
+ * A policy's own narrowing (docs/approvals.md#organisation-policies): `notRequester` keeps the owner out, and a stage
+ * with `of` admits only its members — the stage given, or any stage (a decided batch, a rule, a reconcile).
+ */
+function mayVoteIn(policy: VotePolicy, principal: string, owner: string, stage: number | undefined): boolean {
+  if (policy.notRequester && principal === owner) return false
+  if (stage !== undefined) {
+    const of = stageAt(policy, stage).of
+    return of === undefined || of.has(principal)
+  }
+  const stages = policy.escalate ? [...policy.stages, policy.escalate.stage] : policy.stages
+  return stages.some((s) => s.of === undefined || s.of.has(principal))
 }

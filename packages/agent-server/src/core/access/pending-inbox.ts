@@ -54,7 +54,8 @@ function pendingBatch(batch: PendingBatchRecord): PendingBatch {
 }
 
 /**
- * `GET {base}/interrupts?status=pending` (docs/approvals.md): the open batches `principal` may decide, newest first.
+ * `GET {base}/interrupts?status=pending` (docs/approvals.md): the open batches `principal` may decide, newest first —
+ * under an organisation policy, only while they await its vote (not once it voted, not in a later stage).
  * Pages through every owner's open batches and keeps the decidable ones; a batch past its deadline is listed only
  * while its policy keeps it open (`keep`): any other policy is about to decide it.
  */
@@ -77,7 +78,7 @@ export async function pendingInbox(
       scanned += 1
       before = { createdAt: batch.createdAt, batchId: batch.batchId }
       const open = now < batch.expiresAt || batch.onExpiry === 'keep'
-      if (open && (await deps.rights.mayDecide(principal, batch.ownerId, batch))) items.push(pendingBatch(batch))
+      if (open && (await deps.rights.awaitsVote(principal, batch.ownerId, batch))) items.push(pendingBatch(batch))
       if (items.length === limit) {
         // Rows left unread: another page may follow (it can turn out empty: they are filtered only then).
         if (index < chunk.length - 1) exhausted = false

@@ -8,6 +8,7 @@ import type { Store, ThreadRecord } from '../../store/store.ts'
 import type { WebhookOutbox } from '../../webhooks/webhook-outbox.ts'
 import type { ResumeRequest } from './admit-resume.ts'
 import { admitResume } from './admit-resume.ts'
+import type { VotedAdmission } from './admit-vote.ts'
 import type { DecisionRights } from '../access/decision-rights.ts'
 import { expiredBatchBusy } from '../expiry/expiry-first-touch.ts'
 import type { ExpireBatch } from '../expiry/expiry-first-touch.ts'
@@ -66,6 +67,7 @@ export type Admission =
   | { readonly kind: 'settled'; readonly answer: ExternalResultsSettled }
   | QueuedAdmission
   | SteeredAdmission
+  | VotedAdmission
 
 const RETRY = Symbol('retry')
 const MAX_ATTEMPTS = 4

@@ -8,6 +8,8 @@ import { isStoreUnavailable } from '../../store/store-errors.ts'
 import { decisionHashSync } from '../decision-hash.ts'
 import { decisionRecord } from '../decision-record.ts'
 import { resumePlan } from '../run-plan.ts'
+import type { JudgedVote, VotedAdmission } from './admit-vote.ts'
+import { judgeVote, replayedVote } from './admit-vote.ts'
 import { clientThreadId } from '../../store/thread-key.ts'
 import { grantsOfDecision } from '../tools/grants.ts'
 
@@ -53,7 +55,12 @@ interface PreparedClaim {
   readonly request: ClaimBatchRequest
   readonly outbox: readonly NewOutboxDelivery[]
   readonly check: Extract<ReturnType<typeof checkResume>, { ok: true }>
+  /** A vote under an organisation policy (docs/approvals.md#organisation-policies). */
+  readonly vote?: JudgedVote
 }
+
+/** Votes judged again after another vote was written first, at most: each round, one vote of the race is written. */
+const VOTE_ROUNDS = 64
 
 /**
  * One attempt at admitting a decision (docs/protocol.md, admission step 6; docs/approvals.md): the same checks and
@@ -70,10 +77,9 @@ export async function admitResume(
   principal: string,
   request: ResumeRequest,
   via: Exclude<DecisionVia, 'expiry'>,
-): Promise<Admission | undefined> {
-  const { store, openBatches } = deps
-  const { threadId, runId } = request
-  const known = openBatches?.take(threadId)
+): Promise<Admission | VotedAdmission | undefined> {
+  const { openBatches } = deps
+  const known = openBatches?.take(request.threadId)
   if (known !== undefined) {
     const grounds = { ownerId: known.ownerId, run: undefined, open: known.batch }
     const prepared = await prepareClaim(deps, principal, request, via, grounds).catch((error: unknown) => {
@@ -85,15 +91,35 @@ export async function admitResume(
       if (claim.ok) return started(deps, request, prepared)
     }
   }
+  // A vote that lost the race to another vote is judged again against the votes as they are now.
+  for (let round = 0; round < VOTE_ROUNDS; round++) {
+    const admitted = await admitFresh(deps, principal, request, via)
+    if (admitted !== VOTES_CHANGED) return admitted
+  }
+  throw new InterludeError('THREAD_BUSY', 'The votes on this batch changed concurrently; retry.')
+}
+
+const VOTES_CHANGED = Symbol('votes-changed')
+
+/** Admission from a fresh read of the thread. */
+async function admitFresh(
+  deps: AdmissionDeps,
+  principal: string,
+  request: ResumeRequest,
+  via: Exclude<DecisionVia, 'expiry'>,
+): Promise<Admission | VotedAdmission | undefined | typeof VOTES_CHANGED> {
+  const { store, openBatches } = deps
+  const { threadId, runId } = request
   const view = await store.getAdmissionView(threadId, runId, { history: false })
   if (!view) throw notFound()
   const ownerId = view.thread.ownerId
   // Remembered only from a fresh read: a refusal below leaves the batch open, and the corrected retry needs no read.
   if (view.openBatch) openBatches?.remember(ownerId, view.openBatch)
   const prepared = await prepareClaim(deps, principal, request, via, { ownerId, run: view.run, open: view.openBatch })
-  if (prepared.kind === 'replay') return prepared
+  if (prepared.kind !== 'claim') return prepared
   const claim = await makeClaim(deps, prepared)
   if (claim.ok) return started(deps, request, prepared)
+  if (claim.reason === 'votes_changed') return VOTES_CHANGED
   if (claim.reason !== 'busy') openBatches?.forget(threadId)
   switch (claim.reason) {
     case 'already_claimed':
@@ -122,7 +148,7 @@ async function prepareClaim(
   request: ResumeRequest,
   via: Exclude<DecisionVia, 'expiry'>,
   grounds: Grounds,
-): Promise<PreparedClaim | Extract<Admission, { kind: 'replay' }>> {
+): Promise<PreparedClaim | Extract<Admission, { kind: 'replay' }> | VotedAdmission> {
   const { store, validators } = deps
   const { threadId, runId, resume: entries } = request
   const { open, ownerId: owner } = grounds
@@ -132,7 +158,10 @@ async function prepareClaim(
   // Rights come first and are judged on the batch the entries name (else the open one): a principal who may not
   // decide it learns nothing, not even that the thread exists.
   const governing = targeted ?? open
-  if (governing ? !(await deps.rights.mayDecide(principal, owner, governing)) : principal !== owner) throw notFound()
+  // The votes so far, when the batch's policy counts them (docs/approvals.md#organisation-policies).
+  const tally = governing ? await deps.rights.tally(governing) : undefined
+  if (governing ? !(await deps.rights.mayDecide(principal, owner, governing, tally)) : principal !== owner)
+    throw notFound()
 
   // Shape problems first (they do not depend on the batch), so the decision can be hashed.
   const shape = checkResume([], entries, { now: deps.now() })
@@ -159,10 +188,22 @@ async function prepareClaim(
     })
   }
 
-  const pending = open ? open.interrupts.map((i) => i.interrupt) : []
-  const check = checkResume(pending, entries, { now: deps.now(), expiry: 'refuse-resolved' })
+  let vote: JudgedVote | undefined
+  if (tally !== undefined && targetsOpen) {
+    const replayed = replayedVote(tally, principal, request)
+    if (replayed !== undefined) return replayed
+    vote = judgeVote(deps, open, tally, principal, entries, via)
+  }
+  const check =
+    vote?.check ??
+    checkResume(open ? open.interrupts.map((i) => i.interrupt) : [], entries, {
+      now: deps.now(),
+      expiry: 'refuse-resolved',
+    })
   if (!check.ok) throw resumeCheckError(check)
   const batch = open!
+  // What the claim carries out: the entries, or — for a vote that settles the batch — every interrupt's deciding one.
+  const decision = vote?.entries ?? check.entries
 
   const errors: Record<string, readonly SchemaIssue[]> = {}
   for (const entry of check.entries) {
@@ -180,10 +221,11 @@ async function prepareClaim(
 
   const now = deps.now()
   // docs/approvals.md#bounded-grants: checked before anything is written; they commit with the claim or not at all.
+  // A vote carries no grant (admit-vote.ts): a vote's batch has none.
   const grants = grantsOfDecision({
     tools: deps.agent.tools,
     batch,
-    entries: check.entries,
+    entries: decision,
     owner,
     threadId: clientThreadId(threadId),
     decidedBy: principal,
@@ -191,24 +233,32 @@ async function prepareClaim(
     stored: store.grants !== undefined,
   })
   // The record the claim stores, as the webhook reports it (docs/approvals.md#decision-records).
-  const record = decisionRecord(batch, { runId, entries: check.entries, decidedBy: principal, via, now })
+  const record = {
+    ...decisionRecord(batch, { runId, entries: decision, decidedBy: principal, via, now }),
+    ...(vote ? { vote: true as const, stage: vote.write.stage } : {}),
+  }
   const interrupts = batch.interrupts.map((i) => i.interrupt)
-  const outbox = deps.webhooks?.decided({ threadId, owner, runId, interrupts }, record, now) ?? []
+  // A vote that settles nothing decides nothing: `interrupt.decided` goes out with the vote that settles the batch.
+  const outbox =
+    vote?.write.settles === false
+      ? []
+      : (deps.webhooks?.decided({ threadId, owner, runId, interrupts }, record, now) ?? [])
   const claim: ClaimBatchRequest = {
     threadId,
     batchId: batch.batchId,
     runId,
     decisionHash: hash,
-    decision: check.entries,
+    decision,
     now,
     ...deps.lease(),
     decidedBy: principal,
     via,
     ...(outbox.length > 0 ? { outbox } : {}),
+    ...(vote ? { vote: vote.write } : {}),
     ...(grants.length > 0 ? { grants } : {}),
     ...(request.linkId !== undefined ? { linkId: request.linkId } : {}),
   }
-  return { kind: 'claim', owner, batch, request: claim, outbox, check }
+  return { kind: 'claim', owner, batch, request: claim, outbox, check, ...(vote ? { vote } : {}) }
 }
 
 /** The claim, inside the owner's quota (the in-flight slot is released once the write is done). */
@@ -218,9 +268,11 @@ async function makeClaim(deps: AdmissionDeps, prepared: PreparedClaim): Promise<
   return deps.store.claimBatch(request).finally(release)
 }
 
-function started(deps: AdmissionDeps, request: ResumeRequest, prepared: PreparedClaim): Admission {
-  const { owner, batch, check } = prepared
+function started(deps: AdmissionDeps, request: ResumeRequest, prepared: PreparedClaim): Admission | VotedAdmission {
+  const { owner, batch, check, vote } = prepared
   const { threadId, runId } = request
+  // A vote that settles nothing starts nothing: the batch stays open for the votes still missing.
+  if (vote !== undefined && !vote.write.settles) return { kind: 'voted', threadId, runId, pending: vote.pending }
   // A decider's resume run contributes its decisions only: its context and browser tools would act in the owner's
   // turn (docs/approvals.md#who-may-decide). The owner's own resume keeps them.
   const own = prepared.request.decidedBy === owner
@@ -228,7 +280,9 @@ function started(deps: AdmissionDeps, request: ResumeRequest, prepared: Prepared
   const context = own ? request.context : undefined
   deps.openBatches?.forget(threadId)
   deps.webhooks?.committed(prepared.outbox)
-  const { entries: admitted, allCancelled, expired } = check
+  const { expired } = check
+  const admitted = prepared.request.decision
+  const allCancelled = admitted.every((e) => e.status === 'cancelled')
   return {
     kind: 'start',
     plan: resumePlan({ threadId, runId, owner, batch, entries: admitted, allCancelled, expired, tools, context }),

@@ -280,8 +280,7 @@ export class RunRecovery {
       for (const e of page) {
         after = e.seq
         if (e.type === EventType.RUN_STARTED) started = true
-        else if (e.type === EventType.CUSTOM && (JSON.parse(e.json) as { name?: string }).name === DECISION_EVENT_NAME)
-          decided = true
+        else if (e.type === EventType.CUSTOM && isOwnDecision(e.json, runId)) decided = true
         else if (e.type === EventType.TEXT_MESSAGE_START)
           texts.add((JSON.parse(e.json) as { messageId: string }).messageId)
         else if (e.type === EventType.TEXT_MESSAGE_END)
@@ -305,4 +304,10 @@ export class RunRecovery {
 interface Reconciled {
   readonly status: CloseCall['status']
   readonly settled: ReturnType<typeof toolResult>
+}
+
+/** The run's own decision event (a deciding vote's run emits the earlier votes of its batch before it). */
+function isOwnDecision(json: string, runId: string): boolean {
+  const event = JSON.parse(json) as { name?: string; value?: { runId?: string } }
+  return event.name === DECISION_EVENT_NAME && event.value?.runId === runId
 }

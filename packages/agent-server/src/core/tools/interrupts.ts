@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { ExpiryPolicy } from '@interlude/protocol'
+import type { InterruptExpiryPolicy } from '@interlude/protocol'
 import type { JsonSchema, ResolvedTool } from '../../agent/tool.ts'
 import { grantOffered } from '../../agent/tool-grant.ts'
 import type { NewBatch, StoredInterrupt } from '../../store/store.ts'
@@ -10,7 +10,7 @@ import { batchPolicy, EXPIRY_METADATA_KEY, interruptPolicy } from '../expiry-pol
 export interface PendingInterrupt {
   readonly stored: StoredInterrupt
   readonly timeoutMs: number
-  readonly onExpiry: ExpiryPolicy
+  readonly onExpiry: InterruptExpiryPolicy
 }
 
 /**

@@ -8,6 +8,7 @@ import { RunNotActiveError } from '../../store/store.ts'
 import type { Store, StoredEvent } from '../../store/store.ts'
 import type { OpenBatchCache } from '../open-batch-cache.ts'
 import type { WebhookOutbox } from '../../webhooks/webhook-outbox.ts'
+import { earlierVotes } from '../decision-record.ts'
 import { ev } from '../ev.ts'
 import { modelEvents } from './model-events.ts'
 import type { HistoryLimits } from './model-window.ts'
@@ -99,8 +100,10 @@ export async function* executeRun(plan: RunPlan, deps: ExecutionDeps): AsyncGene
 
   try {
     if (plan.kind === 'resume' && !continuation) {
-      // Who decided, right after RUN_STARTED: in the log, so every replay and follower sees it.
+      // Who decided, right after RUN_STARTED: in the log, so every replay and follower sees it — under a policy, the
+      // votes (and escalation) that came before the deciding one too (docs/approvals.md#organisation-policies).
       const record = await deps.store.getDecision(threadId, runId)
+      if (record?.vote) for (const earlier of await earlierVotes(deps.store, record)) yield ev.decision(earlier)
       if (record) yield ev.decision(record)
     }
     await turn.load()

@@ -50,7 +50,9 @@ export function registerDecisionRoutes(
     if (admitted.kind === 'start') runs.start(admitted.plan)
     // Admission time, as `POST /runs` reports it (the approvals benchmark reads it).
     c.header('Server-Timing', admissionTiming(c.var, startedAt))
-    return c.json({ threadId, runId } satisfies DecisionAccepted, 202)
+    // A vote that settled nothing: what is still missing (docs/approvals.md#organisation-policies).
+    const pending = admitted.kind === 'voted' ? { pending: admitted.pending } : {}
+    return c.json({ threadId, runId, ...pending } satisfies DecisionAccepted, 202)
   })
 
   app.get(`${basePath}/threads/:threadId/runs/:runId`, auth, async (c) => {

@@ -1,5 +1,5 @@
 import type { Hono, MiddlewareHandler } from 'hono'
-import type { RunQueued, RunSteered } from '@interlude/protocol'
+import type { DecisionAccepted, RunQueued, RunSteered } from '@interlude/protocol'
 import { SSE_HEADERS } from '@interlude/protocol/sse'
 import type { AdmissionDeps } from '../../core/admission/admission.ts'
 import type { AdmissionTurns } from '../../core/runs/admission-turns.ts'
@@ -75,6 +75,13 @@ export function registerRunRoutes(
       void deps.queue.kick(threadId)
       const queued: RunQueued = { threadId: input.threadId, runId: input.runId, queued: admitted.position }
       return c.json(queued, 202)
+    }
+    if (admitted.kind === 'voted') {
+      // A vote that settled nothing runs nothing: the same answer as the decisions route
+      // (docs/approvals.md#organisation-policies).
+      c.header('Server-Timing', admissionTiming(c.var, startedAt))
+      const voted: DecisionAccepted = { threadId: input.threadId, runId: input.runId, pending: admitted.pending }
+      return c.json(voted, 202)
     }
     if (admitted.kind === 'steered') {
       // The running run takes it before its next model request; had it ended meanwhile, the queue starts it.

@@ -46,13 +46,13 @@ export const outboxColumns = (outbox: readonly NewOutboxDelivery[] = []) => [
 
 export const listDecisions = (threadId: string) =>
   statement<DecisionRow>(
-    'SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id FROM decisions WHERE thread_id = $1 ORDER BY decided_at, ordinal',
+    "SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id FROM decisions WHERE thread_id = $1 AND vote_kind IS DISTINCT FROM 'reminder' ORDER BY decided_at, ordinal",
     [threadId],
   )
 
 export const getDecision = (threadId: string, runId: string) =>
   statement<DecisionRow>(
-    'SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id FROM decisions WHERE thread_id = $1 AND run_id = $2',
+    "SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id FROM decisions WHERE thread_id = $1 AND run_id = $2 AND vote_kind IS DISTINCT FROM 'reminder'",
     [threadId, runId],
   )
 

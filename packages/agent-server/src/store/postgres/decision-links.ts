@@ -12,15 +12,19 @@ const GET_USED = 'SELECT * FROM decision_links_used WHERE link_id = $1'
 
 /**
  * The PostgreSQL side of decision links (docs/approvals.md#deciding-outside-the-app): the link's row first (its primary
- * key decides between two replicas spending the same link), then the claim, in one transaction; a refused claim rolls
- * the link's row back.
+ * key decides between two replicas spending the same link), then the claim (or a vote's write, `votes.ts`), in one
+ * transaction; a refused claim rolls the link's row back.
  */
-export async function claimWithLinkTx(q: Queryable, request: ClaimBatchRequest): Promise<ClaimBatchResult> {
+export async function claimWithLinkTx(
+  q: Queryable,
+  request: ClaimBatchRequest,
+  claim: (q: Queryable, request: ClaimBatchRequest) => Promise<ClaimBatchResult> = claimBatch,
+): Promise<ClaimBatchResult> {
   const { linkId, threadId, runId, decidedBy, now } = request
-  if (linkId === undefined) return claimBatch(q, request)
+  if (linkId === undefined) return claim(q, request)
   const inserted = await q.query(statement(INSERT_USED, [linkId, threadId, runId, decidedBy, now]))
   if (inserted.rowCount === 0) return { ok: false, reason: 'link_used' }
-  const claimed = await claimBatch(q, request)
+  const claimed = await claim(q, request)
   if (!claimed.ok) throw new RollbackWith(claimed)
   return claimed
 }

@@ -280,6 +280,14 @@ export const POSTGRES_MIGRATIONS: DialectMigrations = {
   '0014-queued-steers': `
   ALTER TABLE run_queue ADD COLUMN steer INTEGER NOT NULL DEFAULT 0;
   `,
+  // Votes (docs/approvals.md#organisation-policies): the batch's count of vote records, the condition every vote and
+  // the claim it completes write under; a decision record's kind (`vote`, `escalation`; `reminder`: the once-only mark
+  // of a reminder, never listed as a record) and policy stage.
+  '0015-approval-votes': `
+  ALTER TABLE interrupt_batches ADD COLUMN vote_count INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE decisions ADD COLUMN vote_kind TEXT CHECK (vote_kind IN ('vote', 'escalation', 'reminder'));
+  ALTER TABLE decisions ADD COLUMN vote_stage INTEGER;
+  `,
   // Bounded grants (docs/approvals.md#bounded-grants): `calls_left` is taken by one conditional update per call; the
   // lookup index holds only grants that may still apply.
   '0016-bounded-grants': `

@@ -48,6 +48,7 @@ import type {
 } from '../store.ts'
 import type { SaveToolCheckpoint } from '../tool-checkpoints.ts'
 import * as admission from './admission.ts'
+import { soloClaim } from './votes.ts'
 import { getAdmissionView } from './admission-view.ts'
 import { appendEventsTx } from './appends.ts'
 import * as approvals from './approval-reads.ts'
@@ -69,7 +70,7 @@ import * as toolCalls from './tool-calls.ts'
 import * as tokens from './usage.ts'
 import * as queue from './run-queue.ts'
 import { postgresForks } from './forks.ts'
-import { claimWithGrantsTx, postgresGrants } from './grants.ts'
+import { postgresGrants } from './grants.ts'
 import { postgresDecisionLinks } from './decision-links.ts'
 import type { DecisionLinkStore } from '../decision-links.ts'
 import type { EnqueueRequest, EnqueueResult, QueuedInput, TakenSteers, TakeSteersRequest } from '../run-queue.ts'
@@ -252,9 +253,8 @@ export class PostgresStore implements Store {
   }
 
   async claimBatch(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
-    // A claim that spends a decision link or makes grants is a transaction of its own, never one of a group (grants.ts).
-    if (request.linkId !== undefined || request.grants?.length) return this.#db.tx((q) => claimWithGrantsTx(q, request))
-    return this.#db.claims.claim(request)
+    // A vote, a link's claim or one that makes grants is a transaction of its own, never one of a group (votes.ts).
+    return soloClaim(this.#db, this.#admission, request) ?? this.#db.claims.claim(request)
   }
 
   async appendEvents(threadId: string, runId: string, events: readonly NewEvent[]): Promise<StoredEvent[]> {

@@ -6,6 +6,7 @@ import { rolledBack, RollbackWith } from '../rollback-with.ts'
 import { appendMessagesTx } from './appends.ts'
 import { insertOutboxTx } from './outbox.ts'
 import type { SqliteStatements } from './statements.ts'
+import { voteTx } from './votes.ts'
 
 /**
  * The two admission writes of the SQLite store, each the body of one `BEGIN IMMEDIATE` transaction
@@ -52,13 +53,15 @@ export function claimBatchTx(
   request: ClaimBatchRequest,
   writeGrants: GrantsWrite = () => undefined,
 ): ClaimBatchResult {
-  const { linkId } = request
-  if (linkId === undefined) return claimOpenBatchTx(s, request, writeGrants)
+  const { linkId, vote } = request
   // A decision link (docs/approvals.md#deciding-outside-the-app): its row first, so a second use is refused; a refused
   // claim rolls the row back.
-  if (!s.decisionLinks.spendTx({ ...request, linkId })) return { ok: false, reason: 'link_used' }
-  const claimed = claimOpenBatchTx(s, request, writeGrants)
-  if (!claimed.ok) throw new RollbackWith(claimed)
+  if (linkId !== undefined && !s.decisionLinks.spendTx({ ...request, linkId }))
+    return { ok: false, reason: 'link_used' }
+  // A vote (docs/approvals.md#organisation-policies) is written under the batch's vote count, or settles it by a claim.
+  const claim = () => claimOpenBatchTx(s, request, writeGrants)
+  const claimed = vote !== undefined ? voteTx(s, { ...request, vote }, claim) : claim()
+  if (linkId !== undefined && !claimed.ok) throw new RollbackWith(claimed)
   return claimed
 }
 

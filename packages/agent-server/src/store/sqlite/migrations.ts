@@ -283,6 +283,14 @@ export const SQLITE_MIGRATIONS: DialectMigrations = {
   '0014-queued-steers': `
   ALTER TABLE run_queue ADD COLUMN steer INTEGER NOT NULL DEFAULT 0;
   `,
+  // Votes (docs/approvals.md#organisation-policies): the batch's count of vote records, the condition every vote and
+  // the claim it completes write under; a decision record's kind (`vote`, `escalation`; `reminder`: the once-only mark
+  // of a reminder, never listed as a record) and policy stage.
+  '0015-approval-votes': `
+  ALTER TABLE interrupt_batches ADD COLUMN vote_count INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE decisions ADD COLUMN vote_kind TEXT CHECK (vote_kind IN ('vote', 'escalation', 'reminder'));
+  ALTER TABLE decisions ADD COLUMN vote_stage INTEGER;
+  `,
   // Bounded grants (docs/approvals.md#bounded-grants): `calls_left` is taken by one conditional update per call; the
   // lookup index holds only grants that may still apply.
   '0016-bounded-grants': `
@@ -315,7 +323,7 @@ export const SQLITE_MIGRATIONS: DialectMigrations = {
   `,
   // A used decision link (docs/approvals.md#deciding-outside-the-app), written in the claim's transaction: a second
   // use of the same link finds its row, on any replica. Decision records may say every channel of `DecisionVia` (a
-  // CHECK changes only by rebuilding the table in SQLite: same columns, same rows).
+  // CHECK changes only by rebuilding the table in SQLite: same columns — `0015-approval-votes`'s included — same rows).
   '0017-decision-links': `
   CREATE TABLE decisions_next (
     thread_id TEXT NOT NULL,
@@ -327,10 +335,12 @@ export const SQLITE_MIGRATIONS: DialectMigrations = {
     via TEXT NOT NULL CHECK (via IN ('run', 'api', 'expiry', 'rule', 'grant', 'link', 'slack')),
     decided_at INTEGER NOT NULL,
     stale_interrupt_ids TEXT,
+    vote_kind TEXT CHECK (vote_kind IN ('vote', 'escalation', 'reminder')),
+    vote_stage INTEGER,
     PRIMARY KEY (thread_id, run_id)
   );
-  INSERT INTO decisions_next (thread_id, run_id, batch_id, interrupt_ids, entries, decided_by, via, decided_at, stale_interrupt_ids)
-    SELECT thread_id, run_id, batch_id, interrupt_ids, entries, decided_by, via, decided_at, stale_interrupt_ids FROM decisions;
+  INSERT INTO decisions_next (thread_id, run_id, batch_id, interrupt_ids, entries, decided_by, via, decided_at, stale_interrupt_ids, vote_kind, vote_stage)
+    SELECT thread_id, run_id, batch_id, interrupt_ids, entries, decided_by, via, decided_at, stale_interrupt_ids, vote_kind, vote_stage FROM decisions;
   DROP TABLE decisions;
   ALTER TABLE decisions_next RENAME TO decisions;
   CREATE TABLE decision_links_used (

@@ -17,6 +17,7 @@ import type { BatchStatus, RunStatus, ToolCallKind, ToolCallStatus } from '../st
 import { NOT_STARTED_CALL_STATUSES, OPEN_BATCH_STATUS, UNDECIDED_EXPIRY_POLICY } from '../statuses.ts'
 import { sqlList, sqlString } from '../sql-literals.ts'
 import { outboxStatements } from './outbox-statements.ts'
+import { voteStatements } from './vote-statements.ts'
 import { prepareDecisionLinks } from './decision-links.ts'
 import type { Prepare, Prepared } from './prepared.ts'
 
@@ -323,15 +324,16 @@ export function prepareStatements(db: Database.Database) {
     ),
     listDecisions: prepare<[string], DecisionRow>(
       `SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id
-       FROM decisions WHERE thread_id = ? ORDER BY decided_at, rowid`,
+       FROM decisions WHERE thread_id = ? AND vote_kind IS NOT 'reminder' ORDER BY decided_at, rowid`,
     ),
     getDecision: prepare<
       [string, string],
       DecisionRow
     >(`SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id
-       FROM decisions WHERE thread_id = ? AND run_id = ?`),
+       FROM decisions WHERE thread_id = ? AND run_id = ? AND vote_kind IS NOT 'reminder'`),
 
     ...outboxStatements(prepare),
+    ...voteStatements(prepare),
 
     // ---- tool calls
     listToolCalls: prepare<[string], ToolCallRow>(

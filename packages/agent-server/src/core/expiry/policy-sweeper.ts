@@ -1,0 +1,139 @@
+import { SYSTEM_ESCALATION_PRINCIPAL } from '@interlude/protocol'
+import type { DecisionRecord } from '@interlude/protocol'
+import { SERVER_DEFAULTS } from '../../config/defaults.ts'
+import type { Clock } from '../../clock.ts'
+import type { ClaimBatchRequest, PendingBatchRecord, Store, VoteWrite } from '../../store/store.ts'
+import { describeThread } from '../../store/thread-key.ts'
+import type { WebhookOutbox } from '../../webhooks/webhook-outbox.ts'
+import type { DecisionRights } from '../access/decision-rights.ts'
+import { decisionRecord } from '../decision-record.ts'
+
+export interface PolicySweeperOptions {
+  readonly store: Pick<Store, 'listPendingBatches' | 'claimBatch'>
+  readonly rights: Pick<DecisionRights, 'policyOf' | 'tally' | 'hasTimedPolicies'>
+  readonly now: Clock
+  readonly logError: (message: string, error: unknown) => void
+  readonly webhooks?: WebhookOutbox | undefined
+  /** Interval of the periodic sweep; `0`: only `sweepOnce`. @default SERVER_DEFAULTS.expirySweepMs */
+  readonly sweepMs?: number
+}
+
+const REMINDER_PRINCIPAL = 'system:reminder'
+
+/** Open batches read per query, and per round at most (a round's cost is bounded; the next round goes on). */
+const PAGE = 100
+const MAX_PAGES = 50
+
+/**
+ * The timed parts of organisation policies (docs/approvals.md#organisation-policies), on every replica: an open batch
+ * whose `escalate.after` passed unsettled gets its `system:escalation` record and `interrupt.escalated` webhook; one
+ * within `remind.before` of its deadline gets its `interrupt.reminder` webhook. Each is written like a vote — under a
+ * run id derived from the batch, conditioned on the batch's votes — so replicas racing each other write it once.
+ * Only a server whose tools escalate or remind (or set a policy from arguments) sweeps at all.
+ */
+export class PolicySweeper {
+  readonly #o: PolicySweeperOptions
+  #timer: ReturnType<typeof setInterval> | undefined
+  #round: Promise<void> | undefined
+  /** Batches this replica already reminded about or escalated (the store says so too; this spares the write). */
+  readonly #done = new Set<string>()
+
+  constructor(options: PolicySweeperOptions) {
+    this.#o = options
+  }
+
+  start(): void {
+    const every = this.#o.sweepMs ?? SERVER_DEFAULTS.expirySweepMs
+    if (this.#timer !== undefined || every === 0 || !this.#o.rights.hasTimedPolicies()) return
+    this.#timer = setInterval(() => {
+      this.#round ??= this.sweepOnce().finally(() => (this.#round = undefined))
+    }, every)
+    this.#timer.unref?.()
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+    this.#timer = undefined
+    await this.#round
+  }
+
+  /** One round over the open batches, newest first. Never throws: a store error is logged and the round ends. */
+  async sweepOnce(): Promise<void> {
+    let before: { createdAt: number; batchId: string } | undefined
+    try {
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const batches = await this.#o.store.listPendingBatches({ limit: PAGE, ...(before ? { before } : {}) })
+        for (const batch of batches) await this.#visit(batch)
+        const last = batches.at(-1)
+        if (batches.length < PAGE || last === undefined) return
+        before = { createdAt: last.createdAt, batchId: last.batchId }
+      }
+    } catch (error) {
+      this.#o.logError('policy sweep: could not read the open batches', error)
+    }
+  }
+
+  async #visit(batch: PendingBatchRecord): Promise<void> {
+    const now = this.#o.now()
+    if (now >= batch.expiresAt) return
+    const policies = batch.interrupts.map((item) => this.#o.rights.policyOf(item))
+    const remindAt = Math.min(...policies.map((p) => batch.expiresAt - (p.remindBeforeMs ?? Infinity)))
+    if (now >= remindAt && !this.#done.has(`reminder:${batch.batchId}`)) {
+      this.#done.add(`reminder:${batch.batchId}`)
+      await this.#write(batch, { kind: 'reminder', stage: 0, expectedVotes: 0, settles: false })
+    }
+    const escalateAt = Math.min(...policies.map((p) => batch.createdAt + (p.escalate?.afterMs ?? Infinity)))
+    if (now < escalateAt || this.#done.has(`escalation:${batch.batchId}`)) return
+    const tally = await this.#o.rights.tally(batch)
+    if (tally === undefined || tally.escalated) return
+    const open = tally.interrupts.find((i) => i.settled === undefined && i.policy.escalate !== undefined)
+    if (open === undefined) return
+    this.#done.add(`escalation:${batch.batchId}`)
+    const stage = open.policy.stages.length
+    await this.#write(batch, { kind: 'escalation', stage, expectedVotes: tally.records.length, settles: false })
+  }
+
+  /** The record (or the reminder's mark) and its webhook, in one write; a lost race writes nothing. */
+  async #write(batch: PendingBatchRecord, vote: VoteWrite): Promise<void> {
+    const { store, webhooks } = this.#o
+    const now = this.#o.now()
+    const runId = `${vote.kind}_${batch.batchId}`
+    const subject = {
+      threadId: batch.threadId,
+      owner: batch.ownerId,
+      runId: batch.runId,
+      interrupts: batch.interrupts.map((i) => i.interrupt),
+    }
+    // A reminder's mark is never listed; it names the sweep, not the escalation.
+    const decidedBy = vote.kind === 'reminder' ? REMINDER_PRINCIPAL : SYSTEM_ESCALATION_PRINCIPAL
+    const record: DecisionRecord = {
+      ...decisionRecord(batch, { runId, entries: [], decidedBy, via: 'expiry', now }),
+      stage: vote.stage,
+    }
+    const outbox =
+      vote.kind === 'reminder' ? webhooks?.reminder(subject, now) : webhooks?.escalated(subject, record, now)
+    const request: ClaimBatchRequest = {
+      threadId: batch.threadId,
+      batchId: batch.batchId,
+      runId,
+      decisionHash: runId,
+      decision: [],
+      now,
+      executorId: '',
+      leaseUntil: now,
+      decidedBy,
+      via: 'expiry',
+      vote,
+      ...(outbox !== undefined && outbox.length > 0 ? { outbox } : {}),
+    }
+    try {
+      const written = await store.claimBatch(request)
+      // Another vote came first: the next round judges the batch again.
+      if (!written.ok && written.reason === 'votes_changed') this.#done.delete(`${vote.kind}:${batch.batchId}`)
+      if (written.ok) webhooks?.committed(outbox)
+    } catch (error) {
+      this.#done.delete(`${vote.kind}:${batch.batchId}`)
+      this.#o.logError(`${vote.kind} of batch ${batch.batchId} on ${describeThread(batch.threadId)} failed`, error)
+    }
+  }
+}
