@@ -4,7 +4,8 @@
  * fresh grant by the claim of an approval (as admission does), then fires 30 takes of it at once, alternating stores.
  *
  *   A. a grant of 3: 3 takes win, 27 find nothing left (the shape of 30 matching calls racing for a small grant),
- *   B. a grant of 30: every take wins, all on the same row (the worst case: the takes queue on its row lock).
+ *   B. a grant of 30: every take wins, all on the same row (the worst case: the takes queue on its row lock),
+ *   C. 30 grants of 1, one take of each at once (no row shared: what the machine gives 30 commits at once).
  *
  * Per take: wall time of `Store.grants.take` in this process (the one statement, its commit and the round trip).
  *
@@ -123,6 +124,36 @@ async function scenario(stores: readonly Store[], label: string, calls: number):
   if (won !== expected) throw new Error(`${label}: ${won} takes won, expected ${expected}`)
 }
 
+/** C: each of the 30 takes at once has its own grant, so none waits for another's row lock. */
+async function separate(stores: readonly Store[]): Promise<void> {
+  const times: number[] = []
+  const rounds = Math.max(1, Math.round(ROUNDS / 5))
+  for (let round = 0; round < rounds; round++) {
+    const made = []
+    for (let i = 0; i < CONCURRENCY; i++)
+      made.push(await grantOf(stores[0]!, `C-${round}-${i}-${randomBytes(3).toString('hex')}`, 1))
+    await Promise.all(
+      made.map(async ({ threadId, grantId }, i) => {
+        const started = performance.now()
+        const taken = await stores[i % stores.length]!.grants!.take({
+          grantId,
+          owner: OWNER,
+          threadId,
+          toolCallId: 'c',
+          runId: 'r',
+          now: Date.now(),
+        })
+        times.push(performance.now() - started)
+        if (taken === undefined) throw new Error('C: a take of a fresh grant found nothing')
+      }),
+    )
+  }
+  console.log(
+    `C. ${CONCURRENCY} grants of 1, taken at once: ${times.length} takes in ${rounds} rounds — ` +
+      `median ${median(times).toFixed(2)} ms, p99 ${percentile(times, 99).toFixed(2)} ms, max ${Math.max(...times).toFixed(2)} ms`,
+  )
+}
+
 const schema = `interlude_bench_${randomBytes(6).toString('hex')}`
 await admin(`CREATE SCHEMA ${quoteIdent(schema)}`)
 const stores: Store[] = []
@@ -148,6 +179,7 @@ try {
   console.log(`grant take on PostgreSQL, two stores on one schema (${PG_URL.replace(/\/\/[^@]*@/, '//')})`)
   await scenario(stores, 'A. grant of 3', 3)
   await scenario(stores, `B. grant of ${CONCURRENCY}`, CONCURRENCY)
+  await separate(stores)
 } finally {
   for (const store of stores) await store.close()
   await admin(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`)

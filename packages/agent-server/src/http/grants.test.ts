@@ -79,7 +79,7 @@ describe('bounded grants with the demo agent', () => {
       const again = await send(threadId, 'deploy v2 to staging')
       expect(again.interrupts).toEqual([])
       expect(decisionEvents(again.run.events)).toEqual([
-        expect.objectContaining({ via: 'grant', grantId, decidedBy: 'alice', interruptIds: [] }),
+        expect.objectContaining({ threadId, via: 'grant', grantId, decidedBy: 'alice', interruptIds: [] }),
       ])
       expect((await listGrants(`?threadId=${threadId}`))[0]?.callsLeft ?? 0).toBe(3 - n)
     }
@@ -89,6 +89,7 @@ describe('bounded grants with the demo agent', () => {
     }
     expect(snapshot.state.deployments).toHaveLength(4)
     expect(snapshot.decisions.map((d) => d.via)).toEqual(['run', 'grant', 'grant', 'grant'])
+    expect(snapshot.decisions.map((d) => d.threadId)).toEqual([threadId, threadId, threadId, threadId])
     // Used up: the fourth asks, and the grant is listed no more.
     expect((await send(threadId, 'deploy v2 to staging')).interrupts.map(toolOf)).toEqual(['deploy'])
     expect(await listGrants()).not.toContainEqual(expect.objectContaining({ grantId }))
@@ -198,6 +199,11 @@ describe('a grant applies only while its maker could still decide the call', () 
       await waitIdle(withMgr, threadId)
       const grants = await withMgr.store.grants!.list('alice', { now: Date.now() })
       expect(grants).toEqual([expect.objectContaining({ createdBy: 'mgr', madeUnder: { role: 'decider' } })])
+      // Its maker lists it on the owner's behalf (`?owner=`); another principal does not see it.
+      const byMgr = await withMgr.request('/grants', { principal: 'mgr', owner: 'alice' })
+      expect(((await byMgr.json()) as { items: Grant[] }).items.map((g) => g.grantId)).toEqual([grants[0]!.grantId])
+      const byBob = await withMgr.request('/grants', { principal: 'bob', owner: 'alice' })
+      expect(((await byBob.json()) as { items: Grant[] }).items).toEqual([])
     } finally {
       await withMgr.close()
     }

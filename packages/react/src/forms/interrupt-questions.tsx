@@ -4,6 +4,7 @@ import { CallArguments } from './call-arguments.tsx'
 import { ChoiceField } from './choice-field.tsx'
 import { StaleNotice } from './stale-notice.tsx'
 import { GuardrailQuestion } from './guardrail-question.tsx'
+import { GrantField } from './grant-field.tsx'
 import { BudgetNotice } from './budget-notice.tsx'
 import { text } from './schema.ts'
 import { SchemaField, type Schema } from './schema-field.tsx'
@@ -112,6 +113,15 @@ export function ApprovalQuestion({ interrupt, form, id, disabled }: QuestionProp
           describedBy={undefined}
           invalid={false}
           onChange={(v) => form.setField(interrupt.id, ['remember'], v)}
+        />
+      )}
+      {choice === 'approve' && (
+        <GrantField
+          interrupt={interrupt}
+          form={form}
+          id={id}
+          disabled={disabled}
+          value={(payload as { grant?: unknown } | undefined)?.grant}
         />
       )}
       {reasonSchema && choice === 'deny' && (
