@@ -5,6 +5,7 @@ import { addToken, parseTokenEntries, TOKENS_ENV } from './auth/token-sources.ts
 import { givenFlags, groupValues, readFlags, usageText } from './cli-flag-kit.ts'
 import { FLAGS } from './cli-flags.ts'
 import { principalGroups } from './cli-groups.ts'
+import { slackFlags } from './cli-slack.ts'
 import { checkCorsOptions } from './config/cors-options.ts'
 import { SERVER_DEFAULTS } from './config/defaults.ts'
 import type { Limits } from './config/limits.ts'
@@ -48,6 +49,7 @@ type Forwarded =
   | 'openai'
   | 'usage'
   | 'publicUrl'
+  | 'slack'
 
 /** The parsed command line: `startServer` options (`Forwarded`), plus what only the CLI reads. */
 export type CliOptions = { readonly [K in Forwarded]-?: StartServerOptions[K] } & {
@@ -192,6 +194,7 @@ export function parseCliArgs(
     ),
     webhooks: webhookUrls(v.webhook, env),
     publicUrl: v['public-url'],
+    slack: slackFlags(v['slack-user-map'], v['slack-webhook'], env),
     corsOrigins,
     agentModule: v.agent,
     logLevel: v['log-level'],

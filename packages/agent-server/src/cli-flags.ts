@@ -188,6 +188,18 @@ export const FLAGS = {
       'where the server is reached from outside: interrupt.opened webhooks then carry signed, single-use decision ' +
       'links {url}{base-path}/decide/<token> (signed with the session secret)',
   },
+  'slack-user-map': {
+    type: 'string',
+    arg: '<map>',
+    help:
+      'decide in Slack: Slack user id → principal, as U123=alice,U456=bob or a JSON file; enables ' +
+      '{base-path}/integrations/slack/actions (signing secret from INTERLUDE_SLACK_SIGNING_SECRET)',
+  },
+  'slack-webhook': {
+    type: 'string',
+    arg: '<url>',
+    help: 'Slack incoming webhook: each approval batch is posted there with Approve/Deny buttons (needs --slack-user-map)',
+  },
   'cors-origin': {
     type: 'string',
     multiple: true,

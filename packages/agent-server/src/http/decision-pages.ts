@@ -1,4 +1,4 @@
-import type { DecisionLinkAction, DecisionRecord } from '@interlude/protocol'
+import type { DecisionLinkAction, DecisionRecord, VoteTally } from '@interlude/protocol'
 import type { BatchRecord } from '../store/store.ts'
 import { clientThreadId } from '../store/thread-key.ts'
 
@@ -79,11 +79,23 @@ export function decidedPage(action: DecisionLinkAction): string {
   return page(done, `<p>${done}. The agent continues; you can close this page.</p>`)
 }
 
+/** After a `POST` that cast a vote which settles nothing yet (docs/approvals.md#organisation-policies). */
+export function votedPage(action: DecisionLinkAction, pending: readonly VoteTally[]): string {
+  const done = action === 'approve' ? 'Approval recorded' : 'Denial recorded'
+  const missing = pending.map((p) => `${p.approvals} of ${p.quorum} approvals`).join(', ')
+  return page(done, `<p>Your vote is recorded. The request still waits for others (${escapeHtml(missing)}).</p>`)
+}
+
 /** A refusal: the link was used, the batch is gone, or the link is not valid (for this person, or any more). */
-export function refusalPage(kind: 'used' | 'decided' | 'expired' | 'not_found', record?: DecisionRecord): string {
+export function refusalPage(
+  kind: 'used' | 'already_voted' | 'decided' | 'expired' | 'not_found',
+  record?: DecisionRecord,
+): string {
   switch (kind) {
     case 'used':
       return page('Link already used', '<p>This link was already used; a link decides once.</p>')
+    case 'already_voted':
+      return page('Already voted', '<p>You already voted on this request.</p>')
     case 'decided': {
       const by =
         record === undefined ? '' : ` by <strong>${escapeHtml(record.decidedBy)}</strong> (${escapeHtml(record.via)})`

@@ -2,6 +2,7 @@ import type { ResolvedAgent } from '../agent/agent.ts'
 import type { ServerConfig } from '../config/server-config.ts'
 import { DecisionRights } from '../core/access/decision-rights.ts'
 import { decisionLinkIssuer } from '../core/admission/decision-link-issuer.ts'
+import { decidableOutside } from '../core/admission/outside-answers.ts'
 import { ExpirySweeper } from '../core/expiry/expiry-sweeper.ts'
 import { PolicySweeper } from '../core/expiry/policy-sweeper.ts'
 import { EventHub } from '../core/log/event-hub.ts'
@@ -20,6 +21,7 @@ import type { ValidatorCache } from '../schema/validator-cache.ts'
 import type { Store } from '../store/store.ts'
 import { WebhookOutbox } from '../webhooks/webhook-outbox.ts'
 import { WebhookSender } from '../webhooks/webhook-sender.ts'
+import { slackOutboxRow } from '../webhooks/slack-message.ts'
 
 /**
  * The parts of one server process besides its routes, built from the resolved config. `server-lifecycle.ts` starts
@@ -63,12 +65,18 @@ export function createServerParts(
   const { now, logger, logError, webhooks: endpoints } = config
   // The server clock: outbox rows are stamped with it, so their due times and locks are read with it too.
   // Built even without endpoints, so bad `webhookDelivery` settings are refused here; it runs only with endpoints.
-  const built = new WebhookSender({ ...config.webhookDelivery, store, endpoints, logError, now, log: logger })
-  const sender = endpoints.length > 0 ? built : undefined
+  const slackWebhook = config.slack?.webhookUrl
+  // A Slack incoming webhook is called like an endpoint, without a Standard Webhooks signature (docs/approvals.md#slack).
+  const targets = [...endpoints, ...(slackWebhook !== undefined ? [{ url: slackWebhook }] : [])]
+  const built = new WebhookSender({ ...config.webhookDelivery, store, endpoints: targets, logError, now, log: logger })
+  const sender = targets.length > 0 ? built : undefined
   const rights = new DecisionRights({ ...config, store, tools: agent.tools, guardrails: agent.guardrailsByName })
   const webhooks = new WebhookOutbox(endpoints, () => sender?.wake(), {
     links: config.links
-      ? decisionLinkIssuer({ ...config.links, ...config, rights, validators, ...agentTools(agent) })
+      ? decisionLinkIssuer({ ...config.links, ...config, store, rights, validators, ...agentTools(agent) })
+      : undefined,
+    rows: slackWebhook
+      ? (batch) => (decidableOutside(validators, batch.stored) ? [slackOutboxRow(slackWebhook, batch)] : [])
       : undefined,
   })
   const hub = new EventHub()

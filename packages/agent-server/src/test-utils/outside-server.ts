@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { DecisionLink, WebhookPayload } from '@interlude/protocol'
 import { linkKey, signLink } from '../auth/decision-link-token.ts'
 import type { LinkClaims } from '../auth/decision-link-token.ts'
+import type { ToolDefinition } from '../agent/tool.ts'
 import type { StartServerOptions } from '../server.ts'
 import { threadKey } from '../store/thread-key.ts'
 import { until } from './child-server.ts'
@@ -34,11 +35,26 @@ export interface OutsideServer {
   close(): Promise<void>
 }
 
-export async function startOutsideServer(options: Partial<StartServerOptions> = {}): Promise<OutsideServer> {
+/** The `interrupt.opened` delivery of `threadId` (the client's id), once the receiver has it. */
+export function openedWebhook(receiver: WebhookReceiver, threadId: string): Promise<WebhookPayload> {
+  return until(
+    () =>
+      receiver.received
+        .map((r) => r.payload as WebhookPayload)
+        .find((p) => p?.type === 'interrupt.opened' && p.data.threadId === threadId),
+    'interrupt.opened',
+  )
+}
+
+export async function startOutsideServer(
+  options: Partial<StartServerOptions> = {},
+  /** Changes to the `deploy` tool (`approvers: undefined` removes its approvers). */
+  deploy: Readonly<Record<string, unknown>> = {},
+): Promise<OutsideServer> {
   const webhookSecret = `whsec_${randomBytes(32).toString('base64')}`
   const sessionSecret = randomBytes(32).toString('base64url')
   const receiver = await startWebhookReceiver(webhookSecret)
-  const { agent, ran } = rightsAgent()
+  const { agent, ran } = rightsAgent({ deploy: deploy as Partial<ToolDefinition> })
   const port = await freePort()
   const tmp = tempDir()
   const settings: Partial<StartServerOptions> = {
@@ -66,13 +82,7 @@ export async function startOutsideServer(options: Partial<StartServerOptions> = 
         principal: 'eng',
       })
       const interruptId = interruptsOf(answer.events)[0]!.id
-      const opened = await until(
-        () =>
-          receiver.received
-            .map((r) => r.payload as WebhookPayload)
-            .find((p) => p?.type === 'interrupt.opened' && p.data.threadId === threadId),
-        'interrupt.opened',
-      )
+      const opened = await openedWebhook(receiver, threadId)
       return { threadId, key: threadKey('eng', threadId), interruptId, links: [...(opened.data.links ?? [])] }
     },
     forge: (claims) => signLink(key, claims),

@@ -25,6 +25,12 @@ export interface ResolvedWebhookEndpoint {
   readonly signer: Webhook
 }
 
+/**
+ * What the sender calls: a Standard Webhooks endpoint, or a Slack incoming webhook, which has no signer (its URL is
+ * its secret, and Slack reads no signature: docs/approvals.md#slack).
+ */
+export type DeliveryEndpoint = Pick<ResolvedWebhookEndpoint, 'url'> & { readonly signer?: Webhook | undefined }
+
 /** The environment variable read for endpoints configured without a secret. */
 export const WEBHOOK_SECRET_ENV = 'INTERLUDE_WEBHOOK_SECRET'
 

@@ -25,10 +25,18 @@ export interface OpenedBatch extends BatchSubject {
   readonly expiresAt: number
 }
 
+function subjectOf(batch: OpenedBatch): BatchSubject {
+  const { stored: _stored, expiresAt: _expiresAt, ...subject } = batch
+  return subject
+}
+
 /** What `interrupt.opened` carries besides the batch (docs/approvals.md#deciding-outside-the-app). */
 export interface OpenedExtras {
-  /** Signed decision links for the batch's deciders (with `publicUrl`). */
-  readonly links?: ((batch: OpenedBatch) => Promise<readonly DecisionLink[]>) | undefined
+  /**
+   * Signed decision links for the batch's deciders (with `publicUrl`); `after`: a record about to be written with the
+   * webhook (an escalation), which changes who decides.
+   */
+  readonly links?: ((batch: OpenedBatch, after?: DecisionRecord) => Promise<readonly DecisionLink[]>) | undefined
   /** Deliveries in other formats (the Slack message), written with the batch like every other row. */
   readonly rows?: ((batch: OpenedBatch, now: number) => readonly NewOutboxDelivery[]) | undefined
 }
@@ -66,11 +74,20 @@ export class WebhookOutbox {
 
   /** `interrupt.opened` rows, with decision links when the server has a public URL, and the Slack message. */
   async opened(batch: OpenedBatch, now: number): Promise<NewOutboxDelivery[]> {
-    const { stored: _stored, expiresAt: _expiresAt, ...subject } = batch
-    const subscribed = this.#endpoints.some((endpoint) => endpoint.events.has('interrupt.opened'))
-    const links = subscribed ? ((await this.#extras.links?.(batch)) ?? []) : []
-    const rows = this.#rows('interrupt.opened', links.length > 0 ? { ...subject, links } : subject, now)
+    const links = await this.#links('interrupt.opened', batch)
+    const rows = this.#rows('interrupt.opened', { ...subjectOf(batch), ...links }, now)
     return [...rows, ...(this.#extras.rows?.(batch, now) ?? [])]
+  }
+
+  /** `{ links }` when an endpoint receives `type` and the server makes links; else nothing. */
+  async #links(
+    type: WebhookEventType,
+    batch: OpenedBatch,
+    after?: DecisionRecord,
+  ): Promise<{ links?: readonly DecisionLink[] }> {
+    if (!this.#endpoints.some((endpoint) => endpoint.events.has(type))) return {}
+    const links = (await this.#extras.links?.(batch, after)) ?? []
+    return links.length > 0 ? { links } : {}
   }
 
   decided(batch: BatchSubject, decision: DecisionRecord, now: number): NewOutboxDelivery[] {
@@ -81,14 +98,19 @@ export class WebhookOutbox {
     return expiredOutboxEntries(this.#endpoints, batch, decision, now)
   }
 
-  /** The right to decide moved on (docs/approvals.md#organisation-policies): with the `system:escalation` record. */
-  escalated(batch: BatchSubject, decision: DecisionRecord, now: number): NewOutboxDelivery[] {
-    return this.#rows('interrupt.escalated', { ...batch, decision }, now)
+  /**
+   * The right to decide moved on (docs/approvals.md#organisation-policies): with the `system:escalation` record, and
+   * decision links for the deciders it names.
+   */
+  async escalated(batch: OpenedBatch, decision: DecisionRecord, now: number): Promise<NewOutboxDelivery[]> {
+    const links = await this.#links('interrupt.escalated', batch, decision)
+    return this.#rows('interrupt.escalated', { ...subjectOf(batch), decision, ...links }, now)
   }
 
-  /** A batch's deadline is near and it is still open (`remind.before`). */
-  reminder(batch: BatchSubject, now: number): NewOutboxDelivery[] {
-    return this.#rows('interrupt.reminder', batch, now)
+  /** A batch's deadline is near and it is still open (`remind.before`), with decision links for its deciders. */
+  async reminder(batch: OpenedBatch, now: number): Promise<NewOutboxDelivery[]> {
+    const links = await this.#links('interrupt.reminder', batch)
+    return this.#rows('interrupt.reminder', { ...subjectOf(batch), ...links }, now)
   }
 
   failed(run: WebhookSubject, errorCode: string, now: number): NewOutboxDelivery[] {

@@ -1,5 +1,5 @@
 import type { OutboxDelivery } from '../store/store.ts'
-import type { ResolvedWebhookEndpoint } from './webhook-config.ts'
+import type { DeliveryEndpoint } from './webhook-config.ts'
 
 /** What one attempt needs besides the delivery. */
 export interface WebhookRequestOptions {
@@ -26,7 +26,7 @@ export type WebhookAttemptResult =
  */
 export async function sendWebhookRequest(
   delivery: Pick<OutboxDelivery, 'deliveryId' | 'payload'>,
-  endpoint: ResolvedWebhookEndpoint,
+  endpoint: DeliveryEndpoint,
   options: WebhookRequestOptions,
 ): Promise<WebhookAttemptResult> {
   const { deliveryId, payload } = delivery
@@ -36,12 +36,14 @@ export async function sendWebhookRequest(
     response = await options.fetch(endpoint.url, {
       method: 'POST',
       redirect: 'manual',
-      headers: {
-        'content-type': 'application/json',
-        'webhook-id': deliveryId,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': endpoint.signer.sign(deliveryId, new Date(timestamp * 1000), payload),
-      },
+      headers: endpoint.signer
+        ? {
+            'content-type': 'application/json',
+            'webhook-id': deliveryId,
+            'webhook-timestamp': String(timestamp),
+            'webhook-signature': endpoint.signer.sign(deliveryId, new Date(timestamp * 1000), payload),
+          }
+        : { 'content-type': 'application/json' },
       body: payload,
       signal: AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]),
     })

@@ -25,14 +25,14 @@ import { systemClock } from '../clock.ts'
 import type { OutboxDelivery, OutboxSettlement, Store } from '../store/store.ts'
 import type { Logger } from '../observability/logger.ts'
 import { retryDelayMs } from './retry-backoff.ts'
-import type { ResolvedWebhookEndpoint } from './webhook-config.ts'
+import type { DeliveryEndpoint } from './webhook-config.ts'
 import { redactedUrl } from './webhook-config.ts'
 import { sendWebhookRequest } from './webhook-request.ts'
 
 export interface WebhookSenderOptions {
   readonly store: Pick<Store, 'claimOutbox' | 'settleOutbox'>
-  /** From `resolveWebhookEndpoints`: the only URLs ever called, and their signing keys. */
-  readonly endpoints: readonly ResolvedWebhookEndpoint[]
+  /** From `resolveWebhookEndpoints` (and the Slack webhook): the only URLs ever called, and their signing keys. */
+  readonly endpoints: readonly DeliveryEndpoint[]
   /** Failed deliveries (one structured line each) and store errors. Never receives a secret. */
   readonly logError: (message: string, error: unknown) => void
   /** One `webhook.delivered` / `webhook.retry` line per attempt that settled (observability/logger.ts). */
@@ -82,7 +82,7 @@ export class WebhookSender {
   readonly #store: WebhookSenderOptions['store']
   readonly #logError: WebhookSenderOptions['logError']
   readonly #log: WebhookSenderOptions['log']
-  readonly #endpoints: ReadonlyMap<string, ResolvedWebhookEndpoint>
+  readonly #endpoints: ReadonlyMap<string, DeliveryEndpoint>
   readonly #s: Settings
   readonly #inFlight = new Set<Promise<void>>()
   #running = false

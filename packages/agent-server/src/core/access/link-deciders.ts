@@ -3,9 +3,10 @@ import type { ResolvedGuardrail } from '../../agent/guardrail.ts'
 import type { ResolvedTool } from '../../agent/tool.ts'
 import type { DecidableBatch, DecisionRights } from './decision-rights.ts'
 import { deciderPolicies } from './decider-chain.ts'
+import type { BatchTally } from './vote-tally.ts'
 
 export interface LinkDecidersOptions {
-  readonly rights: Pick<DecisionRights, 'mayDecide'>
+  readonly rights: Pick<DecisionRights, 'mayDecide' | 'policyOf'>
   /** The server's `approvers` (CLI `--approver`). */
   readonly approvers: readonly string[]
   readonly tools: ReadonlyMap<string, ResolvedTool>
@@ -17,12 +18,14 @@ export interface LinkDecidersOptions {
  * name — the thread's owner, the server's `approvers`, and every principal a tool (or guardrail) of the batch lists in
  * its `approvers` — kept only if they may decide the whole batch now (`DecisionRights.mayDecide`, which also asks a
  * custom `canDecide`). A custom `canDecide` or an `approvers` function cannot be enumerated: a principal only they
- * would admit gets no link, and decides in the app, through the API or in Slack.
+ * would admit gets no link, and decides in the app, through the API or in Slack. Under an organisation policy the
+ * voters of every stage are candidates too; only those who may vote now (the current stage) get links.
  */
 export async function linkDeciders(
   options: LinkDecidersOptions,
   owner: string,
   batch: DecidableBatch,
+  tally?: BatchTally,
 ): Promise<string[]> {
   const candidates = new Set<string>([owner, ...options.approvers])
   for (const item of batch.interrupts as readonly StoredInterrupt[]) {
@@ -30,10 +33,14 @@ export async function linkDeciders(
       if (Array.isArray(policy.approvers))
         for (const name of policy.approvers as readonly string[]) candidates.add(name)
     }
+    // An organisation policy's voters (docs/approvals.md#organisation-policies), groups expanded: every stage's.
+    const votes = options.rights.policyOf(item)
+    for (const stage of [...votes.stages, ...(votes.escalate ? [votes.escalate.stage] : [])])
+      for (const name of stage.of ?? []) candidates.add(name)
   }
   const deciders: string[] = []
   for (const principal of [...candidates].sort()) {
-    if (await options.rights.mayDecide(principal, owner, batch)) deciders.push(principal)
+    if (await options.rights.mayDecide(principal, owner, batch, tally)) deciders.push(principal)
   }
   return deciders
 }

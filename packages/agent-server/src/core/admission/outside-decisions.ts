@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { InterludeError } from '@interlude/protocol'
-import type { DecisionLinkAction, DecisionRecord } from '@interlude/protocol'
+import type { DecisionLinkAction, DecisionRecord, VoteTally } from '@interlude/protocol'
 import type { BatchRecord } from '../../store/store.ts'
 import type { RunPlan } from '../run-plan.ts'
 import type { Admission, AdmissionDeps } from './admission.ts'
@@ -34,8 +34,20 @@ export type OutsideState =
   | { readonly kind: 'gone'; readonly why: 'decided' | 'expired'; readonly record?: DecisionRecord | undefined }
   | { readonly kind: 'not_found' }
 
+/**
+ * What deciding did: `decided` — the batch's decision (the turn continues); `voted` — a vote under an organisation
+ * policy (docs/approvals.md#organisation-policies) that settles nothing yet (`pending`: what is still missing);
+ * `already_voted` — this decider already voted on the batch (through any channel); or the state that stopped it.
+ */
 export type OutsideOutcome =
   | { readonly kind: 'decided'; readonly runId: string; readonly action: DecisionLinkAction }
+  | {
+      readonly kind: 'voted'
+      readonly runId: string
+      readonly action: DecisionLinkAction
+      readonly pending: readonly VoteTally[]
+    }
+  | { readonly kind: 'already_voted' }
   | Exclude<OutsideState, { readonly kind: 'open' }>
 
 export interface OutsideDecisionsDeps {
@@ -93,6 +105,7 @@ export class OutsideDecisions {
       admitted = await (this.#deps.admit ? this.#deps.admit(admit) : admit())
     } catch (error) {
       if (!InterludeError.isInstance(error)) throw error
+      if (error.code === 'ALREADY_VOTED') return { kind: 'already_voted' }
       // Lost a race: this link was spent by a concurrent request, or the batch was decided or expired meanwhile.
       if (['DECISION_CONFLICT', 'ALREADY_RESUMED', 'INTERRUPT_EXPIRED', 'THREAD_NOT_FOUND'].includes(error.code)) {
         const now = await this.state(target, link)
@@ -100,6 +113,7 @@ export class OutsideDecisions {
       }
       throw error
     }
+    if (admitted.kind === 'voted') return { kind: 'voted', runId, action: target.action, pending: admitted.pending }
     if (admitted.kind === 'start') this.#deps.start(admitted.plan)
     return { kind: 'decided', runId, action: target.action }
   }

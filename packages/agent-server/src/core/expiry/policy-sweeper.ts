@@ -103,6 +103,9 @@ export class PolicySweeper {
       owner: batch.ownerId,
       runId: batch.runId,
       interrupts: batch.interrupts.map((i) => i.interrupt),
+      // What decision links are made from (docs/approvals.md#decision-links).
+      stored: batch.interrupts,
+      expiresAt: batch.expiresAt,
     }
     // A reminder's mark is never listed; it names the sweep, not the escalation.
     const decidedBy = vote.kind === 'reminder' ? REMINDER_PRINCIPAL : SYSTEM_ESCALATION_PRINCIPAL
@@ -111,7 +114,9 @@ export class PolicySweeper {
       stage: vote.stage,
     }
     const outbox =
-      vote.kind === 'reminder' ? webhooks?.reminder(subject, now) : webhooks?.escalated(subject, record, now)
+      vote.kind === 'reminder'
+        ? await webhooks?.reminder(subject, now)
+        : await webhooks?.escalated(subject, record, now)
     const request: ClaimBatchRequest = {
       threadId: batch.threadId,
       batchId: batch.batchId,

@@ -4,7 +4,7 @@ import type { LinkClaims } from '../../auth/decision-link-token.ts'
 import type { DecisionLinkConfig } from '../../config/outside-options.ts'
 import type { OutsideDecisions, OutsideOutcome, OutsideTarget } from '../../core/admission/outside-decisions.ts'
 import type { ServerEnv } from '../env.ts'
-import { confirmationPage, decidedPage, PAGE_HEADERS, refusalPage } from '../decision-pages.ts'
+import { confirmationPage, decidedPage, PAGE_HEADERS, refusalPage, votedPage } from '../decision-pages.ts'
 
 /** The status of each answer (docs/protocol.md#decision-links). */
 const STATUS = { decided: 200, used: 409, decided_elsewhere: 410, expired: 410, not_found: 404 } as const
@@ -13,10 +13,15 @@ function target(claims: LinkClaims): OutsideTarget {
   return { threadId: claims.threadId, interruptId: claims.interruptId, decider: claims.decider, action: claims.action }
 }
 
-function refusal(outcome: Exclude<OutsideOutcome, { kind: 'decided' }>): { status: 404 | 409 | 410; html: string } {
+function refusal(outcome: Exclude<OutsideOutcome, { kind: 'decided' | 'voted' }>): {
+  status: 404 | 409 | 410
+  html: string
+} {
   switch (outcome.kind) {
     case 'used':
       return { status: STATUS.used, html: refusalPage('used') }
+    case 'already_voted':
+      return { status: STATUS.used, html: refusalPage('already_voted') }
     case 'gone':
       return outcome.why === 'expired'
         ? { status: STATUS.expired, html: refusalPage('expired') }
@@ -55,6 +60,8 @@ export function registerDecisionLinkRoutes(
     if (claims === undefined) return c.html(refusalPage('not_found'), STATUS.not_found, PAGE_HEADERS)
     const outcome = await outside.decide(target(claims), 'link', claims)
     if (outcome.kind === 'decided') return c.html(decidedPage(outcome.action), STATUS.decided, PAGE_HEADERS)
+    if (outcome.kind === 'voted')
+      return c.html(votedPage(outcome.action, outcome.pending), STATUS.decided, PAGE_HEADERS)
     const { status, html } = refusal(outcome)
     return c.html(html, status, PAGE_HEADERS)
   })
