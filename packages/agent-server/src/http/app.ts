@@ -188,6 +188,7 @@ function registerRoutes(
     expireBatch: (batch) => parts.expirySweeper.expire(batch),
     quota: quotas,
     openBatches: parts.openBatches,
+    publish: (threadId, events) => hub.publish(threadId, events),
   }
   const access = { store, rights, recovery }
   // Queued input (docs/protocol.md#multitask) starts when a run of this process ends, and from the recovery sweep.

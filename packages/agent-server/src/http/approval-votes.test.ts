@@ -56,6 +56,18 @@ describe('quorum 2 of 3 with notRequester', () => {
     )
     expect(first.status).toBe(202)
     expect(first.body.pending).toEqual([{ interruptId: interrupt.id, stage: 0, approvals: 1, quorum: 2 }])
+    // The vote is in the log at once, as a short run of its own (a follower — the owner's open chat — sees it live):
+    // RUN_STARTED, the vote's record, RUN_FINISHED with the interrupt still open.
+    const voteRun = (await s.threadEvents(threadId, { principal: 'alice' })).events.slice(-3)
+    expect(voteRun).toMatchObject([
+      { type: EventType.RUN_STARTED, runId: 'run_bob' },
+      { type: EventType.CUSTOM, name: DECISION_EVENT_NAME, value: { decidedBy: 'bob', vote: true, runId: 'run_bob' } },
+      {
+        type: EventType.RUN_FINISHED,
+        runId: 'run_bob',
+        outcome: { type: 'interrupt', interrupts: [{ id: interrupt.id }] },
+      },
+    ])
     // The same vote again answers the same; another vote of bob's is refused.
     const again = await postDecision(s, threadId, { runId: 'run_bob', resume: [resolved(interrupt)] }, by('bob'))
     expect(again).toMatchObject({ status: 202, body: { pending: [{ approvals: 1 }] } })
@@ -86,10 +98,11 @@ describe('quorum 2 of 3 with notRequester', () => {
       { decidedBy: 'bob', vote: true, runId: 'run_bob' },
       { decidedBy: 'mgr', vote: true, runId: 'run_mgr', entries: [{ interruptId: interrupt.id, status: 'resolved' }] },
     ])
-    // The continuation's log carries the votes, the deciding one last: a follower (useChat) sees both.
+    // bob's vote run, then the continuation, which carries the votes again, the deciding one last (a follower that
+    // joins only then sees both).
     const log = await s.threadEvents(threadId, { principal: 'alice' })
     const decisions = log.events.filter((e) => e.type === EventType.CUSTOM && e.name === DECISION_EVENT_NAME)
-    expect(decisions.map((e) => (e as { value: DecisionRecord }).value.decidedBy)).toEqual(['bob', 'mgr'])
+    expect(decisions.map((e) => (e as { value: DecisionRecord }).value.decidedBy)).toEqual(['bob', 'bob', 'mgr'])
   })
 
   it('a denial by any voter denies the interrupt at once', async () => {

@@ -14,6 +14,7 @@ import type {
   OutboxStatus,
   RunKey,
   RunStatus,
+  StoredEvent,
   StoredInterrupt,
   ThreadRecord,
   ToolCallKind,
@@ -128,6 +129,14 @@ export interface VoteWrite {
   readonly stage: number
   readonly expectedVotes: number
   readonly settles: boolean
+  /**
+   * A vote that settles nothing: the events of its own short run (`RUN_STARTED`, the vote's record, `RUN_FINISHED`
+   * with the batch's interrupts), appended to the paused thread's log under the vote's runId with an `interrupted` run
+   * row, in the vote's transaction — so followers see the vote live (docs/approvals.md#organisation-policies).
+   */
+  readonly events?: readonly NewEvent[]
+  /** With `events`: the run's `RUN_FINISHED` outcome as stored on its run row. */
+  readonly outcomeJson?: string
 }
 
 /** A used decision link (`getUsedDecisionLink`). */
@@ -141,7 +150,8 @@ export interface UsedDecisionLink {
 }
 
 export type ClaimBatchResult =
-  | { readonly ok: true; readonly thread: ThreadRecord }
+  /** `events`: what a vote that settles nothing appended to the log (`VoteWrite.events`). */
+  | { readonly ok: true; readonly thread: ThreadRecord; readonly events?: readonly StoredEvent[] }
   | {
       readonly ok: false
       readonly reason: 'already_claimed'

@@ -4,7 +4,7 @@ import type { DecisionVia, ExternalResultsSettled, Message, RunAgentInput, ToolM
 import type { ResolvedAgent } from '../../agent/agent.ts'
 import type { Clock } from '../../clock.ts'
 import type { ValidatorCache } from '../../schema/validator-cache.ts'
-import type { Store, ThreadRecord } from '../../store/store.ts'
+import type { Store, StoredEvent, ThreadRecord } from '../../store/store.ts'
 import type { WebhookOutbox } from '../../webhooks/webhook-outbox.ts'
 import type { ResumeRequest } from './admit-resume.ts'
 import { admitResume } from './admit-resume.ts'
@@ -51,6 +51,8 @@ export interface AdmissionDeps {
   readonly quota?: AdmissionQuota
   /** Open batches this process wrote or read: a resume for one of them is admitted in one statement. */
   readonly openBatches?: OpenBatchCache
+  /** Hands events an admission appended to the log (a vote's short run) to this process's followers. */
+  readonly publish?: (threadId: string, events: readonly StoredEvent[]) => void
 }
 
 export interface AdmissionQuota {

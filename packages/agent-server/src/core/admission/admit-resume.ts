@@ -1,12 +1,21 @@
 import { checkResume, InterludeError, resumeCheckError } from '@interlude/protocol'
-import type { Context, DecisionVia, ResumeEntry, Tool } from '@interlude/protocol'
+import type { Context, DecisionRecord, DecisionVia, Interrupt, ResumeEntry, Tool } from '@interlude/protocol'
 import type { SchemaIssue } from '../../schema/validator-cache.ts'
 import type { NewOutboxDelivery } from '../../store/records.ts'
-import type { BatchRecord, ClaimBatchRequest, ClaimBatchResult, RunRecord, Store } from '../../store/store.ts'
+import type {
+  BatchRecord,
+  ClaimBatchRequest,
+  ClaimBatchResult,
+  RunRecord,
+  Store,
+  VoteWrite,
+} from '../../store/store.ts'
+import type { ThreadKey } from '../../store/thread-key.ts'
 import type { Admission, AdmissionDeps } from './admission.ts'
 import { isStoreUnavailable } from '../../store/store-errors.ts'
 import { decisionHashSync } from '../decision-hash.ts'
 import { decisionRecord } from '../decision-record.ts'
+import { ev, toNewEvent } from '../ev.ts'
 import { resumePlan } from '../run-plan.ts'
 import type { JudgedVote, VotedAdmission } from './admit-vote.ts'
 import { judgeVote, replayedVote } from './admit-vote.ts'
@@ -88,7 +97,7 @@ export async function admitResume(
     })
     if (prepared?.kind === 'claim') {
       const claim = await makeClaim(deps, prepared)
-      if (claim.ok) return started(deps, request, prepared)
+      if (claim.ok) return started(deps, request, prepared, claim)
     }
   }
   // A vote that lost the race to another vote is judged again against the votes as they are now.
@@ -118,7 +127,7 @@ async function admitFresh(
   const prepared = await prepareClaim(deps, principal, request, via, { ownerId, run: view.run, open: view.openBatch })
   if (prepared.kind !== 'claim') return prepared
   const claim = await makeClaim(deps, prepared)
-  if (claim.ok) return started(deps, request, prepared)
+  if (claim.ok) return started(deps, request, prepared, claim)
   if (claim.reason === 'votes_changed') return VOTES_CHANGED
   if (claim.reason !== 'busy') openBatches?.forget(threadId)
   switch (claim.reason) {
@@ -168,6 +177,10 @@ async function prepareClaim(
   if (!shape.ok && shape.code === 'INVALID_INPUT') throw resumeCheckError(shape)
   const hash = decisionHashSync(entries)
 
+  // A vote that settled nothing has a short run of its own under its runId: the same vote again answers as it did.
+  const replayed =
+    grounds.run && tally !== undefined && targetsOpen ? replayedVote(tally, principal, request) : undefined
+  if (replayed !== undefined) return replayed
   if (grounds.run) {
     // The runId is the idempotency key: same decision → the first run's events again.
     if (grounds.run.kind === 'resume' && grounds.run.decisionHash === hash) return { kind: 'replay', threadId, runId }
@@ -254,7 +267,9 @@ async function prepareClaim(
     decidedBy: principal,
     via,
     ...(outbox.length > 0 ? { outbox } : {}),
-    ...(vote ? { vote: vote.write } : {}),
+    ...(vote
+      ? { vote: vote.write.settles ? vote.write : { ...vote.write, ...voteRun(threadId, runId, record, interrupts) } }
+      : {}),
     ...(grants.length > 0 ? { grants } : {}),
     ...(request.linkId !== undefined ? { linkId: request.linkId } : {}),
   }
@@ -268,11 +283,20 @@ async function makeClaim(deps: AdmissionDeps, prepared: PreparedClaim): Promise<
   return deps.store.claimBatch(request).finally(release)
 }
 
-function started(deps: AdmissionDeps, request: ResumeRequest, prepared: PreparedClaim): Admission | VotedAdmission {
+function started(
+  deps: AdmissionDeps,
+  request: ResumeRequest,
+  prepared: PreparedClaim,
+  claim: Extract<ClaimBatchResult, { ok: true }>,
+): Admission | VotedAdmission {
   const { owner, batch, check, vote } = prepared
   const { threadId, runId } = request
-  // A vote that settles nothing starts nothing: the batch stays open for the votes still missing.
-  if (vote !== undefined && !vote.write.settles) return { kind: 'voted', threadId, runId, pending: vote.pending }
+  // A vote that settles nothing starts nothing: the batch stays open for the votes still missing. Its short run in the
+  // log reaches this process's followers now (other replicas through the store's change feed).
+  if (vote !== undefined && !vote.write.settles) {
+    if (claim.events !== undefined) deps.publish?.(threadId, claim.events)
+    return { kind: 'voted', threadId, runId, pending: vote.pending }
+  }
   // A decider's resume run contributes its decisions only: its context and browser tools would act in the owner's
   // turn (docs/approvals.md#who-may-decide). The owner's own resume keeps them.
   const own = prepared.request.decidedBy === owner
@@ -287,4 +311,20 @@ function started(deps: AdmissionDeps, request: ResumeRequest, prepared: Prepared
     kind: 'start',
     plan: resumePlan({ threadId, runId, owner, batch, entries: admitted, allCancelled, expired, tools, context }),
   }
+}
+
+/**
+ * The short run a vote that settles nothing writes to the paused thread's log (docs/approvals.md#organisation-policies):
+ * `RUN_STARTED`, the vote's record (`CUSTOM interlude.decision`), `RUN_FINISHED` with the batch's interrupts — still
+ * open — so a follower (the owner's open chat) shows the vote the moment it is cast, in valid AG-UI run framing.
+ */
+function voteRun(
+  threadId: ThreadKey,
+  runId: string,
+  record: DecisionRecord,
+  interrupts: Interrupt[],
+): Pick<VoteWrite, 'events' | 'outcomeJson'> {
+  const outcome = { type: 'interrupt' as const, interrupts }
+  const events = [ev.runStarted(threadId, runId), ev.decision(record), ev.runFinished(threadId, runId, outcome)]
+  return { events: events.map(toNewEvent), outcomeJson: JSON.stringify(outcome) }
 }

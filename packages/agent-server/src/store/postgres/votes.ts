@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import type { PgDatabase } from './database.ts'
-import type { ClaimBatchRequest, ClaimBatchResult, VoteWrite } from '../store.ts'
+import type { ClaimBatchRequest, ClaimBatchResult, NewEvent, StoredEvent, VoteWrite } from '../store.ts'
 import type { BatchRow } from '../rows.ts'
 import { toThread } from '../rows.ts'
 import { claimRefusal } from '../refusals.ts'
@@ -85,7 +85,49 @@ export async function voteTx(
     throw new RollbackWith<ClaimBatchResult>({ ok: false, reason: 'run_exists' })
   if (request.outbox !== undefined && request.outbox.length > 0)
     await q.query(insertOutbox(request.outbox, request.now))
-  return { ok: true, thread: toThread((await rows(q, getThread(request.threadId)))[0]!) }
+  const events = vote.events === undefined ? undefined : await voteRunTx(q, request, vote.events, vote.outcomeJson)
+  const thread = toThread((await rows(q, getThread(request.threadId)))[0]!)
+  return { ok: true, thread, ...(events ? { events } : {}) }
+}
+
+/**
+ * The short run of a vote that settles nothing (`VoteWrite.events`) in the paused thread's log: its run row, then its
+ * events after the log's head (the thread row is locked; no run is active while the batch is open).
+ */
+async function voteRunTx(
+  q: Queryable,
+  request: ClaimBatchRequest,
+  events: readonly NewEvent[],
+  outcomeJson = '{}',
+): Promise<StoredEvent[] | undefined> {
+  const { threadId, runId, now } = request
+  if (events.length === 0) return undefined
+  const run = await q.query(
+    statement(
+      `INSERT INTO runs (thread_id, run_id, kind, status, outcome_json, created_at, finished_at)
+       VALUES ($1, $2, 'resume', 'interrupted', $3, $4, $4) ON CONFLICT DO NOTHING`,
+      [threadId, runId, outcomeJson, now],
+    ),
+  )
+  if (run.rowCount === 0) throw new RollbackWith<ClaimBatchResult>({ ok: false, reason: 'run_exists' })
+  const head = await rows<{ last_seq: string | number }>(
+    q,
+    statement(
+      'UPDATE threads SET last_seq = last_seq + $2 WHERE thread_id = $1 AND active_run_id IS NULL RETURNING last_seq',
+      [threadId, events.length],
+    ),
+  )
+  if (head[0] === undefined) throw new RollbackWith<ClaimBatchResult>({ ok: false, reason: 'busy' })
+  const first = Number(head[0].last_seq) - events.length + 1
+  await q.query(
+    statement(
+      `INSERT INTO events (thread_id, seq, run_id, type, json)
+       SELECT $1, $3::bigint + e.ord - 1, $2, e.type, e.json
+       FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(type, json, ord)`,
+      [threadId, runId, first, events.map((e) => e.type), events.map((e) => e.json)],
+    ),
+  )
+  return events.map((e, i) => ({ seq: first + i, runId, type: e.type, json: e.json }))
 }
 
 /**
@@ -100,10 +142,18 @@ export function soloClaimTx(q: Queryable, request: ClaimBatchRequest): Promise<C
 
 /** `soloClaimTx` in a transaction of its own on `pool`, for the claims that need one; `undefined` for any other. */
 export function soloClaim(
-  db: Pick<PgDatabase, 'tx'>,
+  db: Pick<PgDatabase, 'tx' | 'notifier'>,
   pool: pg.Pool,
   request: ClaimBatchRequest,
 ): Promise<ClaimBatchResult> | undefined {
   const solo = request.vote !== undefined || request.linkId !== undefined || (request.grants?.length ?? 0) > 0
-  return solo ? db.tx((q) => soloClaimTx(q, request), pool) : undefined
+  if (!solo) return undefined
+  return db
+    .tx((q) => soloClaimTx(q, request), pool)
+    .then((claimed) => {
+      // A vote that settled nothing appended its short run to the log: announced after the commit.
+      const last = claimed.ok ? claimed.events?.at(-1) : undefined
+      if (last) db.notifier.announce(request.threadId, last.seq)
+      return claimed
+    })
 }

@@ -23,6 +23,15 @@ export function voteStatements(prepare: Prepare) {
     voteCount: prepare<[string, string], { vote_count: number }>(
       'SELECT vote_count FROM interrupt_batches WHERE batch_id = ? AND thread_id = ?',
     ),
+    /** The short run of a vote that settles nothing (`VoteWrite.events`): paused, as the batch still is. */
+    insertVoteRun: prepare<{ threadId: string; runId: string; outcomeJson: string; now: number }>(
+      `INSERT OR IGNORE INTO runs (thread_id, run_id, kind, status, outcome_json, created_at, finished_at)
+       VALUES (@threadId, @runId, 'resume', 'interrupted', @outcomeJson, @now, @now)`,
+    ),
+    /** Its events' seqs: the log of a paused thread (no active run) advances by `count`. */
+    advanceIdleSeq: prepare<{ threadId: string; count: number }, { last_seq: number }>(
+      'UPDATE threads SET last_seq = last_seq + @count WHERE thread_id = @threadId AND active_run_id IS NULL RETURNING last_seq',
+    ),
     /** A vote's (or an escalation's) record; nothing when the run id is taken. */
     insertVoteDecision: prepare<{
       threadId: string

@@ -1,4 +1,4 @@
-import type { ClaimBatchRequest, ClaimBatchResult, VoteWrite } from '../store.ts'
+import type { ClaimBatchRequest, ClaimBatchResult, NewEvent, StoredEvent, VoteWrite } from '../store.ts'
 import { toThread } from '../rows.ts'
 import { claimRefusal } from '../refusals.ts'
 import { RollbackWith } from '../rollback-with.ts'
@@ -36,5 +36,27 @@ export function voteTx(
   if (s.insertVoteDecision.run({ ...request, entries, ...voteColumns }).changes === 0)
     throw new RollbackWith<ClaimBatchResult>({ ok: false, reason: 'run_exists' })
   insertOutboxTx(s, request.outbox, request.now)
-  return { ok: true, thread: toThread(s.getThread.get(threadId)!) }
+  const events = vote.events === undefined ? undefined : voteRunTx(s, request, vote.events, vote.outcomeJson ?? '{}')
+  return { ok: true, thread: toThread(s.getThread.get(threadId)!), ...(events ? { events } : {}) }
+}
+
+/** The vote's short run in the paused thread's log (`VoteWrite.events`). */
+function voteRunTx(
+  s: SqliteStatements,
+  request: ClaimBatchRequest,
+  events: readonly NewEvent[],
+  outcomeJson: string,
+): StoredEvent[] | undefined {
+  const { threadId, runId, now } = request
+  const head = events.length > 0 ? s.advanceIdleSeq.get({ threadId, count: events.length }) : undefined
+  // A run is active (it cannot be while the batch is open): the vote stands, its events are left out.
+  if (head === undefined) return undefined
+  if (s.insertVoteRun.run({ threadId, runId, outcomeJson, now }).changes === 0)
+    throw new RollbackWith<ClaimBatchResult>({ ok: false, reason: 'run_exists' })
+  let seq = head.last_seq - events.length
+  return events.map((event) => {
+    seq += 1
+    s.insertEvent.run({ threadId, seq, runId, type: event.type, json: event.json })
+    return { seq, runId, type: event.type, json: event.json }
+  })
 }
