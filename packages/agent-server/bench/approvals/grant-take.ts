@@ -4,7 +4,7 @@
  * fresh grant by the claim of an approval (as admission does), then fires 30 takes of it at once, alternating stores.
  *
  *   A. a grant of 3: 3 takes win, 27 find nothing left (the shape of 30 matching calls racing for a small grant),
- *   B. a grant of 30: every take wins, all on the same row (the worst case: the takes queue on its row lock),
+ *   B. a grant of 30: every take wins, each on its own slot of the one grant (before slots: all queued on its row),
  *   C. 30 grants of 1, one take of each at once (no row shared: what the machine gives 30 commits at once).
  *
  * Per take: wall time of `Store.grants.take` in this process (the one statement, its commit and the round trip).

@@ -5,8 +5,10 @@ import { standingFields, standingParams, toCallDecision } from './permission-rul
 /**
  * Bounded grants in the stores (docs/approvals.md#bounded-grants): the interface both stores implement, the row shapes
  * they share and their mapping. A grant is written by the claim of the approval that made it (`ClaimBatchRequest.grants`,
- * same transaction); each later call it approves takes one of its calls with one conditional update that also writes
- * the call's `via: "grant"` decision record. Grants are never deleted: a revoked or used-up grant keeps its row.
+ * same transaction) with one slot row per call (`grant_slots`, docs/decisions.md#bounded-grants); each later call it
+ * approves claims one free slot with one statement that also writes the call's `via: "grant"` decision record. Calls
+ * left are the free slots (`grants.calls_left` is not written after the grant is made). Grants are never deleted: a
+ * revoked or used-up grant keeps its rows.
  */
 export interface GrantStore {
   /**
@@ -17,9 +19,10 @@ export interface GrantStore {
   /** The grants that may approve one call of `toolName` in `threadId` at `now` (the caller still checks `match`). */
   match(query: GrantMatch): Promise<Grant[]>
   /**
-   * Takes one call of the grant for `toolCallId`, atomically (one conditional update: only while it has calls left,
-   * is not revoked and not expired at `now`), and writes the call's `via: "grant"` decision record in the same
-   * statement. A call that already took a grant gets that record again and takes nothing. `undefined`: nothing left.
+   * Takes one call of the grant for `toolCallId`, atomically (claims one free slot, only while the grant is not
+   * revoked and not expired at `now`), and writes the call's `via: "grant"` decision record in the same statement. A
+   * call that already took a grant gets that record again and takes nothing. `undefined`: nothing left — or, on
+   * PostgreSQL, every free slot held by concurrent takes at that moment (the call then pauses: fewer calls, never more).
    */
   take(request: GrantTake): Promise<DecisionRecord | undefined>
   /** Revokes the owner's grant: `false` when there is none with that id (or it is revoked already). */
@@ -61,6 +64,22 @@ export interface GrantRow extends StandingRow {
 export interface GrantDecisionRow extends CallDecisionRow {
   readonly grant_id: string
 }
+
+/**
+ * A grant's columns for `list` and `match` (SQL for both stores, the grant's row is `g`): `calls_left` is its free
+ * slots.
+ */
+export const GRANT_COLUMNS = `g.grant_id, g.owner_id, g.scope, g.thread_id, g.tool_name, g.match_json, g.calls,
+  g.until_at, g.created_by, g.created_at, g.source_interrupt_id, g.made_under,
+  (SELECT count(*) FROM grant_slots s WHERE s.grant_id = g.grant_id AND s.used_by_call IS NULL) AS calls_left`
+
+/**
+ * Grants that may still apply at `now` (an SQL parameter): not revoked, a free slot, no `until` at or before `now`.
+ * `g.calls_left > 0` holds for every grant with a free slot; it lets the partial lookup index serve the query.
+ */
+export const activeGrant = (now: string) => `g.revoked_at IS NULL AND g.calls_left > 0
+  AND EXISTS (SELECT 1 FROM grant_slots s WHERE s.grant_id = g.grant_id AND s.used_by_call IS NULL)
+  AND (g.until_at IS NULL OR g.until_at > ${now})`
 
 export function toGrant(row: GrantRow): Grant {
   return {

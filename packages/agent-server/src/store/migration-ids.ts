@@ -42,6 +42,8 @@ export const MIGRATION_IDS = [
   '0016-bounded-grants',
   /** Decision links (docs/approvals.md#deciding-outside-the-app): the links already used, so each decides once. */
   '0017-decision-links',
+  /** A grant's calls as slot rows (docs/decisions.md#bounded-grants), so concurrent takes claim different rows. */
+  '0018-grant-slots',
 ] as const
 
 export type MigrationId = (typeof MIGRATION_IDS)[number]

@@ -2,32 +2,37 @@ import type pg from 'pg'
 import type { DecisionRecord, Grant } from '@interlude/protocol'
 import type { ClaimBatchRequest, ClaimBatchResult } from '../store.ts'
 import type { GrantDecisionRow, GrantListQuery, GrantMatch, GrantRow, GrantStore, GrantTake } from '../grants.ts'
-import { grantParams, toGrant, toGrantDecision } from '../grants.ts'
+import { activeGrant, GRANT_COLUMNS, grantParams, toGrant, toGrantDecision } from '../grants.ts'
 import { claimWithLinkTx } from './decision-links.ts'
 import type { Queryable } from './query.ts'
 import { rows, statement } from './query.ts'
 
-/** Grants that may still apply at `$now` (the parameter number is the caller's). */
-const active = (now: string) => `revoked_at IS NULL AND calls_left > 0 AND (until_at IS NULL OR until_at > ${now})`
-
 const DECISION_COLUMNS = 'thread_id, tool_call_id, run_id, grant_id, decided_by, decided_at'
 
 /**
- * The take (docs/approvals.md#bounded-grants), one statement: a call that took a grant already gets its record again;
- * otherwise one conditional update takes a call (concurrent takes queue on the grant's row lock and re-check
- * `calls_left > 0` after the one before them commits, so a grant of n approves at most n calls across replicas) and
- * the same statement writes the call's decision record.
+ * The take (docs/decisions.md#bounded-grants), one statement: a call that took a grant already gets its record again;
+ * otherwise it claims the grant's first free slot that no concurrent take holds (`FOR UPDATE SKIP LOCKED`), so takes
+ * do not queue on one row and a grant of n approves at most n calls across replicas. A take that finds every free slot
+ * held by concurrent takes takes nothing (the call pauses). The same statement writes the call's decision record.
  */
 const TAKE = `
   WITH prior AS (
     SELECT ${DECISION_COLUMNS} FROM grant_decisions WHERE thread_id = $3 AND tool_call_id = $4
+  ), live AS (
+    SELECT g.grant_id, g.created_by FROM grants g
+    WHERE g.grant_id = $1 AND g.owner_id = $2 AND g.revoked_at IS NULL AND (g.until_at IS NULL OR g.until_at > $6)
+      AND NOT EXISTS (SELECT 1 FROM prior)
   ), taken AS (
-    UPDATE grants SET calls_left = calls_left - 1
-    WHERE grant_id = $1 AND owner_id = $2 AND ${active('$6')} AND NOT EXISTS (SELECT 1 FROM prior)
-    RETURNING grant_id, created_by
+    UPDATE grant_slots SET used_by_call = $4, used_at = $6
+    WHERE grant_id = $1 AND slot = (
+      SELECT s.slot FROM grant_slots s
+      WHERE s.grant_id = $1 AND s.used_by_call IS NULL AND EXISTS (SELECT 1 FROM live)
+      ORDER BY s.slot LIMIT 1 FOR UPDATE SKIP LOCKED
+    )
+    RETURNING grant_id
   ), decision AS (
     INSERT INTO grant_decisions (${DECISION_COLUMNS})
-    SELECT $3, $4, $5, grant_id, created_by, $6 FROM taken
+    SELECT $3, $4, $5, live.grant_id, live.created_by, $6 FROM taken JOIN live USING (grant_id)
     RETURNING ${DECISION_COLUMNS}
   )
   SELECT * FROM decision UNION ALL SELECT * FROM prior`
@@ -39,9 +44,9 @@ export function postgresGrants(pool: pg.Pool): GrantStore {
       const found = await rows<GrantRow>(
         pool,
         statement(
-          `SELECT * FROM grants WHERE owner_id = $1 AND ${active('$3')}
-             AND ($2::text IS NULL OR scope = 'principal' OR thread_id = $2)
-           ORDER BY created_at, grant_id`,
+          `SELECT ${GRANT_COLUMNS} FROM grants g WHERE g.owner_id = $1 AND ${activeGrant('$3')}
+             AND ($2::text IS NULL OR g.scope = 'principal' OR g.thread_id = $2)
+           ORDER BY g.created_at, g.grant_id`,
           [owner, query.threadId ?? null, query.now],
         ),
       )
@@ -51,9 +56,9 @@ export function postgresGrants(pool: pg.Pool): GrantStore {
       const found = await rows<GrantRow>(
         pool,
         statement(
-          `SELECT * FROM grants WHERE owner_id = $1 AND tool_name = $2 AND ${active('$4')}
-             AND (scope = 'principal' OR thread_id = $3)
-           ORDER BY created_at, grant_id`,
+          `SELECT ${GRANT_COLUMNS} FROM grants g WHERE g.owner_id = $1 AND g.tool_name = $2 AND ${activeGrant('$4')}
+             AND (g.scope = 'principal' OR g.thread_id = $3)
+           ORDER BY g.created_at, g.grant_id`,
           [query.owner, query.toolName, query.threadId, query.now],
         ),
       )
@@ -79,7 +84,7 @@ export function postgresGrants(pool: pg.Pool): GrantStore {
 
 /**
  * A claim that makes grants or spends a decision link, as a transaction of its own (`q` is inside it), never one of a
- * claim group: the claim, then the grants it makes.
+ * claim group: the claim, then the grants it makes, each with one slot row per call it has left.
  */
 export async function claimWithGrantsTx(q: Queryable, request: ClaimBatchRequest): Promise<ClaimBatchResult> {
   // A claim that spends a decision link records the link first (`decision-links.ts`).
@@ -88,10 +93,14 @@ export async function claimWithGrantsTx(q: Queryable, request: ClaimBatchRequest
   for (const grant of request.grants ?? []) {
     const p = grantParams(grant)
     await q.query(
-      `INSERT INTO grants (grant_id, owner_id, scope, thread_id, tool_name, match_json, calls, calls_left, until_at,
-         created_by, created_at, source_interrupt_id, made_under)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-       ON CONFLICT (grant_id) DO NOTHING`,
+      `WITH made AS (
+         INSERT INTO grants (grant_id, owner_id, scope, thread_id, tool_name, match_json, calls, calls_left, until_at,
+           created_by, created_at, source_interrupt_id, made_under)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+         ON CONFLICT (grant_id) DO NOTHING
+         RETURNING grant_id, calls_left
+       )
+       INSERT INTO grant_slots (grant_id, slot) SELECT grant_id, generate_series(1, calls_left) FROM made`,
       [
         p.grantId,
         p.owner,

@@ -331,6 +331,19 @@ export const POSTGRES_MIGRATIONS: DialectMigrations = {
     used_at BIGINT NOT NULL
   );
   `,
+  // A bounded grant's calls as slot rows (docs/decisions.md#bounded-grants): a take claims one free slot, skipping
+  // slots that concurrent takes hold locked, so takes do not queue on one row. Calls left are the free slots
+  // (`grants.calls_left` is no longer written after the grant is made); an existing grant gets its remaining calls' slots.
+  '0018-grant-slots': `
+  CREATE TABLE grant_slots (
+    grant_id TEXT NOT NULL,
+    slot INTEGER NOT NULL,
+    used_by_call TEXT,
+    used_at BIGINT,
+    PRIMARY KEY (grant_id, slot)
+  );
+  INSERT INTO grant_slots (grant_id, slot) SELECT grant_id, generate_series(1, calls_left) FROM grants;
+  `,
 }
 
 /** The SQL of each schema version, in order: a database whose `schema_migrations` has 1..k has run the first k. */

@@ -4,7 +4,7 @@ import type { Store, StoreChange } from '../store.ts'
 import { createTestSchema, PG_URL, pgAvailable } from '../../test-utils/pg.ts'
 import { storeConformance } from '../../test-utils/store-conformance.ts'
 import { firstRunRequest } from '../conformance/kit.ts'
-import { expectLegacyThreadKeyed, LEGACY_THREAD_ROWS } from '../conformance/legacy-thread.ts'
+import { LEGACY_MIGRATIONS } from '../conformance/legacy-migrations.ts'
 import { threadKey } from '../thread-key.ts'
 import { PG_MIGRATIONS, POSTGRES_MIGRATIONS } from './migrations.ts'
 import { migrationSteps } from '../migration-steps.ts'
@@ -270,24 +270,25 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     await store.close()
   })
 
-  it('0009-thread-keys-per-owner gives every row of an existing thread its owner’s key', async () => {
-    const { schema, drop } = await createTestSchema()
-    drops.push(drop)
-    const client = new pg.Client({ connectionString: withDefaultUser(PG_URL), options: `-c search_path=${schema}` })
-    await client.connect()
-    await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)')
-    // The schema just before 0009 (later migrations run when the store opens).
-    const before = migrationSteps(POSTGRES_MIGRATIONS).findIndex((s) => s.ids.includes('0009-thread-keys-per-owner'))
-    for (const [i, sql] of PG_MIGRATIONS.slice(0, before).entries()) {
-      await client.query(sql)
-      await client.query('INSERT INTO schema_migrations VALUES ($1, 0)', [i + 1])
-    }
-    for (const sql of LEGACY_THREAD_ROWS) await client.query(sql)
-    await client.end()
-    const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 1 })
-    await expectLegacyThreadKeyed(store)
-    await store.close()
-  })
+  for (const { test, id, rows, expectMigrated } of LEGACY_MIGRATIONS) {
+    it(test, async () => {
+      const { schema, drop } = await createTestSchema()
+      drops.push(drop)
+      const client = new pg.Client({ connectionString: withDefaultUser(PG_URL), options: `-c search_path=${schema}` })
+      await client.connect()
+      await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)')
+      const before = migrationSteps(POSTGRES_MIGRATIONS).findIndex((s) => s.ids.includes(id))
+      for (const [i, sql] of PG_MIGRATIONS.slice(0, before).entries()) {
+        await client.query(sql)
+        await client.query('INSERT INTO schema_migrations VALUES ($1, 0)', [i + 1])
+      }
+      for (const sql of rows) await client.query(sql)
+      await client.end()
+      const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 1 })
+      await expectMigrated(store)
+      await store.close()
+    })
+  }
 
   it('serves the expiry sweep and the inbox from the partial indexes on open batches, not a scan', async () => {
     const { schema, drop } = await createTestSchema()

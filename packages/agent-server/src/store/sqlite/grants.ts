@@ -1,15 +1,12 @@
 import type Database from 'better-sqlite3'
 import type { DecisionRecord, Grant } from '@interlude/protocol'
 import type { GrantDecisionRow, GrantListQuery, GrantMatch, GrantRow, GrantStore, GrantTake } from '../grants.ts'
-import { grantParams, toGrant, toGrantDecision } from '../grants.ts'
+import { activeGrant, GRANT_COLUMNS, grantParams, toGrant, toGrantDecision } from '../grants.ts'
 import { writeTransaction } from './write-transaction.ts'
 
-/** Grants that may still apply at `@now`. */
-const ACTIVE = 'revoked_at IS NULL AND calls_left > 0 AND (until_at IS NULL OR until_at > @now)'
-
 /**
- * The SQLite side of bounded grants (`../grants.ts`). Writers are serialised by `BEGIN IMMEDIATE`, so the take's one
- * conditional update decides across processes sharing the file too.
+ * The SQLite side of bounded grants (`../grants.ts`). Writers are serialised by `BEGIN IMMEDIATE`, so the take (the
+ * grant's first free slot, in the write transaction) decides across processes sharing the file too.
  */
 export function sqliteGrants(db: Database.Database) {
   const insert = db.prepare<ReturnType<typeof grantParams>>(
@@ -19,24 +16,31 @@ export function sqliteGrants(db: Database.Database) {
        @createdAt, @sourceInterruptId, @madeUnder)
      ON CONFLICT (grant_id) DO NOTHING`,
   )
+  const insertSlot = db.prepare<{ grantId: string; slot: number }>(
+    'INSERT INTO grant_slots (grant_id, slot) VALUES (@grantId, @slot)',
+  )
   const list = db.prepare<{ owner: string; threadId: string | null; now: number }, GrantRow>(
-    `SELECT * FROM grants WHERE owner_id = @owner AND ${ACTIVE}
-       AND (@threadId IS NULL OR scope = 'principal' OR thread_id = @threadId)
-     ORDER BY created_at, grant_id`,
+    `SELECT ${GRANT_COLUMNS} FROM grants g WHERE g.owner_id = @owner AND ${activeGrant('@now')}
+       AND (@threadId IS NULL OR g.scope = 'principal' OR g.thread_id = @threadId)
+     ORDER BY g.created_at, g.grant_id`,
   )
   const match = db.prepare<GrantMatch, GrantRow>(
-    `SELECT * FROM grants WHERE owner_id = @owner AND tool_name = @toolName AND ${ACTIVE}
-       AND (scope = 'principal' OR thread_id = @threadId)
-     ORDER BY created_at, grant_id`,
+    `SELECT ${GRANT_COLUMNS} FROM grants g WHERE g.owner_id = @owner AND g.tool_name = @toolName
+       AND ${activeGrant('@now')} AND (g.scope = 'principal' OR g.thread_id = @threadId)
+     ORDER BY g.created_at, g.grant_id`,
   )
   const prior = db.prepare<{ threadId: string; toolCallId: string }, GrantDecisionRow>(
     'SELECT * FROM grant_decisions WHERE thread_id = @threadId AND tool_call_id = @toolCallId',
   )
-  // The take: one conditional update, so a grant of n approves at most n calls whoever asks.
-  const take = db.prepare<GrantTake, { created_by: string }>(
-    `UPDATE grants SET calls_left = calls_left - 1
-     WHERE grant_id = @grantId AND owner_id = @owner AND ${ACTIVE}
-     RETURNING created_by`,
+  const live = db.prepare<GrantTake, { created_by: string }>(
+    `SELECT created_by FROM grants WHERE grant_id = @grantId AND owner_id = @owner AND revoked_at IS NULL
+       AND (until_at IS NULL OR until_at > @now)`,
+  )
+  // The take: the grant's first free slot, so a grant of n approves at most n calls whoever asks.
+  const takeSlot = db.prepare<GrantTake>(
+    `UPDATE grant_slots SET used_by_call = @toolCallId, used_at = @now
+     WHERE grant_id = @grantId
+       AND slot = (SELECT min(slot) FROM grant_slots WHERE grant_id = @grantId AND used_by_call IS NULL)`,
   )
   const insertDecision = db.prepare<GrantDecisionRow>(
     `INSERT INTO grant_decisions (thread_id, tool_call_id, run_id, grant_id, decided_by, decided_at)
@@ -48,8 +52,8 @@ export function sqliteGrants(db: Database.Database) {
   const takeTx = (request: GrantTake): DecisionRecord | undefined => {
     const taken = prior.get(request)
     if (taken) return toGrantDecision(taken)
-    const grant = take.get(request)
-    if (!grant) return undefined
+    const grant = live.get(request)
+    if (!grant || takeSlot.run(request).changes !== 1) return undefined
     const row: GrantDecisionRow = {
       thread_id: request.threadId,
       tool_call_id: request.toolCallId,
@@ -71,9 +75,12 @@ export function sqliteGrants(db: Database.Database) {
   }
   return {
     ...store,
-    /** Inside the claim's transaction (`admission.ts`): the grants the decision makes. */
+    /** Inside the claim's transaction (`admission.ts`): the grants the decision makes, a slot per call left. */
     insertTx(grants: readonly Grant[] | undefined): void {
-      for (const grant of grants ?? []) insert.run(grantParams(grant))
+      for (const grant of grants ?? []) {
+        if (insert.run(grantParams(grant)).changes !== 1) continue
+        for (let slot = 1; slot <= grant.callsLeft; slot++) insertSlot.run({ grantId: grant.grantId, slot })
+      }
     },
   }
 }

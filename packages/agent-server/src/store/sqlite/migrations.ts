@@ -351,6 +351,21 @@ export const SQLITE_MIGRATIONS: DialectMigrations = {
     used_at INTEGER NOT NULL
   );
   `,
+  // A bounded grant's calls as slot rows (docs/decisions.md#bounded-grants): a take claims the first free slot. Calls
+  // left are the free slots (`grants.calls_left` is no longer written after the grant is made); an existing grant gets its
+  // remaining calls' slots.
+  '0018-grant-slots': `
+  CREATE TABLE grant_slots (
+    grant_id TEXT NOT NULL,
+    slot INTEGER NOT NULL,
+    used_by_call TEXT,
+    used_at INTEGER,
+    PRIMARY KEY (grant_id, slot)
+  );
+  INSERT INTO grant_slots (grant_id, slot)
+    WITH RECURSIVE n(slot) AS (SELECT 1 UNION ALL SELECT slot + 1 FROM n WHERE slot < (SELECT max(calls_left) FROM grants))
+    SELECT grants.grant_id, n.slot FROM grants JOIN n ON n.slot <= grants.calls_left;
+  `,
 }
 
 /** The SQL of each schema version, in order: a file at `user_version` k has run the first k. */

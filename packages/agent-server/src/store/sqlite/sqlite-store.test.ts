@@ -4,7 +4,7 @@ import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { storeConformance } from '../../test-utils/store-conformance.ts'
 import { firstRunRequest } from '../conformance/kit.ts'
-import { expectLegacyThreadKeyed, LEGACY_THREAD_ROWS } from '../conformance/legacy-thread.ts'
+import { LEGACY_MIGRATIONS } from '../conformance/legacy-migrations.ts'
 import { threadKey } from '../thread-key.ts'
 import { tempDir } from '../../test-utils/harness.ts'
 import { MIGRATIONS, SQLITE_MIGRATIONS } from './migrations.ts'
@@ -108,19 +108,20 @@ describe('SQLite store', () => {
     await store.close()
   })
 
-  it('0009-thread-keys-per-owner gives every row of an existing thread its owner’s key', async () => {
-    const file = path.join(tmp.dir, 'before-owner-keys.db')
-    const db = new Database(file)
-    // The schema just before 0009 (later migrations run when the store opens).
-    const before = migrationSteps(SQLITE_MIGRATIONS).findIndex((s) => s.ids.includes('0009-thread-keys-per-owner'))
-    for (const sql of MIGRATIONS.slice(0, before)) db.exec(sql)
-    db.pragma(`user_version = ${before}`)
-    for (const sql of LEGACY_THREAD_ROWS) db.exec(sql)
-    db.close()
-    const store = createSqliteStore(file)
-    await expectLegacyThreadKeyed(store)
-    await store.close()
-  })
+  for (const { test, id, rows, expectMigrated } of LEGACY_MIGRATIONS) {
+    it(test, async () => {
+      const file = path.join(tmp.dir, `before-${id}.db`)
+      const db = new Database(file)
+      const before = migrationSteps(SQLITE_MIGRATIONS).findIndex((s) => s.ids.includes(id))
+      for (const sql of MIGRATIONS.slice(0, before)) db.exec(sql)
+      db.pragma(`user_version = ${before}`)
+      for (const sql of rows) db.exec(sql)
+      db.close()
+      const store = createSqliteStore(file)
+      await expectMigrated(store)
+      await store.close()
+    })
+  }
 
   it('serves the expiry sweep and the inbox from the partial indexes on open batches, not a scan', async () => {
     const store = new SqliteStore(path.join(tmp.dir, 'plans.db'))
