@@ -58,6 +58,8 @@ describe('escalate: { after, to }', () => {
     await expect.poll(() => deliveries(threadId, 'interrupt.escalated').length, { timeout: 10_000 }).toBe(1)
     const [escalated] = deliveries(threadId, 'interrupt.escalated')
     expect(escalated!.verifyError).toBeUndefined()
+    // The policy has no `remind`: the sweeps that escalated sent no reminder.
+    expect(deliveries(threadId, 'interrupt.reminder')).toEqual([])
     expect(escalated!.payload!.data).toMatchObject({
       owner: 'alice',
       interrupts: [{ id: interrupt.id }],

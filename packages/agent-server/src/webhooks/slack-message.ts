@@ -58,10 +58,16 @@ export function parseButtonValue(text: unknown): SlackButtonValue | undefined {
   return { threadId: t, interruptId: i, action: a }
 }
 
+/**
+ * At most `max` characters of already escaped text: Slack refuses a section over 3,000 (`invalid_blocks`), and
+ * escaping can make text five times longer, so the cut comes after it — never inside an entity such as `&lt;`.
+ */
+function cut(escaped: string, max: number): string {
+  return escaped.length <= max ? escaped : `${escaped.slice(0, max).replace(/&[a-z]*$/, '')}\n…`
+}
+
 function argumentsText(args: unknown): string {
-  const json = JSON.stringify(args, null, 2) ?? 'null'
-  const shown = json.length > MAX_ARGS_CHARS ? `${json.slice(0, MAX_ARGS_CHARS)}\n…` : json
-  return `\`\`\`${slackEscape(shown)}\`\`\``
+  return `\`\`\`${cut(slackEscape(JSON.stringify(args, null, 2) ?? 'null'), MAX_ARGS_CHARS)}\`\`\``
 }
 
 const plain = (text: string) => ({ type: 'plain_text', text, emoji: false })
@@ -72,7 +78,12 @@ export function slackApprovalMessage(batch: OpenedBatch): SlackMessage {
   const first = batch.stored[0]!.interrupt.id
   const tools = [...new Set(batch.stored.map((s) => s.toolName))].join(', ')
   const calls = batch.stored.flatMap(({ toolName, interrupt }) => [
-    { type: 'section', text: mrkdwn(`*${slackEscape(toolName)}*\n${slackEscape(interrupt.message ?? '')}`) },
+    {
+      type: 'section',
+      text: mrkdwn(
+        `*${cut(slackEscape(toolName), 200)}*\n${cut(slackEscape(interrupt.message ?? ''), MAX_ARGS_CHARS)}`,
+      ),
+    },
     { type: 'section', text: mrkdwn(argumentsText(interrupt.metadata?.arguments ?? null)) },
   ])
   const button = (action: DecisionLinkAction, label: string, style: 'primary' | 'danger') => ({

@@ -136,13 +136,16 @@ export class DecisionRights {
   }
 
   /**
-   * Whether the maker of a remembered rule could decide the call it would approve now: the interrupt the call would
-   * raise, judged like any other (docs/approvals.md#remembered-permissions).
+   * Whether the maker of a remembered rule (or a bounded grant) could decide the call it would approve now: the
+   * interrupt the call would raise, judged like any other (docs/approvals.md#remembered-permissions). A call whose
+   * policy counts votes (a quorum, a chain, an escalation) is never approved by one maker's rule or grant: it asks.
    */
-  ruleMakerMayDecide(rule: RuleMaker, use: RuleUse): Promise<boolean> {
+  async ruleMakerMayDecide(rule: RuleMaker, use: RuleUse): Promise<boolean> {
     const request = interruptRequest(use.tool, use.toolCallId, use.args)
     const interrupt: Interrupt = { ...request, id: `rule-check:${rule.ruleId}` }
-    return this.mayDecideInterrupt(rule.createdBy, use.owner, use.threadId, { toolName: use.tool.name, interrupt })
+    const item = { toolName: use.tool.name, interrupt }
+    if (this.policyOf({ kind: 'approval', ...item }).counts) return false
+    return this.mayDecideInterrupt(rule.createdBy, use.owner, use.threadId, item)
   }
 
   /**

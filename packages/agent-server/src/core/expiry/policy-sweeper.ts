@@ -60,12 +60,16 @@ export class PolicySweeper {
   /** One round over the open batches, newest first. Never throws: a store error is logged and the round ends. */
   async sweepOnce(): Promise<void> {
     let before: { createdAt: number; batchId: string } | undefined
+    const open = new Set<string>()
     try {
       for (let page = 0; page < MAX_PAGES; page++) {
         const batches = await this.#o.store.listPendingBatches({ limit: PAGE, ...(before ? { before } : {}) })
-        for (const batch of batches) await this.#visit(batch)
+        for (const batch of batches) {
+          open.add(batch.batchId)
+          await this.#visit(batch)
+        }
         const last = batches.at(-1)
-        if (batches.length < PAGE || last === undefined) return
+        if (batches.length < PAGE || last === undefined) return this.#forgetClosed(open)
         before = { createdAt: last.createdAt, batchId: last.batchId }
       }
     } catch (error) {
@@ -73,11 +77,19 @@ export class PolicySweeper {
     }
   }
 
+  /** After a whole round: what was done for batches no longer open is not needed any more (bounded memory). */
+  #forgetClosed(open: ReadonlySet<string>): void {
+    for (const key of this.#done) if (!open.has(key.slice(key.indexOf(':') + 1))) this.#done.delete(key)
+  }
+
   async #visit(batch: PendingBatchRecord): Promise<void> {
     const now = this.#o.now()
     if (now >= batch.expiresAt) return
     const policies = batch.interrupts.map((item) => this.#o.rights.policyOf(item))
-    const remindAt = Math.min(...policies.map((p) => batch.expiresAt - (p.remindBeforeMs ?? Infinity)))
+    // A policy without `remind` never reminds (not `expiresAt - Infinity`, which would be at once).
+    const remindAt = Math.min(
+      ...policies.map((p) => (p.remindBeforeMs === undefined ? Infinity : batch.expiresAt - p.remindBeforeMs)),
+    )
     if (now >= remindAt && !this.#done.has(`reminder:${batch.batchId}`)) {
       this.#done.add(`reminder:${batch.batchId}`)
       await this.#write(batch, { kind: 'reminder', stage: 0, expectedVotes: 0, settles: false })

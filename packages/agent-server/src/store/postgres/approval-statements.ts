@@ -44,9 +44,12 @@ export const outboxColumns = (outbox: readonly NewOutboxDelivery[] = []) => [
 
 // ---- decision records ------------------------------------------------------------------------
 
+// In the order they were written (a vote is written under its thread's row lock), not by the replicas' clocks: the
+// votes on a batch are counted in that order (docs/approvals.md#organisation-policies).
+
 export const listDecisions = (threadId: string) =>
   statement<DecisionRow>(
-    "SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id FROM decisions WHERE thread_id = $1 AND vote_kind IS DISTINCT FROM 'reminder' ORDER BY decided_at, ordinal",
+    "SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id FROM decisions WHERE thread_id = $1 AND vote_kind IS DISTINCT FROM 'reminder' ORDER BY ordinal",
     [threadId],
   )
 

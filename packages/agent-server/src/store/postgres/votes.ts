@@ -102,6 +102,15 @@ async function voteRunTx(
 ): Promise<StoredEvent[] | undefined> {
   const { threadId, runId, now } = request
   if (events.length === 0) return undefined
+  const head = await rows<{ last_seq: string | number }>(
+    q,
+    statement(
+      'UPDATE threads SET last_seq = last_seq + $2 WHERE thread_id = $1 AND active_run_id IS NULL RETURNING last_seq',
+      [threadId, events.length],
+    ),
+  )
+  // A run is active (it cannot be while the batch is open): the vote stands, its events are left out (as on SQLite).
+  if (head[0] === undefined) return undefined
   const run = await q.query(
     statement(
       `INSERT INTO runs (thread_id, run_id, kind, status, outcome_json, created_at, finished_at)
@@ -110,14 +119,6 @@ async function voteRunTx(
     ),
   )
   if (run.rowCount === 0) throw new RollbackWith<ClaimBatchResult>({ ok: false, reason: 'run_exists' })
-  const head = await rows<{ last_seq: string | number }>(
-    q,
-    statement(
-      'UPDATE threads SET last_seq = last_seq + $2 WHERE thread_id = $1 AND active_run_id IS NULL RETURNING last_seq',
-      [threadId, events.length],
-    ),
-  )
-  if (head[0] === undefined) throw new RollbackWith<ClaimBatchResult>({ ok: false, reason: 'busy' })
   const first = Number(head[0].last_seq) - events.length + 1
   await q.query(
     statement(

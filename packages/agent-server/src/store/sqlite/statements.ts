@@ -324,7 +324,7 @@ export function prepareStatements(db: Database.Database) {
     ),
     listDecisions: prepare<[string], DecisionRow>(
       `SELECT *, (SELECT b.run_id FROM interrupt_batches b WHERE b.batch_id = decisions.batch_id) AS batch_run_id
-       FROM decisions WHERE thread_id = ? AND vote_kind IS NOT 'reminder' ORDER BY decided_at, rowid`,
+       FROM decisions WHERE thread_id = ? AND vote_kind IS NOT 'reminder' ORDER BY rowid`,
     ),
     getDecision: prepare<
       [string, string],
