@@ -3,7 +3,7 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Interrupt, ResumeEntry } from '@interlude/protocol'
 import type { ReleaseState } from '../demo/release-assistant.ts'
 import type { RunResponse } from '../test-utils/harness.ts'
@@ -49,17 +49,22 @@ function launch(db: string): Promise<{ baseUrl: string }> {
   })
 }
 
-beforeAll(async () => {
-  const db = path.join(tmp.dir, 'shared.db')
+// Two fresh processes on a fresh file for each test: the demo's fleet (what `deploy` observes, docs/demo-agent.md) is
+// per process, so a deploy an earlier test ran in one of them would make this test's approval stale there
+// (docs/approvals.md#stale-approvals) depending on which process wins the race.
+let tests = 0
+let db = ''
+beforeEach(async () => {
+  db = path.join(tmp.dir, `shared-${++tests}.db`)
   // Start one first so the file and schema exist before the second opens it.
   const a = await launch(db)
   const b = await launch(db)
   servers = [a, b]
 })
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL')
-  tmp.cleanup()
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL')
 })
+afterAll(() => tmp.cleanup())
 
 const N = 50
 
@@ -75,7 +80,7 @@ const approve = (publish: Interrupt, deploy: Interrupt, deployPayload: unknown =
   { interruptId: deploy.id, status: 'resolved', payload: deployPayload },
 ]
 const frames = (r: RunResponse) => r.events.map((e, i) => `${r.ids[i]}:${JSON.stringify(e)}`)
-const dbPath = () => path.join(tmp.dir, 'shared.db')
+const dbPath = () => db
 
 describe('resume races across two server processes on one SQLite file', () => {
   it(`${N} distinct runIds: one claim wins, the rest get ALREADY_RESUMED, one deployment`, async () => {
