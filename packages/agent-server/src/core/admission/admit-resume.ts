@@ -92,7 +92,8 @@ export async function admitResume(
   if (known !== undefined) {
     const grounds = { ownerId: known.ownerId, run: undefined, open: known.batch }
     const prepared = await prepareClaim(deps, principal, request, via, grounds).catch((error: unknown) => {
-      if (InterludeError.isInstance(error) && !isStoreUnavailable(error)) return undefined
+      if ((InterludeError.isInstance(error) && !isStoreUnavailable(error)) || error instanceof StaleTally)
+        return undefined
       throw error
     })
     if (prepared?.kind === 'claim') {
@@ -110,6 +111,12 @@ export async function admitResume(
 
 const VOTES_CHANGED = Symbol('votes-changed')
 
+/**
+ * The votes were read after the batch: they settle every interrupt of a batch read as open (another replica's vote
+ * decided it in between). Judged again from a fresh read, which finds the batch decided.
+ */
+class StaleTally extends Error {}
+
 /** Admission from a fresh read of the thread. */
 async function admitFresh(
   deps: AdmissionDeps,
@@ -124,7 +131,13 @@ async function admitFresh(
   const ownerId = view.thread.ownerId
   // Remembered only from a fresh read: a refusal below leaves the batch open, and the corrected retry needs no read.
   if (view.openBatch) openBatches?.remember(ownerId, view.openBatch)
-  const prepared = await prepareClaim(deps, principal, request, via, { ownerId, run: view.run, open: view.openBatch })
+  let prepared: Awaited<ReturnType<typeof prepareClaim>>
+  try {
+    prepared = await prepareClaim(deps, principal, request, via, { ownerId, run: view.run, open: view.openBatch })
+  } catch (error) {
+    if (error instanceof StaleTally) return VOTES_CHANGED
+    throw error
+  }
   if (prepared.kind !== 'claim') return prepared
   const claim = await makeClaim(deps, prepared)
   if (claim.ok) return started(deps, request, prepared, claim)
@@ -205,6 +218,7 @@ async function prepareClaim(
   if (tally !== undefined && targetsOpen) {
     const replayed = replayedVote(tally, principal, request)
     if (replayed !== undefined) return replayed
+    if (tally.interrupts.every((i) => i.settled !== undefined)) throw new StaleTally()
     vote = judgeVote(deps, open, tally, principal, entries, via)
   }
   const check =
