@@ -34,7 +34,10 @@ describe('votes under a quorum, live in useChat', () => {
     expect(first.status).toBe(202)
     expect(first.body.pending?.length).toBeGreaterThan(0)
     // Live: the vote reaches the open chat through the thread's log, and the question is still open here.
-    await waitFor(() => expect(result.current.decisions).toMatchObject([{ decidedBy: 'mgr', vote: true, via: 'api' }]))
+    await waitFor(
+      () => expect(result.current.decisions).toMatchObject([{ decidedBy: 'mgr', vote: true, via: 'api' }]),
+      { timeout: 10_000 },
+    )
     expect(result.current.pendingInterrupts?.interrupts.map((i) => i.id)).toEqual(batch.interrupts.map((i) => i.id))
     expect(result.current.error).toBeUndefined()
     expect(count(textOf(result.current.messages), 'deployed v2.1')).toBe(0)
