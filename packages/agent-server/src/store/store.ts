@@ -65,6 +65,7 @@ export type * from './requests.ts'
 export type * from './tool-checkpoints.ts'
 export type * from './forks.ts'
 export type { DecisionLinkStore } from './decision-links.ts'
+export type { GrantStore } from './grants.ts'
 
 /**
  * The persistence contract of the agent server (docs/architecture.md), implemented by SQLite and PostgreSQL

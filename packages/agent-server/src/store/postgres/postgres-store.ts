@@ -4,6 +4,8 @@ import type { PermissionRuleFilter, PermissionRuleMatch } from '../permission-ru
 import { mergeDecisions } from '../permission-rules.ts'
 import { systemClock, type Clock } from '../../clock.ts'
 import type {
+  ForkStore,
+  GrantStore,
   AbandonedRunsQuery,
   AdmissionView,
   AdmissionViewOptions,
@@ -80,14 +82,12 @@ export { DEFAULT_SCHEMA } from './options.ts'
 export type { PostgresPool, PostgresPoolSettings, PostgresStoreOptions } from './options.ts'
 
 /**
- * The PostgreSQL store (`pg` Pool), for several server replicas on one database. Same semantics as
- * the SQLite store, pinned by the shared conformance suite. Races are decided by single conditional
- * statements or short transactions that lock the thread row first (one lock order everywhere:
- * thread row, then the rows of that thread). `appendEvents` is one statement; once it committed, the new log head
- * is NOTIFYed on the schema's channel (`notifier.ts`, coalesced); `watch()` LISTENs on it (a change feed for live
- * tails and cancels). The class routes each method to its concept's file (threads, the log, tool calls, batches,
- * runs, admission, …), on the run or the admission pool of `database.ts` and in a transaction where one is needed.
- * The SQL is in `statements.ts`; why a write was refused is decided in `../refusals.ts`, shared with SQLite.
+ * The PostgreSQL store (`pg` Pool), for several server replicas on one database, with the SQLite store's semantics
+ * (pinned by the shared conformance suite). Races are decided by single conditional statements or short transactions
+ * that lock the thread row first (thread row, then that thread's rows, everywhere). Once `appendEvents` (one
+ * statement) committed, the new log head is NOTIFYed on the schema's channel (`notifier.ts`, coalesced); `watch()`
+ * LISTENs on it. Each method goes to its concept's file, on the run or the admission pool of `database.ts`, in a
+ * transaction where one is needed; the SQL is in `statements.ts`, why a write was refused in `../refusals.ts`.
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
@@ -99,8 +99,8 @@ export class PostgresStore implements Store {
   /** Admission only: latency-critical, never behind run traffic. */
   readonly #admission: pg.Pool
   readonly #now: Clock
-  readonly forks: ReturnType<typeof postgresForks>
-  readonly grants: ReturnType<typeof postgresGrants>
+  readonly forks: ForkStore
+  readonly grants: GrantStore
   readonly decisionLinks: DecisionLinkStore
 
   private constructor(db: PgDatabase, now: Clock) {

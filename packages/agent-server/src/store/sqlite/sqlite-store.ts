@@ -2,10 +2,12 @@ import type Database from 'better-sqlite3'
 import { prepareForkKeyGuard } from './fork-write.ts'
 import { sqliteForks } from './forks.ts'
 import { sqliteGrants } from './grants.ts'
-import type { DecisionRecord, Message, PermissionRule } from '@interlude/protocol'
+import type { DecisionRecord, Grant, Message, PermissionRule } from '@interlude/protocol'
 import { mergeDecisions, type PermissionRuleFilter, type PermissionRuleMatch } from '../permission-rules.ts'
 import { systemClock, type Clock } from '../../clock.ts'
 import type {
+  ForkStore,
+  GrantStore,
   AbandonedRunsQuery,
   AdmissionView,
   AdmissionViewOptions,
@@ -80,12 +82,10 @@ export interface SqliteStoreOptions {
 }
 
 /**
- * The embedded store: one SQLite file in WAL mode via better-sqlite3 (synchronous, so every
- * transaction below is atomic within the process; `BEGIN IMMEDIATE` serialises writers across
- * processes). Created with its directory on first start (`open-database.ts`); schema versioned by migrations. The
- * class routes each method to its concept's file (threads, the log, tool calls, batches, runs, admission, …), inside
- * one write transaction where it writes. The SQL is in `statements.ts`; why a write was refused is decided in
- * `../refusals.ts`, shared with PostgreSQL.
+ * The embedded store: one SQLite file in WAL mode via better-sqlite3 (synchronous: every transaction below is atomic
+ * within the process; `BEGIN IMMEDIATE` serialises writers across processes), created with its directory on first
+ * start (`open-database.ts`), versioned by migrations. Each method goes to its concept's file, in one write transaction
+ * where it writes; the SQL is in `statements.ts`, why a write was refused in `../refusals.ts` (shared with PostgreSQL).
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
@@ -99,8 +99,8 @@ export class SqliteStore implements Store {
   readonly #checkpoints: ReturnType<typeof prepareToolCheckpoints>
   readonly #stale: ReturnType<typeof prepareStaleDecisions>
   readonly #now: Clock
-  readonly forks: ReturnType<typeof sqliteForks>
-  readonly grants: ReturnType<typeof sqliteGrants>
+  readonly forks: ForkStore
+  readonly grants: GrantStore & { insertTx(grants: readonly Grant[] | undefined): void }
   readonly decisionLinks = { used: (linkId: string) => this.#s.decisionLinks.used(linkId) }
   #closed = false
 
