@@ -29,6 +29,18 @@ describe('decision link tokens', () => {
       expect(verifyLink(key, bad)).toBeUndefined()
   })
 
+  it('refuses the same MAC bytes spelled differently (the unused bits of the last base64url character)', () => {
+    const key = linkKey('a-session-secret-of-enough-length')
+    const token = signLink(key, claims)
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+    const last = alphabet.indexOf(token[token.length - 1]!)
+    const respelled = `${token.slice(0, -1)}${alphabet[last ^ 1]}`
+    const [, mac] = token.split('.')
+    expect(Buffer.from(respelled.split('.')[1]!, 'base64url')).toEqual(Buffer.from(mac!, 'base64url'))
+    expect(verifyLink(key, respelled)).toBeUndefined()
+    expect(verifyLink(key, token)).toEqual(claims)
+  })
+
   it('a signed payload that is not a link (wrong version, action or expiry) is refused', () => {
     const key = linkKey('a-session-secret-of-enough-length')
     for (const wire of [{ v: 2 }, { ...claims, action: 'maybe' }, { ...claims, expiresAt: 'soon' }]) {

@@ -32,7 +32,6 @@ interface Payload {
 }
 
 const KEY_LABEL = 'interlude/decision-links/v1'
-const MAC_BYTES = 32
 
 /**
  * The link key, derived from the server's secret (the anonymous-session secret, README "Sessions and secrets"): an
@@ -74,8 +73,11 @@ export function verifyLink(key: Buffer, token: string): LinkClaims | undefined {
   const dot = token.indexOf('.')
   if (dot <= 0 || dot !== token.lastIndexOf('.')) return undefined
   const payload = token.slice(0, dot)
-  const given = Buffer.from(token.slice(dot + 1), 'base64url')
-  if (given.length !== MAC_BYTES || !timingSafeEqual(given, mac(key, payload))) return undefined
+  // The MAC's text, not its decoded bytes, must be the issued one: base64url decoding ignores the last character's
+  // unused bits, so another spelling of the same bytes would pass (a link is exactly one string).
+  const given = Buffer.from(token.slice(dot + 1), 'utf8')
+  const expected = Buffer.from(mac(key, payload).toString('base64url'), 'utf8')
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined
   let wire: unknown
   try {
     wire = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
