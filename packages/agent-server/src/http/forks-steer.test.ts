@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { defineTool } from '../agent/tool.ts'
 import { until } from '../test-utils/child-server.ts'
 import { postFork, snapshotOf } from '../test-utils/fork-kit.ts'
 import { newThreadId, runInput, userMessage } from '../test-utils/harness.ts'
 import { serversPerTest } from '../test-utils/in-process.ts'
-import { inputWith, post, queueStores } from '../test-utils/queue-harness.ts'
+import { inputWith, post, queueStores, slowTool } from '../test-utils/queue-harness.ts'
 import { queueModel } from '../test-utils/queue-model.ts'
 import { commandAgent, loggingTool } from '../test-utils/test-agents.ts'
 
@@ -17,21 +16,12 @@ const STORES = await queueStores('forks around steers on PostgreSQL')
 
 describe.each(STORES)('a fork before a steered message on $name', ({ options }) => {
   it('has the state the run had made when the steer joined it', async () => {
-    let open!: () => void
-    const gate = new Promise<void>((resolve) => (open = resolve))
-    let running = false
-    const slow = defineTool({
-      name: 'slow',
-      description: 'Slow',
-      parameters: { type: 'object' },
-      execute: async () => {
-        running = true
-        await gate
-        return 'slow done'
-      },
-    })
+    const slow = slowTool()
     const q = queueModel()
-    const s = await server({ ...(await options()), agent: commandAgent([loggingTool('a'), slow], { model: q.model }) })
+    const s = await server({
+      ...(await options()),
+      agent: commandAgent([loggingTool('a'), slow.tool], { model: q.model }),
+    })
     const threadId = newThreadId()
     const calls = JSON.stringify({
       toolCalls: [
@@ -40,10 +30,10 @@ describe.each(STORES)('a fork before a steered message on $name', ({ options }) 
       ],
     })
     const streaming = s.postRun(runInput(threadId, [userMessage(calls)]))
-    await until(() => running, 'the slow tool runs')
+    await until(() => slow.running(), 'the slow tool runs')
     const steer = inputWith('steer', 'S', threadId)
     expect((await post(s, steer)).status).toBe(202)
-    open()
+    slow.open()
     expect((await streaming).status).toBe(200)
 
     const { body: parent } = await snapshotOf(s, threadId)

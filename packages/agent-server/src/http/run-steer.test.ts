@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest'
 import { EventType } from '@interlude/protocol'
 import type { AgUiEvent } from '@interlude/protocol'
 import type { GuardrailDefinition } from '../agent/guardrail.ts'
-import { defineTool } from '../agent/tool.ts'
 import type { Store } from '../store/store.ts'
 import { threadKey } from '../store/thread-key.ts'
 import { until } from '../test-utils/child-server.ts'
@@ -20,6 +19,7 @@ import {
   outcomeOf,
   post,
   queueStores,
+  slowTool,
 } from '../test-utils/queue-harness.ts'
 import { queueModel } from '../test-utils/queue-model.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
@@ -31,24 +31,6 @@ import { commandAgent } from '../test-utils/test-agents.ts'
  */
 const server = serversPerTest()
 const STORES = await queueStores('steer on PostgreSQL')
-
-/** A tool that runs until `open()`: a steer arrives while it runs. */
-function slowTool() {
-  let open!: () => void
-  const gate = new Promise<void>((resolve) => (open = resolve))
-  let running = false
-  const tool = defineTool({
-    name: 'slow',
-    description: 'Slow',
-    parameters: { type: 'object' },
-    execute: async () => {
-      running = true
-      await gate
-      return 'slow done'
-    },
-  })
-  return { tool, open: () => open(), running: () => running }
-}
 
 /** Starts a run that calls `slow` and waits until the tool runs. */
 async function slowRun(s: InProcessServer, slow: ReturnType<typeof slowTool>, threadId: string) {

@@ -111,3 +111,21 @@ export async function queueStores(suite: string): Promise<QueueStore[]> {
     ...(pg ? [{ name: 'PostgreSQL', options: async () => ({ store: await pgStore() }), store: pgStore }] : []),
   ]
 }
+
+/** A tool that runs until `open()`: a steer arrives while it runs. */
+export function slowTool() {
+  let open!: () => void
+  const gate = new Promise<void>((resolve) => (open = resolve))
+  let running = false
+  const tool = defineTool({
+    name: 'slow',
+    description: 'Slow',
+    parameters: { type: 'object' },
+    execute: async () => {
+      running = true
+      await gate
+      return 'slow done'
+    },
+  })
+  return { tool, open: () => open(), running: () => running }
+}
