@@ -1,21 +1,30 @@
 /**
  * Bounded grants (docs/approvals.md#bounded-grants): the latency of a grant's atomic take on PostgreSQL under 30
  * concurrent takes, as two replicas (two stores, each with its own pools) on one schema see it. Each round makes a
- * fresh grant by the claim of an approval (as admission does), then fires 30 takes of it at once, alternating stores.
+ * fresh grant by the claim of an approval (as admission does), lets the set-up's trailing work finish, then fires 30
+ * takes of it at once, alternating stores.
  *
  *   A. a grant of 3: 3 takes win, 27 find nothing left (the shape of 30 matching calls racing for a small grant),
- *   B. a grant of 30: every take wins, each on its own slot of the one grant (before slots: all queued on its row),
- *   C. 30 grants of 1, one take of each at once (no row shared: what the machine gives 30 commits at once).
+ *   B. a grant of 30: every take wins, each on its own slot of the one grant,
+ *   C. 30 grants of 1, one take of each at once (no row shared).
  *
- * Per take: wall time of `Store.grants.take` in this process (the one statement, its commit and the round trip).
+ * Each scenario runs twice, side by side: "grouped" is the stores' own take (the takes one event loop turn releases
+ * go out as one statement per store, `grant-takes.ts`); "alone" sends every take as its own statement, up to 30 in
+ * flight per store, on a pool with the same settings (what the take was before grouping). D is the floor: one
+ * `SELECT 1` per store at once, timed the same way. Per take: wall time of the take in this process (statement,
+ * commit, round trip, and the wait for a statement in flight).
  *
  *   node --import tsx bench/approvals/grant-take.ts
  *   # env: BENCH_ROUNDS (100), BENCH_CONCURRENCY (30), BENCH_PG_URL (INTERLUDE_TEST_PG_URL or postgres://127.0.0.1:5432/postgres)
  */
 import { randomBytes } from 'node:crypto'
-import type { Grant } from '@interlude/protocol'
+import type { DecisionRecord, Grant } from '@interlude/protocol'
 import pg from 'pg'
+import type { GrantTake } from '../../src/store/grants.ts'
 import { withDefaultUser } from '../../src/store/postgres/connection.ts'
+import { TakeGroups } from '../../src/store/postgres/grant-takes.ts'
+import type { PgPools } from '../../src/store/postgres/pools.ts'
+import { createPools } from '../../src/store/postgres/pools.ts'
 import { quoteIdent } from '../../src/store/postgres/migrations.ts'
 import { createPostgresStore } from '../../src/store/postgres/postgres-store.ts'
 import type { Store } from '../../src/store/store.ts'
@@ -25,6 +34,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 30)
 const PG_URL = process.env.BENCH_PG_URL ?? process.env.INTERLUDE_TEST_PG_URL ?? 'postgres://127.0.0.1:5432/postgres'
 const OWNER = 'alice'
+const SEPARATE_ROUNDS = Math.max(1, Math.round(ROUNDS / 5))
 const lease = (now: number) => ({ executorId: 'bench', leaseUntil: now + 60_000 })
 
 async function admin(sql: string): Promise<void> {
@@ -94,93 +104,142 @@ async function grantOf(store: Store, round: string, calls: number): Promise<{ th
   return { threadId, grantId: grant.grantId }
 }
 
-async function scenario(stores: readonly Store[], label: string, calls: number): Promise<void> {
+/** How one store takes: its own grouped take, or every take alone. */
+type Take = (request: GrantTake) => Promise<DecisionRecord | undefined>
+
+/**
+ * After a round's set-up, before its takes: the set-up's own trailing work (its change notifications reaching both
+ * stores' listeners) is let finish, so the figures are the takes' and not the set-up's.
+ */
+const settled = () => new Promise((resolve) => setTimeout(resolve, 20))
+
+const summary = (times: readonly number[]) =>
+  `median ${median([...times]).toFixed(2)} ms, p99 ${percentile([...times], 99).toFixed(2)} ms, max ${Math.max(...times).toFixed(2)} ms`
+
+/** Times `takes` fired at once (one tick): each one's wall time, and their outcomes. */
+async function atOnce(takes: readonly (() => Promise<DecisionRecord | undefined>)[], times: number[]) {
+  return Promise.all(
+    takes.map(async (take) => {
+      const started = performance.now()
+      const taken = await take()
+      times.push(performance.now() - started)
+      return taken
+    }),
+  )
+}
+
+async function scenario(label: string, takers: readonly Take[], calls: number): Promise<string> {
   const times: number[] = []
   let won = 0
   for (let round = 0; round < ROUNDS; round++) {
     const id = `${label}-${round}-${randomBytes(3).toString('hex')}`
     const { threadId, grantId } = await grantOf(stores[0]!, id, calls)
-    const takes = Array.from({ length: CONCURRENCY }, async (_, i) => {
-      const grants = stores[i % stores.length]!.grants!
-      const started = performance.now()
-      const taken = await grants.take({
-        grantId,
-        owner: OWNER,
-        threadId,
-        toolCallId: `call-${i}`,
-        runId: 'r',
-        now: Date.now(),
-      })
-      times.push(performance.now() - started)
-      return taken
-    })
-    won += (await Promise.all(takes)).filter((t) => t !== undefined).length
-  }
-  const expected = Math.min(calls, CONCURRENCY) * ROUNDS
-  console.log(
-    `${label}: ${times.length} takes in ${ROUNDS} rounds of ${CONCURRENCY} at once, ${won} won (expected ${expected}) — ` +
-      `median ${median(times).toFixed(2)} ms, p99 ${percentile(times, 99).toFixed(2)} ms, max ${Math.max(...times).toFixed(2)} ms`,
-  )
-  if (won !== expected) throw new Error(`${label}: ${won} takes won, expected ${expected}`)
-}
-
-/** C: each of the 30 takes at once has its own grant, so none waits for another's row lock. */
-async function separate(stores: readonly Store[]): Promise<void> {
-  const times: number[] = []
-  const rounds = Math.max(1, Math.round(ROUNDS / 5))
-  for (let round = 0; round < rounds; round++) {
-    const made = []
-    for (let i = 0; i < CONCURRENCY; i++)
-      made.push(await grantOf(stores[0]!, `C-${round}-${i}-${randomBytes(3).toString('hex')}`, 1))
-    await Promise.all(
-      made.map(async ({ threadId, grantId }, i) => {
-        const started = performance.now()
-        const taken = await stores[i % stores.length]!.grants!.take({
+    await settled()
+    const takes = Array.from(
+      { length: CONCURRENCY },
+      (_, i) => () =>
+        takers[i % takers.length]!({
           grantId,
           owner: OWNER,
           threadId,
-          toolCallId: 'c',
+          toolCallId: `call-${i}`,
           runId: 'r',
           now: Date.now(),
-        })
-        times.push(performance.now() - started)
-        if (taken === undefined) throw new Error('C: a take of a fresh grant found nothing')
-      }),
+        }),
     )
+    won += (await atOnce(takes, times)).filter((t) => t !== undefined).length
   }
-  console.log(
-    `C. ${CONCURRENCY} grants of 1, taken at once: ${times.length} takes in ${rounds} rounds — ` +
-      `median ${median(times).toFixed(2)} ms, p99 ${percentile(times, 99).toFixed(2)} ms, max ${Math.max(...times).toFixed(2)} ms`,
+  const expected = Math.min(calls, CONCURRENCY) * ROUNDS
+  if (won !== expected) throw new Error(`${label}: ${won} takes won, expected ${expected}`)
+  return summary(times)
+}
+
+/** C: each of the 30 takes at once has its own grant, so no row is shared. */
+async function separate(takers: readonly Take[]): Promise<string> {
+  const times: number[] = []
+  for (let round = 0; round < SEPARATE_ROUNDS; round++) {
+    const made = []
+    for (let i = 0; i < CONCURRENCY; i++)
+      made.push(await grantOf(stores[0]!, `C-${round}-${i}-${randomBytes(3).toString('hex')}`, 1))
+    await settled()
+    const takes = made.map(
+      ({ threadId, grantId }, i) =>
+        () =>
+          takers[i % takers.length]!({ grantId, owner: OWNER, threadId, toolCallId: 'c', runId: 'r', now: Date.now() }),
+    )
+    const taken = await atOnce(takes, times)
+    if (taken.some((t) => t === undefined)) throw new Error('C: a take of a fresh grant found nothing')
+  }
+  return summary(times)
+}
+
+/** D: one `SELECT 1` per store at once on a warm connection, timed as the takes are (before the call). */
+async function floor(): Promise<string> {
+  const clients = await Promise.all(
+    [0, 1].map(async () => {
+      const client = new pg.Client({ connectionString: withDefaultUser(PG_URL) })
+      await client.connect()
+      await client.query({ name: 'floor', text: 'SELECT 1' })
+      return client
+    }),
   )
+  const times: number[] = []
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      await settled()
+      const answered = await Promise.all(
+        clients.map(async (client) => {
+          const started = performance.now()
+          await client.query({ name: 'floor', text: 'SELECT 1' })
+          return performance.now() - started
+        }),
+      )
+      for (let i = 0; i < CONCURRENCY; i++) times.push(answered[i % 2]!)
+    }
+  } finally {
+    for (const client of clients) await client.end()
+  }
+  return summary(times)
 }
 
 const schema = `interlude_bench_${randomBytes(6).toString('hex')}`
 await admin(`CREATE SCHEMA ${quoteIdent(schema)}`)
 const stores: Store[] = []
+// "Alone": a pool per store with the take pool's settings, room for every take in flight, no take sharing a statement.
+let alonePools: PgPools[] = []
 try {
   stores.push(await createPostgresStore({ connectionString: PG_URL, schema }))
   stores.push(await createPostgresStore({ connectionString: PG_URL, schema }))
+  alonePools = [0, 1].map(() => createPools({ connectionString: PG_URL, takeConcurrency: CONCURRENCY }, schema))
+  const grouped: Take[] = stores.map((store) => (request) => store.grants!.take(request))
+  const alone: Take[] = alonePools.map((pools) => {
+    const takes = new TakeGroups(pools.takes, CONCURRENCY, 1)
+    return (request) => takes.take(request)
+  })
   // Warm-up: connections opened and statements prepared before anything is measured.
-  for (let i = 0; i < 3; i++) {
-    const { threadId, grantId } = await grantOf(stores[0]!, `warm-${i}`, CONCURRENCY)
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, (_, j) =>
-        stores[j % 2]!.grants!.take({
-          grantId,
-          owner: OWNER,
-          threadId,
-          toolCallId: `w-${j}`,
-          runId: 'r',
-          now: Date.now(),
-        }),
-      ),
-    )
-  }
+  for (const takers of [grouped, alone])
+    for (let i = 0; i < 3; i++) {
+      const { threadId, grantId } = await grantOf(stores[0]!, `warm-${takers === grouped}-${i}`, CONCURRENCY)
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, (_, j) =>
+          takers[j % 2]!({ grantId, owner: OWNER, threadId, toolCallId: `w-${j}`, runId: 'r', now: Date.now() }),
+        ),
+      )
+    }
   console.log(`grant take on PostgreSQL, two stores on one schema (${PG_URL.replace(/\/\/[^@]*@/, '//')})`)
-  await scenario(stores, 'A. grant of 3', 3)
-  await scenario(stores, `B. grant of ${CONCURRENCY}`, CONCURRENCY)
-  await separate(stores)
+  console.log(`  ${ROUNDS} rounds of ${CONCURRENCY} takes at once (C: ${SEPARATE_ROUNDS} rounds); per take:`)
+  for (const [label, calls] of [
+    ['A. grant of 3', 3],
+    [`B. grant of ${CONCURRENCY}`, CONCURRENCY],
+  ] as const) {
+    console.log(`${label}, grouped: ${await scenario(label, grouped, calls)}`)
+    console.log(`${label}, alone:   ${await scenario(label, alone, calls)}`)
+  }
+  console.log(`C. ${CONCURRENCY} grants of 1, grouped: ${await separate(grouped)}`)
+  console.log(`C. ${CONCURRENCY} grants of 1, alone:   ${await separate(alone)}`)
+  console.log(`D. floor, one SELECT 1 per store at once: ${await floor()}`)
 } finally {
   for (const store of stores) await store.close()
+  for (const pools of alonePools) await Promise.all([pools.pool.end(), pools.admission.end(), pools.takes.end()])
   await admin(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`)
 }

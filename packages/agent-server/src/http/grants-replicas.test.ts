@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Grant } from '@interlude/protocol'
+import pg from 'pg'
+import { withDefaultUser } from '../store/postgres/connection.ts'
 import { createPostgresStore } from '../store/postgres/postgres-store.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
@@ -67,5 +69,43 @@ describe.skipIf(!available)('bounded grants across two PostgreSQL replicas', () 
     for (const r of ran) expect(decisions(r.events)).toEqual([expect.objectContaining({ via: 'grant', grantId })])
     for (const r of paused) expect(decisions(r.events)).toEqual([])
     expect(((await (await b.request('/grants')).json()) as { items: Grant[] }).items).toEqual([])
+  })
+
+  it('a call a grant approved runs only after a synchronous commit of its own record (the take does not wait for one)', async () => {
+    // The take commits without waiting for its WAL flush (docs/decisions.md#bounded-grants); what makes it durable is
+    // the run's next write, the call's record, committed before the effect. Seen from outside, at the effect.
+    const { schema, drop } = await createTestSchema()
+    const outside = new pg.Client({ connectionString: withDefaultUser(PG_URL), options: `-c search_path=${schema}` })
+    await outside.connect()
+    const seen: { call: number; record: number }[] = []
+    const count = async (table: string, toolCallId: string) =>
+      Number(
+        (await outside.query(`SELECT count(*) AS n FROM ${table} WHERE tool_call_id = $1`, [toolCallId])).rows[0].n,
+      )
+    const server = await startInProcess({
+      store: await createPostgresStore({ connectionString: PG_URL, schema }),
+      agent: opsAgent({ grant: { scopes: 'principal', maxCalls: 5 } }, async (toolCallId) => {
+        seen.push({ call: await count('tool_calls', toolCallId), record: await count('grant_decisions', toolCallId) })
+      }),
+    })
+    try {
+      const threadId = newThreadId()
+      const [question] = interruptsOf((await server.postRun(runInput(threadId, [userMessage('restart web')]))).events)
+      const grant = { calls: 2, scope: 'principal' }
+      const answer = { interruptId: question!.id, status: 'resolved' as const, payload: { approved: true, grant } }
+      expect((await server.postRun(resumeInput(threadId, [answer]))).status).toBe(200)
+      const later = await server.postRun(runInput(newThreadId(), [userMessage('restart web')]))
+      expect(interruptsOf(later.events)).toEqual([])
+      expect(decisions(later.events)).toEqual([expect.objectContaining({ via: 'grant' })])
+      // The approved call (not via a grant: no grant record), then the granted one: each recorded before it ran.
+      expect(seen).toEqual([
+        { call: 1, record: 0 },
+        { call: 1, record: 1 },
+      ])
+    } finally {
+      await server.close()
+      await outside.end()
+      await drop()
+    }
   })
 })

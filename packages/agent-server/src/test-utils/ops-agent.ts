@@ -17,6 +17,8 @@ type RestartArgs = { service: string }
  */
 export function opsAgent(
   policy: Pick<ToolDefinition<RestartArgs, OpsState>, 'remember' | 'rememberMatch' | 'grant'>,
+  /** Runs first in `restart`'s `execute`, with the call's id (what a test observes at the moment of the effect). */
+  beforeRestart?: (toolCallId: string) => Promise<void>,
 ): AgentDefinition {
   const restart = defineTool<RestartArgs, OpsState>({
     name: 'restart',
@@ -29,7 +31,8 @@ export function opsAgent(
     },
     approval: 'always',
     ...policy,
-    execute: (args, ctx) => {
+    execute: async (args, ctx) => {
+      await beforeRestart?.(ctx.toolCallId)
       ctx.updateState((s) => ({ restarts: [...s.restarts, args.service] }))
       return { restarted: args.service }
     },

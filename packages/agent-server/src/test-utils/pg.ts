@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { quoteIdent } from '../store/postgres/migrations.ts'
 import { withDefaultUser } from '../store/postgres/connection.ts'
+import type { PostgresStore } from '../store/postgres/postgres-store.ts'
+import type { Queryable } from '../store/postgres/query.ts'
+import type { Store } from '../store/store.ts'
 
 /** The test database (docs/quality.md): `INTERLUDE_TEST_PG_URL`, default `postgres://127.0.0.1:5432/postgres`. */
 export const PG_URL = process.env.INTERLUDE_TEST_PG_URL ?? 'postgres://127.0.0.1:5432/postgres'
@@ -53,4 +56,24 @@ async function admin(sql: string): Promise<void> {
   } finally {
     await client.end()
   }
+}
+
+/**
+ * The store's own pool, counting the statements sent through it — `group` for a group commit's statement (its
+ * requests unnested `WITH ORDINALITY`), else `one` — for tests of `group-commit.ts`'s users; `failGroup` makes the
+ * next group statement fail with that error instead of reaching the database.
+ */
+export function countingPool(store: Store) {
+  const pool = (store as PostgresStore).pool as unknown as Queryable
+  const sent: string[] = []
+  const faults: unknown[] = []
+  const q: Queryable = {
+    query: ((config: { text: string }) => {
+      const group = config.text.includes('WITH ORDINALITY AS r(')
+      sent.push(group ? 'group' : 'one')
+      if (group && faults.length > 0) return Promise.reject(faults.shift())
+      return (pool.query as (c: unknown) => unknown)(config)
+    }) as Queryable['query'],
+  }
+  return { q, sent, failGroup: (error: unknown) => faults.push(error) }
 }

@@ -138,4 +138,56 @@ export function grantCases(kit: ConformanceKit): void {
       expect((await store.listDecisions(threadId)).filter((d) => d.via === 'grant')).toHaveLength(3)
       expect(await grantsOf(other).list('alice', { now })).toEqual([])
     }))
+
+  it('takes released together are each decided as alone (PostgreSQL sends them as one statement)', () =>
+    withDb(async (store) => {
+      if (!store.grants) return
+      const grants = grantsOf(store)
+      const until = new Date(now + 100).toISOString()
+      const { threadId } = await granted(store, [
+        grant({ grantId: 'g-a', calls: 2, callsLeft: 2 }),
+        grant({ grantId: 'g-b', calls: 1, callsLeft: 1 }),
+        grant({ grantId: 'g-until', until }),
+        grant({ grantId: 'g-rev' }),
+      ])
+      const before = await take(grants, 'g-b', threadId, 'c-prior')
+      expect(await grants.revoke('alice', 'g-rev', now)).toBe(true)
+      // One tick: every take below is released at once.
+      const burst = await Promise.all([
+        take(grants, 'g-a', threadId, 'c-1'),
+        take(grants, 'g-b', threadId, 'c-prior'), // took g-b already: its record again
+        take(grants, 'g-a', threadId, 'c-2'),
+        grants.take({ grantId: 'g-a', owner: 'bob', threadId, toolCallId: 'c-bob', runId: 'r', now: now + 10 }),
+        take(grants, 'g-b', threadId, 'c-3'), // g-b is used up
+        take(grants, 'g-until', threadId, 'c-late', now + 100),
+        take(grants, 'g-rev', threadId, 'c-rev'),
+        take(grants, 'g-a', threadId, 'c-4'), // g-a had 2
+        take(grants, 'g-until', threadId, 'c-5', now + 99),
+        take(grants, 'g-a', threadId, 'c-1'), // the same call twice in one burst: one take, one record
+      ])
+      expect(burst.map((record) => record?.grantId)).toEqual([
+        'g-a',
+        'g-b',
+        'g-a',
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        'g-until',
+        'g-a',
+      ])
+      expect(burst[1]).toEqual(before)
+      expect(burst[9]).toEqual(burst[0])
+      expect(burst[0]).toMatchObject({ toolCallId: 'c-1', decidedBy: 'alice', via: 'grant', runId: 'r-later' })
+      const left = Object.fromEntries((await grants.list('alice', { now })).map((g) => [g.grantId, g.callsLeft]))
+      expect(left).toEqual({ 'g-until': 2 })
+      const records = (await store.listDecisions(threadId)).filter((d) => d.via === 'grant')
+      expect(records.map((d) => `${d.grantId}:${d.toolCallId}`).sort()).toEqual([
+        'g-a:c-1',
+        'g-a:c-2',
+        'g-b:c-prior',
+        'g-until:c-5',
+      ])
+    }))
 }

@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import type { ClaimBatchRequest, ClaimBatchResult, Store } from '../store.ts'
 import { conformanceKit } from '../conformance/kit.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../../test-utils/pg.ts'
+import { countingPool, createTestSchema, PG_URL, pgAvailable } from '../../test-utils/pg.ts'
 import { ClaimGroups } from './claim-groups.ts'
-import type { Queryable } from './query.ts'
 import { createPostgresStore } from './postgres-store.ts'
-import type { PostgresStore } from './postgres-store.ts'
 
 const available = await pgAvailable('PostgreSQL claim groups')
 
@@ -27,23 +25,10 @@ const kit = conformanceKit(async () => {
 })
 const { withDb, paused, claimer, now } = kit
 
-/**
- * `ClaimGroups` on the store's own pool, one statement in flight, counting the statements it sends; `failGroup` makes
- * the next group statement fail with that error instead of reaching the database.
- */
+/** `ClaimGroups` on the store's own pool, one statement in flight, counting the statements it sends. */
 function groupsOf(store: Store) {
-  const pool = (store as PostgresStore).pool as unknown as Queryable
-  const sent: string[] = []
-  const faults: unknown[] = []
-  const counting: Queryable = {
-    query: ((config: { text: string }) => {
-      const group = config.text.includes('WITH ORDINALITY AS r(')
-      sent.push(group ? 'group' : 'one')
-      if (group && faults.length > 0) return Promise.reject(faults.shift())
-      return (pool.query as (c: unknown) => unknown)(config)
-    }) as Queryable['query'],
-  }
-  return { groups: new ClaimGroups(counting, 1), sent, failGroup: (error: unknown) => faults.push(error) }
+  const { q, sent, failGroup } = countingPool(store)
+  return { groups: new ClaimGroups(q, 1), sent, failGroup }
 }
 
 const claim = (p: { threadId: string; batchId: string }, runId: string, extra: Partial<ClaimBatchRequest> = {}) => ({

@@ -1,9 +1,10 @@
 import type { ClaimBatchRequest, ClaimBatchResult } from '../store.ts'
-import type { ThreadRow } from '../rows.ts'
 import { toThread } from '../rows.ts'
 import { claimRefusal } from '../refusals.ts'
 import * as sql from './admission-statements.ts'
 import { claimBatch } from './admission.ts'
+import type { Settled } from './group-commit.ts'
+import { GroupCommit } from './group-commit.ts'
 import type { Queryable } from './query.ts'
 import { rows } from './query.ts'
 
@@ -19,88 +20,36 @@ export const DEFAULT_CLAIM_CONCURRENCY = 4
 export const MAX_CLAIM_GROUP = 64
 
 /**
- * Group commit of resume claims. A claim goes out at once while fewer than `concurrency` claim statements are in
- * flight; the claims that arrive while they all are wait and then go out together, as one statement and one commit
- * (`claimBatchGroup`). A burst of 100 resumes is then a handful of statements instead of 100 commits queueing for
- * the pool (docs/architecture.md, "Replicas on PostgreSQL"); a lone claim is never delayed.
- *
- * Each claim is decided exactly as alone: same conditions, per row. Two claims of one thread never share a group
- * (the second waits, and is then refused or admitted knowing the first). A statement that fails on one row — a
- * taken run id (unique violation), another data or integrity error, a deadlock with another replica's group — wrote
- * nothing and is retried claim by claim, so one claim's refusal never becomes another's. Any other error (the
- * connection, the database) fails the claims of that statement, as it would have failed each alone.
+ * Group commit of resume claims (`group-commit.ts`): the claims that arrive while `concurrency` claim statements are
+ * in flight go out together, as one statement and one commit (`claimBatchGroup`); a lone claim is never delayed. Each
+ * claim is decided exactly as alone: same conditions, per row. Two claims of one thread never share a group (the
+ * second waits, and is then refused or admitted knowing the first). A group that fails on one row (a taken run id)
+ * is retried claim by claim.
  */
 export class ClaimGroups {
   readonly #q: Queryable
-  readonly #concurrency: number
-  #queue: Waiting[] = []
-  /** Threads with a claim in flight. */
-  readonly #threads = new Set<string>()
-  #inFlight = 0
+  readonly #groups: GroupCommit<ClaimBatchRequest, ClaimBatchResult>
 
   constructor(q: Queryable, concurrency: number) {
     this.#q = q
-    // Anything else would never send a claim (every admission would wait forever): refused where it is configured.
-    if (!Number.isInteger(concurrency) || concurrency < 1)
-      throw new RangeError('claimConcurrency must be a positive integer.')
-    this.#concurrency = concurrency
-  }
-
-  claim(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
-    return new Promise<ClaimBatchResult>((resolve, reject) => {
-      this.#queue.push({ request, resolve, reject })
-      this.#pump()
+    this.#groups = new GroupCommit({
+      concurrency,
+      maxGroup: MAX_CLAIM_GROUP,
+      key: (request) => request.threadId,
+      one: (request) => claimBatch(q, request),
+      group: (requests) => this.#group(requests),
+      setting: 'claimConcurrency',
     })
   }
 
-  #pump(): void {
-    while (this.#inFlight < this.#concurrency && this.#queue.length > 0) {
-      const group: Waiting[] = []
-      const rest: Waiting[] = []
-      const threads = new Set<string>()
-      for (const item of this.#queue) {
-        const { threadId } = item.request
-        if (group.length >= MAX_CLAIM_GROUP || this.#threads.has(threadId) || threads.has(threadId)) rest.push(item)
-        else {
-          threads.add(threadId)
-          group.push(item)
-        }
-      }
-      this.#queue = rest
-      if (group.length === 0) return
-      this.#inFlight += 1
-      for (const t of threads) this.#threads.add(t)
-      const requests = group.map((g) => g.request)
-      void this.#send(requests)
-        .catch((error: unknown) => requests.map((): Settled => ({ ok: false, error })))
-        .then((results) => {
-          this.#inFlight -= 1
-          for (const t of threads) this.#threads.delete(t)
-          group.forEach((g, i) => {
-            const r = results[i]
-            if (r?.ok) g.resolve(r.value)
-            else g.reject(r ? r.error : new Error('claim not answered'))
-          })
-          this.#pump()
-        })
-    }
+  claim(request: ClaimBatchRequest): Promise<ClaimBatchResult> {
+    return this.#groups.send(request)
   }
 
-  /** The outcome of each request, in order. */
-  async #send(requests: readonly ClaimBatchRequest[]): Promise<Settled[]> {
-    if (requests.length === 1) return [await settle(claimBatch(this.#q, requests[0]!))]
-    let found: { ord: string; thread: ThreadRow }[]
-    try {
-      found = await rows(this.#q, sql.claimBatchGroup(requests))
-    } catch (error) {
-      if (!failedOnOneRow(error)) return requests.map(() => ({ ok: false, error }))
-      // A taken run id, another row-level violation, or a deadlock with another replica's group: the statement wrote
-      // nothing; each claim is decided on its own, one after the other (the admission pool stays free for others).
-      const each: Settled[] = []
-      for (const request of requests) each.push(await settle(claimBatch(this.#q, request)))
-      return each
-    }
-    const results: (Settled | undefined)[] = requests.map(() => undefined)
+  /** Two or more claims as one statement: the outcome of each, in order. */
+  async #group(requests: readonly ClaimBatchRequest[]): Promise<Settled<ClaimBatchResult>[]> {
+    const found = await rows(this.#q, sql.claimBatchGroup(requests))
+    const results: (Settled<ClaimBatchResult> | undefined)[] = requests.map(() => undefined)
     for (const row of found) {
       try {
         results[Number(row.ord) - 1] = { ok: true, value: { ok: true, thread: toThread(row.thread) } }
@@ -123,28 +72,8 @@ export class ClaimGroups {
         for (const i of refused) results[i] = { ok: false, error }
       }
     }
-    return results as Settled[]
+    return results as Settled<ClaimBatchResult>[]
   }
 }
 
 const keyOf = (threadId: string, batchId: string) => `${threadId}\u001f${batchId}`
-
-/** Errors of one row that fail a whole statement: data exceptions (22), integrity violations (23), deadlock. */
-function failedOnOneRow(error: unknown): boolean {
-  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined
-  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23') || code === '40P01')
-}
-
-interface Waiting {
-  readonly request: ClaimBatchRequest
-  readonly resolve: (result: ClaimBatchResult) => void
-  readonly reject: (error: unknown) => void
-}
-
-type Settled = { readonly ok: true; readonly value: ClaimBatchResult } | { readonly ok: false; readonly error: unknown }
-
-const settle = (result: Promise<ClaimBatchResult>): Promise<Settled> =>
-  result.then(
-    (value) => ({ ok: true, value }),
-    (error: unknown) => ({ ok: false, error }),
-  )

@@ -3,6 +3,7 @@ import type { PoolClient, PoolConfig } from 'pg'
 import type { Clock } from '../../clock.ts'
 import type { StoreChange } from '../store.ts'
 import { PgChangeFeed } from './change-feed.ts'
+import { DEFAULT_TAKE_CONCURRENCY, TakeGroups } from './grant-takes.ts'
 import { ClaimGroups, DEFAULT_CLAIM_CONCURRENCY } from './claim-groups.ts'
 import { channelFor } from './connection.ts'
 import { migratePostgres } from './migrations.ts'
@@ -14,7 +15,8 @@ import { createPools, warmAdmission } from './pools.ts'
 import { transaction } from './transaction.ts'
 
 /**
- * The PostgreSQL store's hold on its database: the two pools (`pools.ts`), the claim groups on the admission pool, the
+ * The PostgreSQL store's hold on its database: the pools (`pools.ts`), the claim groups on the admission pool, the
+ * grant takes on their own pool,
  * NOTIFY of appended events (`notifier.ts`) and the LISTEN change feed, started on the first `watch()`. Opened with
  * the schema migrated (`migrations.ts`) and the admission pool connected; closed all together, once.
  */
@@ -28,6 +30,9 @@ export class PgDatabase {
   readonly admission: pg.Pool
   /** Claims that arrive together are committed together (`claim-groups.ts`). */
   readonly claims: ClaimGroups
+  /** Grant takes released together are committed together (`grant-takes.ts`), on a pool of their own. */
+  readonly takes: TakeGroups
+  readonly #takesPool: pg.Pool
   /** NOTIFY of appended events, after their commit and coalesced (`notifier.ts`). */
   readonly notifier: PgNotifier
   readonly #config: PoolConfig
@@ -44,6 +49,8 @@ export class PgDatabase {
     this.admission = pools.admission
     this.notifier = new PgNotifier(this.pool, this.channel)
     this.claims = new ClaimGroups(this.admission, options.claimConcurrency ?? DEFAULT_CLAIM_CONCURRENCY)
+    this.#takesPool = pools.takes
+    this.takes = new TakeGroups(pools.takes, options.takeConcurrency ?? DEFAULT_TAKE_CONCURRENCY)
   }
 
   /** Connects, creates the schema on first start and applies migrations (`now` stamps them). */
@@ -58,6 +65,7 @@ export class PgDatabase {
         client.release()
       }
       await warmAdmission(db.admission, options.admissionMax ?? 10)
+      await warmAdmission(db.#takesPool, options.takeConcurrency ?? DEFAULT_TAKE_CONCURRENCY)
       return db
     } catch (error) {
       await db.close()
@@ -80,6 +88,6 @@ export class PgDatabase {
     this.#closed = true
     this.notifier.close()
     await this.#feed?.close()
-    await Promise.all([this.pool.end(), this.admission.end()])
+    await Promise.all([this.pool.end(), this.admission.end(), this.#takesPool.end()])
   }
 }

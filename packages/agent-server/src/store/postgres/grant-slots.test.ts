@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest'
 import pg from 'pg'
 import type { Grant } from '@interlude/protocol'
 import { conformanceKit } from '../conformance/kit.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../../test-utils/pg.ts'
+import { countingPool, createTestSchema, PG_URL, pgAvailable } from '../../test-utils/pg.ts'
 import { withDefaultUser } from './connection.ts'
+import { TakeGroups } from './grant-takes.ts'
 import { createPostgresStore } from './postgres-store.ts'
 
 const available = await pgAvailable('PostgreSQL grant slots')
@@ -67,6 +68,63 @@ describe.skipIf(!available)('grant slots (PostgreSQL)', () => {
       expect(records.map((d) => d.toolCallId)).toEqual(['c-1', 'c-3'])
     } finally {
       await holder.end()
+      await store.close()
+      await drop()
+    }
+  })
+
+  it('takes released together are one statement; a group failing on one row is retried take by take', async () => {
+    const { schema, drop } = await createTestSchema()
+    const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 4 })
+    try {
+      const { threadId, batchId } = await paused(store)
+      const grant = (grantId: string, calls: number): Grant => ({
+        grantId,
+        owner: 'alice',
+        scope: 'principal',
+        toolName: 'deploy',
+        calls,
+        callsLeft: calls,
+        createdBy: 'alice',
+        createdAt: new Date(now).toISOString(),
+        sourceInterruptId: `int_${grantId}`,
+      })
+      const claim = { threadId, batchId, runId: 'r-claim', decisionHash: 'h', decision: [], now, ...claimer }
+      expect((await store.claimBatch({ ...claim, grants: [grant('g1', 4), grant('g2', 1)] })).ok).toBe(true)
+      // TakeGroups on the store's pool, one statement in flight, counting the statements it sends.
+      const { q, sent, failGroup } = countingPool(store)
+      const takes = new TakeGroups(q, 1)
+      const take = (grantId: string, toolCallId: string) =>
+        takes.take({ grantId, owner: 'alice', threadId, toolCallId, runId: 'r2', now: now + 1 })
+      const ids = (records: readonly ({ grantId?: string } | undefined)[]) => records.map((r) => r?.grantId ?? null)
+
+      // One tick, four takes of two grants: one statement.
+      expect(ids(await Promise.all([take('g1', 'c1'), take('g2', 'c2'), take('g2', 'c3'), take('g1', 'c4')]))).toEqual([
+        'g1',
+        'g2',
+        null,
+        'g1',
+      ])
+      expect(sent).toEqual(['group'])
+
+      // A group statement that fails on one row (a unique violation) wrote nothing: each take is then sent alone.
+      sent.length = 0
+      failGroup(Object.assign(new Error('duplicate key'), { code: '23505' }))
+      expect(ids(await Promise.all([take('g1', 'c5'), take('g1', 'c1'), take('g2', 'c6')]))).toEqual(['g1', 'g1', null])
+      expect(sent).toEqual(['group', 'one', 'one', 'one'])
+
+      // Any other error (the connection, the database) fails the takes of that statement, as it would each alone.
+      sent.length = 0
+      failGroup(Object.assign(new Error('connection lost'), { code: '08006' }))
+      const failed = await Promise.allSettled([take('g1', 'c7'), take('g1', 'c8')])
+      expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected'])
+      expect(sent).toEqual(['group'])
+
+      // Nothing was half-written: g1's 4 calls went to c1, c4, c5 and one is left; g2's to c2.
+      expect((await store.grants!.list('alice', { now })).map((g) => [g.grantId, g.callsLeft])).toEqual([['g1', 1]])
+      const records = (await store.listDecisions(threadId)).filter((d) => d.via === 'grant')
+      expect(records.map((d) => `${d.grantId}:${d.toolCallId}`).sort()).toEqual(['g1:c1', 'g1:c4', 'g1:c5', 'g2:c2'])
+    } finally {
       await store.close()
       await drop()
     }

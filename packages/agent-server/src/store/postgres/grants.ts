@@ -3,42 +3,15 @@ import type { DecisionRecord, Grant } from '@interlude/protocol'
 import type { ClaimBatchRequest, ClaimBatchResult } from '../store.ts'
 import type { GrantDecisionRow, GrantListQuery, GrantMatch, GrantRow, GrantStore, GrantTake } from '../grants.ts'
 import { activeGrant, GRANT_COLUMNS, grantParams, toGrant, toGrantDecision } from '../grants.ts'
+import type { TakeGroups } from './grant-takes.ts'
 import { claimWithLinkTx } from './decision-links.ts'
 import type { Queryable } from './query.ts'
 import { rows, statement } from './query.ts'
 
 const DECISION_COLUMNS = 'thread_id, tool_call_id, run_id, grant_id, decided_by, decided_at'
 
-/**
- * The take (docs/decisions.md#bounded-grants), one statement: a call that took a grant already gets its record again;
- * otherwise it claims the grant's first free slot that no concurrent take holds (`FOR UPDATE SKIP LOCKED`), so takes
- * do not queue on one row and a grant of n approves at most n calls across replicas. A take that finds every free slot
- * held by concurrent takes takes nothing (the call pauses). The same statement writes the call's decision record.
- */
-const TAKE = `
-  WITH prior AS (
-    SELECT ${DECISION_COLUMNS} FROM grant_decisions WHERE thread_id = $3 AND tool_call_id = $4
-  ), live AS (
-    SELECT g.grant_id, g.created_by FROM grants g
-    WHERE g.grant_id = $1 AND g.owner_id = $2 AND g.revoked_at IS NULL AND (g.until_at IS NULL OR g.until_at > $6)
-      AND NOT EXISTS (SELECT 1 FROM prior)
-  ), taken AS (
-    UPDATE grant_slots SET used_by_call = $4, used_at = $6
-    WHERE grant_id = $1 AND slot = (
-      SELECT s.slot FROM grant_slots s
-      WHERE s.grant_id = $1 AND s.used_by_call IS NULL AND EXISTS (SELECT 1 FROM live)
-      ORDER BY s.slot LIMIT 1 FOR UPDATE SKIP LOCKED
-    )
-    RETURNING grant_id
-  ), decision AS (
-    INSERT INTO grant_decisions (${DECISION_COLUMNS})
-    SELECT $3, $4, $5, live.grant_id, live.created_by, $6 FROM taken JOIN live USING (grant_id)
-    RETURNING ${DECISION_COLUMNS}
-  )
-  SELECT * FROM decision UNION ALL SELECT * FROM prior`
-
 /** The PostgreSQL side of bounded grants (`../grants.ts`). */
-export function postgresGrants(pool: pg.Pool): GrantStore {
+export function postgresGrants(pool: pg.Pool, takes: TakeGroups): GrantStore {
   return {
     async list(owner: string, query: GrantListQuery): Promise<Grant[]> {
       const found = await rows<GrantRow>(
@@ -64,13 +37,9 @@ export function postgresGrants(pool: pg.Pool): GrantStore {
       )
       return found.map(toGrant)
     },
-    async take(request: GrantTake): Promise<DecisionRecord | undefined> {
-      const { grantId, owner, threadId, toolCallId, runId, now } = request
-      const found = await rows<GrantDecisionRow>(
-        pool,
-        statement(TAKE, [grantId, owner, threadId, toolCallId, runId, now]),
-      )
-      return found[0] === undefined ? undefined : toGrantDecision(found[0])
+    take(request: GrantTake): Promise<DecisionRecord | undefined> {
+      // Takes released together go out as one statement (`grant-takes.ts`).
+      return takes.take(request)
     },
     async revoke(owner: string, grantId: string, at: number): Promise<boolean> {
       const result = await pool.query(

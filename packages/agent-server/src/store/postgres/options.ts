@@ -44,9 +44,15 @@ export interface PostgresStoreOptions {
   readonly admissionMax?: number
   /**
    * Resume claims in flight at once on the admission pool; claims that arrive meanwhile are committed together, one
-   * statement for up to 64 (`claim-groups.ts`). @default 2
+   * statement for up to 64 (`claim-groups.ts`). @default 4
    */
   readonly claimConcurrency?: number
+  /**
+   * Bounded grants' take statements in flight at once on the run pool; takes released in one event loop turn, or
+   * arriving while these are in flight, are committed together, one statement for up to 64 (`grant-takes.ts`).
+   * @default 2
+   */
+  readonly takeConcurrency?: number
   /** Extra pg pool settings (ssl, timeouts…); `connectionString`, `max` and `options` are set by the store. */
   readonly pool?: PostgresPoolSettings
   /** Clock of the timestamps the store writes itself (methods given a `now` use that). @default systemClock */

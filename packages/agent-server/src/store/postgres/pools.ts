@@ -3,6 +3,7 @@ import type { PoolConfig } from 'pg'
 import { bigintAsNumber, withDefaultUser } from './connection.ts'
 import type { PostgresStoreOptions } from './options.ts'
 import { pgModule } from './pg-module.ts'
+import { DEFAULT_TAKE_CONCURRENCY } from './grant-takes.ts'
 
 /** The PostgreSQL store's two pools: run work, and admission on its own (docs/decisions.md#stores). */
 export interface PgPools {
@@ -11,6 +12,11 @@ export interface PgPools {
   readonly pool: pg.Pool
   /** Admission only: latency-critical, never behind run traffic. */
   readonly admission: pg.Pool
+  /**
+   * Bounded grants' takes only (`grant-takes.ts`): generic plans, and commits that do not wait for their WAL flush —
+   * the run's next write, which always comes before the approved call runs, flushes it (docs/decisions.md#bounded-grants).
+   */
+  readonly takes: pg.Pool
 }
 
 /** Creates both pools on `schema` (a plain identifier, else a `RangeError` and no pool); connects nothing yet. */
@@ -37,10 +43,15 @@ export function createPools(options: PostgresStoreOptions, schema: string): PgPo
     idleTimeoutMillis: 0,
     options: `${config.options} -c plan_cache_mode=force_generic_plan`,
   })
+  const takes = new Pool({
+    ...config,
+    max: options.takeConcurrency ?? DEFAULT_TAKE_CONCURRENCY,
+    idleTimeoutMillis: 0,
+    options: `${config.options} -c plan_cache_mode=force_generic_plan -c synchronous_commit=off`,
+  })
   // An idle client that loses its connection must not crash the process; the next query reconnects.
-  pool.on('error', () => undefined)
-  admission.on('error', () => undefined)
-  return { config, pool, admission }
+  for (const p of [pool, admission, takes]) p.on('error', () => undefined)
+  return { config, pool, admission, takes }
 }
 
 /** Opens the admission pool's connections up front. */

@@ -111,7 +111,7 @@ export class PostgresStore implements Store {
     this.#admission = db.admission
     this.#now = now
     this.forks = postgresForks(db.pool)
-    this.grants = postgresGrants(db.pool)
+    this.grants = postgresGrants(db.pool, db.takes)
     this.decisionLinks = postgresDecisionLinks(db.pool)
   }
 
