@@ -3,6 +3,7 @@ import path from 'node:path'
 import type Database from 'better-sqlite3'
 import { migrate } from './migrations.ts'
 import { loadSqlite } from './sqlite-module.ts'
+import { BACKSTOP_PAGES, WalCheckpointer } from './wal-checkpointer.ts'
 
 /**
  * Opens the SQLite store's file: created with its directory on first start, in WAL mode, migrated to the latest
@@ -23,5 +24,18 @@ export function openSqliteDatabase(file: string, busyTimeoutMs: number): Databas
   db.pragma('foreign_keys = ON')
   db.pragma(`busy_timeout = ${busyTimeoutMs}`)
   migrate(db)
+  if (file !== ':memory:') {
+    // Checkpoints in a worker thread; this connection's own only as a backstop (`wal-checkpointer.ts`).
+    db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`)
+    checkpointers.set(db, new WalCheckpointer(path.resolve(file)))
+  }
   return db
+}
+
+const checkpointers = new WeakMap<Database.Database, WalCheckpointer>()
+
+/** Closes a database `openSqliteDatabase` opened, and its checkpoints' worker. */
+export async function closeSqliteDatabase(db: Database.Database): Promise<void> {
+  db.close()
+  await checkpointers.get(db)?.close()
 }

@@ -57,7 +57,7 @@ import * as approvals from './approval-reads.ts'
 import * as batches from './batches.ts'
 import { finishRunTx } from './finish-run.ts'
 import * as log from './log-reads.ts'
-import { openSqliteDatabase } from './open-database.ts'
+import { closeSqliteDatabase, openSqliteDatabase } from './open-database.ts'
 import * as outbox from './outbox.ts'
 import { preparePermissionRules } from './permission-rules.ts'
 import * as runs from './runs.ts'
@@ -135,7 +135,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    this.#db.close()
+    await closeSqliteDatabase(this.#db)
   }
 
   async getOrCreateSetting(key: string, create: () => string): Promise<string> {
