@@ -146,8 +146,10 @@ describe('Slack', () => {
     const good = clickOf(s, 'U_MGR', approve, blocks)
     const wrongSecret = clickOf(s, 'U_MGR', approve, blocks, { secret: 'not-the-signing-secret' })
     const tamperedBody = good.body.replace('U_MGR', 'U_BOB')
+    // Just past the window behind (time only moves on, so it stays stale), and well past it ahead: a second boundary
+    // passing before that request is checked must not bring it back inside the window.
     const stale = clickOf(s, 'U_MGR', approve, blocks, { timestamp: seconds - 301 })
-    const future = clickOf(s, 'U_MGR', approve, blocks, { timestamp: seconds + 301 })
+    const future = clickOf(s, 'U_MGR', approve, blocks, { timestamp: seconds + 360 })
     const unmapped = clickOf(s, 'U_STRANGER', approve, blocks)
     const { 'x-slack-signature': _, ...unsigned } = good.headers
     for (const [body, headers] of [
