@@ -44,6 +44,8 @@ export const MIGRATION_IDS = [
   '0017-decision-links',
   /** A grant's calls as slot rows (docs/decisions.md#bounded-grants), so concurrent takes claim different rows. */
   '0018-grant-slots',
+  /** A grant's free slots locked by a function of their own (docs/decisions.md#bounded-grants); PostgreSQL only. */
+  '0019-grant-slot-locks',
 ] as const
 
 export type MigrationId = (typeof MIGRATION_IDS)[number]

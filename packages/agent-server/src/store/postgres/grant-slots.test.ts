@@ -15,6 +15,18 @@ const available = await pgAvailable('PostgreSQL grant slots')
  */
 const { paused, claimer, now } = conformanceKit(() => Promise.reject(new Error('each test opens its own store')))
 
+const grant = (grantId: string, calls: number): Grant => ({
+  grantId,
+  owner: 'alice',
+  scope: 'principal',
+  toolName: 'deploy',
+  calls,
+  callsLeft: calls,
+  createdBy: 'alice',
+  createdAt: new Date(now).toISOString(),
+  sourceInterruptId: `int_${grantId}`,
+})
+
 describe.skipIf(!available)('grant slots (PostgreSQL)', () => {
   it('a take skips a slot another take holds, takes nothing when all are held, and never more than the grant', async () => {
     const { schema, drop } = await createTestSchema()
@@ -24,19 +36,8 @@ describe.skipIf(!available)('grant slots (PostgreSQL)', () => {
     await holder.connect()
     try {
       const { threadId, batchId } = await paused(store)
-      const grant: Grant = {
-        grantId: 'g1',
-        owner: 'alice',
-        scope: 'principal',
-        toolName: 'deploy',
-        calls: 2,
-        callsLeft: 2,
-        createdBy: 'alice',
-        createdAt: new Date(now).toISOString(),
-        sourceInterruptId: 'int_g1',
-      }
       const claim = { threadId, batchId, runId: 'r-claim', decisionHash: 'h', decision: [], now, ...claimer }
-      expect((await store.claimBatch({ ...claim, grants: [grant] })).ok).toBe(true)
+      expect((await store.claimBatch({ ...claim, grants: [grant('g1', 2)] })).ok).toBe(true)
       const grants = store.grants!
       const take = (toolCallId: string) =>
         grants.take({ grantId: 'g1', owner: 'alice', threadId, toolCallId, runId: 'r2', now: now + 1 })
@@ -78,17 +79,6 @@ describe.skipIf(!available)('grant slots (PostgreSQL)', () => {
     const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 4 })
     try {
       const { threadId, batchId } = await paused(store)
-      const grant = (grantId: string, calls: number): Grant => ({
-        grantId,
-        owner: 'alice',
-        scope: 'principal',
-        toolName: 'deploy',
-        calls,
-        callsLeft: calls,
-        createdBy: 'alice',
-        createdAt: new Date(now).toISOString(),
-        sourceInterruptId: `int_${grantId}`,
-      })
       const claim = { threadId, batchId, runId: 'r-claim', decisionHash: 'h', decision: [], now, ...claimer }
       expect((await store.claimBatch({ ...claim, grants: [grant('g1', 4), grant('g2', 1)] })).ok).toBe(true)
       // TakeGroups on the store's pool, one statement in flight, counting the statements it sends.
@@ -125,6 +115,69 @@ describe.skipIf(!available)('grant slots (PostgreSQL)', () => {
       const records = (await store.listDecisions(threadId)).filter((d) => d.via === 'grant')
       expect(records.map((d) => `${d.grantId}:${d.toolCallId}`).sort()).toEqual(['g1:c1', 'g1:c4', 'g1:c5', 'g2:c2'])
     } finally {
+      await store.close()
+      await drop()
+    }
+  })
+
+  it('slots another take commits while a take is under way are seen used: the take gets the next one, or nothing', async () => {
+    const { schema, drop } = await createTestSchema()
+    const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 4 })
+    const other = new pg.Client({ connectionString: withDefaultUser(PG_URL), options: `-c search_path=${schema}` })
+    await other.connect()
+    try {
+      const { threadId, batchId } = await paused(store)
+      const claim = { threadId, batchId, runId: 'r-claim', decisionHash: 'h', decision: [], now, ...claimer }
+      expect((await store.claimBatch({ ...claim, grants: [grant('g3', 3), grant('g2', 2)] })).ok).toBe(true)
+      // The slot lock waits for the other take here, after the take's statement began: the other take's slots are
+      // free in that statement's snapshot and used, committed, when they are locked.
+      await other.query(`ALTER FUNCTION grant_free_slots(TEXT[], INTEGER[]) RENAME TO grant_free_slots_now;
+        CREATE FUNCTION grant_free_slots(grant_ids TEXT[], counts INTEGER[]) RETURNS TABLE (grant_id TEXT, slot INTEGER)
+        LANGUAGE plpgsql VOLATILE AS $fn$
+        BEGIN
+          PERFORM pg_advisory_xact_lock_shared(4242);
+          RETURN QUERY SELECT * FROM grant_free_slots_now(grant_ids, counts);
+        END
+        $fn$`)
+      const take = (grantId: string, toolCallId: string) =>
+        store.grants!.take({ grantId, owner: 'alice', threadId, toolCallId, runId: 'r2', now: now + 1 })
+      /** Another replica's take of `slots` of `grantId`, committed while `during` is under way. */
+      const whileOtherTakes = async <T>(grantId: string, slots: number, during: () => Promise<T>): Promise<T> => {
+        await other.query('BEGIN')
+        await other.query('SELECT pg_advisory_xact_lock(4242)')
+        await other.query('UPDATE grant_slots SET used_by_call = $2, used_at = 1 WHERE grant_id = $1 AND slot <= $3', [
+          grantId,
+          'elsewhere',
+          slots,
+        ])
+        let answered = false
+        const result = during().finally(() => (answered = true))
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        expect(answered).toBe(false) // the take's statement is under way, its slot lock waiting
+        await other.query('COMMIT')
+        return result
+      }
+      // Alone (one statement per take): 2 of g3's 3 slots went elsewhere meanwhile; the take gets the third.
+      expect(await whileOtherTakes('g3', 2, () => take('g3', 'c1'))).toMatchObject({ grantId: 'g3', toolCallId: 'c1' })
+      // Together: both of g2's slots went elsewhere; neither take gets one, and nothing is written for them.
+      expect(await whileOtherTakes('g2', 2, () => Promise.all([take('g2', 'c2'), take('g2', 'c3')]))).toEqual([
+        undefined,
+        undefined,
+      ])
+      const slots = await other.query<{ grant_id: string; slot: number; used_by_call: string }>(
+        'SELECT grant_id, slot, used_by_call FROM grant_slots ORDER BY grant_id, slot',
+      )
+      expect(slots.rows.map((r) => `${r.grant_id}.${r.slot}:${r.used_by_call}`)).toEqual([
+        'g2.1:elsewhere',
+        'g2.2:elsewhere',
+        'g3.1:elsewhere',
+        'g3.2:elsewhere',
+        'g3.3:c1',
+      ])
+      const records = (await store.listDecisions(threadId)).filter((d) => d.via === 'grant')
+      expect(records.map((d) => `${d.grantId}:${d.toolCallId}`)).toEqual(['g3:c1'])
+    } finally {
+      await other.end()
       await store.close()
       await drop()
     }

@@ -10,9 +10,16 @@ const DECISION_COLUMNS = 'thread_id, tool_call_id, run_id, grant_id, decided_by,
 
 /**
  * The take (docs/decisions.md#bounded-grants), one statement: a call that took a grant already gets its record again;
- * otherwise it claims the grant's first free slot that no concurrent take holds (`FOR UPDATE SKIP LOCKED`), so takes
- * do not queue on one row and a grant of n approves at most n calls across replicas. A take that finds every free slot
- * held by concurrent takes takes nothing (the call pauses). The same statement writes the call's decision record.
+ * otherwise it claims the grant's first free slot that no concurrent take holds (`grant_free_slots`, migration
+ * `0019-grant-slot-locks`: `FOR NO KEY UPDATE SKIP LOCKED`, the lock the UPDATE takes), so takes do not queue on one
+ * row and a grant of n approves at most n calls across replicas. A take that finds every free slot held by concurrent
+ * takes takes nothing (the call pauses). The same statement writes the call's decision record.
+ *
+ * The slots are locked by a function, not in the statement: a slot that another take updated and committed after this
+ * statement began is re-checked (PostgreSQL's EvalPlanQual), and that re-check sets up again every part of the
+ * statement it runs in — about 2 ms for this one, the loser's whole cost in a race for a grant's last slots. VOLATILE,
+ * the function is never inlined, and its statement starts later with a snapshot of its own: it meets fewer such slots.
+ * The UPDATE then finds each row it locked as this statement saw it (a slot only ever goes from free to used once).
  */
 const TAKE = `
   WITH prior AS (
@@ -23,11 +30,7 @@ const TAKE = `
       AND NOT EXISTS (SELECT 1 FROM prior)
   ), taken AS (
     UPDATE grant_slots SET used_by_call = $4, used_at = $6
-    WHERE grant_id = $1 AND slot = (
-      SELECT s.slot FROM grant_slots s
-      WHERE s.grant_id = $1 AND s.used_by_call IS NULL AND EXISTS (SELECT 1 FROM live)
-      ORDER BY s.slot LIMIT 1 FOR UPDATE SKIP LOCKED
-    )
+    WHERE grant_id = $1 AND slot = (SELECT f.slot FROM live CROSS JOIN LATERAL grant_free_slots(ARRAY[$1], ARRAY[1]) f)
     RETURNING grant_id
   ), decision AS (
     INSERT INTO grant_decisions (${DECISION_COLUMNS})
@@ -38,8 +41,8 @@ const TAKE = `
 
 /**
  * Several takes as one statement, each decided as `TAKE` decides it alone. The takes of one grant are numbered in
- * order (`n`); the grant's free slots that no concurrent take holds are locked, as many as it has takes at most, and
- * numbered by slot; take n gets slot n. Takes left without a slot take nothing. No two takes of one group are of the
+ * order (`n`); the grant's free slots that no concurrent take holds are locked (`grant_free_slots`), as many as it has
+ * takes at most, and numbered by slot; take n gets slot n. Takes left without a slot take nothing. No two takes of one group are of the
  * same call (`GroupCommit`'s key), so a record maps back to its take by (thread, call). Each lookup is a keyed
  * `LATERAL … LIMIT 1`: the plan (generic, cached per connection) stays an index lookup however the tables grow —
  * joined plainly, the planner hash-joins a whole small table, which cost more than the takes themselves.
@@ -63,11 +66,9 @@ const TAKE_GROUP = `
     WHERE r.ord NOT IN (SELECT ord FROM prior)
   ), free AS (
     SELECT f.grant_id, f.slot, row_number() OVER (PARTITION BY f.grant_id ORDER BY f.slot) AS n
-    FROM (SELECT grant_id, count(*) AS k FROM wanted GROUP BY grant_id) c CROSS JOIN LATERAL (
-      SELECT s.grant_id, s.slot FROM grant_slots s
-      WHERE s.grant_id = c.grant_id AND s.used_by_call IS NULL
-      ORDER BY s.slot LIMIT c.k FOR UPDATE SKIP LOCKED
-    ) f
+    FROM (SELECT array_agg(grant_id) AS ids, array_agg(k) AS ks FROM (
+      SELECT grant_id, count(*)::int AS k FROM wanted GROUP BY grant_id
+    ) c) a CROSS JOIN LATERAL grant_free_slots(a.ids, a.ks) f
   ), taken AS (
     UPDATE grant_slots s SET used_by_call = w.tool_call_id, used_at = w.at
     FROM free f JOIN wanted w ON w.grant_id = f.grant_id AND w.n = f.n

@@ -1,6 +1,3 @@
-import type { PoolClient } from 'pg'
-import type { Clock } from '../../clock.ts'
-import { systemClock } from '../../clock.ts'
 import type { DialectMigrations } from '../migration-steps.ts'
 import { migrationSteps } from '../migration-steps.ts'
 
@@ -344,6 +341,23 @@ export const POSTGRES_MIGRATIONS: DialectMigrations = {
   );
   INSERT INTO grant_slots (grant_id, slot) SELECT grant_id, generate_series(1, calls_left) FROM grants;
   `,
+  // A take's slot lock as a statement of its own (docs/decisions.md#bounded-grants): a take that meets a slot another
+  // take has just committed re-checks that row (PostgreSQL's EvalPlanQual), which sets up every part of the statement
+  // again — a millisecond and more for the whole take, microseconds for this one. VOLATILE: never inlined into the take.
+  // The lock is the one the take's UPDATE then takes (NO KEY UPDATE), so locking and updating a slot is one lock.
+  '0019-grant-slot-locks': `
+  CREATE FUNCTION grant_free_slots(grant_ids TEXT[], counts INTEGER[]) RETURNS TABLE (grant_id TEXT, slot INTEGER)
+  LANGUAGE plpgsql VOLATILE AS $fn$
+  BEGIN
+    RETURN QUERY
+      SELECT f.grant_id, f.slot FROM unnest(grant_ids, counts) AS c(g, k) CROSS JOIN LATERAL (
+        SELECT s.grant_id, s.slot FROM grant_slots s
+        WHERE s.grant_id = c.g AND s.used_by_call IS NULL
+        ORDER BY s.slot LIMIT c.k FOR NO KEY UPDATE SKIP LOCKED
+      ) f;
+  END
+  $fn$;
+  `,
 }
 
 /** The SQL of each schema version, in order: a database whose `schema_migrations` has 1..k has run the first k. */
@@ -351,40 +365,4 @@ export const PG_MIGRATIONS: readonly string[] = migrationSteps(POSTGRES_MIGRATIO
 
 export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`
-}
-
-/**
- * Creates the schema (if named) and applies missing migrations in one transaction under an
- * advisory lock, so replicas starting together migrate once. Returns the schema version.
- * `now` stamps `applied_at` (the store's clock).
- */
-export async function migratePostgres(
-  client: PoolClient,
-  schema: string | undefined,
-  now: Clock = systemClock,
-): Promise<number> {
-  await client.query('BEGIN')
-  try {
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`interlude-migrations:${schema ?? ''}`])
-    if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`)
-    await client.query(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)',
-    )
-    const { rows } = await client.query<{ version: number | null }>(
-      'SELECT MAX(version) AS version FROM schema_migrations',
-    )
-    const current = rows[0]?.version ?? 0
-    if (current > PG_MIGRATIONS.length) {
-      throw new Error(`Database schema version ${current} is newer than this server (${PG_MIGRATIONS.length}).`)
-    }
-    for (let version = current; version < PG_MIGRATIONS.length; version++) {
-      await client.query(PG_MIGRATIONS[version]!)
-      await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [version + 1, now()])
-    }
-    await client.query('COMMIT')
-    return PG_MIGRATIONS.length
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw error
-  }
 }
