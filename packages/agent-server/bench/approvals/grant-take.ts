@@ -8,21 +8,29 @@
  *   B. a grant of 30: every take wins, each on its own slot of the one grant,
  *   C. 30 grants of 1, one take of each at once (no row shared).
  *
- * Each scenario runs twice, side by side: "grouped" is the stores' own take (the takes one event loop turn releases
- * go out as one statement per store, `grant-takes.ts`); "alone" sends every take as its own statement, up to 30 in
- * flight per store, on a pool with the same settings (what the take was before grouping). D is the floor: one
+ * Each scenario runs its variants side by side, taking turns round by round (so that they share the machine's moments
+ * alike): "grouped" is the stores' own take (the takes one event loop turn releases go out as one statement per
+ * store, `grant-takes.ts`); "alone" sends every take as its own statement, up to 30 in flight per store, on a pool
+ * with the same settings (what the take was before grouping). A also runs grouped with the slots locked inside the
+ * group statement, as before migration `0019-grant-slot-locks`. D is the floor: one
  * `SELECT 1` per store at once, timed the same way. Per take: wall time of the take in this process (statement,
  * commit, round trip, and the wait for a statement in flight).
  *
  *   node --import tsx bench/approvals/grant-take.ts
- *   # env: BENCH_ROUNDS (100), BENCH_CONCURRENCY (30), BENCH_PG_URL (INTERLUDE_TEST_PG_URL or postgres://127.0.0.1:5432/postgres)
+ *   # env: BENCH_ROUNDS (100), BENCH_CONCURRENCY (30), BENCH_PG_URL (INTERLUDE_TEST_PG_URL or postgres://127.0.0.1:5432/postgres),
+ *   #      BENCH_VARIANTS (grouped,locked,alone: which variants take turns)
  */
 import { randomBytes } from 'node:crypto'
 import type { DecisionRecord, Grant } from '@interlude/protocol'
 import pg from 'pg'
 import type { GrantTake } from '../../src/store/grants.ts'
 import { withDefaultUser } from '../../src/store/postgres/connection.ts'
-import { TakeGroups } from '../../src/store/postgres/grant-takes.ts'
+import {
+  DEFAULT_TAKE_CONCURRENCY,
+  MAX_TAKE_GROUP,
+  TAKE_GROUP,
+  TakeGroups,
+} from '../../src/store/postgres/grant-takes.ts'
 import type { PgPools } from '../../src/store/postgres/pools.ts'
 import { createPools } from '../../src/store/postgres/pools.ts'
 import { quoteIdent } from '../../src/store/postgres/migrations.ts'
@@ -104,6 +112,23 @@ async function grantOf(store: Store, round: string, calls: number): Promise<{ th
   return { threadId, grantId: grant.grantId }
 }
 
+/**
+ * The group statement with its slots locked inside it (`FOR UPDATE SKIP LOCKED`), as before `0019-grant-slot-locks`:
+ * a take that meets a slot another take committed meanwhile re-checks it with the whole statement set up again.
+ */
+const LOCKED_IN_STATEMENT = (() => {
+  const free = /FROM \(SELECT array_agg[\s\S]*?grant_free_slots\(a\.ids, a\.ks\) f/
+  if (!free.test(TAKE_GROUP)) throw new Error('The group statement no longer locks its slots by grant_free_slots.')
+  return TAKE_GROUP.replace(
+    free,
+    `FROM (SELECT grant_id, count(*) AS k FROM wanted GROUP BY grant_id) c CROSS JOIN LATERAL (
+      SELECT s.grant_id, s.slot FROM grant_slots s
+      WHERE s.grant_id = c.grant_id AND s.used_by_call IS NULL
+      ORDER BY s.slot LIMIT c.k FOR UPDATE SKIP LOCKED
+    ) f`,
+  )
+})()
+
 /** How one store takes: its own grouped take, or every take alone. */
 type Take = (request: GrantTake) => Promise<DecisionRecord | undefined>
 
@@ -128,49 +153,76 @@ async function atOnce(takes: readonly (() => Promise<DecisionRecord | undefined>
   )
 }
 
-async function scenario(label: string, takers: readonly Take[], calls: number): Promise<string> {
-  const times: number[] = []
-  let won = 0
-  for (let round = 0; round < ROUNDS; round++) {
-    const id = `${label}-${round}-${randomBytes(3).toString('hex')}`
-    const { threadId, grantId } = await grantOf(stores[0]!, id, calls)
-    await settled()
-    const takes = Array.from(
-      { length: CONCURRENCY },
-      (_, i) => () =>
-        takers[i % takers.length]!({
-          grantId,
-          owner: OWNER,
-          threadId,
-          toolCallId: `call-${i}`,
-          runId: 'r',
-          now: Date.now(),
-        }),
-    )
-    won += (await atOnce(takes, times)).filter((t) => t !== undefined).length
-  }
-  const expected = Math.min(calls, CONCURRENCY) * ROUNDS
-  if (won !== expected) throw new Error(`${label}: ${won} takes won, expected ${expected}`)
-  return summary(times)
+/** One way of taking, on both stores: `takers[i % 2]` takes the i-th of the takes at once. */
+interface Variant {
+  /** Its name in `BENCH_VARIANTS`. */
+  readonly key: string
+  readonly name: string
+  readonly takers: readonly Take[]
 }
 
-/** C: each of the 30 takes at once has its own grant, so no row is shared. */
-async function separate(takers: readonly Take[]): Promise<string> {
-  const times: number[] = []
-  for (let round = 0; round < SEPARATE_ROUNDS; round++) {
-    const made = []
-    for (let i = 0; i < CONCURRENCY; i++)
-      made.push(await grantOf(stores[0]!, `C-${round}-${i}-${randomBytes(3).toString('hex')}`, 1))
-    await settled()
-    const takes = made.map(
-      ({ threadId, grantId }, i) =>
-        () =>
-          takers[i % takers.length]!({ grantId, owner: OWNER, threadId, toolCallId: 'c', runId: 'r', now: Date.now() }),
-    )
-    const taken = await atOnce(takes, times)
-    if (taken.some((t) => t === undefined)) throw new Error('C: a take of a fresh grant found nothing')
-  }
-  return summary(times)
+/**
+ * `ROUNDS` rounds of `CONCURRENCY` takes at once of a fresh grant of `calls`, for each variant: every round runs each
+ * variant once, the first of them rotating, so that the variants compared share the machine's moments alike.
+ */
+async function scenario(label: string, variants: readonly Variant[], calls: number): Promise<string[]> {
+  const times = variants.map((): number[] => [])
+  const won = variants.map(() => 0)
+  for (let round = 0; round < ROUNDS; round++)
+    for (let k = 0; k < variants.length; k++) {
+      const v = (round + k) % variants.length
+      const { takers } = variants[v]!
+      const id = `${label}-${v}-${round}-${randomBytes(3).toString('hex')}`
+      const { threadId, grantId } = await grantOf(stores[0]!, id, calls)
+      await settled()
+      const takes = Array.from(
+        { length: CONCURRENCY },
+        (_, i) => () =>
+          takers[i % takers.length]!({
+            grantId,
+            owner: OWNER,
+            threadId,
+            toolCallId: `call-${i}`,
+            runId: 'r',
+            now: Date.now(),
+          }),
+      )
+      won[v]! += (await atOnce(takes, times[v]!)).filter((t) => t !== undefined).length
+    }
+  const expected = Math.min(calls, CONCURRENCY) * ROUNDS
+  return variants.map((variant, v) => {
+    if (won[v] !== expected) throw new Error(`${label}, ${variant.name}: ${won[v]} takes won, expected ${expected}`)
+    return `${label}, ${variant.name}: ${summary(times[v]!)}`
+  })
+}
+
+/** C: each of the 30 takes at once has its own grant, so no row is shared; variants take turns as in `scenario`. */
+async function separate(label: string, variants: readonly Variant[]): Promise<string[]> {
+  const times = variants.map((): number[] => [])
+  for (let round = 0; round < SEPARATE_ROUNDS; round++)
+    for (let k = 0; k < variants.length; k++) {
+      const v = (round + k) % variants.length
+      const { takers } = variants[v]!
+      const made = []
+      for (let i = 0; i < CONCURRENCY; i++)
+        made.push(await grantOf(stores[0]!, `C-${v}-${round}-${i}-${randomBytes(3).toString('hex')}`, 1))
+      await settled()
+      const takes = made.map(
+        ({ threadId, grantId }, i) =>
+          () =>
+            takers[i % takers.length]!({
+              grantId,
+              owner: OWNER,
+              threadId,
+              toolCallId: 'c',
+              runId: 'r',
+              now: Date.now(),
+            }),
+      )
+      const taken = await atOnce(takes, times[v]!)
+      if (taken.some((t) => t === undefined)) throw new Error('C: a take of a fresh grant found nothing')
+    }
+  return variants.map((variant, v) => `${label}, ${variant.name}: ${summary(times[v]!)}`)
 }
 
 /** D: one `SELECT 1` per store at once on a warm connection, timed as the takes are (before the call). */
@@ -212,14 +264,18 @@ try {
   stores.push(await createPostgresStore({ connectionString: PG_URL, schema }))
   alonePools = [0, 1].map(() => createPools({ connectionString: PG_URL, takeConcurrency: CONCURRENCY }, schema))
   const grouped: Take[] = stores.map((store) => (request) => store.grants!.take(request))
+  const locked: Take[] = alonePools.map((pools) => {
+    const takes = new TakeGroups(pools.takes, DEFAULT_TAKE_CONCURRENCY, MAX_TAKE_GROUP, LOCKED_IN_STATEMENT)
+    return (request) => takes.take(request)
+  })
   const alone: Take[] = alonePools.map((pools) => {
     const takes = new TakeGroups(pools.takes, CONCURRENCY, 1)
     return (request) => takes.take(request)
   })
   // Warm-up: connections opened and statements prepared before anything is measured.
-  for (const takers of [grouped, alone])
+  for (const [k, takers] of [grouped, locked, alone].entries())
     for (let i = 0; i < 3; i++) {
-      const { threadId, grantId } = await grantOf(stores[0]!, `warm-${takers === grouped}-${i}`, CONCURRENCY)
+      const { threadId, grantId } = await grantOf(stores[0]!, `warm-${k}-${i}`, CONCURRENCY)
       await Promise.all(
         Array.from({ length: CONCURRENCY }, (_, j) =>
           takers[j % 2]!({ grantId, owner: OWNER, threadId, toolCallId: `w-${j}`, runId: 'r', now: Date.now() }),
@@ -228,15 +284,16 @@ try {
     }
   console.log(`grant take on PostgreSQL, two stores on one schema (${PG_URL.replace(/\/\/[^@]*@/, '//')})`)
   console.log(`  ${ROUNDS} rounds of ${CONCURRENCY} takes at once (C: ${SEPARATE_ROUNDS} rounds); per take:`)
-  for (const [label, calls] of [
-    ['A. grant of 3', 3],
-    [`B. grant of ${CONCURRENCY}`, CONCURRENCY],
-  ] as const) {
-    console.log(`${label}, grouped: ${await scenario(label, grouped, calls)}`)
-    console.log(`${label}, alone:   ${await scenario(label, alone, calls)}`)
-  }
-  console.log(`C. ${CONCURRENCY} grants of 1, grouped: ${await separate(grouped)}`)
-  console.log(`C. ${CONCURRENCY} grants of 1, alone:   ${await separate(alone)}`)
+  const chosen = (process.env.BENCH_VARIANTS ?? 'grouped,locked,alone').split(',')
+  const variants: Variant[] = [
+    { key: 'grouped', name: 'grouped', takers: grouped },
+    { key: 'locked', name: 'grouped, slots locked in the statement (before 0019)', takers: locked },
+    { key: 'alone', name: 'alone', takers: alone },
+  ].filter((variant) => chosen.includes(variant.key))
+  const withoutLocked = variants.filter((variant) => variant.takers !== locked)
+  for (const line of await scenario('A. grant of 3', variants, 3)) console.log(line)
+  for (const line of await scenario(`B. grant of ${CONCURRENCY}`, withoutLocked, CONCURRENCY)) console.log(line)
+  for (const line of await separate(`C. ${CONCURRENCY} grants of 1`, withoutLocked)) console.log(line)
   console.log(`D. floor, one SELECT 1 per store at once: ${await floor()}`)
 } finally {
   for (const store of stores) await store.close()

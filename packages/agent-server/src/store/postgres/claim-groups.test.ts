@@ -191,12 +191,17 @@ describe.skipIf(!available)('PostgreSQL claim groups', () => {
       expect(again.map(outcome)).toEqual(['ok:g0', 'ok:g1', 'ok:g2'])
     }))
 
-  it('a claim concurrency that is not a positive integer is refused when the store is created', async () => {
+  it('a claim or take concurrency that is not a positive integer is refused when the store is created', async () => {
     const { schema, drop } = await createTestSchema()
     try {
       for (const claimConcurrency of [0, -1, 1.5, Number.NaN]) {
         await expect(createPostgresStore({ connectionString: PG_URL, schema, claimConcurrency })).rejects.toThrow(
           'claimConcurrency must be a positive integer.',
+        )
+      }
+      for (const takeConcurrency of [0, -1, 1.5, Number.NaN]) {
+        await expect(createPostgresStore({ connectionString: PG_URL, schema, takeConcurrency })).rejects.toThrow(
+          'takeConcurrency must be a positive integer.',
         )
       }
     } finally {

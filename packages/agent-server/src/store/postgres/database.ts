@@ -16,9 +16,9 @@ import { transaction } from './transaction.ts'
 
 /**
  * The PostgreSQL store's hold on its database: the pools (`pools.ts`), the claim groups on the admission pool, the
- * grant takes on their own pool,
- * NOTIFY of appended events (`notifier.ts`) and the LISTEN change feed, started on the first `watch()`. Opened with
- * the schema migrated (`migrations.ts`) and the admission pool connected; closed all together, once.
+ * grant takes on their own pool, NOTIFY of appended events (`notifier.ts`) and the LISTEN change feed, started on the
+ * first `watch()`. Opened with the schema migrated (`migrate.ts`) and the admission and takes pools connected; closed
+ * all together, once.
  */
 export class PgDatabase {
   readonly schema: string

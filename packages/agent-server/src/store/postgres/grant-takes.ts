@@ -45,9 +45,10 @@ const TAKE = `
  * takes at most, and numbered by slot; take n gets slot n. Takes left without a slot take nothing. No two takes of one group are of the
  * same call (`GroupCommit`'s key), so a record maps back to its take by (thread, call). Each lookup is a keyed
  * `LATERAL … LIMIT 1`: the plan (generic, cached per connection) stays an index lookup however the tables grow —
- * joined plainly, the planner hash-joins a whole small table, which cost more than the takes themselves.
+ * joined plainly, the planner hash-joins a whole small table, which cost more than the takes themselves. Exported for
+ * the bench (bench/approvals/grant-take.ts), which compares it with the slots locked in the statement itself.
  */
-const TAKE_GROUP = `
+export const TAKE_GROUP = `
   WITH req AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])
       WITH ORDINALITY AS r(grant_id, owner_id, thread_id, tool_call_id, run_id, at, ord)
@@ -94,11 +95,13 @@ export const MAX_TAKE_GROUP = 64
  */
 export class TakeGroups {
   readonly #q: Queryable
+  readonly #groupText: string
   readonly #groups: GroupCommit<GrantTake, DecisionRecord | undefined>
 
-  /** `maxGroup` 1 sends every take alone (the bench's comparison). */
-  constructor(q: Queryable, concurrency: number, maxGroup = MAX_TAKE_GROUP) {
+  /** `maxGroup` 1 sends every take alone, `groupText` another group statement (both: the bench's comparisons). */
+  constructor(q: Queryable, concurrency: number, maxGroup = MAX_TAKE_GROUP, groupText = TAKE_GROUP) {
     this.#q = q
+    this.#groupText = groupText
     this.#groups = new GroupCommit({
       concurrency,
       maxGroup,
@@ -127,7 +130,7 @@ export class TakeGroups {
     const column = <K extends keyof GrantTake>(key: K) => takes.map((take) => take[key])
     const found = await rows<GrantDecisionRow>(
       this.#q,
-      statement(TAKE_GROUP, [
+      statement(this.#groupText, [
         column('grantId'),
         column('owner'),
         column('threadId'),

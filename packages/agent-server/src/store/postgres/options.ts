@@ -48,9 +48,9 @@ export interface PostgresStoreOptions {
    */
   readonly claimConcurrency?: number
   /**
-   * Bounded grants' take statements in flight at once on the run pool; takes released in one event loop turn, or
-   * arriving while these are in flight, are committed together, one statement for up to 64 (`grant-takes.ts`).
-   * @default 2
+   * Bounded grants' take statements in flight at once, each on a connection of the takes' own pool (that many
+   * connections, opened at start); takes released in one event loop turn, or arriving while these are in flight, are
+   * committed together, one statement for up to 64 (`grant-takes.ts`). @default 2
    */
   readonly takeConcurrency?: number
   /** Extra pg pool settings (ssl, timeouts…); `connectionString`, `max` and `options` are set by the store. */

@@ -5,7 +5,7 @@ import type { PostgresStoreOptions } from './options.ts'
 import { pgModule } from './pg-module.ts'
 import { DEFAULT_TAKE_CONCURRENCY } from './grant-takes.ts'
 
-/** The PostgreSQL store's two pools: run work, and admission on its own (docs/decisions.md#stores). */
+/** The PostgreSQL store's pools: run work, admission, and grant takes, each on its own (docs/decisions.md#stores). */
 export interface PgPools {
   /** The run pool's settings, also those of the change feed's connection. */
   readonly config: PoolConfig
@@ -19,7 +19,7 @@ export interface PgPools {
   readonly takes: pg.Pool
 }
 
-/** Creates both pools on `schema` (a plain identifier, else a `RangeError` and no pool); connects nothing yet. */
+/** Creates the pools on `schema` (a plain identifier, else a `RangeError` and no pool); connects nothing yet. */
 export function createPools(options: PostgresStoreOptions, schema: string): PgPools {
   const config: PoolConfig = {
     ...(options.pool as PoolConfig | undefined),
