@@ -12,7 +12,7 @@
  * alike): "grouped" is the stores' own take (the takes one event loop turn releases go out as one statement per
  * store, `grant-takes.ts`); "alone" sends every take as its own statement, up to 30 in flight per store, on a pool
  * with the same settings (what the take was before grouping). A also runs grouped with the slots locked inside the
- * group statement, as before migration `0019-grant-slot-locks`. D is the floor: one
+ * group statement, as before migration `0019-grant-slot-locks`, on pools like the store's. D is the floor: one
  * `SELECT 1` per store at once, timed the same way. Per take: wall time of the take in this process (statement,
  * commit, round trip, and the wait for a statement in flight).
  *
@@ -259,12 +259,17 @@ await admin(`CREATE SCHEMA ${quoteIdent(schema)}`)
 const stores: Store[] = []
 // "Alone": a pool per store with the take pool's settings, room for every take in flight, no take sharing a statement.
 let alonePools: PgPools[] = []
+// "Locked in the statement": a pool per store exactly as the store's take pool (its size too), for that variant only.
+let lockedPools: PgPools[] = []
 try {
   stores.push(await createPostgresStore({ connectionString: PG_URL, schema }))
   stores.push(await createPostgresStore({ connectionString: PG_URL, schema }))
   alonePools = [0, 1].map(() => createPools({ connectionString: PG_URL, takeConcurrency: CONCURRENCY }, schema))
   const grouped: Take[] = stores.map((store) => (request) => store.grants!.take(request))
-  const locked: Take[] = alonePools.map((pools) => {
+  lockedPools = [0, 1].map(() =>
+    createPools({ connectionString: PG_URL, takeConcurrency: DEFAULT_TAKE_CONCURRENCY }, schema),
+  )
+  const locked: Take[] = lockedPools.map((pools) => {
     const takes = new TakeGroups(pools.takes, DEFAULT_TAKE_CONCURRENCY, MAX_TAKE_GROUP, LOCKED_IN_STATEMENT)
     return (request) => takes.take(request)
   })
@@ -297,6 +302,7 @@ try {
   console.log(`D. floor, one SELECT 1 per store at once: ${await floor()}`)
 } finally {
   for (const store of stores) await store.close()
-  for (const pools of alonePools) await Promise.all([pools.pool.end(), pools.admission.end(), pools.takes.end()])
+  for (const pools of [...alonePools, ...lockedPools])
+    await Promise.all([pools.pool.end(), pools.admission.end(), pools.takes.end()])
   await admin(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`)
 }

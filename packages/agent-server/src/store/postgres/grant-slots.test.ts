@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import pg from 'pg'
 import type { Grant } from '@interlude/protocol'
 import { conformanceKit } from '../conformance/kit.ts'
@@ -152,8 +152,14 @@ describe.skipIf(!available)('grant slots (PostgreSQL)', () => {
         ])
         let answered = false
         const result = during().finally(() => (answered = true))
-        await new Promise((resolve) => setTimeout(resolve, 50))
-        expect(answered).toBe(false) // the take's statement is under way, its slot lock waiting
+        // The take's statement has begun (its snapshot taken, the slots free in it) and its slot lock waits.
+        await vi.waitFor(async () => {
+          const waiting = await other.query(
+            "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242 AND NOT granted",
+          )
+          expect(waiting.rowCount).toBeGreaterThan(0)
+        })
+        expect(answered).toBe(false)
         await other.query('COMMIT')
         return result
       }

@@ -17,9 +17,11 @@ const DECISION_COLUMNS = 'thread_id, tool_call_id, run_id, grant_id, decided_by,
  *
  * The slots are locked by a function, not in the statement: a slot that another take updated and committed after this
  * statement began is re-checked (PostgreSQL's EvalPlanQual), and that re-check sets up again every part of the
- * statement it runs in — about 2 ms for this one, the loser's whole cost in a race for a grant's last slots. VOLATILE,
- * the function is never inlined, and its statement starts later with a snapshot of its own: it meets fewer such slots.
- * The UPDATE then finds each row it locked as this statement saw it (a slot only ever goes from free to used once).
+ * statement it runs in — about 2 ms for this one, the loser's whole cost in a race for a grant's last slots. The
+ * function (PL/pgSQL, never inlined; VOLATILE, so its query takes a snapshot of its own) starts later and meets fewer
+ * such slots. Every slot it can lock is visible to this statement too — slots are written with their grant and never
+ * deleted or inserted again — so the UPDATE finds each row it locked; were that to change, a take would come back
+ * empty (its record is written only for a slot the UPDATE took), never approve a call too many.
  */
 const TAKE = `
   WITH prior AS (
@@ -30,7 +32,9 @@ const TAKE = `
       AND NOT EXISTS (SELECT 1 FROM prior)
   ), taken AS (
     UPDATE grant_slots SET used_by_call = $4, used_at = $6
-    WHERE grant_id = $1 AND slot = (SELECT f.slot FROM live CROSS JOIN LATERAL grant_free_slots(ARRAY[$1], ARRAY[1]) f)
+    WHERE grant_id = $1 AND slot = (
+      SELECT f.slot FROM live CROSS JOIN LATERAL grant_free_slots(ARRAY[live.grant_id], ARRAY[1]) f
+    )
     RETURNING grant_id
   ), decision AS (
     INSERT INTO grant_decisions (${DECISION_COLUMNS})
@@ -98,7 +102,10 @@ export class TakeGroups {
   readonly #groupText: string
   readonly #groups: GroupCommit<GrantTake, DecisionRecord | undefined>
 
-  /** `maxGroup` 1 sends every take alone, `groupText` another group statement (both: the bench's comparisons). */
+  /**
+   * `maxGroup` 1 sends every take alone; `groupText` replaces the group statement (a group of one and the take-by-take
+   * retry still use `TAKE`). Both for the bench's comparisons.
+   */
   constructor(q: Queryable, concurrency: number, maxGroup = MAX_TAKE_GROUP, groupText = TAKE_GROUP) {
     this.#q = q
     this.#groupText = groupText

@@ -343,7 +343,8 @@ export const POSTGRES_MIGRATIONS: DialectMigrations = {
   `,
   // A take's slot lock as a statement of its own (docs/decisions.md#bounded-grants): a take that meets a slot another
   // take has just committed re-checks that row (PostgreSQL's EvalPlanQual), which sets up every part of the statement
-  // again — a millisecond and more for the whole take, microseconds for this one. VOLATILE: never inlined into the take.
+  // again — a millisecond and more for the whole take, microseconds for this one. VOLATILE: its query takes a snapshot
+  // of its own (and may lock rows).
   // The lock is the one the take's UPDATE then takes (NO KEY UPDATE), so locking and updating a slot is one lock.
   '0019-grant-slot-locks': `
   CREATE FUNCTION grant_free_slots(grant_ids TEXT[], counts INTEGER[]) RETURNS TABLE (grant_id TEXT, slot INTEGER)

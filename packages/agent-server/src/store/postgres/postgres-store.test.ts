@@ -218,6 +218,9 @@ describe.skipIf(!available)('PostgreSQL store', () => {
           constraints: await read(`SELECT c.conname, pg_get_constraintdef(c.oid) AS def FROM pg_constraint c
                                      JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = $1
                                      ORDER BY c.conrelid::regclass::text, c.conname`),
+          functions: await read(`SELECT p.proname, pg_get_functiondef(p.oid) AS def FROM pg_proc p
+                                   JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1
+                                   ORDER BY p.proname`),
           versions: (await client.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`)).rows,
         }
         return JSON.parse(JSON.stringify(shape).replaceAll(schema, '<schema>')) as unknown
@@ -231,6 +234,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     await (await open(fresh.schema)).close()
     const want = await schemaOf(fresh.schema)
     expect((want as { versions: unknown[] }).versions).toEqual(PG_MIGRATIONS.map((_, i) => ({ version: i + 1 })))
+    expect((want as { functions: { proname: string }[] }).functions.map((f) => f.proname)).toEqual(['grant_free_slots'])
     for (let version = 0; version < PG_MIGRATIONS.length; version++) {
       const { schema, drop } = await createTestSchema()
       drops.push(drop)
