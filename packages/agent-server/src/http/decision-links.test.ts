@@ -107,6 +107,29 @@ describe('decision links', () => {
     expect(decisions[0]!.entries[0]!.payload).toEqual({ approved: false })
   })
 
+  it('a link spent by another request between the reads of a POST is 409 (used), not 410', async () => {
+    s = await startOutsideServer()
+    const { key, links } = await s.pause()
+    const url = linkOf(links, 'approve').url
+    const store = s.server.store
+    const read = store.getBatchOfInterrupt.bind(store)
+    let other: Promise<{ status: number }> | undefined
+    // The first POST's read of the batch waits until a second POST of the same link has decided (a replica that was
+    // faster); every later read goes straight to the store.
+    store.getBatchOfInterrupt = async (threadId, interruptId) => {
+      if (other === undefined) {
+        other = page(url, 'POST')
+        await other
+      }
+      return read(threadId, interruptId)
+    }
+    const first = await page(url, 'POST')
+    expect((await other!).status).toBe(200)
+    expect(first.status).toBe(409)
+    expect(first.html).toContain('already used')
+    expect(await s.server.store.listDecisions(key)).toHaveLength(1)
+  })
+
   it('a tampered link is 404; an expired one 410; a decider without the right 404 — nothing changes', async () => {
     s = await startOutsideServer()
     const { key, interruptId, links } = await s.pause()

@@ -73,8 +73,10 @@ export class OutsideDecisions {
   /** What deciding would meet now; reads only (a `GET` of a link never decides). */
   async state(target: OutsideTarget, link?: OutsideLink): Promise<OutsideState> {
     const { store, rights, validators, now } = this.#deps.admission
-    if (link !== undefined && (await store.decisionLinks.used(link.linkId)) !== undefined) return { kind: 'used' }
     const batch = await store.getBatchOfInterrupt(target.threadId, target.interruptId)
+    // The link's use is read after the batch: a link spent between the two reads (its row and the claim commit together)
+    // then reads as `used`, not as a batch decided by someone else.
+    if (link !== undefined && (await store.decisionLinks.used(link.linkId)) !== undefined) return { kind: 'used' }
     const thread = batch === undefined ? undefined : await store.getThread(target.threadId)
     // The right is judged now, not when the link was made: a decider who lost it learns nothing more.
     if (batch === undefined || thread === undefined) return { kind: 'not_found' }
