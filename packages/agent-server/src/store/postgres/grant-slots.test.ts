@@ -5,6 +5,7 @@ import { conformanceKit } from '../conformance/kit.ts'
 import { countingPool, createTestSchema, PG_URL, pgAvailable } from '../../test-utils/pg.ts'
 import { withDefaultUser } from './connection.ts'
 import { TakeGroups } from './grant-takes.ts'
+import type { Store } from '../store.ts'
 import { createPostgresStore } from './postgres-store.ts'
 
 const available = await pgAvailable('PostgreSQL grant slots')
@@ -27,23 +28,36 @@ const grant = (grantId: string, calls: number): Grant => ({
   sourceInterruptId: `int_${grantId}`,
 })
 
+/** A paused thread whose batch was claimed making `grants`, on a store and on another connection (a replica). */
+async function withGrants(
+  grants: readonly Grant[],
+  body: (t: { store: Store; other: pg.Client; threadId: string }) => Promise<void>,
+): Promise<void> {
+  const { schema, drop } = await createTestSchema()
+  const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 4 })
+  const other = new pg.Client({ connectionString: withDefaultUser(PG_URL), options: `-c search_path=${schema}` })
+  await other.connect()
+  try {
+    const { threadId, batchId } = await paused(store)
+    const claim = { threadId, batchId, runId: 'r-claim', decisionHash: 'h', decision: [], now, ...claimer }
+    expect((await store.claimBatch({ ...claim, grants: [...grants] })).ok).toBe(true)
+    await body({ store, other, threadId })
+  } finally {
+    await other.end()
+    await store.close()
+    await drop()
+  }
+}
+
 describe.skipIf(!available)('grant slots (PostgreSQL)', () => {
   it('a take skips a slot another take holds, takes nothing when all are held, and never more than the grant', async () => {
-    const { schema, drop } = await createTestSchema()
-    const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 4 })
-    // Another connection, as a take in flight elsewhere.
-    const holder = new pg.Client({ connectionString: withDefaultUser(PG_URL), options: `-c search_path=${schema}` })
-    await holder.connect()
-    try {
-      const { threadId, batchId } = await paused(store)
-      const claim = { threadId, batchId, runId: 'r-claim', decisionHash: 'h', decision: [], now, ...claimer }
-      expect((await store.claimBatch({ ...claim, grants: [grant('g1', 2)] })).ok).toBe(true)
+    await withGrants([grant('g1', 2)], async ({ store, other, threadId }) => {
       const grants = store.grants!
       const take = (toolCallId: string) =>
         grants.take({ grantId: 'g1', owner: 'alice', threadId, toolCallId, runId: 'r2', now: now + 1 })
       const slots = async () =>
         (
-          await holder.query<{ slot: number; used_by_call: string | null }>(
+          await other.query<{ slot: number; used_by_call: string | null }>(
             "SELECT slot, used_by_call FROM grant_slots WHERE grant_id = 'g1' ORDER BY slot",
           )
         ).rows
@@ -52,12 +66,12 @@ describe.skipIf(!available)('grant slots (PostgreSQL)', () => {
         { slot: 2, used_by_call: null },
       ])
       // A take in flight on the other connection holds slot 1 until its transaction ends.
-      await holder.query('BEGIN')
-      await holder.query("SELECT slot FROM grant_slots WHERE grant_id = 'g1' AND slot = 1 FOR UPDATE")
+      await other.query('BEGIN')
+      await other.query("SELECT slot FROM grant_slots WHERE grant_id = 'g1' AND slot = 1 FOR UPDATE")
       // These takes answer while the lock is held (a take that queued on it would never return here).
       expect(await take('c-1')).toMatchObject({ grantId: 'g1', toolCallId: 'c-1' })
       expect(await take('c-2')).toBeUndefined() // every free slot is held: the call pauses
-      await holder.query('ROLLBACK') // the take in flight failed: its slot is free again
+      await other.query('ROLLBACK') // the take in flight failed: its slot is free again
       expect((await grants.list('alice', { now }))[0]?.callsLeft).toBe(1)
       expect(await take('c-3')).toMatchObject({ grantId: 'g1', toolCallId: 'c-3' })
       expect(await take('c-4')).toBeUndefined()
@@ -67,20 +81,11 @@ describe.skipIf(!available)('grant slots (PostgreSQL)', () => {
       ])
       const records = (await store.listDecisions(threadId)).filter((d) => d.via === 'grant')
       expect(records.map((d) => d.toolCallId)).toEqual(['c-1', 'c-3'])
-    } finally {
-      await holder.end()
-      await store.close()
-      await drop()
-    }
+    })
   })
 
   it('takes released together are one statement; a group failing on one row is retried take by take', async () => {
-    const { schema, drop } = await createTestSchema()
-    const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 4 })
-    try {
-      const { threadId, batchId } = await paused(store)
-      const claim = { threadId, batchId, runId: 'r-claim', decisionHash: 'h', decision: [], now, ...claimer }
-      expect((await store.claimBatch({ ...claim, grants: [grant('g1', 4), grant('g2', 1)] })).ok).toBe(true)
+    await withGrants([grant('g1', 4), grant('g2', 1)], async ({ store, threadId }) => {
       // TakeGroups on the store's pool, one statement in flight, counting the statements it sends.
       const { q, sent, failGroup } = countingPool(store)
       const takes = new TakeGroups(q, 1)
@@ -114,31 +119,21 @@ describe.skipIf(!available)('grant slots (PostgreSQL)', () => {
       expect((await store.grants!.list('alice', { now })).map((g) => [g.grantId, g.callsLeft])).toEqual([['g1', 1]])
       const records = (await store.listDecisions(threadId)).filter((d) => d.via === 'grant')
       expect(records.map((d) => `${d.grantId}:${d.toolCallId}`).sort()).toEqual(['g1:c1', 'g1:c4', 'g1:c5', 'g2:c2'])
-    } finally {
-      await store.close()
-      await drop()
-    }
+    })
   })
 
   it('slots another take commits while a take is under way are seen used: the take gets the next one, or nothing', async () => {
-    const { schema, drop } = await createTestSchema()
-    const store = await createPostgresStore({ connectionString: PG_URL, schema, max: 4 })
-    const other = new pg.Client({ connectionString: withDefaultUser(PG_URL), options: `-c search_path=${schema}` })
-    await other.connect()
-    try {
-      const { threadId, batchId } = await paused(store)
-      const claim = { threadId, batchId, runId: 'r-claim', decisionHash: 'h', decision: [], now, ...claimer }
-      expect((await store.claimBatch({ ...claim, grants: [grant('g3', 3), grant('g2', 2)] })).ok).toBe(true)
+    await withGrants([grant('g3', 3), grant('g2', 2)], async ({ store, other, threadId }) => {
       // The slot lock waits for the other take here, after the take's statement began: the other take's slots are
       // free in that statement's snapshot and used, committed, when they are locked.
       await other.query(`ALTER FUNCTION grant_free_slots(TEXT[], INTEGER[]) RENAME TO grant_free_slots_now;
-        CREATE FUNCTION grant_free_slots(grant_ids TEXT[], counts INTEGER[]) RETURNS TABLE (grant_id TEXT, slot INTEGER)
-        LANGUAGE plpgsql VOLATILE AS $fn$
-        BEGIN
-          PERFORM pg_advisory_xact_lock_shared(4242);
-          RETURN QUERY SELECT * FROM grant_free_slots_now(grant_ids, counts);
-        END
-        $fn$`)
+      CREATE FUNCTION grant_free_slots(grant_ids TEXT[], counts INTEGER[]) RETURNS TABLE (grant_id TEXT, slot INTEGER)
+      LANGUAGE plpgsql VOLATILE AS $fn$
+      BEGIN
+        PERFORM pg_advisory_xact_lock_shared(4242);
+        RETURN QUERY SELECT * FROM grant_free_slots_now(grant_ids, counts);
+      END
+      $fn$`)
       const take = (grantId: string, toolCallId: string) =>
         store.grants!.take({ grantId, owner: 'alice', threadId, toolCallId, runId: 'r2', now: now + 1 })
       /** Another replica's take of `slots` of `grantId`, committed while `during` is under way. */
@@ -182,10 +177,30 @@ describe.skipIf(!available)('grant slots (PostgreSQL)', () => {
       ])
       const records = (await store.listDecisions(threadId)).filter((d) => d.via === 'grant')
       expect(records.map((d) => `${d.grantId}:${d.toolCallId}`)).toEqual(['g3:c1'])
-    } finally {
-      await other.end()
-      await store.close()
-      await drop()
-    }
+    })
+  })
+
+  it("two replicas taking for one call at once: the second answers the first one's record; one slot is used", async () => {
+    await withGrants([grant('g1', 3)], async ({ store, other, threadId }) => {
+      const call = { grantId: 'g1', owner: 'alice', threadId, toolCallId: 'c-1', now: now + 1 }
+      // The other replica's take of the call, its transaction still open: its slot and record are not committed.
+      await other.query('BEGIN')
+      const first = await new TakeGroups(other, 1).take({ ...call, runId: 'r-there' })
+      expect(first).toMatchObject({ grantId: 'g1', toolCallId: 'c-1', runId: 'r-there' })
+      let answered = false
+      const second = store.grants!.take({ ...call, runId: 'r-here' }).finally(() => (answered = true))
+      // This take locked another free slot and now waits on the record's key for the other transaction.
+      await vi.waitFor(async () => {
+        const waiting = await other.query("SELECT 1 FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted")
+        expect(waiting.rowCount).toBeGreaterThan(0)
+      })
+      expect(answered).toBe(false)
+      await other.query('COMMIT')
+      expect(await second).toEqual(first)
+      const used = await other.query("SELECT used_by_call FROM grant_slots WHERE grant_id = 'g1' ORDER BY slot")
+      expect(used.rows.map((r: { used_by_call: string | null }) => r.used_by_call)).toEqual(['c-1', null, null])
+      const records = (await store.listDecisions(threadId)).filter((d) => d.via === 'grant')
+      expect(records.map((d) => `${d.toolCallId}:${d.runId}`)).toEqual(['c-1:r-there'])
+    })
   })
 })

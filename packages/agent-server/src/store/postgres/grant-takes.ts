@@ -126,10 +126,15 @@ export class TakeGroups {
 
   async #one(take: GrantTake): Promise<DecisionRecord | undefined> {
     const { grantId, owner, threadId, toolCallId, runId, now } = take
-    const found = await rows<GrantDecisionRow>(
-      this.#q,
-      statement(TAKE, [grantId, owner, threadId, toolCallId, runId, now]),
-    )
+    const send = () =>
+      rows<GrantDecisionRow>(this.#q, statement(TAKE, [grantId, owner, threadId, toolCallId, runId, now]))
+    const found = await send().catch((error: unknown) => {
+      // Another replica's take of this same call committed its record while ours was under way (ours waited on the
+      // record's key, then failed, writing nothing). Sent again, the statement finds that record and answers it.
+      const { code, constraint } = error as { code?: string; constraint?: string }
+      if (code === '23505' && constraint === 'grant_decisions_pkey') return send()
+      throw error
+    })
     return found[0] === undefined ? undefined : toGrantDecision(found[0])
   }
 
