@@ -1,4 +1,5 @@
 import { linkKey } from '../auth/decision-link-token.ts'
+import { slackButtonKey } from '../webhooks/slack-message.ts'
 import { sessionSecretProblem } from '../auth/authenticate.ts'
 import { SESSION_SECRET_ENV } from '../auth/session-secret.ts'
 
@@ -24,6 +25,8 @@ export interface DecisionLinkConfig {
 
 export interface SlackConfig {
   readonly signingSecret: string
+  /** Signs the buttons' values (`slackButtonKey(signingSecret)`). */
+  readonly buttonKey: Buffer
   readonly users: ReadonlyMap<string, string>
   /** `new URL(webhookUrl).href`. */
   readonly webhookUrl: string | undefined
@@ -80,6 +83,7 @@ export function resolveSlack(
   const webhook = options.webhookUrl === undefined ? undefined : httpUrl(options.webhookUrl, 'slack.webhookUrl')
   return {
     signingSecret: signingSecret.trim(),
+    buttonKey: slackButtonKey(signingSecret.trim()),
     users,
     webhookUrl: webhook?.href,
     responseOrigin: webhook?.origin ?? 'https://hooks.slack.com',

@@ -66,6 +66,7 @@ export function createServerParts(
   // The server clock: outbox rows are stamped with it, so their due times and locks are read with it too.
   // Built even without endpoints, so bad `webhookDelivery` settings are refused here; it runs only with endpoints.
   const slackWebhook = config.slack?.webhookUrl
+  const buttonKey = config.slack?.buttonKey
   // A Slack incoming webhook is called like an endpoint, without a Standard Webhooks signature (docs/approvals.md#slack).
   const targets = [...endpoints, ...(slackWebhook !== undefined ? [{ url: slackWebhook }] : [])]
   const built = new WebhookSender({ ...config.webhookDelivery, store, endpoints: targets, logError, now, log: logger })
@@ -75,9 +76,11 @@ export function createServerParts(
     links: config.links
       ? decisionLinkIssuer({ ...config.links, ...config, store, rights, validators, ...agentTools(agent) })
       : undefined,
-    rows: slackWebhook
-      ? (batch) => (decidableOutside(validators, batch.stored) ? [slackOutboxRow(slackWebhook, batch)] : [])
-      : undefined,
+    rows:
+      slackWebhook !== undefined && buttonKey !== undefined
+        ? (batch) =>
+            decidableOutside(validators, batch.stored) ? [slackOutboxRow(slackWebhook, buttonKey, batch)] : []
+        : undefined,
   })
   const hub = new EventHub()
   const openBatches = new OpenBatchCache()

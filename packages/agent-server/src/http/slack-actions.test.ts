@@ -7,7 +7,7 @@ import type { TestServer } from '../test-utils/harness.ts'
 import { interruptsOf, newThreadId, postRun, runInput, startTestServer, userMessage } from '../test-utils/harness.ts'
 import { call, rightsAgent } from '../test-utils/rights-agents.ts'
 import { threadKey } from '../store/thread-key.ts'
-import { parseButtonValue } from '../webhooks/slack-message.ts'
+import { buttonValue, parseButtonValue, slackButtonKey } from '../webhooks/slack-message.ts'
 import type { ToolDefinition } from '../agent/tool.ts'
 
 /**
@@ -105,7 +105,7 @@ describe('Slack', () => {
       ['interlude_approve', 'primary'],
       ['interlude_deny', 'danger'],
     ])
-    expect(buttons.map((b) => parseButtonValue(b.value))).toEqual([
+    expect(buttons.map((b) => parseButtonValue(slackButtonKey(signingSecret), b.value))).toEqual([
       { threadId: key, interruptId, action: 'approve' },
       { threadId: key, interruptId, action: 'deny' },
     ])
@@ -163,6 +163,28 @@ describe('Slack', () => {
       const answer = await click(s, body, headers)
       expect(answer.status).toBe(401)
       expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('UNAUTHENTICATED')
+    }
+    expect(await snapshot(s, key)).toEqual(before)
+  })
+
+  it('a button this server did not post (its value forged or unsigned) is 400 and changes nothing', async () => {
+    const s = await setup()
+    const { key, interruptId, blocks, buttons } = await pause(s)
+    const before = await snapshot(s, key)
+    const approve = buttons[0]!
+    const named = { threadId: key, interruptId, action: 'approve' } as const
+    const wire = JSON.parse(approve.value as string) as Record<string, string>
+    for (const value of [
+      // Names the batch, as someone posting to the incoming webhook could, but signed with another key or not at all.
+      buttonValue(slackButtonKey('a guess'), named),
+      JSON.stringify({ t: wire.t, i: wire.i, a: wire.a }),
+      // This server's deny button's mac on an approve value.
+      JSON.stringify({ ...wire, m: (JSON.parse(buttons[1]!.value as string) as Record<string, string>).m }),
+    ]) {
+      const signed = clickOf(s, 'U_MGR', { ...approve, value }, blocks)
+      const answer = await click(s, signed.body, signed.headers)
+      expect(answer.status).toBe(400)
+      expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('INVALID_INPUT')
     }
     expect(await snapshot(s, key)).toEqual(before)
   })

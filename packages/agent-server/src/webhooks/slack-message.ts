@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { DecisionLinkAction } from '@interlude/protocol'
 import type { NewOutboxDelivery } from '../store/store.ts'
 import { clientThreadId } from '../store/thread-key.ts'
@@ -38,12 +38,33 @@ export function slackEscape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 }
 
-export function buttonValue(value: SlackButtonValue): string {
-  return JSON.stringify({ t: value.threadId, i: value.interruptId, a: value.action })
+const BUTTON_KEY_LABEL = 'interlude/slack-buttons/v1'
+
+/**
+ * The key that signs button values, derived from the Slack app's signing secret (which every replica has): an HMAC
+ * under a label of its own, so a button's mac never stands for a request signature or a decision link's.
+ */
+export function slackButtonKey(signingSecret: string): Buffer {
+  return createHmac('sha256', signingSecret).update(BUTTON_KEY_LABEL).digest()
 }
 
-/** The value of a button this server posted, or `undefined`. */
-export function parseButtonValue(text: unknown): SlackButtonValue | undefined {
+function buttonMac(key: Buffer, t: string, i: string, a: DecisionLinkAction): Buffer {
+  return createHmac('sha256', key)
+    .update(JSON.stringify([t, i, a]))
+    .digest()
+}
+
+/**
+ * A button's `value`: the thread, the interrupt and the action, and their mac (`m`), so a button that this server did
+ * not post (someone else posting to the incoming webhook) decides nothing, whoever clicks it.
+ */
+export function buttonValue(key: Buffer, value: SlackButtonValue): string {
+  const { threadId: t, interruptId: i, action: a } = value
+  return JSON.stringify({ t, i, a, m: buttonMac(key, t, i, a).toString('base64url') })
+}
+
+/** The value of a button this server posted (its mac checked in constant time), or `undefined`. */
+export function parseButtonValue(key: Buffer, text: unknown): SlackButtonValue | undefined {
   if (typeof text !== 'string' || text.length > 2_000) return undefined
   let raw: unknown
   try {
@@ -52,9 +73,12 @@ export function parseButtonValue(text: unknown): SlackButtonValue | undefined {
     return undefined
   }
   if (typeof raw !== 'object' || raw === null) return undefined
-  const { t, i, a } = raw as Record<string, unknown>
+  const { t, i, a, m } = raw as Record<string, unknown>
   if (typeof t !== 'string' || t === '' || typeof i !== 'string' || i === '') return undefined
-  if (a !== 'approve' && a !== 'deny') return undefined
+  if ((a !== 'approve' && a !== 'deny') || typeof m !== 'string') return undefined
+  const expected = buttonMac(key, t, i, a)
+  const given = Buffer.from(m, 'base64url')
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined
   return { threadId: t, interruptId: i, action: a }
 }
 
@@ -74,7 +98,7 @@ const plain = (text: string) => ({ type: 'plain_text', text, emoji: false })
 const mrkdwn = (text: string) => ({ type: 'mrkdwn', text })
 
 /** The approval message of a batch: each call (tool, message, arguments), who asked, the deadline, two buttons. */
-export function slackApprovalMessage(batch: OpenedBatch): SlackMessage {
+export function slackApprovalMessage(key: Buffer, batch: OpenedBatch): SlackMessage {
   const first = batch.stored[0]!.interrupt.id
   const tools = [...new Set(batch.stored.map((s) => s.toolName))].join(', ')
   const calls = batch.stored.flatMap(({ toolName, interrupt }) => [
@@ -91,7 +115,7 @@ export function slackApprovalMessage(batch: OpenedBatch): SlackMessage {
     action_id: SLACK_ACTION_IDS[action],
     text: plain(label),
     style,
-    value: buttonValue({ threadId: batch.threadId, interruptId: first, action }),
+    value: buttonValue(key, { threadId: batch.threadId, interruptId: first, action }),
   })
   const thread = slackEscape(clientThreadId(batch.threadId))
   const expires = new Date(batch.expiresAt).toISOString()
@@ -127,11 +151,11 @@ export function slackOutcomeMessage(original: readonly unknown[] | undefined, ou
 }
 
 /** The outbox row that posts a batch's approval message to the incoming webhook, written with the batch. */
-export function slackOutboxRow(webhookUrl: string, batch: OpenedBatch): NewOutboxDelivery {
+export function slackOutboxRow(webhookUrl: string, key: Buffer, batch: OpenedBatch): NewOutboxDelivery {
   return {
     deliveryId: `msg_${randomUUID()}`,
     endpoint: webhookUrl,
     eventType: 'interrupt.opened',
-    payload: JSON.stringify(slackApprovalMessage(batch)),
+    payload: JSON.stringify(slackApprovalMessage(key, batch)),
   }
 }

@@ -32,8 +32,11 @@ const OUR_ACTIONS = new Set(Object.values(SLACK_ACTION_IDS))
 const invalid = (what: string) =>
   new InterludeError('INVALID_INPUT', `Not a Slack block action of this server: ${what}.`)
 
-/** The form's `payload` (JSON), refused unless it is a `block_actions` click on one of this server's buttons. */
-export function parseSlackClick(body: string): SlackClick {
+/**
+ * The form's `payload` (JSON), refused unless it is a `block_actions` click on one of this server's buttons: a button
+ * whose value's mac is wrong (one this server did not post) is refused like any other.
+ */
+export function parseSlackClick(buttonKey: Buffer, body: string): SlackClick {
   const text = new URLSearchParams(body).get('payload')
   if (text === null) throw invalid('no payload')
   let payload: Record<string, unknown>
@@ -47,7 +50,7 @@ export function parseSlackClick(body: string): SlackClick {
   if (typeof user?.id !== 'string') throw invalid('user')
   const actions = Array.isArray(payload.actions) ? (payload.actions as Record<string, unknown>[]) : []
   const action = actions.find((a) => typeof a === 'object' && a !== null && OUR_ACTIONS.has(a.action_id as string))
-  const value = parseButtonValue(action?.value)
+  const value = parseButtonValue(buttonKey, action?.value)
   if (value === undefined || SLACK_ACTION_IDS[value.action] !== action?.action_id) throw invalid('action')
   const responseUrl = typeof payload.response_url === 'string' ? payload.response_url : undefined
   const message = payload.message as Record<string, unknown> | undefined
@@ -130,7 +133,7 @@ export function registerSlackRoutes(app: Hono<ServerEnv>, basePath: string, deps
     }
     if (!verifySlackRequest(slack.signingSecret, signed, now()))
       throw new InterludeError('UNAUTHENTICATED', 'The request does not carry a valid Slack signature.')
-    const click = parseSlackClick(body)
+    const click = parseSlackClick(slack.buttonKey, body)
     const principal = slack.users.get(click.userId)
     if (principal === undefined)
       throw new InterludeError('UNAUTHENTICATED', 'This Slack user is not mapped to a principal.')
