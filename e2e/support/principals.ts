@@ -3,8 +3,11 @@ import { expect } from '@playwright/test'
 import type { RunningServer, ServerOptions } from './server.ts'
 import { startServer } from './server.ts'
 
-/** Two principals (docs/approvals.md): `eng` chats with the release assistant, `mgr` may decide every batch. */
-export const TOKENS = { eng: 'eng-secret-e2e', mgr: 'mgr-secret-e2e' } as const
+/**
+ * Two principals (docs/approvals.md): `eng` chats with the release assistant, `mgr` may decide every batch. `ops` is a
+ * second approver for the tests that add it (`--token ops=… --approver ops`).
+ */
+export const TOKENS = { eng: 'eng-secret-e2e', mgr: 'mgr-secret-e2e', ops: 'ops-secret-e2e' } as const
 export type Principal = keyof typeof TOKENS
 
 export function startTwoPrincipalServer(options: ServerOptions = {}): Promise<RunningServer> {

@@ -218,6 +218,11 @@ export interface PendingBatch {
   readonly expiresAt: string
   readonly onExpiry: ExpiryPolicy
   readonly interrupts: readonly Interrupt[]
+  /**
+   * Under an organisation policy that counts votes (docs/approvals.md#organisation-policies): what each still open
+   * interrupt needs now, its stage and the approvals so far. Absent when one answer decides the batch.
+   */
+  readonly votes?: readonly VoteTally[]
 }
 
 export interface PendingBatchPage {

@@ -12,7 +12,7 @@ import { createRecordingFetch } from '../recording/recording-fetch.ts'
 import { toJson, toRecordedError } from '../recording/to-json.ts'
 import { DecisionTrail } from '../ui/decision-trail.tsx'
 import { MessageList } from '../ui/message-list.tsx'
-import { decisionSummary } from './decision-summary.ts'
+import { decisionSummary, votesText } from './decision-summary.ts'
 import { reconcileEffect } from './reconcile.ts'
 import { UnknownEffects } from './unknown-effects.tsx'
 import { batchKey, describeError, usePendingBatches } from './use-pending-batches.ts'
@@ -59,12 +59,23 @@ export function ApprovalsView({ recorder, active }: ApprovalsViewProps) {
   const thread = useThreadSnapshot(reader, selected?.threadId, active, selected?.owner)
 
   const selectedKey = selected === undefined ? undefined : batchKey(selected)
-  const stillPending = selectedKey !== undefined && inbox.batches.some((b) => batchKey(b) === selectedKey)
-  // The record that closed the selected batch, from the thread's audit trail (ours, another person's, a deadline's).
+  // The selected batch as the inbox reads it now (its votes move on), while it awaits this principal.
+  const current = selectedKey === undefined ? undefined : inbox.batches.find((b) => batchKey(b) === selectedKey)
+  const stillPending = current !== undefined
+  // Out of this principal's inbox but still open in the thread: it voted, and the batch waits for the others.
+  const waitingForOthers = useMemo(() => {
+    if (selected === undefined) return false
+    const open = new Set(thread.snapshot?.interrupts?.map((i) => i.id))
+    return selected.interrupts.some((i) => open.has(i.id))
+  }, [selected, thread.snapshot])
+  // The record that closed the selected batch, from the thread's audit trail (ours, another person's, a deadline's):
+  // the last one on its interrupts, as under a policy earlier votes settle nothing; an escalation answers nothing.
   const closedBy: DecisionRecord | undefined = useMemo(() => {
     if (selected === undefined) return undefined
     const ids = new Set(selected.interrupts.map((i) => i.id))
-    return thread.snapshot?.decisions?.find((record) => record.interruptIds.some((id) => ids.has(id)))
+    return thread.snapshot?.decisions?.findLast(
+      (record) => record.entries.length > 0 && record.interruptIds.some((id) => ids.has(id)),
+    )
   }, [selected, thread.snapshot])
 
   const decide = (batch: PendingBatch, resume: readonly ResumeEntry[], action: string) => {
@@ -73,9 +84,14 @@ export function ApprovalsView({ recorder, active }: ApprovalsViewProps) {
     recorder.addAction(action, { threadId: batch.threadId, entries: toJson(resume) })
     actor
       .decide(batch.threadId, { owner: batch.owner, resume })
-      .then(({ runId }) => {
+      .then(({ runId, pending }) => {
         recorder.addAction(`${action}-accepted`, { threadId: batch.threadId, runId })
-        setOutcome({ key, text: `Sent (run ${runId}); the turn continues on the server.` })
+        // A vote that settles nothing (docs/approvals.md#organisation-policies): nothing runs yet.
+        const text =
+          pending === undefined
+            ? `Sent (run ${runId}); the turn continues on the server.`
+            : `Your vote is recorded; still needed: ${votesText(pending)}. Nothing runs until the others decide.`
+        setOutcome({ key, text })
         inbox.refresh()
         thread.refresh()
       })
@@ -135,6 +151,7 @@ export function ApprovalsView({ recorder, active }: ApprovalsViewProps) {
                     {batch.owner} · {batch.interrupts.length} waiting · opened{' '}
                     {new Date(batch.openedAt).toLocaleTimeString()}
                     {Date.parse(batch.expiresAt) <= Date.now() ? ' · expired' : ''}
+                    {batch.votes !== undefined && <span data-testid="inbox-votes"> · {votesText(batch.votes)}</span>}
                   </span>
                 </button>
               </li>
@@ -188,20 +205,22 @@ export function ApprovalsView({ recorder, active }: ApprovalsViewProps) {
                 )
               }}
             />
-            {stillPending ? (
+            {current !== undefined ? (
               <PendingBatchForm
                 key={selectedKey}
-                batch={selected}
+                batch={current}
                 disabled={sending || !active}
                 onDecide={(resume, action) => decide(selected, resume, action)}
               />
             ) : (
               <p className="decided-elsewhere" role="status" data-testid="batch-closed">
-                {closedBy !== undefined
-                  ? `This batch is closed: ${decisionSummary(closedBy)}.`
-                  : inbox.loaded
-                    ? 'This batch is no longer waiting.'
-                    : ''}
+                {waitingForOthers
+                  ? 'Waiting for the other deciders: this batch no longer needs your vote.'
+                  : closedBy !== undefined
+                    ? `This batch is closed: ${decisionSummary(closedBy)}.`
+                    : inbox.loaded
+                      ? 'This batch is no longer waiting.'
+                      : ''}
               </p>
             )}
             {outcome !== undefined && outcome.key === selectedKey && (
@@ -245,6 +264,11 @@ function PendingBatchForm({ batch, disabled, onDecide }: PendingBatchFormProps) 
         {expired ? 'Expired at ' : 'Answer before '}
         {new Date(expiresAt).toLocaleTimeString()} · policy {POLICY_TEXT[policy] ?? policy}
       </p>
+      {batch.votes !== undefined && (
+        <p className="muted" data-testid="approval-votes">
+          Your answer is a vote: so far {votesText(batch.votes)}. Any denial denies.
+        </p>
+      )}
       {expired && policy === 'keep' ? (
         <div className="batch-actions">
           <p>

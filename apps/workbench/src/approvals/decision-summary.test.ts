@@ -7,6 +7,7 @@ import {
   entryVerdict,
   isDecisionRecord,
   mergeDecisions,
+  votesText,
 } from './decision-summary.ts'
 
 const record = (overrides: Partial<DecisionRecord> = {}): DecisionRecord => ({
@@ -27,6 +28,34 @@ const hhmm = (at: Date) => at.toISOString().slice(11, 16)
 describe('decision summaries (the audit line)', () => {
   it('says who approved, through which channel, and when', () => {
     expect(decisionSummary(record(), { formatTime: hhmm })).toBe('Approved by mgr via api at 10:32')
+  })
+
+  it('says a vote is a vote (with its stage in a chain) and where an escalation moved the right to decide', () => {
+    expect(decisionSummary(record({ vote: true, stage: 0 }), { formatTime: hhmm })).toBe(
+      'Approved (vote) by mgr via api at 10:32',
+    )
+    expect(decisionSummary(record({ vote: true, stage: 1, via: 'slack' }), { formatTime: hhmm })).toBe(
+      'Approved (vote, stage 2) by mgr via slack at 10:32',
+    )
+    const escalation = record({ decidedBy: 'system:escalation', via: 'expiry', entries: [], stage: 2 })
+    expect(decisionSummary(escalation, { formatTime: hhmm })).toBe('Escalated to the next deciders at 10:32')
+  })
+
+  it("says what a batch's votes still need, once per different need", () => {
+    const tally = (interruptId: string, stage: number, approvals: number, quorum: number) => ({
+      interruptId,
+      stage,
+      approvals,
+      quorum,
+    })
+    expect(votesText([tally('i1', 0, 1, 2)])).toBe('1 of 2 approvals')
+    expect(votesText([tally('i1', 0, 1, 2), tally('i2', 0, 1, 2)])).toBe('1 of 2 approvals')
+    expect(votesText([tally('i1', 1, 0, 1), tally('i2', 0, 1, 3)])).toBe(
+      '0 of 1 approvals in stage 2; 1 of 3 approvals',
+    )
+    // A call one answer decides, beside one that counts votes, is left out; alone, it is said.
+    expect(votesText([tally('i1', 0, 0, 1), tally('i2', 0, 0, 2)])).toBe('0 of 2 approvals')
+    expect(votesText([tally('i1', 0, 0, 1)])).toBe('0 of 1 approvals')
   })
 
   it('says when an approval went stale: nothing ran, it was asked again', () => {
@@ -76,6 +105,10 @@ describe('decision records from the wire', () => {
     expect(decisionFromEvent({ type: 'CUSTOM', name: 'interlude.decision', value: { runId: 'x' } })).toBeUndefined()
     expect(decisionFromEvent(null)).toBeUndefined()
     expect(isDecisionRecord({ ...record(), via: 'fax' })).toBe(false)
+    // Every channel a record may name: a decision by link, in Slack or by a grant is shown like any other.
+    for (const via of ['run', 'api', 'expiry', 'rule', 'grant', 'link', 'slack'] as const) {
+      expect(isDecisionRecord(record({ via }))).toBe(true)
+    }
     expect(isDecisionRecord({ ...record(), entries: [1] })).toBe(false)
   })
 

@@ -1,5 +1,10 @@
-import type { DecisionRecord } from '@interlude/protocol'
-import { DECISION_EVENT_NAME, SYSTEM_EXPIRY_PRINCIPAL } from '@interlude/protocol'
+import type { DecisionRecord, VoteTally } from '@interlude/protocol'
+import {
+  DECISION_EVENT_NAME,
+  DECISION_VIAS,
+  SYSTEM_ESCALATION_PRINCIPAL,
+  SYSTEM_EXPIRY_PRINCIPAL,
+} from '@interlude/protocol'
 
 /**
  * The audit line of one decision record (docs/approvals.md#decision-records), e.g.
@@ -49,8 +54,15 @@ export interface DecisionSummaryOptions {
 
 const defaultTime = (at: Date): string => at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
 
-/** "Approved by mgr via api at 10:32"; a mixed batch adds its counts ("Answered (1 approved, 1 denied) by …"). */
+/**
+ * "Approved by mgr via api at 10:32"; a mixed batch adds its counts ("Answered (1 approved, 1 denied) by …"), a vote
+ * under an organisation policy says so ("Approved (vote, stage 2) by …"), and an escalation says where the right to
+ * decide went (docs/approvals.md#organisation-policies).
+ */
 export function decisionSummary(record: DecisionRecord, options: DecisionSummaryOptions = {}): string {
+  const at = new Date(record.at)
+  const time = Number.isFinite(at.getTime()) ? (options.formatTime ?? defaultTime)(at) : record.at
+  if (record.decidedBy === SYSTEM_ESCALATION_PRINCIPAL) return `Escalated to the next deciders at ${time}`
   const verdict = decisionVerdict(record)
   let head = VERDICT_LABEL[verdict]
   if (verdict === 'mixed') {
@@ -58,8 +70,7 @@ export function decisionSummary(record: DecisionRecord, options: DecisionSummary
     for (const entry of record.entries) counts.set(entryVerdict(entry), (counts.get(entryVerdict(entry)) ?? 0) + 1)
     head += ` (${[...counts].map(([v, n]) => `${n} ${v}`).join(', ')})`
   }
-  const at = new Date(record.at)
-  const time = Number.isFinite(at.getTime()) ? (options.formatTime ?? defaultTime)(at) : record.at
+  if (record.vote === true) head += record.stage ? ` (vote, stage ${record.stage + 1})` : ' (vote)'
   // docs/approvals.md#stale-approvals: an approval that found the world changed ran nothing and was asked again.
   const stale = record.outcome === 'stale' ? ' — stale: nothing ran, asked again' : ''
   return `${head} by ${deciderLabel(record.decidedBy)} via ${record.via} at ${time}${stale}`
@@ -74,7 +85,7 @@ export function isDecisionRecord(value: unknown): value is DecisionRecord {
     typeof r.runId === 'string' &&
     typeof r.decidedBy === 'string' &&
     typeof r.at === 'string' &&
-    (r.via === 'run' || r.via === 'api' || r.via === 'expiry') &&
+    (DECISION_VIAS as readonly unknown[]).includes(r.via) &&
     Array.isArray(r.interruptIds) &&
     Array.isArray(r.entries) &&
     r.entries.every(
@@ -98,4 +109,17 @@ export function mergeDecisions(
   for (const list of lists)
     for (const record of list ?? []) if (!byRun.has(record.runId)) byRun.set(record.runId, record)
   return [...byRun.values()].sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
+}
+
+/**
+ * What a batch under an organisation policy still needs, from its `votes` (the inbox row, or a vote's `202` answer):
+ * "1 of 2 approvals", "0 of 1 approvals in stage 2". Interrupts that one answer decides (beside a deploy that needs
+ * two, say) are left out; interrupts that need different things are listed apart.
+ */
+export function votesText(votes: readonly VoteTally[]): string {
+  const counted = votes.filter((v) => v.quorum > 1 || v.stage > 0)
+  const texts = (counted.length > 0 ? counted : votes).map(
+    (v) => `${v.approvals} of ${v.quorum} approvals${v.stage > 0 ? ` in stage ${v.stage + 1}` : ''}`,
+  )
+  return [...new Set(texts)].join('; ')
 }

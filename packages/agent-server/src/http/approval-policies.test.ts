@@ -61,6 +61,8 @@ describe('a chain of stages', () => {
     expect(first.body.pending).toEqual([{ interruptId: interrupt.id, stage: 1, approvals: 0, quorum: 1 }])
     // Now stage 2 sees it, and stage 1 (done) no longer decides it.
     expect(await inbox(s, 'mgr')).toContain(threadId)
+    const row = (await getJson<PendingBatchPage>(s, '/interrupts?status=pending', 'mgr')).body.items[0]
+    expect(row?.votes).toEqual([{ interruptId: interrupt.id, stage: 1, approvals: 0, quorum: 1 }])
     expect(await inbox(s, 'bob')).not.toContain(threadId)
     expect((await snapshot('mgr')).body.interrupts?.map((i) => i.id)).toEqual([interrupt.id])
     expect(ran).toEqual([])

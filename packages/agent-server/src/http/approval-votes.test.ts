@@ -47,6 +47,11 @@ describe('quorum 2 of 3 with notRequester', () => {
     expect(own).toMatchObject({ status: 404, error: { code: 'THREAD_NOT_FOUND' } })
     const outsider = await postDecision(s, threadId, { runId: 'run_eng', resume: [resolved(interrupt)] }, by('eng'))
     expect(outsider).toMatchObject({ status: 404, error: { code: 'THREAD_NOT_FOUND' } })
+    // Each voter's inbox row says what the interrupt still needs.
+    const opened = await getJson<PendingBatchPage>(s, '/interrupts?status=pending', 'bob')
+    expect(opened.body.items.find((b) => b.threadId === threadId)?.votes).toEqual([
+      { interruptId: interrupt.id, stage: 0, approvals: 0, quorum: 2 },
+    ])
 
     const first = await postDecision<DecisionAccepted>(
       s,
@@ -81,7 +86,9 @@ describe('quorum 2 of 3 with notRequester', () => {
     const bobInbox = await getJson<PendingBatchPage>(s, '/interrupts?status=pending', 'bob')
     expect(bobInbox.body.items.map((b) => b.threadId)).not.toContain(threadId)
     const mgrInbox = await getJson<PendingBatchPage>(s, '/interrupts?status=pending', 'mgr')
-    expect(mgrInbox.body.items.map((b) => b.threadId)).toContain(threadId)
+    expect(mgrInbox.body.items.find((b) => b.threadId === threadId)?.votes).toEqual([
+      { interruptId: interrupt.id, stage: 0, approvals: 1, quorum: 2 },
+    ])
     expect(ran).toEqual([])
 
     const second = await postDecision<DecisionAccepted>(

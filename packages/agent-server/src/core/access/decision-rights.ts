@@ -1,4 +1,4 @@
-import type { Interrupt, PermissionRule } from '@interlude/protocol'
+import type { Interrupt, PermissionRule, VoteTally } from '@interlude/protocol'
 import type { CanDecide, DecideContext } from '../../agent/decider.ts'
 import type { ResolvedTool } from '../../agent/tool.ts'
 import type { ServerConfig } from '../../config/server-config.ts'
@@ -11,7 +11,7 @@ import { OPEN_BATCH_STATUS } from '../../store/statuses.ts'
 import type { PolicyOf, PrincipalGroups, VotePolicy } from './vote-policy.ts'
 import { policyResolver, stageAt } from './vote-policy.ts'
 import type { BatchTally } from './vote-tally.ts'
-import { tallyBatch } from './vote-tally.ts'
+import { pendingTallies, tallyBatch } from './vote-tally.ts'
 import { voteRecords } from '../decision-record.ts'
 import type { ResolvedGuardrail } from '../../agent/guardrail.ts'
 
@@ -110,11 +110,21 @@ export class DecisionRights {
     return verdicts.every(Boolean)
   }
 
-  /** Whether the inbox shows `batch` to `principal`: it may decide it and has not voted on it yet. */
-  async awaitsVote(principal: string, owner: string, batch: DecidableBatch): Promise<boolean> {
+  /**
+   * What the inbox shows `principal` of `batch`: `undefined` when it does not await this principal's vote (it may not
+   * decide it, or already voted on it); else, under a policy that counts votes, what each still open interrupt needs
+   * (`votes`, as a vote's `202` answer says it).
+   */
+  async inboxView(
+    principal: string,
+    owner: string,
+    batch: DecidableBatch,
+  ): Promise<{ readonly votes?: VoteTally[] } | undefined> {
     const tally = await this.tally(batch)
-    if (!(await this.mayDecide(principal, owner, batch, tally))) return false
-    return !(tally?.interrupts.some((i) => i.settled === undefined && i.voters.has(principal)) ?? false)
+    if (!(await this.mayDecide(principal, owner, batch, tally))) return undefined
+    if (tally === undefined) return {}
+    if (tally.interrupts.some((i) => i.settled === undefined && i.voters.has(principal))) return undefined
+    return { votes: pendingTallies(tally) }
   }
 
   /** Whether `principal` may decide nothing but its own threads' batches (the default `canDecide`, not an approver). */

@@ -1,5 +1,5 @@
 import { InterludeError } from '@interlude/protocol'
-import type { PendingBatch, PendingBatchPage } from '@interlude/protocol'
+import type { PendingBatch, PendingBatchPage, VoteTally } from '@interlude/protocol'
 import type { PendingBatchQuery, PendingBatchRecord, Store } from '../../store/store.ts'
 import type { DecisionRights } from './decision-rights.ts'
 import { clientThreadId } from '../../store/thread-key.ts'
@@ -39,7 +39,7 @@ export function decodePendingCursor(cursor: string): Position {
   throw new InterludeError('INVALID_INPUT', 'Invalid cursor.')
 }
 
-function pendingBatch(batch: PendingBatchRecord): PendingBatch {
+function pendingBatch(batch: PendingBatchRecord, votes: readonly VoteTally[] | undefined): PendingBatch {
   return {
     threadId: clientThreadId(batch.threadId),
     // The batch's public id: the run that paused with it (a fork point, docs/time-travel.md).
@@ -50,12 +50,14 @@ function pendingBatch(batch: PendingBatchRecord): PendingBatch {
     expiresAt: new Date(batch.expiresAt).toISOString(),
     onExpiry: batch.onExpiry,
     interrupts: batch.interrupts.map((i) => i.interrupt),
+    ...defined({ votes }),
   }
 }
 
 /**
  * `GET {base}/interrupts?status=pending` (docs/approvals.md): the open batches `principal` may decide, newest first —
- * under an organisation policy, only while they await its vote (not once it voted, not in a later stage).
+ * under an organisation policy, only while they await its vote (not once it voted, not in a later stage), with what each
+ * still open interrupt needs (`votes`).
  * Pages through every owner's open batches and keeps the decidable ones; a batch past its deadline is listed only
  * while its policy keeps it open (`keep`): any other policy is about to decide it.
  */
@@ -78,7 +80,8 @@ export async function pendingInbox(
       scanned += 1
       before = { createdAt: batch.createdAt, batchId: batch.batchId }
       const open = now < batch.expiresAt || batch.onExpiry === 'keep'
-      if (open && (await deps.rights.awaitsVote(principal, batch.ownerId, batch))) items.push(pendingBatch(batch))
+      const view = open ? await deps.rights.inboxView(principal, batch.ownerId, batch) : undefined
+      if (view !== undefined) items.push(pendingBatch(batch, view.votes))
       if (items.length === limit) {
         // Rows left unread: another page may follow (it can turn out empty: they are filtered only then).
         if (index < chunk.length - 1) exhausted = false
