@@ -3,6 +3,7 @@ import { settleUnsettled } from '../tools/effects-ledger.ts'
 import { classifyCalls } from '../tools/tool-verdicts.ts'
 import { processCalls } from './tool-step.ts'
 import { guardCalls } from './guardrail-step.ts'
+import { grantVerdicts } from './grant-step.ts'
 import type { Step, Turn } from './turn-state.ts'
 
 /**
@@ -27,7 +28,8 @@ export async function* settleUnsettledEffects(turn: Turn): AsyncGenerator<AgUiEv
 /**
  * The calls of the last model response the dead attempt recorded (or only wrote into the history) but did not
  * handle: handled now as the tool step would have — a tool whose effect never started runs once, a call needing a
- * decision pauses. A batch the attempt already stored ends the run as its pause. `undefined`: nothing was left.
+ * decision pauses unless a bounded grant approves it (a grant the dead attempt took for the call is found again, not
+ * taken twice). A batch the attempt already stored ends the run as its pause. `undefined`: nothing was left.
  */
 export async function* handleLeftCalls(turn: Turn): AsyncGenerator<AgUiEvent, Step | undefined, undefined> {
   const { store, maxInterruptsPerBatch } = turn.deps
@@ -42,7 +44,8 @@ export async function* handleLeftCalls(turn: Turn): AsyncGenerator<AgUiEvent, St
   // One response's calls are recorded in one write: none of them is, or all are.
   if (written.length > 0 && (await store.getToolCall(threadId, written[0]!.id)) === undefined) {
     const calls = written.map((c) => ({ id: c.id, name: c.function.name, argsText: c.function.arguments }))
-    const verdicts = yield* guardCalls(turn, calls, await classifyCalls(calls, turn.verdicts, maxInterruptsPerBatch))
+    const guarded = yield* guardCalls(turn, calls, await classifyCalls(calls, turn.verdicts, maxInterruptsPerBatch))
+    const verdicts = await grantVerdicts(turn, calls, guarded)
     const records = await turn.recordCalls(last!.id, calls, verdicts)
     return yield* processCalls(turn, records, verdicts)
   }
