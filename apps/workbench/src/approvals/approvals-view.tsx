@@ -62,9 +62,10 @@ export function ApprovalsView({ recorder, active }: ApprovalsViewProps) {
   // The selected batch as the inbox reads it now (its votes move on), while it awaits this principal.
   const current = selectedKey === undefined ? undefined : inbox.batches.find((b) => batchKey(b) === selectedKey)
   const stillPending = current !== undefined
-  // Out of this principal's inbox but still open in the thread: it voted, and the batch waits for the others.
+  // Out of this principal's inbox but still open in the thread, under a policy that counts votes: it voted, and the
+  // batch waits for the others. (A plain batch may still show open between two polls, or past its deadline.)
   const waitingForOthers = useMemo(() => {
-    if (selected === undefined) return false
+    if (selected?.votes === undefined) return false
     const open = new Set(thread.snapshot?.interrupts?.map((i) => i.id))
     return selected.interrupts.some((i) => open.has(i.id))
   }, [selected, thread.snapshot])

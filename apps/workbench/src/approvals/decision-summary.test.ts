@@ -50,12 +50,10 @@ describe('decision summaries (the audit line)', () => {
     })
     expect(votesText([tally('i1', 0, 1, 2)])).toBe('1 of 2 approvals')
     expect(votesText([tally('i1', 0, 1, 2), tally('i2', 0, 1, 2)])).toBe('1 of 2 approvals')
-    expect(votesText([tally('i1', 1, 0, 1), tally('i2', 0, 1, 3)])).toBe(
-      '0 of 1 approvals in stage 2; 1 of 3 approvals',
-    )
+    expect(votesText([tally('i1', 1, 0, 1), tally('i2', 0, 1, 3)])).toBe('0 of 1 approval in stage 2; 1 of 3 approvals')
     // A call one answer decides, beside one that counts votes, is left out; alone, it is said.
     expect(votesText([tally('i1', 0, 0, 1), tally('i2', 0, 0, 2)])).toBe('0 of 2 approvals')
-    expect(votesText([tally('i1', 0, 0, 1)])).toBe('0 of 1 approvals')
+    expect(votesText([tally('i1', 0, 0, 1)])).toBe('0 of 1 approval')
   })
 
   it('says when an approval went stale: nothing ran, it was asked again', () => {

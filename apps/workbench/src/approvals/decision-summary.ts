@@ -113,13 +113,14 @@ export function mergeDecisions(
 
 /**
  * What a batch under an organisation policy still needs, from its `votes` (the inbox row, or a vote's `202` answer):
- * "1 of 2 approvals", "0 of 1 approvals in stage 2". Interrupts that one answer decides (beside a deploy that needs
+ * "1 of 2 approvals", "0 of 1 approval in stage 2". Interrupts that one answer decides (beside a deploy that needs
  * two, say) are left out; interrupts that need different things are listed apart.
  */
 export function votesText(votes: readonly VoteTally[]): string {
   const counted = votes.filter((v) => v.quorum > 1 || v.stage > 0)
   const texts = (counted.length > 0 ? counted : votes).map(
-    (v) => `${v.approvals} of ${v.quorum} approvals${v.stage > 0 ? ` in stage ${v.stage + 1}` : ''}`,
+    (v) =>
+      `${v.approvals} of ${v.quorum} ${v.quorum === 1 ? 'approval' : 'approvals'}${v.stage > 0 ? ` in stage ${v.stage + 1}` : ''}`,
   )
   return [...new Set(texts)].join('; ')
 }

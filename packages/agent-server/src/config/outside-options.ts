@@ -1,7 +1,7 @@
 import { linkKey } from '../auth/decision-link-token.ts'
-import { slackButtonKey } from '../webhooks/slack-message.ts'
 import { sessionSecretProblem } from '../auth/authenticate.ts'
 import { SESSION_SECRET_ENV } from '../auth/session-secret.ts'
+import { slackButtonKey } from '../webhooks/slack-message.ts'
 
 /** The environment variable of the Slack app's signing secret. */
 export const SLACK_SIGNING_SECRET_ENV = 'INTERLUDE_SLACK_SIGNING_SECRET'

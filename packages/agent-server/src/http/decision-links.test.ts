@@ -114,8 +114,9 @@ describe('decision links', () => {
     const store = s.server.store
     const read = store.getBatchOfInterrupt.bind(store)
     let other: Promise<{ status: number }> | undefined
-    // The first POST's read of the batch waits until a second POST of the same link has decided (a replica that was
-    // faster); every later read goes straight to the store.
+    // The first POST is held at its read of the batch until a second POST of the same link has decided (a replica that
+    // was faster): a link's use read before that hold saw the link unused, and the batch then decided — 410. Read after
+    // the batch, the use is seen: 409. Every later read goes straight to the store.
     store.getBatchOfInterrupt = async (threadId, interruptId) => {
       if (other === undefined) {
         other = page(url, 'POST')

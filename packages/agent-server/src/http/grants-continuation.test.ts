@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { EventType } from '@interlude/protocol'
-import type { Grant, Interrupt, ThreadSnapshot } from '@interlude/protocol'
+import type { Grant, Interrupt } from '@interlude/protocol'
 import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
@@ -10,7 +10,8 @@ import { threadKey } from '../store/thread-key.ts'
 /**
  * A bounded grant across a crash (docs/decisions.md#bounded-grants): a process that took a grant for a call and wrote
  * the model's answer into the history died before recording the call. The continuation handles the call as the tool
- * step would have, and finds the grant it took: the deploy runs without asking, and the grant is used once, not twice.
+ * step would have and finds the take again — also when it used the grant's last call, or the grant was revoked
+ * since: the deploy runs without asking, and the grant is used once, not twice.
  */
 const servers: InProcessServer[] = []
 afterEach(async () => {
@@ -20,7 +21,11 @@ afterEach(async () => {
 const toolOf = (i: Interrupt) => (i.metadata as { toolName: string }).toolName
 
 describe('a grant taken by a run that died before recording its calls', () => {
-  it('the continuation finds the take: the call runs without a pause and uses one call of the grant', async () => {
+  it.each([
+    { name: 'a grant of 3', calls: 3, revoke: false, left: [2] },
+    { name: "the grant's last call", calls: 1, revoke: false, left: [] },
+    { name: 'a grant revoked after the take', calls: 3, revoke: true, left: [] },
+  ])('$name: the continuation finds the take, and the call runs without a pause', async ({ calls, revoke, left }) => {
     // Shared mode: the dead run is continued on first touch once its lease has ended.
     const s = await startInProcess({ exclusive: false })
     servers.push(s)
@@ -28,18 +33,18 @@ describe('a grant taken by a run that died before recording its calls', () => {
     const key = threadKey('alice', threadId)
     const first = await s.postRun(runInput(threadId, [userMessage('deploy v2 to staging')]))
     const answers = interruptsOf(first.events).map((i) =>
-      resolved(i, { approved: true, ...(toolOf(i) === 'deploy' ? { grant: { calls: 3, scope: 'thread' } } : {}) }),
+      resolved(i, { approved: true, ...(toolOf(i) === 'deploy' ? { grant: { calls, scope: 'thread' } } : {}) }),
     )
     expect((await s.postRun(resumeInput(threadId, answers))).status).toBe(200)
     const grants = async () =>
       ((await (await s.request(`/grants?threadId=${threadId}`)).json()) as { items: Grant[] }).items
     const [grant] = await grants()
-    expect(grant?.callsLeft).toBe(3)
+    expect(grant?.callsLeft).toBe(calls)
     // The arguments of the approved staging deploy: the dead attempt's call asks for the same.
     const argsText = (await s.store.listToolCalls(key, {})).find((c) => c.toolName === 'deploy')!.argsText
 
-    // What the dead process left: its run (lease ended), the model's answer in the history, the grant taken for
-    // the answer's call — and the call not recorded.
+    // What the dead process left: its run (lease ended), the grant taken for the model's answer's call, the answer in
+    // the history — and the call not recorded.
     const runId = 'run-dead'
     const now = Date.now()
     const thread = (await s.store.getThread(key))!
@@ -63,6 +68,7 @@ describe('a grant taken by a run that died before recording its calls', () => {
     const toolCallId = 'call_after_crash'
     const take = { grantId: grant!.grantId, owner: 'alice', threadId: key, toolCallId, runId, now }
     expect(await s.store.grants!.take(take)).toMatchObject({ via: 'grant', toolCallId })
+    if (revoke) expect((await s.request(`/grants/${grant!.grantId}`, { method: 'DELETE' })).status).toBe(204)
     await s.store.appendMessages(key, runId, [
       {
         id: 'a-dead',
@@ -72,20 +78,16 @@ describe('a grant taken by a run that died before recording its calls', () => {
     ])
     expect(await s.store.getToolCall(key, toolCallId)).toBeUndefined()
 
-    // First touch: the continuation runs the call on its grant, in the same run; nothing asks.
+    // First touch: the continuation runs the call on its take, in the same run; nothing asks.
     expect((await s.request(`/threads/${threadId}`)).status).toBe(200)
     await expect.poll(async () => (await s.store.getRun(key, runId))?.status, { timeout: 15_000 }).toBe('succeeded')
-    const events = (await s.threadEvents(threadId)).events.filter((e) => (e as { runId?: string }).runId === runId)
-    expect(interruptsOf(events)).toEqual([])
-    expect(decisionEvents((await s.threadEvents(threadId)).events)).toContainEqual(
-      expect.objectContaining({ via: 'grant', toolCallId, runId }),
-    )
+    const events = (await s.threadEvents(threadId)).events
+    expect(interruptsOf(events.filter((e) => (e as { runId?: string }).runId === runId))).toEqual([])
+    expect(decisionEvents(events)).toContainEqual(expect.objectContaining({ via: 'grant', toolCallId, runId }))
     expect((await s.store.getToolCall(key, toolCallId))?.status).toBe('succeeded')
-    const snapshot = (await (await s.request(`/threads/${threadId}`)).json()) as ThreadSnapshot & {
-      state: { deployments: unknown[] }
-    }
+    const snapshot = (await (await s.request(`/threads/${threadId}`)).json()) as { state: { deployments: unknown[] } }
     expect(snapshot.state.deployments).toHaveLength(2)
-    // One call of the grant: the dead attempt's take, found again.
-    expect((await grants())[0]?.callsLeft).toBe(2)
+    // One call of the grant: the dead attempt's take, found again (a used-up or revoked grant is listed no more).
+    expect((await grants()).map((g) => g.callsLeft)).toEqual(left)
   })
 })

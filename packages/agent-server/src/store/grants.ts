@@ -25,6 +25,11 @@ export interface GrantStore {
    * PostgreSQL, every free slot held by concurrent takes at that moment (the call then pauses: fewer calls, never more).
    */
   take(request: GrantTake): Promise<DecisionRecord | undefined>
+  /**
+   * The `via: "grant"` record of a call that took a grant (`threadId`: the store's key), whatever the grant's state
+   * now (used up, revoked, past `until`); `undefined` when the call took none.
+   */
+  taken(threadId: string, toolCallId: string): Promise<DecisionRecord | undefined>
   /** Revokes the owner's grant: `false` when there is none with that id (or it is revoked already). */
   revoke(owner: string, grantId: string, at: number): Promise<boolean>
 }

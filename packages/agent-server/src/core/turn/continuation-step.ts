@@ -45,7 +45,7 @@ export async function* handleLeftCalls(turn: Turn): AsyncGenerator<AgUiEvent, St
   if (written.length > 0 && (await store.getToolCall(threadId, written[0]!.id)) === undefined) {
     const calls = written.map((c) => ({ id: c.id, name: c.function.name, argsText: c.function.arguments }))
     const guarded = yield* guardCalls(turn, calls, await classifyCalls(calls, turn.verdicts, maxInterruptsPerBatch))
-    const verdicts = await grantVerdicts(turn, calls, guarded)
+    const verdicts = await grantVerdicts(turn, calls, guarded, true)
     const records = await turn.recordCalls(last!.id, calls, verdicts)
     return yield* processCalls(turn, records, verdicts)
   }

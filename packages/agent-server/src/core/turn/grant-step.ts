@@ -13,6 +13,12 @@ export async function grantVerdicts(
   turn: Turn,
   calls: readonly CallText[],
   verdicts: readonly Verdict[],
+  /**
+   * A continuation's calls (`continuation-step.ts`): a call the dead attempt already took a grant for gets that take
+   * back first, whatever the grant's state now — used up by that very take, revoked or past `until` since — as the
+   * take stands for the attempt that made it.
+   */
+  again = false,
 ): Promise<Verdict[]> {
   const grants = turn.deps.store.grants
   const out = [...verdicts]
@@ -32,7 +38,8 @@ export async function grantVerdicts(
       runId,
       now: turn.deps.now(),
     }
-    const record: DecisionRecord | undefined = await takeGrant(use, grants, turn.deps.ruleMakerMayDecide)
+    const taken = again ? await grants.taken(threadKey, use.toolCallId) : undefined
+    const record: DecisionRecord | undefined = taken ?? (await takeGrant(use, grants, turn.deps.ruleMakerMayDecide))
     if (record) out[i] = { kind: tool.kind === 'external' ? 'external' : 'execute', tool, args, grant: record }
   }
   return out

@@ -102,9 +102,12 @@ export function grantCases(kit: ConformanceKit): void {
       expect((await take(grants, 'g1', threadId, 'c-2'))?.grantId).toBe('g1')
       expect((await take(grants, 'g1', threadId, 'c-3'))?.grantId).toBe('g1')
       expect(await take(grants, 'g1', threadId, 'c-4')).toBeUndefined()
-      // Used up: listed and matched no more.
+      // Used up: listed and matched no more; a call's take is still found by the call.
       expect(await grants.list('alice', { now })).toEqual([])
       expect(await grants.match(match)).toEqual([])
+      expect(await grants.taken(threadId, 'c-1')).toEqual(first)
+      expect(await grants.taken(threadId, 'c-4')).toBeUndefined()
+      expect(await grants.taken('another-thread', 'c-1')).toBeUndefined()
       const records = (await store.listDecisions(threadId)).filter((d) => d.via === 'grant')
       expect(records.map((d) => d.toolCallId)).toEqual(['c-1', 'c-2', 'c-3'])
     }))
@@ -123,6 +126,8 @@ export function grantCases(kit: ConformanceKit): void {
       expect(await grants.revoke('alice', 'g-rev', now)).toBe(false) // revoked already
       expect(await take(grants, 'g-rev', threadId, 'c-3')).toBeUndefined()
       expect(await grants.list('alice', { now: now + 100 })).toEqual([])
+      // Taken before it ended: the take stays the call's.
+      expect((await grants.taken(threadId, 'c-1'))?.grantId).toBe('g-until')
     }))
 
   it('30 concurrent takes on two connections take exactly the 3 calls of a grant', () =>

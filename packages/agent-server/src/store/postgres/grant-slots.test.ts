@@ -191,7 +191,9 @@ describe.skipIf(!available)('grant slots (PostgreSQL)', () => {
       const second = store.grants!.take({ ...call, runId: 'r-here' }).finally(() => (answered = true))
       // This take locked another free slot and now waits on the record's key for the other transaction.
       await vi.waitFor(async () => {
-        const waiting = await other.query("SELECT 1 FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted")
+        const waiting = await other.query(
+          'SELECT 1 FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
+        )
         expect(waiting.rowCount).toBeGreaterThan(0)
       })
       expect(answered).toBe(false)
@@ -201,6 +203,20 @@ describe.skipIf(!available)('grant slots (PostgreSQL)', () => {
       expect(used.rows.map((r: { used_by_call: string | null }) => r.used_by_call)).toEqual(['c-1', null, null])
       const records = (await store.listDecisions(threadId)).filter((d) => d.via === 'grant')
       expect(records.map((d) => `${d.toolCallId}:${d.runId}`)).toEqual(['c-1:r-there'])
+    })
+  })
+
+  it('two replicas taking for one call when the first holds the last free slot: the second takes nothing', async () => {
+    await withGrants([grant('g1', 1)], async ({ store, other, threadId }) => {
+      const call = { grantId: 'g1', owner: 'alice', threadId, toolCallId: 'c-1', now: now + 1 }
+      await other.query('BEGIN')
+      const first = await new TakeGroups(other, 1).take({ ...call, runId: 'r-there' })
+      expect(first).toMatchObject({ grantId: 'g1', toolCallId: 'c-1' })
+      // No free slot it can lock, so no wait on the record's key: it answers while the first is still open.
+      expect(await store.grants!.take({ ...call, runId: 'r-here' })).toBeUndefined()
+      await other.query('COMMIT')
+      // Once committed, the call's take is the first's, on every replica.
+      expect(await store.grants!.taken(threadId, 'c-1')).toEqual(first)
     })
   })
 })

@@ -41,6 +41,16 @@ export function postgresGrants(pool: pg.Pool, takes: TakeGroups): GrantStore {
       // Takes released together go out as one statement (`grant-takes.ts`).
       return takes.take(request)
     },
+    async taken(threadId: string, toolCallId: string): Promise<DecisionRecord | undefined> {
+      const found = await rows<GrantDecisionRow>(
+        pool,
+        statement(`SELECT ${DECISION_COLUMNS} FROM grant_decisions WHERE thread_id = $1 AND tool_call_id = $2`, [
+          threadId,
+          toolCallId,
+        ]),
+      )
+      return found[0] === undefined ? undefined : toGrantDecision(found[0])
+    },
     async revoke(owner: string, grantId: string, at: number): Promise<boolean> {
       const result = await pool.query(
         'UPDATE grants SET revoked_at = $3 WHERE grant_id = $2 AND owner_id = $1 AND revoked_at IS NULL',

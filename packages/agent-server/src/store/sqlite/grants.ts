@@ -70,6 +70,10 @@ export function sqliteGrants(db: Database.Database) {
       list.all({ owner, threadId: query.threadId ?? null, now: query.now }).map(toGrant),
     match: async (query: GrantMatch) => match.all(query).map(toGrant),
     take: async (request: GrantTake) => writeTransaction(db, () => takeTx(request)),
+    taken: async (threadId: string, toolCallId: string) => {
+      const row = prior.get({ threadId, toolCallId })
+      return row === undefined ? undefined : toGrantDecision(row)
+    },
     revoke: async (owner: string, grantId: string, at: number) =>
       writeTransaction(db, () => revoke.run({ owner, grantId, at }).changes === 1),
   }
