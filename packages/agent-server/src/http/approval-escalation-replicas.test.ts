@@ -8,7 +8,7 @@ import { postDecision } from '../test-utils/decisions.ts'
 import { interruptsOf, newThreadId, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from '../test-utils/pg.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 import { call, rightsAgent } from '../test-utils/rights-agents.ts'
 import type { WebhookReceiver } from '../test-utils/webhook-receiver.ts'
@@ -40,7 +40,7 @@ beforeAll(async () => {
   dropSchema = drop
   const replica = async () =>
     startInProcess({
-      store: await createPostgresStore({ connectionString: PG_URL, schema }),
+      store: await createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS }),
       agent,
       approvers: ['alice', 'bob', 'mgr'],
       expirySweepMs: 20,

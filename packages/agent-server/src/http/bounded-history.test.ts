@@ -13,7 +13,7 @@ import type { Store } from '../store/store.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, tempDir, types, userMessage } from '../test-utils/harness.ts'
 import type { InProcessOptions, InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from '../test-utils/pg.ts'
 import { recordingModel } from '../test-utils/recording-model.ts'
 import { commandAgent, commandScript } from '../test-utils/test-agents.ts'
 import { threadKey } from '../store/thread-key.ts'
@@ -169,7 +169,7 @@ describe.runIf(pgReady)('paged snapshot and replay: PostgreSQL', () => {
   pagingCases(async () => {
     const { schema, drop } = await createTestSchema()
     schemas.push(drop)
-    return { store: await createPostgresStore({ connectionString: PG_URL, schema }) }
+    return { store: await createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS }) }
   })
 })
 

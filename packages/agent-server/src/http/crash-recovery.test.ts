@@ -20,7 +20,7 @@ import {
   types,
   userMessage,
 } from '../test-utils/harness.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOL_ARGS } from '../test-utils/pg.ts'
 
 /**
  * SIGKILL of a real server process (test/fixtures/crash-server.mjs on the built dist) at three
@@ -49,7 +49,11 @@ async function sqlite(): Promise<Backend> {
 async function postgres(): Promise<Backend> {
   const { schema, drop } = await createTestSchema()
   // A short lease: the restarted process closes the dead run once it has ended (first touch).
-  return { name: 'PostgreSQL', args: ['--db', PG_URL, '--db-schema', schema, '--run-lease-ms', '800'], dispose: drop }
+  return {
+    name: 'PostgreSQL',
+    args: ['--db', PG_URL, ...TEST_POOL_ARGS, '--db-schema', schema, '--run-lease-ms', '800'],
+    dispose: drop,
+  }
 }
 
 const backends: [string, () => Promise<Backend>][] = [['SQLite', sqlite]]

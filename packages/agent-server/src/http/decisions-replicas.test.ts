@@ -10,7 +10,7 @@ import { getJson, postDecision } from '../test-utils/decisions.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from '../test-utils/pg.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 import { tailSse } from '../test-utils/sse-tail.ts'
 import type { WebhookReceiver } from '../test-utils/webhook-receiver.ts'
@@ -40,7 +40,7 @@ beforeAll(async () => {
   const url = receiver.url
   const replica = async () =>
     startInProcess({
-      store: await createPostgresStore({ connectionString: PG_URL, schema }),
+      store: await createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS }),
       approvers: ['mgr'],
       heartbeatMs: 50,
       webhooks: [{ url, secret }],

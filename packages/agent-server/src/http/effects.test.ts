@@ -14,7 +14,7 @@ import type { Store } from '../store/store.ts'
 import { newThreadId, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from '../test-utils/pg.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
 import { threadKey } from '../store/thread-key.ts'
 
@@ -31,7 +31,7 @@ const backends: [string, () => Promise<Store | undefined>][] = [
     async () => {
       const { schema, drop } = await createTestSchema()
       cleanups.push(drop)
-      return createPostgresStore({ connectionString: PG_URL, schema })
+      return createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS })
     },
   ],
 ]

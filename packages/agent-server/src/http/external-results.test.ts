@@ -11,7 +11,7 @@ import { createPostgresStore } from '../store/postgres/postgres-store.ts'
 import { newThreadId, runInput, textOf, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from '../test-utils/pg.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
 import { threadKey } from '../store/thread-key.ts'
 
@@ -53,7 +53,11 @@ async function serveNotify(
   cleanups.push(drop)
   // One after the other: the first creates the schema's tables.
   const serve = async () =>
-    startInProcess({ agent, exclusive: false, store: await createPostgresStore({ connectionString: PG_URL, schema }) })
+    startInProcess({
+      agent,
+      exclusive: false,
+      store: await createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS }),
+    })
   const s = await serve()
   cleanups.push(() => s.dispose())
   const replica = await serve()

@@ -7,7 +7,7 @@ import { ThreadSnapshotSchema } from '@interlude/protocol/schemas'
 import type { ChildServer } from '../test-utils/child-server.ts'
 import { killChildren, launchChild, until } from '../test-utils/child-server.ts'
 import { authHeader, newThreadId, postRun, runInput, TOKENS, tempDir, userMessage } from '../test-utils/harness.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOL_ARGS } from '../test-utils/pg.ts'
 import { tailSse } from '../test-utils/sse-tail.ts'
 import type { SseTail } from '../test-utils/sse-tail.ts'
 
@@ -161,7 +161,17 @@ describe.skipIf(!pg)('SIGTERM: graceful shutdown with two replicas (PostgreSQL)'
   it('a run longer than the grace period is continued by the other replica', async () => {
     const test = await createTestSchema()
     drop = test.drop
-    const db = ['--db', PG_URL, '--db-schema', test.schema, '--run-lease-ms', '1000', '--poll-ms', '100']
+    const db = [
+      '--db',
+      PG_URL,
+      ...TEST_POOL_ARGS,
+      '--db-schema',
+      test.schema,
+      '--run-lease-ms',
+      '1000',
+      '--poll-ms',
+      '100',
+    ]
     const [a, b] = await Promise.all([
       cli([...db, '--pacing-ms', '40', '--shutdown-grace-ms', '50']),
       cli([...db, '--pacing-ms', '0']),

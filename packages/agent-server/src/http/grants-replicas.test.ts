@@ -7,7 +7,7 @@ import { interruptsOf, newThreadId, resumeInput, runInput, userMessage } from '.
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
 import { opsAgent } from '../test-utils/ops-agent.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from '../test-utils/pg.ts'
 import { decisionEvents as decisions } from '../test-utils/resume-entries.ts'
 
 /**
@@ -26,7 +26,7 @@ beforeAll(async () => {
   dropSchema = drop
   const replica = async () =>
     startInProcess({
-      store: await createPostgresStore({ connectionString: PG_URL, schema }),
+      store: await createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS }),
       agent: opsAgent({ grant: { scopes: 'principal', maxCalls: 5, match: ['service'] } }),
       heartbeatMs: 50,
     })
@@ -83,7 +83,7 @@ describe.skipIf(!available)('bounded grants across two PostgreSQL replicas', () 
         (await outside.query(`SELECT count(*) AS n FROM ${table} WHERE tool_call_id = $1`, [toolCallId])).rows[0].n,
       )
     const server = await startInProcess({
-      store: await createPostgresStore({ connectionString: PG_URL, schema }),
+      store: await createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS }),
       agent: opsAgent({ grant: { scopes: 'principal', maxCalls: 5 } }, async (toolCallId) => {
         seen.push({ call: await count('tool_calls', toolCallId), record: await count('grant_decisions', toolCallId) })
       }),

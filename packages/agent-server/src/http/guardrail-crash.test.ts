@@ -16,7 +16,7 @@ import {
   tempDir,
   userMessage,
 } from '../test-utils/harness.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOL_ARGS } from '../test-utils/pg.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 
 /**
@@ -38,7 +38,10 @@ if (pg)
     'PostgreSQL',
     async () => {
       const { schema, drop } = await createTestSchema()
-      return { args: ['--db', PG_URL, '--db-schema', schema, '--run-lease-ms', '800'], dispose: drop }
+      return {
+        args: ['--db', PG_URL, ...TEST_POOL_ARGS, '--db-schema', schema, '--run-lease-ms', '800'],
+        dispose: drop,
+      }
     },
   ])
 

@@ -21,7 +21,7 @@ import {
 } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from '../test-utils/pg.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 import { commandAgent, loggingTool } from '../test-utils/test-agents.ts'
 
@@ -85,7 +85,7 @@ async function serve(backend: Backend): Promise<Served> {
     const r = await startInProcess({
       agent,
       exclusive: false,
-      store: await createPostgresStore({ connectionString: PG_URL, schema }),
+      store: await createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS }),
     })
     cleanups.push(() => r.dispose())
     return r

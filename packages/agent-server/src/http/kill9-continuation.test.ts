@@ -17,7 +17,7 @@ import {
   userMessage,
 } from '../test-utils/harness.ts'
 import { killDelayMs, trialTally } from '../test-utils/kill-trials.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOL_ARGS } from '../test-utils/pg.ts'
 import { tailSse } from '../test-utils/sse-tail.ts'
 import type { TailFrame } from '../test-utils/sse-tail.ts'
 
@@ -147,7 +147,10 @@ function replicaTopology(args: readonly string[], dispose: () => Promise<void>):
 
 async function postgresTopology(dir: string): Promise<Topology> {
   const { schema, drop } = await createTestSchema()
-  return replicaTopology(['--db', PG_URL, '--db-schema', schema, '--dir', dir, '--pacing-ms', '1'], drop)
+  return replicaTopology(
+    ['--db', PG_URL, ...TEST_POOL_ARGS, '--db-schema', schema, '--dir', dir, '--pacing-ms', '1'],
+    drop,
+  )
 }
 
 function sharedSqliteTopology(dir: string): Topology {

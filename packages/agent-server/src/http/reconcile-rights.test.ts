@@ -9,7 +9,7 @@ import { postDecision } from '../test-utils/decisions.ts'
 import { interruptsOf, newThreadId, runInput, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from '../test-utils/pg.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 import { call, rightsAgent } from '../test-utils/rights-agents.ts'
 
@@ -30,7 +30,7 @@ if (pg)
     async () => {
       const { schema, drop } = await createTestSchema()
       cleanups.push(drop)
-      return createPostgresStore({ connectionString: PG_URL, schema })
+      return createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS })
     },
   ])
 

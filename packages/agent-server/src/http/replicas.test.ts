@@ -18,7 +18,7 @@ import {
   textOf,
   userMessage,
 } from '../test-utils/harness.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOL_ARGS } from '../test-utils/pg.ts'
 
 /**
  * Two server processes (replicas) on one PostgreSQL database: resumes admitted on either are
@@ -36,7 +36,7 @@ beforeAll(async () => {
   fs.mkdirSync(dir, { recursive: true })
   const { schema, drop } = await createTestSchema()
   dropSchema = drop
-  const args = ['--db', PG_URL, '--db-schema', schema, '--dir', dir]
+  const args = ['--db', PG_URL, ...TEST_POOL_ARGS, '--db-schema', schema, '--dir', dir]
   // Start one first so schema migrations are not part of the race.
   const a = await launchChild(CRASH_SERVER, args)
   const b = await launchChild(CRASH_SERVER, args)

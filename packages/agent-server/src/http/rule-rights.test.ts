@@ -9,7 +9,7 @@ import { createSqliteStore } from '../store/sqlite/sqlite-store.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, tempDir, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from '../test-utils/pg.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 import { call, rightsAgent } from '../test-utils/rights-agents.ts'
 
@@ -142,6 +142,6 @@ suite('rules are checked at use (SQLite)', async () => {
 if (await pgAvailable('rules checked at use on PostgreSQL')) {
   suite('rules are checked at use (PostgreSQL)', async () => {
     const { schema, drop } = await createTestSchema()
-    return { store: () => createPostgresStore({ connectionString: PG_URL, schema }), drop }
+    return { store: () => createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS }), drop }
   })
 }

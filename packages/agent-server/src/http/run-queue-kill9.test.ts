@@ -8,7 +8,7 @@ import { threadKey } from '../store/thread-key.ts'
 import type { ChildServer } from '../test-utils/child-server.ts'
 import { CRASH_SERVER, killChildren, launchChild, until } from '../test-utils/child-server.ts'
 import { authHeader, newThreadId, runInput, tempDir, userMessage } from '../test-utils/harness.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOL_ARGS, TEST_POOLS } from '../test-utils/pg.ts'
 import { inputWith } from '../test-utils/queue-harness.ts'
 import { tailSse } from '../test-utils/sse-tail.ts'
 
@@ -35,12 +35,12 @@ describe.runIf(pg)('the run queue when a replica dies (PostgreSQL, two CLI repli
     const { schema, drop } = await createTestSchema()
     const dir = path.join(tmp.dir, 'queue-kill9')
     fs.mkdirSync(dir, { recursive: true })
-    const args = ['--db', PG_URL, '--db-schema', schema, '--dir', dir, '--pacing-ms', '1']
+    const args = ['--db', PG_URL, ...TEST_POOL_ARGS, '--db-schema', schema, '--dir', dir, '--pacing-ms', '1']
     const launch = () => launchChild(CRASH_SERVER, [...args, '--run-lease-ms', '600', '--poll-ms', '50'])
     // One after the other: the first creates the tables.
     const first = await launch()
     const second = await launch()
-    const store = await createPostgresStore({ connectionString: PG_URL, schema })
+    const store = await createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS })
     try {
       const threadId = newThreadId()
       const key = threadKey('alice', threadId)

@@ -7,7 +7,7 @@ import { until } from '../test-utils/child-server.ts'
 import { newThreadId, runInput, tempDir, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from '../test-utils/pg.ts'
 import { holdRun, inputWith } from '../test-utils/queue-harness.ts'
 import { queueModel } from '../test-utils/queue-model.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
@@ -126,7 +126,7 @@ async function replicas() {
   cleanups.push(drop)
   const q = queueModel()
   const replica = async () => {
-    const store = await createPostgresStore({ connectionString: PG_URL, schema })
+    const store = await createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS })
     const s = await startInProcess({ store, exclusive: false, agent: commandAgent([], { model: q.model }) })
     open.push(s)
     return s

@@ -13,7 +13,7 @@ import { startInProcess } from '../test-utils/in-process.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { withDefaultUser } from '../store/postgres/connection.ts'
 import { quoteIdent } from '../store/postgres/migrations.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from '../test-utils/pg.ts'
 
 /** Store failures (docs/decisions.md#operating-it): a PostgreSQL store that fails answers 503 STORE_UNAVAILABLE (not 500 INTERNAL); ids with NUL are 400. */
 
@@ -38,7 +38,7 @@ afterEach(async () => {
 async function pgServer(): Promise<InProcessServer & { pgStore: PostgresStore }> {
   const { schema, drop } = await createTestSchema()
   cleanup.push(drop)
-  const store = (await createPostgresStore({ connectionString: PG_URL, schema })) as PostgresStore
+  const store = (await createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS })) as PostgresStore
   const server = await startInProcess({ store })
   cleanup.push(() => server.close())
   return Object.assign(server, { pgStore: store })
@@ -100,7 +100,7 @@ describe('ids the protocol refuses are 400 INVALID_INPUT on every store', () => 
         if (!available) return undefined
         const { schema, drop } = await createTestSchema()
         cleanup.push(drop)
-        return createPostgresStore({ connectionString: PG_URL, schema })
+        return createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS })
       },
     ],
   ]
@@ -144,7 +144,7 @@ describe('ids the protocol refuses are 400 INVALID_INPUT on every store', () => 
     async () => {
       const { schema, drop } = await createTestSchema()
       cleanup.push(drop)
-      const store = withTypedErrors(await createPostgresStore({ connectionString: PG_URL, schema }))
+      const store = withTypedErrors(await createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS }))
       cleanup.push(() => store.close())
       const error: unknown = await store.getThread('a\u0000b').catch((e: unknown) => e)
       expect(InterludeError.isInstance(error) && error.code).toBe('INVALID_INPUT')

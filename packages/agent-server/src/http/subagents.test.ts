@@ -14,7 +14,7 @@ import { createPostgresStore } from '../store/postgres/postgres-store.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, toolResults, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from '../test-utils/pg.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
 import { threadKey } from '../store/thread-key.ts'
@@ -312,7 +312,7 @@ const pg = await pgAvailable('subagents on PostgreSQL')
 if (pg) {
   suite('subagents (PostgreSQL)', 2, async () => {
     const { schema, drop } = await createTestSchema()
-    const store = await createPostgresStore({ connectionString: PG_URL, schema })
+    const store = await createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS })
     const server = await startInProcess({ agent: commandAgent(TOOLS, AGENT_OPTIONS), store })
     return {
       server,

@@ -14,7 +14,7 @@ import {
   tempDir,
   userMessage,
 } from '../test-utils/harness.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOL_ARGS } from '../test-utils/pg.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 import { tailSse } from '../test-utils/sse-tail.ts'
 
@@ -97,7 +97,7 @@ if (pg) {
     args: async () => {
       const { schema, drop } = await createTestSchema()
       return {
-        args: ['--db', PG_URL, '--db-schema', schema, '--run-lease-ms', '600', '--poll-ms', '50'],
+        args: ['--db', PG_URL, ...TEST_POOL_ARGS, '--db-schema', schema, '--run-lease-ms', '600', '--poll-ms', '50'],
         dispose: drop,
       }
     },

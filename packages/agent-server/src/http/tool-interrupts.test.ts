@@ -10,7 +10,7 @@ import type { Store } from '../store/store.ts'
 import { interruptsOf, newThreadId, resumeInput, runInput, toolResults, userMessage } from '../test-utils/harness.ts'
 import type { InProcessServer } from '../test-utils/in-process.ts'
 import { startInProcess } from '../test-utils/in-process.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from '../test-utils/pg.ts'
 import { cancelled, refusedUnchanged, resolved } from '../test-utils/resume-entries.ts'
 import { commandAgent } from '../test-utils/test-agents.ts'
 import { threadKey } from '../store/thread-key.ts'
@@ -240,7 +240,7 @@ const pg = await pgAvailable('ctx.interrupt on PostgreSQL')
 if (pg) {
   suite('ctx.interrupt (PostgreSQL)', async () => {
     const { schema, drop } = await createTestSchema()
-    const store: Store = await createPostgresStore({ connectionString: PG_URL, schema })
+    const store: Store = await createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS })
     const server = await startInProcess({ agent: commandAgent(TOOLS), store })
     return {
       server,

@@ -15,7 +15,7 @@ import {
   tempDir,
   userMessage,
 } from '../test-utils/harness.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOL_ARGS } from '../test-utils/pg.ts'
 import { resolved } from '../test-utils/resume-entries.ts'
 
 /**
@@ -62,7 +62,7 @@ if (pg) {
     name: 'PostgreSQL, another process',
     args: async () => {
       const { schema, drop } = await createTestSchema()
-      return { args: ['--db', PG_URL, '--db-schema', schema, '--poll-ms', '50'], dispose: drop }
+      return { args: ['--db', PG_URL, ...TEST_POOL_ARGS, '--db-schema', schema, '--poll-ms', '50'], dispose: drop }
     },
   })
 }

@@ -18,6 +18,7 @@ import type { RunningServer, StartServerOptions } from '../server.ts'
 import { startServer } from '../server.ts'
 import { NO_PRINCIPAL_QUOTAS } from '../config/limits.ts'
 import { threadKey } from '../store/thread-key.ts'
+import { TEST_POOLS } from './pg.ts'
 
 /** Bearer tokens of the test principals: `eng` owns threads a manager `mgr` approves in the approvals tests. */
 export const TOKENS = {
@@ -50,7 +51,17 @@ export async function startTestServer(options: Partial<StartServerOptions> = {})
   }
   // One principal here stands for many users: per-principal quotas only where a test sets them (quotas.test.ts).
   const limits = { ...NO_PRINCIPAL_QUOTAS, ...options.limits }
-  const server = await startServer({ dbPath: tmp.dbPath, tokens: TOKENS, pacingMs: 0, logError, ...options, limits })
+  // PostgreSQL replicas get small pools (`TEST_POOLS`) unless the test sets its own.
+  const dbPool = options.dbUrl !== undefined ? (options.dbPool ?? TEST_POOLS) : options.dbPool
+  const server = await startServer({
+    dbPath: tmp.dbPath,
+    tokens: TOKENS,
+    pacingMs: 0,
+    logError,
+    ...options,
+    limits,
+    ...(dbPool !== undefined ? { dbPool } : {}),
+  })
   return Object.assign(server, {
     dbPath: tmp.dbPath,
     logged,

@@ -9,6 +9,15 @@ import type { Store } from '../store/store.ts'
 /** The test database (docs/quality.md): `INTERLUDE_TEST_PG_URL`, default `postgres://127.0.0.1:5432/postgres`. */
 export const PG_URL = process.env.INTERLUDE_TEST_PG_URL ?? 'postgres://127.0.0.1:5432/postgres'
 
+/**
+ * Pool sizes for a test's PostgreSQL stores: a replica test holds several stores at once, and with the defaults (up to
+ * 20 + 10 connections each) one file could come near the database's 100 connections. Pools only queue when full.
+ */
+export const TEST_POOLS = { max: 6, admissionMax: 4 } as const
+
+/** `TEST_POOLS` as the CLI's flags, for replicas started as child processes. */
+export const TEST_POOL_ARGS = ['--db-pool', '6', '--db-admission-pool', '4'] as const
+
 let reachable: Promise<boolean> | undefined
 
 /**

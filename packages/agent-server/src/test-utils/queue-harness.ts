@@ -10,7 +10,7 @@ import { until } from './child-server.ts'
 import { runInput, tempDir, userMessage } from './harness.ts'
 import type { RunResponse } from './harness.ts'
 import type { InProcessOptions, InProcessServer } from './in-process.ts'
-import { createTestSchema, PG_URL, pgAvailable } from './pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from './pg.ts'
 
 /** Helpers of the run queue and steer tests (docs/protocol.md#multitask), on SQLite and on PostgreSQL. */
 
@@ -104,7 +104,7 @@ export async function queueStores(suite: string): Promise<QueueStore[]> {
   const pgStore = async (): Promise<Store> => {
     const { schema, drop } = await createTestSchema()
     cleanups.push(drop)
-    return createPostgresStore({ connectionString: PG_URL, schema })
+    return createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS })
   }
   return [
     { name: 'SQLite', options: async () => ({}), store: sqliteStore },

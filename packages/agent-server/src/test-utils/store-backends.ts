@@ -1,7 +1,7 @@
 import { createPostgresStore } from '../store/postgres/postgres-store.ts'
 import type { InProcessOptions, InProcessServer } from './in-process.ts'
 import { startInProcess } from './in-process.ts'
-import { createTestSchema, PG_URL, pgAvailable } from './pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from './pg.ts'
 
 /** Starts an in-process server on one store; `dispose` closes it and drops what it made (a file, a schema). */
 export type StartOn = (options?: InProcessOptions) => Promise<InProcessServer>
@@ -19,7 +19,7 @@ export async function storeBackends(suite: string): Promise<[string, StartOn][]>
         const { schema, drop } = await createTestSchema()
         const server = await startInProcess({
           ...options,
-          store: await createPostgresStore({ connectionString: PG_URL, schema }),
+          store: await createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS }),
         })
         return {
           ...server,

@@ -7,7 +7,7 @@ import { commandAgent } from '../../test-utils/test-agents.ts'
 import { threadKey } from '../../store/thread-key.ts'
 import { createPostgresStore } from '../../store/postgres/postgres-store.ts'
 import type { Store } from '../../store/store.ts'
-import { createTestSchema, PG_URL, pgAvailable } from '../../test-utils/pg.ts'
+import { createTestSchema, PG_URL, pgAvailable, TEST_POOLS } from '../../test-utils/pg.ts'
 
 /**
  * Thread access (docs/protocol.md#thread-ids): another principal's thread is indistinguishable from one that does
@@ -119,7 +119,7 @@ const backends: [string, () => Promise<Store | undefined>][] = [
           async () => {
             const { schema, drop } = await createTestSchema()
             drops.push(drop)
-            return createPostgresStore({ connectionString: PG_URL, schema })
+            return createPostgresStore({ connectionString: PG_URL, schema, ...TEST_POOLS })
           },
         ] as [string, () => Promise<Store | undefined>],
       ]
